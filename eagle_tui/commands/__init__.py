@@ -1,0 +1,1 @@
+"""commands layer of eagle-tui (see docs/architecture.md)."""

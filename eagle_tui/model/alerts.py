@@ -1,0 +1,183 @@
+"""Alert rules: pure functions from the dashboard state to a tuple of alerts.
+
+Each rule looks at the state only (no clock, no I/O), so the same rules drive the TUI's alert
+pane, ``wait``'s diagnosis and ``report``'s JSON, and each rule is a one-line unit test.
+
+The rules exist mostly for one failure that nothing else reports: an EAGLE-3 draft launched with
+``--speculative-algorithm EAGLE`` (or NEXTN). The target then hands the draft its final hidden
+state (e.g. 7168 dims) instead of the concatenation of three layers (21504), the draft's ``fc``
+projection is silently skipped, and acceptance collapses to ~1.0 while every log line looks fine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .events import Severity
+
+if TYPE_CHECKING:
+    from .state import DashboardState
+
+REJECT_ACCEPT_LEN = 1.10
+REJECT_CONSECUTIVE = 3
+EAGLE3_ARCH_MARKERS = ("eagle3",)  # LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, Qwen3Eagle3...
+PLAUSIBLE_WIDTH_MULTIPLE = 64
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    kind: str
+    severity: Severity
+    message: str
+    lineno: int | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "severity": self.severity, "message": self.message}
+
+
+def is_eagle3_architecture(arch: str | None) -> bool:
+    return bool(arch) and any(m in arch.lower() for m in EAGLE3_ARCH_MARKERS)  # type: ignore[union-attr]
+
+
+def _algorithm(state: DashboardState) -> str | None:
+    algo = state.spec.algorithm if state.spec else None
+    return algo.upper() if algo else None
+
+
+def _draft_is_eagle3(state: DashboardState) -> bool | None:
+    """True/False when the draft's identity is known (config.json or the log), else None."""
+    if state.draft_config is not None:
+        return state.draft_config.is_eagle3
+    for m in state.models:
+        if m.role == "draft" and m.architecture:
+            return is_eagle3_architecture(m.architecture)
+    return None
+
+
+def _expected_concat_dim(state: DashboardState) -> int | None:
+    dc = state.draft_config
+    if dc is None:
+        return None
+    width = dc.target_hidden_size or dc.hidden_size
+    return 3 * width if width else None
+
+
+def rule_drafts_rejected(state: DashboardState) -> Alert | None:
+    vals = state.accept_len.values(last_n=REJECT_CONSECUTIVE)
+    if len(vals) < REJECT_CONSECUTIVE or any(v > REJECT_ACCEPT_LEN for v in vals):
+        return None
+    return Alert(
+        "drafts_rejected",
+        "critical",
+        f"Drafts are being rejected: accept length {vals[-1]:.2f} (≤ {REJECT_ACCEPT_LEN:.2f} on "
+        f"{REJECT_CONSECUTIVE}+ consecutive stats lines). Speculative decoding is costing time, "
+        "not saving it. Check the draft model and --speculative-algorithm.",
+    )
+
+
+def rule_hidden_dims(state: DashboardState) -> Alert | None:
+    if not state.hidden_dims:
+        return None
+    dim = state.hidden_dims[-1]
+    expected = _expected_concat_dim(state)
+    if expected is not None:
+        bad = dim != expected
+        detail = f"expected {expected} = 3×{expected // 3}"
+    else:
+        bad = dim % 3 != 0 or (dim // 3) % PLAUSIBLE_WIDTH_MULTIPLE != 0
+        detail = "expected 3× the target hidden size"
+    if not bad:
+        return None
+    return Alert(
+        "hidden_dims",
+        "critical",
+        f"EAGLE-3 aux hidden states not captured: was the server launched with "
+        f"--speculative-algorithm EAGLE instead of EAGLE3? hidden_states dim is {dim}, {detail}.",
+    )
+
+
+def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
+    algo = _algorithm(state)
+    if algo not in ("EAGLE", "NEXTN"):
+        return None
+    if not _draft_is_eagle3(state):
+        return None
+    draft = (state.spec.draft_model if state.spec else None) or "the draft"
+    return Alert(
+        "eagle3_draft_with_eagle",
+        "critical",
+        f"{draft} is an EAGLE-3 checkpoint but the server runs --speculative-algorithm {algo}: "
+        "the draft gets final hidden states instead of 3 concatenated layers and acceptance "
+        "collapses silently. Relaunch with --speculative-algorithm EAGLE3.",
+    )
+
+
+def rule_below_baseline(state: DashboardState) -> Alert | None:
+    base = state.baseline_tok_s
+    if not base:
+        return None
+    series = state.gen_tps if len(state.gen_tps) else state.m_gen_tps
+    vals = [v for v in series.values(last_n=5) if v > 0]
+    if len(vals) < 3:
+        return None
+    med = sorted(vals)[len(vals) // 2]
+    if med >= base:
+        return None
+    return Alert(
+        "below_baseline",
+        "warning",
+        f"Throughput {med:.1f} tok/s is below the non-speculative baseline of {base:.1f} tok/s "
+        f"({med / base:.2f}×): speculative decoding is slowing this server down.",
+    )
+
+
+def rule_crash(state: DashboardState) -> Alert | None:
+    c = state.crash
+    if c is None:
+        return None
+    return Alert("crash", "critical", f"{c.kind} at line {c.lineno}: {c.message} — {c.hint}",
+                 c.lineno)
+
+
+def rule_process_exit(state: DashboardState) -> Alert | None:
+    ex = state.process_exit
+    if ex is None or state.crash is not None:
+        return None
+    code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
+    return Alert("process_exited", "critical", f"Server process {ex.pid} exited ({code}).")
+
+
+def rule_health_lost(state: DashboardState) -> Alert | None:
+    h = state.health
+    if h is None or not state.ever_ready_health or h.state == "ready":
+        return None
+    return Alert("health_lost", "critical",
+                 f"/health was ready and is now {h.state}{': ' + h.error if h.error else ''}.")
+
+
+def rule_source_failures(state: DashboardState) -> Alert | None:
+    if not state.failures:
+        return None
+    parts = ", ".join(f"{f.source} ({f.error})" for f in state.failures)
+    return Alert("source_failed", "info", f"Not receiving data from: {parts}; retrying.")
+
+
+RULES = (
+    rule_crash,
+    rule_process_exit,
+    rule_health_lost,
+    rule_eagle3_draft_with_eagle,
+    rule_hidden_dims,
+    rule_drafts_rejected,
+    rule_below_baseline,
+    rule_source_failures,
+)
+
+
+def evaluate_alerts(state: DashboardState) -> tuple[Alert, ...]:
+    """All firing alerts, most severe first (stable within a severity)."""
+    found = [a for rule in RULES if (a := rule(state)) is not None]
+    found.sort(key=lambda a: SEVERITY_ORDER[a.severity])
+    return tuple(found)

@@ -1,0 +1,436 @@
+"""Typed events: the one vocabulary every layer speaks.
+
+Every log line, HTTP answer, process sample and GPU sample becomes one of these small frozen
+dataclasses. Parsers and sources *produce* them, :func:`eagle_tui.model.state.reduce` *consumes*
+them, the session records them to JSON lines and replays them. Keeping them plain data (no
+methods with side effects, no references to I/O objects) is what makes record/replay, scripted
+tests and the headless ``wait`` command share one code path with the dashboard.
+
+Times: ``t`` is a wall-clock ``time.time()`` float stamped by whoever observed the event (the
+source, not the server); ``time`` on log-derived events is the server's own timestamp text as it
+appeared in the line (or ``None``), kept verbatim because log timestamps have no year (vLLM) or no
+zone (SGLang) and must not be guessed at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Literal
+
+Engine = Literal["sglang", "vllm", "unknown"]
+Severity = Literal["info", "warning", "critical"]
+
+
+class Phase(str, Enum):
+    """Startup phases in the order a healthy launch passes through them.
+
+    The order of declaration is the order of progress: ``Phase.rank`` compares phases so that the
+    report's ``phase`` is the *furthest* phase reached, whatever order the lines arrive in (TP
+    ranks interleave, the draft worker repeats weight loading after target graphs).
+    """
+
+    NONE = "none"
+    INIT = "init"
+    LOADING_WEIGHTS = "loading_weights"
+    WEIGHTS_LOADED = "weights_loaded"
+    KV_CACHE = "kv_cache"
+    CUDA_GRAPH = "cuda_graph"
+    HTTP_SERVER = "http_server"
+    READY = "ready"
+    SERVING = "serving"
+
+    @property
+    def rank(self) -> int:
+        return _PHASE_ORDER[self]
+
+
+_PHASE_ORDER = {p: i for i, p in enumerate(Phase)}
+
+
+class LineKind(str, Enum):
+    """What a log line is, for highlighting and for jump-to-error. Cheap to compute."""
+
+    PLAIN = "plain"
+    DEBUG = "debug"  # [EAGLE3-DEBUG] lines: highlighted distinctly from everything else
+    ERROR = "error"
+    TRACEBACK = "traceback"
+    WARNING = "warning"
+    MILESTONE = "milestone"  # a startup phase line
+    STATS = "stats"  # Decode/Prefill batch, Engine 000, SpecDecoding metrics
+    ACCESS = "access"  # uvicorn access lines
+
+
+# --------------------------------------------------------------------------- log-derived events
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One sanitized log line (no ESC, no C0/C1 controls). ``lineno`` is 1-based in the stream."""
+
+    lineno: int
+    text: str
+    kind: LineKind = LineKind.PLAIN
+    host: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineDetected:
+    engine: Engine
+    lineno: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseEvent:
+    """A startup milestone. ``role`` is ``"target"`` or ``"draft"`` (EAGLE draft worker)."""
+
+    phase: Phase
+    lineno: int
+    time: str | None = None
+    detail: str = ""
+    role: str = "target"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Progress inside a phase: ``what`` is ``"shards"`` (weights) or ``"graphs"`` (capture)."""
+
+    what: Literal["shards", "graphs"]
+    done: int
+    total: int
+    lineno: int
+    role: str = "target"
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SpecConfig:
+    """Speculative-decoding settings as the server was launched (log, /server_info or flags)."""
+
+    algorithm: str | None = None
+    draft_model: str | None = None
+    num_steps: int | None = None
+    eagle_topk: int | None = None
+    num_draft_tokens: int | None = None
+    source: str = "log"
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeStats:
+    """A decode-side stats sample: SGLang ``Decode batch`` or vLLM ``Engine 000:`` line.
+
+    ``gen_tps`` is committed tokens per second including accepted drafts (both engines agree on
+    that meaning). ``kv_usage`` is a 0..1 fraction for both engines.
+    """
+
+    lineno: int
+    time: str | None = None
+    gen_tps: float | None = None
+    accept_len: float | None = None
+    accept_rate: float | None = None
+    running: int | None = None
+    queued: int | None = None
+    kv_usage: float | None = None
+    num_tokens: int | None = None
+    cuda_graph: bool | None = None
+    prompt_tps: float | None = None
+    source: str = "log"
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillStats:
+    lineno: int
+    time: str | None = None
+    new_seq: int | None = None
+    new_tokens: int | None = None
+    cached_tokens: int | None = None
+    running: int | None = None
+    queued: int | None = None
+    input_tps: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpecStats:
+    """Acceptance figures of one stats interval (vLLM ``SpecDecoding metrics`` / V0 line).
+
+    ``mean_accept_len`` includes the bonus token (range 1 .. k+1). ``acceptance_rate`` is a 0..1
+    fraction of drafted tokens accepted. ``derived`` marks values computed rather than printed.
+    """
+
+    lineno: int
+    time: str | None = None
+    mean_accept_len: float | None = None
+    accepted: int | None = None
+    drafted: int | None = None
+    per_position: tuple[float, ...] = ()
+    acceptance_rate: float | None = None
+    accepted_tps: float | None = None
+    drafted_tps: float | None = None
+    derived: bool = False
+    source: str = "log"
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenStateDims:
+    """``[EAGLE3-DEBUG] hidden_states shape=torch.Size([n, D])`` → ``dim=D``."""
+
+    dim: int
+    lineno: int
+    tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """Facts about the loaded models from the log: architecture per role, hidden size."""
+
+    role: str
+    architecture: str | None = None
+    lineno: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CrashEvent:
+    """A classified fatal error. ``lineno`` is the 1-based root-cause line."""
+
+    kind: str
+    lineno: int
+    message: str
+    hint: str
+    time: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogRestarted:
+    """The followed file was truncated or replaced; line numbers restart at 1."""
+
+    reason: str
+    host: str = ""
+    t: float = 0.0
+
+
+# --------------------------------------------------------------------------- live-source events
+
+
+HealthState = Literal["no_listener", "starting", "ready", "error", "timeout", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class HealthSample:
+    state: HealthState
+    t: float
+    status_code: int | None = None
+    latency_s: float | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSample:
+    """Windowed values from ``/metrics`` (counters already turned into rates by the scraper)."""
+
+    t: float
+    engine: Engine = "unknown"
+    gen_tps: float | None = None
+    accept_len: float | None = None
+    acceptance_rate: float | None = None
+    per_position: tuple[float, ...] = ()
+    running: int | None = None
+    queued: int | None = None
+    kv_usage: float | None = None
+    counter_reset: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    t: float
+    spec: SpecConfig | None = None
+    avg_accept_len: float | None = None
+    model_name: str | None = None
+    memory_gb: tuple[tuple[str, float], ...] = ()
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftConfig:
+    """What the draft checkpoint's ``config.json`` says about itself (EAGLE-3 markers)."""
+
+    path: str
+    architectures: tuple[str, ...] = ()
+    is_eagle3: bool = False
+    hidden_size: int | None = None
+    target_hidden_size: int | None = None
+    aux_layer_ids: tuple[int, ...] = ()
+
+
+ProcessStatus = Literal["running", "sleeping", "zombie", "exited", "not_found", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSample:
+    t: float
+    pid: int
+    status: ProcessStatus
+    name: str = ""
+    rss_bytes: int | None = None
+    cpu_percent: float | None = None
+    started: float | None = None
+    num_procs: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessExited:
+    t: float
+    pid: int
+    exit_code: int | None = None
+    signal: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuProcess:
+    pid: int
+    name: str = ""
+    used_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuInfo:
+    """One GPU at one instant. ``None`` in a field means "not supported / N/A", never an error."""
+
+    index: int
+    name: str = ""
+    uuid: str = ""
+    mem_used: int | None = None  # bytes
+    mem_total: int | None = None  # bytes
+    util_gpu: float | None = None  # percent
+    util_mem: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    temp_c: float | None = None
+    sm_mhz: float | None = None
+    processes: tuple[GpuProcess, ...] = ()
+    host: str = ""
+    error: str = ""
+
+
+GpuState = Literal["ok", "no_driver", "error", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    t: float
+    state: GpuState
+    gpus: tuple[GpuInfo, ...] = ()
+    error: str = ""
+    host: str = ""
+    backend: str = ""  # "nvml" | "nvidia-smi"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFailed:
+    source: str
+    error: str
+    t: float
+    attempt: int = 1
+    retry_in_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecovered:
+    source: str
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionState:
+    """Transport state (SSH): ``connected``, ``reconnecting`` (with attempt/error), ``failed``."""
+
+    host: str
+    state: str
+    t: float
+    attempt: int = 0
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Clock event so elapsed times and staleness advance with no other input."""
+
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """A known non-speculative tok/s to compare against (``--baseline``, demo's 90 tok/s)."""
+
+    tok_s: float
+    source: str = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class UserMarker:
+    lineno: int
+    t: float
+    label: str = ""
+
+
+Event = (
+    LogLine
+    | EngineDetected
+    | PhaseEvent
+    | Progress
+    | SpecConfig
+    | DecodeStats
+    | PrefillStats
+    | SpecStats
+    | HiddenStateDims
+    | ModelInfo
+    | CrashEvent
+    | LogRestarted
+    | HealthSample
+    | MetricsSample
+    | ServerInfo
+    | DraftConfig
+    | ProcessSample
+    | ProcessExited
+    | GpuSample
+    | SourceFailed
+    | SourceRecovered
+    | ConnectionState
+    | Tick
+    | Baseline
+    | UserMarker
+)
+
+EVENT_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        LogLine,
+        EngineDetected,
+        PhaseEvent,
+        Progress,
+        SpecConfig,
+        DecodeStats,
+        PrefillStats,
+        SpecStats,
+        HiddenStateDims,
+        ModelInfo,
+        CrashEvent,
+        LogRestarted,
+        HealthSample,
+        MetricsSample,
+        ServerInfo,
+        DraftConfig,
+        ProcessSample,
+        ProcessExited,
+        GpuProcess,
+        GpuInfo,
+        GpuSample,
+        SourceFailed,
+        SourceRecovered,
+        ConnectionState,
+        Tick,
+        Baseline,
+        UserMarker,
+    )
+}
+
+__all__ = ["EVENT_TYPES", "Event", "Phase", "LineKind", "field"]

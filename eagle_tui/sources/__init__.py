@@ -1,0 +1,1 @@
+"""sources layer of eagle-tui (see docs/architecture.md)."""

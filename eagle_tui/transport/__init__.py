@@ -1,0 +1,1 @@
+"""transport layer of eagle-tui (see docs/architecture.md)."""

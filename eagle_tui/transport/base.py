@@ -1,0 +1,94 @@
+"""The one transport interface: where the watched server runs is hidden behind it.
+
+Sources (log tail, health, metrics, process, GPUs) only ever talk to a :class:`Transport`. The
+local transport uses files, subprocesses and psutil; the SSH transport multiplexes the same
+operations over one paramiko connection (exec channels for ``tail -F`` / ``nvidia-smi -lms`` /
+``ps``, a direct-tcpip channel for HTTP). Nothing above this layer imports paramiko.
+
+Errors: every operation raises :class:`TransportError` (or a subclass) for anything that went
+wrong on the way (connection lost, command missing, permission denied), so sources need exactly
+one ``except`` to turn a failure into a ``SourceFailed`` event and a retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import httpx
+
+
+class TransportError(Exception):
+    """Base of every error a transport raises. ``str(err)`` is shown to the user as is."""
+
+
+class ConnectionLost(TransportError):
+    """The connection to the host died; the transport is reconnecting (or has given up)."""
+
+
+class HostKeyError(TransportError):
+    """The host key is unknown or changed; never retried automatically."""
+
+
+class CommandNotFound(TransportError):
+    """A remote tool (``nvidia-smi``, ``tail``) is not installed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class TailChunk:
+    """Bytes appended to a followed file, or a notice that it restarted.
+
+    ``offset`` is the byte offset in the file *after* ``data``. ``restarted`` is set (with a
+    reason: "truncated", "replaced", "reconnected-truncated") when the file was truncated or
+    replaced and reading restarted at byte 0; ``data`` then holds bytes from offset 0 onwards.
+    """
+
+    data: bytes
+    offset: int
+    restarted: str = ""
+
+
+@runtime_checkable
+class Transport(Protocol):
+    """Operations every source needs, locally or remotely."""
+
+    @property
+    def host(self) -> str:
+        """``""`` for local, the SSH destination otherwise (shown in the UI)."""
+        ...
+
+    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
+        """Run a command to completion (argv is quoted for the remote shell by the transport)."""
+        ...
+
+    def stream_lines(self, argv: list[str]) -> AsyncIterator[bytes]:
+        """Start a long-running command and yield its stdout lines (without the newline).
+
+        Ends when the command exits; raises :class:`CommandNotFound` if it does not exist.
+        """
+        ...
+
+    def tail(self, path: str, offset: int = 0) -> AsyncIterator[TailChunk]:
+        """Follow ``path`` from byte ``offset``: waits for a missing file, survives truncation
+        and replacement, and (SSH) reconnects resuming exactly at the last complete line."""
+        ...
+
+    async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
+        """Read a small file (e.g. the draft's ``config.json``)."""
+        ...
+
+    def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:
+        """An httpx client that reaches ``base_url`` as seen *from the host*."""
+        ...
+
+    async def close(self) -> None:
+        ...
