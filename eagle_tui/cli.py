@@ -15,14 +15,19 @@ from collections.abc import Sequence
 from eagle_tui import __version__
 
 # Order = order in --help.
-COMMANDS: tuple[str, ...] = ()
+COMMANDS: tuple[str, ...] = ("wait", "watch", "replay", "bench", "demo", "report")
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse exits 2 on usage errors already; keep its one-line message style."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (``only``) one with just that subcommand registered.
+
+    Importing a subcommand module can be expensive (the dashboard pulls in Textual, ~1 s on a
+    busy machine); ``main`` registers only the command being run so ``report`` starts fast.
+    """
     parser = _Parser(
         prog="eagle-tui",
         description="Watch speculative-decoding LLM servers (SGLang, vLLM): startup phases, "
@@ -30,15 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"eagle-tui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in (only,) if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"eagle_tui.commands.{name}")
         module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = args_list[0] if args_list else None
+    parser = build_parser(first)
+    args = parser.parse_args(args_list)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .alerts import Alert, evaluate_alerts
+from .crash import KIND_SPECIFICITY
 from .events import (
     Baseline,
     ConnectionState,
@@ -153,14 +154,25 @@ class DashboardState:
 
 
 def _with_phase(state: DashboardState, ev: PhaseEvent, t: float | None) -> DashboardState:
+    # a crash freezes the phase (and its marks): the report's phase is the furthest reached
+    # *before* the crash
+    if state.crash is not None:
+        return state
     phases = state.phases
     if state.phase_mark(ev.phase) is None:
         phases = (*phases, PhaseMark(ev.phase, ev.lineno, ev.time, t, ev.detail, ev.role))
     phase = ev.phase if ev.phase.rank > state.phase.rank else state.phase
-    # a crash freezes the phase: the report's phase is the furthest reached *before* the crash
-    if state.crash is not None:
-        phase = state.phase
     return dataclasses.replace(state, phases=phases, phase=phase)
+
+
+def _with_crash(state: DashboardState, ev: CrashEvent) -> DashboardState:
+    if state.crash is not None and _specificity(state.crash) >= _specificity(ev):
+        return state
+    if ev.kind == "port_in_use" and state.phase is Phase.READY:
+        # vLLM: "Application startup complete." followed by a bind error was never ready
+        marks = tuple(m for m in state.phases if m.phase is not Phase.READY)
+        return dataclasses.replace(state, crash=ev, phase=Phase.HTTP_SERVER, phases=marks)
+    return dataclasses.replace(state, crash=ev)
 
 
 def _upsert_failure(
@@ -225,7 +237,9 @@ def _apply(state: DashboardState, ev: Event) -> DashboardState:  # noqa: C901 - 
             s = rep(s, accept_len=s.accept_len.append(now, ev.accept_len))
         if ev.accept_rate is not None:
             s = rep(s, accept_rate=s.accept_rate.append(now, ev.accept_rate))
-        if s.phase.rank < Phase.SERVING.rank and s.crash is None and s.phase.rank >= Phase.READY.rank:
+        # stats lines mean the server is serving, even when the log never showed the ready
+        # line (--skip-server-warmup, a log that starts mid-run)
+        if s.phase.rank < Phase.SERVING.rank and s.crash is None and ev.source == "log":
             s = _with_phase(s, PhaseEvent(Phase.SERVING, ev.lineno, ev.time), s.now)
         return s
     if isinstance(ev, PrefillStats):
@@ -244,9 +258,7 @@ def _apply(state: DashboardState, ev: Event) -> DashboardState:  # noqa: C901 - 
     if isinstance(ev, ModelInfo):
         return rep(state, models=(*state.models, ev))
     if isinstance(ev, CrashEvent):
-        if state.crash is not None and _specificity(state.crash) >= _specificity(ev):
-            return state
-        return rep(state, crash=ev)
+        return _with_crash(state, ev)
     if isinstance(ev, LogRestarted):
         fresh = DashboardState(
             t_start=state.t_start, now=state.now, baseline_tok_s=state.baseline_tok_s,
@@ -307,17 +319,10 @@ def _apply(state: DashboardState, ev: Event) -> DashboardState:  # noqa: C901 - 
     return state
 
 
-# Crash kinds from least to most specific; a later, more specific root cause replaces a generic
-# one (an NCCL error followed by SIGQUIT is "nccl", not "killed").
-_SPECIFICITY = {
-    "killed": 0,
-    "engine_dead": 1,
-    "other_traceback": 2,
-}
-
-
+# Crash kinds from least to most specific (crash.KIND_SPECIFICITY); a later, more specific root
+# cause replaces a generic one (an NCCL error followed by SIGQUIT is "nccl", not "killed").
 def _specificity(c: CrashEvent) -> int:
-    return _SPECIFICITY.get(c.kind, 10)
+    return KIND_SPECIFICITY.get(c.kind, max(KIND_SPECIFICITY.values()))
 
 
 def reduce(state: DashboardState, events: Iterable[Event]) -> DashboardState:

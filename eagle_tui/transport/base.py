@@ -50,11 +50,16 @@ class TailChunk:
     ``offset`` is the byte offset in the file *after* ``data``. ``restarted`` is set (with a
     reason: "truncated", "replaced", "reconnected-truncated") when the file was truncated or
     replaced and reading restarted at byte 0; ``data`` then holds bytes from offset 0 onwards.
+    ``at_eof`` is True when ``data`` reaches what was the end of the file when it was read (the
+    reader has caught up; the log source then stops using its catch-up fast path), False when
+    more was already there, ``None`` when the transport cannot tell (a pause in the stream is
+    then taken as the end).
     """
 
     data: bytes
     offset: int
     restarted: str = ""
+    at_eof: bool | None = None
 
 
 @runtime_checkable

@@ -1,0 +1,183 @@
+"""Benchmark ``eagle-tui report --json`` against ``grep -c`` on generated SGLang EAGLE-3 logs.
+
+The log is what a decode-heavy SGLang EAGLE-3 server with an ``[EAGLE3-DEBUG]`` print writes,
+modelled on the simulator (``eagle_tui.sim``): the real startup sequence, then requests at a
+few-way concurrency; each request logs a ``Prefill batch`` line, a debug line and, when it ends,
+a uvicorn access line; every ``decode_log_interval`` steps the scheduler logs a ``Decode batch``
+line (late-2025 format, trailing ``", "``) followed by a debug line. About 45 % of the lines are
+Decode lines, 45 % debug lines, 10 % prefill and access lines.
+
+For each size the same file is measured with ``grep -c "Decode batch"`` and with
+``python -m eagle_tui report --json FILE > /dev/null`` (fresh process, startup included): best
+wall time of ``--runs`` runs, and the peak RSS from ``wait4``. The table is printed and, with
+``--write``, put into the "report" section of ``docs/performance.md``.
+
+    python benchmarks/bench_report.py                     # 1 M and 5 M lines
+    python benchmarks/bench_report.py --lines 200000 --runs 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- bench_report:begin -->", "<!-- bench_report:end -->"
+
+STARTUP = """\
+Max running requests is reset to 48 for speculative decoding. You can override this by explicitly setting --max-running-requests.
+[{d} 10:14:31] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', tokenizer_path='meta-llama/Llama-3.1-8B-Instruct', host='0.0.0.0', port=30000, mem_fraction_static=0.8, max_running_requests=48, tp_size=1, decode_log_interval=40, speculative_algorithm='EAGLE3', speculative_draft_model_path='yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', speculative_num_steps=3, speculative_eagle_topk=1, speculative_num_draft_tokens=4)
+[{d} 10:14:38] Init torch distributed begin.
+[{d} 10:14:39] Init torch distributed ends. mem usage=0.00 GB
+[{d} 10:14:40] Load weight begin. avail mem=78.58 GB
+Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]
+Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:04<00:00,  1.09s/it]
+[{d} 10:14:45] Load weight end. elapsed=5.12 s, type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.44 GB, mem usage=15.14 GB.
+[{d} 10:14:46] KV Cache is allocated. #tokens: 363000, K size: 22.16 GB, V size: 22.16 GB
+[{d} 10:14:46] Memory pool end. avail mem=18.87 GB
+[{d} 10:14:47] Capture cuda graph begin. This can take up to several minutes. avail mem=18.55 GB
+Capturing batches (bs=1 avail_mem=17.96 GB): 100%|██████████| 14/14 [00:04<00:00,  3.21it/s]
+[{d} 10:14:51] Capture cuda graph end. Time elapsed: 4.57 s. mem usage=0.61 GB. avail mem=17.94 GB.
+[{d} 10:14:52] Load weight begin. avail mem=17.94 GB
+[{d} 10:14:53] Load weight end. elapsed=0.87 s, type=LlamaForCausalLMEagle3, dtype=torch.bfloat16, avail mem=16.07 GB, mem usage=1.87 GB.
+[{d} 10:14:53] Capture draft cuda graph begin. This can take up to several minutes. avail mem=14.66 GB
+[{d} 10:14:57] Capture draft cuda graph end. Time elapsed: 3.95 s. mem usage=0.28 GB. avail mem=14.38 GB.
+[{d} 10:14:59] max_total_num_tokens=363000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=131072, available_gpu_mem=14.21 GB
+[{d} 10:15:00] INFO:     Started server process [41873]
+[{d} 10:15:00] INFO:     Waiting for application startup.
+[{d} 10:15:00] INFO:     Application startup complete.
+[{d} 10:15:00] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)
+[{d} 10:15:02] The server is fired up and ready to roll!
+"""
+
+
+def generate(path: Path, lines: int, seed: int = 1) -> int:
+    """Write a ``lines``-line log to ``path``; return its size in bytes."""
+    rng = random.Random(seed)
+    day = "2025-11-20"
+    head = STARTUP.format(d=day).splitlines(keepends=True)
+    out: list[str] = list(head)
+    n = len(out)
+    t = 36_000.0
+    running = 4
+    tokens = 2000
+    with path.open("w", encoding="utf-8") as f:
+        while n < lines:
+            t += rng.uniform(0.05, 0.4)
+            s = int(t)
+            stamp = f"[{day} {s // 3600 % 24:02d}:{s // 60 % 60:02d}:{s % 60:02d}] "
+            r = rng.random()
+            if r < 0.1:
+                new = rng.randint(20, 3000)
+                out.append(f"{stamp}Prefill batch, #new-seq: 1, #new-token: {new}, #cached-token: "
+                           f"{rng.randint(0, 64)}, token usage: 0.01, #running-req: {running}, "
+                           "#queue-req: 0, \n")
+                out.append(f"[EAGLE3-DEBUG] hidden_states shape=torch.Size([{new}, 21504])\n")
+                out.append(f'{stamp}INFO:     10.0.{rng.randint(0, 9)}.{rng.randint(1, 254)}:'
+                           f'{rng.randint(1024, 65535)} - "POST /v1/chat/completions HTTP/1.1" '
+                           "200 OK\n")
+                n += 3
+                continue
+            accept = min(4.0, max(1.0, rng.gauss(3.0, 0.25)))
+            tokens = max(100, tokens + rng.randint(-300, 400))
+            out.append(f"{stamp}Decode batch, #running-req: {running}, #token: {tokens}, token "
+                       f"usage: {tokens / 363000:.2f}, accept len: {accept:.2f}, accept rate: "
+                       f"{accept / 4:.2f}, cuda graph: True, gen throughput (token/s): "
+                       f"{rng.uniform(250.0, 900.0):.2f}, #queue-req: 0, \n")
+            out.append(f"[EAGLE3-DEBUG] hidden_states shape=torch.Size([{running * 4}, 21504])\n")
+            n += 2
+            if len(out) > 50_000:
+                f.writelines(out)
+                out.clear()
+        f.writelines(out)
+    return path.stat().st_size
+
+
+def measure(argv: list[str], runs: int) -> tuple[float, int]:
+    """Best wall time (s) over ``runs`` fresh processes and their peak RSS (KiB)."""
+    best, peak = float("inf"), 0
+    for _ in range(runs):
+        with open(os.devnull, "wb") as null:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(argv, stdout=null, stderr=subprocess.PIPE)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):  # grep -c exits 1 when it counts nothing
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err}")
+        if proc.stderr:
+            proc.stderr.close()
+        best = min(best, wall)
+        peak = max(peak, usage.ru_maxrss)
+    return best, peak
+
+
+def run(sizes: list[int], runs: int, workdir: Path) -> list[dict[str, float]]:
+    rows = []
+    for lines in sizes:
+        path = workdir / f"sglang-eagle3-{lines}.log"
+        size = generate(path, lines)
+        grep_s, grep_kb = measure(["grep", "-c", "Decode batch", str(path)], runs)
+        rep_s, rep_kb = measure([sys.executable, "-m", "eagle_tui", "report", "--json",
+                                 str(path)], runs)
+        rows.append({"lines": lines, "mb": size / 1e6, "grep_s": grep_s, "grep_mb": grep_kb / 1024,
+                     "report_s": rep_s, "report_mb": rep_kb / 1024})
+        path.unlink()
+        r = rows[-1]
+        print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {grep_s:6.3f} s  report "
+              f"{rep_s:6.3f} s ({rep_s / grep_s:4.1f}x)  peak RSS {r['report_mb']:5.1f} MB",
+              flush=True)
+    return rows
+
+
+def table(rows: list[dict[str, float]]) -> str:
+    out = ["| lines | file | `grep -c` | `report --json` | ratio | peak RSS report | peak RSS grep |",
+           "|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(f"| {int(r['lines']):,} | {r['mb']:.0f} MB | {r['grep_s']:.3f} s | "
+                   f"{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | "
+                   f"{r['report_mb']:.0f} MB | {r['grep_mb']:.0f} MB |")
+    return "\n".join(out)
+
+
+def write_doc(rows: list[dict[str, float]]) -> None:
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    block = (f"{BEGIN}\nMeasured by `python benchmarks/bench_report.py --write` on {machine}, "
+             f"{time.strftime('%Y-%m-%d')}; best of the runs, fresh process each.\n\n"
+             f"{table(rows)}\n{END}")
+    text = DOC.read_text() if DOC.exists() else "# Performance\n"
+    if BEGIN in text and END in text:
+        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
+    else:
+        text = text.rstrip() + "\n\n## report\n\n" + block + "\n"
+    DOC.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--lines", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--write", action="store_true", help="update docs/performance.md")
+    p.add_argument("--workdir", type=Path, default=None)
+    args = p.parse_args(argv)
+    if any(n < 100 for n in args.lines) or args.runs < 1:
+        p.error("--lines must be ≥ 100 and --runs ≥ 1")
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        rows = run(args.lines, args.runs, Path(tmp))
+    print(table(rows))
+    if args.write:
+        write_doc(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,308 @@
+"""``eagle-tui bench``: a small, bounded load generator for OpenAI-compatible servers.
+
+It streams ``/v1/chat/completions`` (or ``/v1/completions``) from ``--concurrency`` workers until
+``--requests`` are done or ``--timeout`` seconds have passed, whichever comes first, and reports
+what a client sees: aggregate tok/s, time to first token, inter-token latency and **tokens per
+SSE event**. The last one is the client-side fingerprint of speculative decoding: engines send
+one event per verify step, so an event carries every token the step accepted (≈ the accept
+length); 1.0 means drafts are not being accepted.
+
+Token counts come from the server's ``usage`` (requested with ``stream_options.include_usage``);
+a server that sends none is counted one token per event and the result says so.
+
+:func:`run_bench` is the same code as a function: the demo uses it for its built-in load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+
+from eagle_tui.commands.common import UsageError, normalize_url
+
+PROMPT = "Count from one hundred, one number after another, in words:"
+ERROR_BODY_MAX = 300
+MAX_ERRORS_KEPT = 5
+
+
+class BenchError(Exception):
+    """The load could not start (server unreachable, no model to name): exit 1."""
+
+
+@dataclass
+class RequestResult:
+    ok: bool
+    error: str = ""
+    ttft_s: float | None = None
+    e2e_s: float = 0.0
+    tokens: int = 0
+    events: int = 0  # SSE events that carried text
+    decode_s: float = 0.0  # first to last text event
+    usage_reported: bool = False
+
+
+@dataclass
+class BenchResult:
+    url: str
+    model: str
+    endpoint: str
+    concurrency: int
+    max_tokens: int
+    requests_planned: int
+    ok: int = 0
+    failed: int = 0
+    wall_s: float = 0.0
+    tokens: int = 0
+    tok_s: float = 0.0
+    per_request_tok_s_p50: float | None = None
+    ttft_p50_s: float | None = None
+    ttft_p90_s: float | None = None
+    itl_p50_s: float | None = None
+    itl_p90_s: float | None = None
+    tokens_per_event: float | None = None
+    tokens_estimated: bool = False
+    timed_out: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1]
+
+
+def summarize(base: BenchResult, results: list[RequestResult], wall_s: float) -> BenchResult:
+    good = [r for r in results if r.ok]
+    base.ok, base.failed, base.wall_s = len(good), len(results) - len(good), wall_s
+    base.tokens = sum(r.tokens for r in good)
+    base.tok_s = base.tokens / wall_s if wall_s > 0 else 0.0
+    ttfts = sorted(r.ttft_s for r in good if r.ttft_s is not None)
+    itls = sorted(r.decode_s / (r.tokens - 1) for r in good if r.tokens > 1 and r.decode_s > 0)
+    rates = sorted((r.tokens - 1) / r.decode_s for r in good if r.tokens > 1 and r.decode_s > 0)
+    events = sum(r.events for r in good)
+    base.ttft_p50_s, base.ttft_p90_s = _quantile(ttfts, 0.5), _quantile(ttfts, 0.9)
+    base.itl_p50_s, base.itl_p90_s = _quantile(itls, 0.5), _quantile(itls, 0.9)
+    base.per_request_tok_s_p50 = _quantile(rates, 0.5)
+    base.tokens_per_event = base.tokens / events if events else None
+    base.tokens_estimated = any(not r.usage_reported for r in good)
+    base.errors = [r.error for r in results if not r.ok][:MAX_ERRORS_KEPT]
+    return base
+
+
+def _payload(endpoint: str, model: str, max_tokens: int, index: int) -> dict[str, Any]:
+    prompt = f"{PROMPT} (request {index})"
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True,
+                            "temperature": 0, "stream_options": {"include_usage": True}}
+    if endpoint == "chat":
+        body["messages"] = [{"role": "user", "content": prompt}]
+    else:
+        body["prompt"] = prompt
+    return body
+
+
+def _text_of(obj: dict[str, Any]) -> str:
+    text = ""
+    for choice in obj.get("choices") or ():
+        if not isinstance(choice, dict):
+            continue
+        delta = choice.get("delta")
+        if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+            text += delta["content"]
+        elif isinstance(choice.get("text"), str):
+            text += choice["text"]
+    return text
+
+
+async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any],
+                      timeout: float) -> RequestResult:
+    """Stream one request; every failure becomes ``RequestResult(ok=False, error=...)``."""
+    start = time.perf_counter()
+    res = RequestResult(ok=False)
+    first = last = None
+    try:
+        async with client.stream("POST", path, json=body, timeout=timeout) as resp:
+            if resp.status_code != 200:
+                raw = (await resp.aread())[:ERROR_BODY_MAX].decode("utf-8", "replace")
+                res.error = f"HTTP {resp.status_code}: {raw}"
+                return res
+            async for line in resp.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                obj = json.loads(data)
+                if not isinstance(obj, dict):
+                    raise ValueError("an SSE event is not a JSON object")
+                usage = obj.get("usage")
+                if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+                    res.tokens, res.usage_reported = usage["completion_tokens"], True
+                if _text_of(obj):
+                    now = time.perf_counter()
+                    first = first if first is not None else now
+                    last = now
+                    res.events += 1
+    except (httpx.HTTPError, ValueError) as exc:
+        res.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        res.e2e_s = time.perf_counter() - start
+        return res
+    res.e2e_s = time.perf_counter() - start
+    if not res.usage_reported:
+        res.tokens = res.events
+    if first is not None and last is not None:
+        res.ttft_s, res.decode_s = first - start, last - first
+    res.ok = True
+    return res
+
+
+async def detect_model(client: httpx.AsyncClient, timeout: float) -> str:
+    try:
+        resp = await client.get("/v1/models", timeout=timeout)
+        resp.raise_for_status()
+        data = resp.json()["data"]
+        return str(data[0]["id"])
+    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise BenchError(f"could not read the model name from {client.base_url}v1/models "
+                         f"({type(exc).__name__}: {exc}); pass --model NAME") from None
+
+
+async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_tokens: int = 128,
+                    model: str | None = None, timeout: float = 120.0, endpoint: str = "chat",
+                    on_result: Callable[[RequestResult], None] | None = None) -> BenchResult:
+    """Run the load; returns when every request is done or ``timeout`` s have passed.
+
+    In-flight requests at the deadline are cancelled and not counted. Cancelling the task that
+    runs this (the demo does) closes every connection.
+    """
+    base_url = normalize_url(url)
+    path = "/v1/chat/completions" if endpoint == "chat" else "/v1/completions"
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    start = time.perf_counter()
+    deadline = start + timeout
+    results: list[RequestResult] = []
+    async with httpx.AsyncClient(base_url=base_url, limits=limits, trust_env=False) as client:
+        name = model or await detect_model(client, min(10.0, timeout))
+        result = BenchResult(base_url, name, path, concurrency, max_tokens, requests)
+        counter = iter(range(requests))
+
+        async def worker() -> None:
+            for index in counter:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    return
+                r = await one_request(client, path, _payload(endpoint, name, max_tokens, index),
+                                      left)
+                results.append(r)
+                if on_result is not None:
+                    on_result(r)
+
+        tasks = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
+        try:
+            left = max(0.0, deadline - time.perf_counter())
+            _done, pending = await asyncio.wait(tasks, timeout=left)
+            for t in pending:
+                t.cancel()
+            for t in pending:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await t
+            result.timed_out = bool(pending) or len(results) < requests
+        finally:
+            for t in tasks:
+                t.cancel()
+    return summarize(result, results, time.perf_counter() - start)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _ms(v: float | None) -> str:
+    return "n/a" if v is None else f"{v * 1000:.1f} ms"
+
+
+def format_summary(r: BenchResult) -> list[str]:
+    lines = [f"bench: {r.ok}/{r.requests_planned} requests ok, {r.failed} failed in "
+             f"{r.wall_s:.1f} s ({r.endpoint}, concurrency {r.concurrency}, max_tokens "
+             f"{r.max_tokens}, model {r.model})"]
+    if r.timed_out:
+        lines.append("  stopped by --timeout before every request finished")
+    lines += [
+        f"  throughput     : {r.tok_s:.1f} tok/s (client side, {r.tokens} tokens)",
+        "  per request    : " + ("n/a" if r.per_request_tok_s_p50 is None else
+                                 f"{r.per_request_tok_s_p50:.1f} tok/s decode (median)"),
+        f"  TTFT           : p50 {_ms(r.ttft_p50_s)}, p90 {_ms(r.ttft_p90_s)}",
+        f"  ITL (per token): p50 {_ms(r.itl_p50_s)}, p90 {_ms(r.itl_p90_s)}",
+        "  tokens/event   : " + ("n/a" if r.tokens_per_event is None else
+                                 f"{r.tokens_per_event:.2f} (tokens per SSE event; >1 = "
+                                 "speculative bursts)"),
+    ]
+    if r.tokens_estimated:
+        lines.append("  note: the server sent no usage; tokens counted as one per event")
+    lines += [f"  error: {e}" for e in r.errors]
+    return lines
+
+
+def _bounded_int(lo: int, hi: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be between {lo} and {hi}: {value}")
+        return value
+    return parse
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "bench", help="bounded streaming load: client tok/s, TTFT, ITL, tokens per SSE event",
+        description="Send a bounded streaming load to an OpenAI-compatible server and report "
+        "client tok/s, time to first token, inter-token latency and tokens per SSE event "
+        "(speculative bursts). Exit 0 if every request succeeded, 1 otherwise.")
+    p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:30000")
+    p.add_argument("--concurrency", type=_bounded_int(1, 256), default=4)
+    p.add_argument("--requests", type=_bounded_int(1, 100_000), default=16)
+    p.add_argument("--max-tokens", type=_bounded_int(1, 32_768), default=128)
+    p.add_argument("--model", help="model name (default: the first of /v1/models)")
+    p.add_argument("--endpoint", choices=("chat", "completions"), default="chat")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="stop after this many seconds in all (default 120)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.timeout > 0:
+        print("eagle-tui bench: error: --timeout must be > 0", file=sys.stderr)
+        return 2
+    try:
+        result = asyncio.run(run_bench(
+            args.url, concurrency=args.concurrency, requests=args.requests,
+            max_tokens=args.max_tokens, model=args.model, timeout=args.timeout,
+            endpoint=args.endpoint))
+    except UsageError as exc:
+        print(f"eagle-tui bench: error: {exc}", file=sys.stderr)
+        return 2
+    except BenchError as exc:
+        print(f"eagle-tui bench: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result.as_dict()))
+    else:
+        print("\n".join(format_summary(result)))
+    return 0 if result.failed == 0 and result.ok == result.requests_planned else 1

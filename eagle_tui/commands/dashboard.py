@@ -1,0 +1,89 @@
+"""Opening the dashboard from a command: shared by ``watch`` and ``replay`` (not a subcommand).
+
+Everything that can fail with a plain message (a bad config file, an unknown theme, an unreachable
+SSH host) is checked *before* Textual takes the terminal over, so the error is printed normally
+and the exit code is 2. The app itself is always built by :func:`build_app`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from eagle_tui.ui.config import ConfigError, UiConfig, load_config, validate_max_lines
+
+EXIT_USAGE = 2
+
+
+def add_ui_args(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("dashboard")
+    g.add_argument("--config", metavar="PATH", type=Path, default=None,
+                   help="config file (default: $EAGLE_TUI_CONFIG or the platform config dir)")
+    g.add_argument("--theme", metavar="NAME", default=None,
+                   help="eagle-dark (default), eagle-light, eagle-high-contrast, or a user theme")
+    g.add_argument("--max-lines", metavar="N", type=int, default=None,
+                   help="log lines kept in memory (default 10,000)")
+
+
+def ui_config_from_args(args: argparse.Namespace) -> UiConfig:
+    """The config file, then ``--theme`` / ``--max-lines`` on top (raises :class:`ConfigError`)."""
+    cfg = load_config(getattr(args, "config", None))
+    changes: dict[str, Any] = {}
+    if getattr(args, "theme", None):
+        changes["theme"] = args.theme
+    if getattr(args, "max_lines", None) is not None:
+        changes["max_lines"] = validate_max_lines(args.max_lines, "--max-lines")
+    return cfg.replace(**changes) if changes else cfg
+
+
+def wants_dashboard(args: argparse.Namespace) -> bool:
+    """The dashboard needs a terminal on both ends; ``--headless``/``--json`` ask for lines."""
+    if getattr(args, "headless", False) or getattr(args, "json", False):
+        return False
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def source_label(args: argparse.Namespace, host: str = "") -> str:
+    """What the status line names: ``host:server.log``, a URL, or a pid."""
+    what = Path(args.log).name if getattr(args, "log", None) else (
+        getattr(args, "url", None) or (f"pid {args.pid}" if getattr(args, "pid", None) else ""))
+    return f"{host}:{what}" if host and what else host or what
+
+
+def watch_dashboard(args: argparse.Namespace, command: str = "watch") -> int:
+    """``watch`` on a terminal: the same session as the headless mode, shown in the dashboard."""
+    from eagle_tui.commands.common import build_session
+    from eagle_tui.commands.remote import close_transports, open_transports
+    from eagle_tui.commands.wait import HEALTH_INTERVAL_S
+    from eagle_tui.transport.base import TransportError
+    from eagle_tui.ui.app_factory import build_app
+
+    try:
+        config = ui_config_from_args(args)
+    except ConfigError as exc:
+        print(f"eagle-tui {command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def main() -> int:
+        transports = await open_transports(args)
+        try:
+            session = build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
+            app = build_app(config, session=session,
+                            source_label=source_label(args, transports[0].host))
+            await app.run_async()
+            return app.return_code or 0
+        finally:
+            await close_transports(transports)
+
+    try:
+        return asyncio.run(main())
+    except (ConfigError, TransportError) as exc:
+        print(f"eagle-tui {command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+__all__ = ["add_ui_args", "source_label", "ui_config_from_args", "wants_dashboard",
+           "watch_dashboard"]

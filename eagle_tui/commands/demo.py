@@ -1,0 +1,297 @@
+"""``eagle-tui demo``: a simulated launch from nothing to serving, watched like a real server.
+
+The simulator (:mod:`eagle_tui.sim`) runs as a child process in its own process group, writing
+its log to a temporary directory that also holds the draft's ``config.json`` and a fake
+``nvidia-smi``. The demo then builds the ordinary session over it (log tail, /health, /metrics,
+/server_info, the process, GPUs through the streamed ``nvidia-smi`` path that remote hosts use)
+with a 90 tok/s baseline, and once the server is ready drives a small bounded load through
+:func:`~eagle_tui.commands.bench.run_bench` so the metrics move.
+
+On a terminal it opens the dashboard; with ``--headless`` or without a TTY it behaves like
+``wait`` (progress lines, a diagnosis on a crash) and then prints live metrics for a few
+seconds. Exit: 0 when the server served (healthy or misconfigured, whose alerts are printed),
+1 with the diagnosis when it crashed, 3 on a startup timeout, 2 on bad options.
+
+Every exit path cleans up (Ctrl-C, SIGTERM/SIGHUP, a crash, an exception): the session stops,
+the simulator's whole process group is terminated (then killed), ``PATH`` is restored and the
+temporary directory is removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from eagle_tui.commands.bench import run_bench
+from eagle_tui.commands.common import build_session
+from eagle_tui.commands.wait import EXIT_CRASHED, EXIT_READY, EXIT_TIMEOUT, EXIT_USAGE, Progress
+from eagle_tui.commands.wait import clean as clean_text
+from eagle_tui.model.state import DashboardState
+from eagle_tui.session import Session
+from eagle_tui.sim.runtime import free_port, prepare_workdir
+from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
+from eagle_tui.sim.timeline import build_timeline
+from eagle_tui.transport.local import LocalTransport
+
+DEFAULT_SPEED = 7.0  # a healthy 8-GPU launch (~146 s simulated) in ~21 s
+LOAD_MAX_TOKENS = 256
+LOAD_REQUESTS = 10_000
+STOP_GRACE_S = 3.0
+
+
+class DemoServer:
+    """The simulator child and its temporary directory; ``close()`` is idempotent."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.tmp = Path(tempfile.mkdtemp(prefix="eagle-tui-demo-"))
+        self.log = self.tmp / "server.log"
+        self.port = args.port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._old_path: str | None = None
+
+    def start(self) -> None:
+        a = self.args
+        paths = prepare_workdir(self.tmp, a.engine, a.gpus, a.seed)
+        self.draft = paths["draft"]
+        self._old_path = os.environ.get("PATH", "")
+        os.environ["PATH"] = paths["bin"] + os.pathsep + self._old_path
+        argv = [sys.executable, "-m", "eagle_tui.sim", "--engine", a.engine, "--scenario",
+                a.scenario, "--port", str(self.port), "--log", str(self.log), "--gpus",
+                str(a.gpus), "--speed", str(a.speed), "--seed", str(a.seed), "--workdir",
+                str(self.tmp), "--exit-with-parent"]
+        with open(self.tmp / "sim.out", "wb") as out:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+
+    def session_args(self) -> argparse.Namespace:
+        return argparse.Namespace(log=str(self.log), url=self.url, pid=self.proc.pid if
+                                  self.proc else None, record=self.args.record,
+                                  baseline=BASELINE_TOK_S, draft_config=self.draft, gpu="smi")
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+            # whatever is left of the group (the leader or stand-ins it did not reap)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=STOP_GRACE_S)
+        if self._old_path is not None:
+            os.environ["PATH"] = self._old_path
+            self._old_path = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """SIGTERM/SIGHUP raise SystemExit(128+n) so ``finally`` blocks clean up as on Ctrl-C."""
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+# --------------------------------------------------------------------------- headless
+
+
+def live_line(state: DashboardState, seconds: float) -> str:
+    parts: list[str] = []
+    tps, base = state.tok_s, state.baseline_tok_s
+    if tps is None:
+        parts.append("tok/s -")
+    elif base:
+        parts.append(f"tok/s {tps:.1f} ({tps / base:.2f}x the {base:g} tok/s baseline)")
+    else:
+        parts.append(f"tok/s {tps:.1f}")
+    accept = state.current_accept_len
+    parts.append(f"accept len {accept:.2f}" if accept is not None else "accept len -")
+    if state.hidden_dims:
+        parts.append(f"hidden dim {state.hidden_dims[-1]}")
+    if state.running is not None:
+        parts.append(f"running {state.running}")
+    gpus = state.gpus.gpus if state.gpus else ()
+    utils = [g.util_gpu for g in gpus if g.util_gpu is not None]
+    if utils:
+        parts.append(f"{len(gpus)} GPUs util {sum(utils) / len(utils):.0f}%")
+    alerts = [a.kind for a in state.alerts if a.severity != "info"]
+    parts.append("alerts: " + (", ".join(alerts) if alerts else "none"))
+    return f"[live {seconds:4.1f}s] " + " | ".join(parts)
+
+
+async def _wait_ready(session: Session, runner: asyncio.Task[Any], out: TextIO,
+                      timeout: float) -> int:
+    """``wait``'s behaviour: progress lines, then READY or the crash diagnosis; its exit code."""
+    progress = Progress(out, as_json=False, has_url=True)
+    unsubscribe = session.subscribe(progress.on_batch)
+    waiter = asyncio.create_task(progress.decided.wait())
+    try:
+        done, _ = await asyncio.wait({runner, waiter}, timeout=timeout,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        unsubscribe()
+        waiter.cancel()
+    if progress.outcome is not None:
+        status, reason = progress.outcome
+        code = EXIT_READY if status == "ready" else EXIT_CRASHED
+    elif runner in done:
+        status, reason, code = "crashed", "every source ended without an answer", EXIT_CRASHED
+    else:
+        status, reason, code = "timeout", f"no answer within {timeout:.0f} s", EXIT_TIMEOUT
+    progress.finish(session.state, status, reason, code)
+    return code
+
+
+async def _live(session: Session, url: str, duration: float, out: TextIO) -> None:
+    """Drive the built-in load and print a metrics line every second for ``duration`` s."""
+    load = asyncio.create_task(run_bench(url, concurrency=1, requests=LOAD_REQUESTS,
+                                         max_tokens=LOAD_MAX_TOKENS, timeout=duration + 30))
+    out.write(f"driving a small load (1 stream, {LOAD_MAX_TOKENS} tokens per request); live "
+              f"metrics for {duration:g} s:\n")
+    try:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        while (elapsed := loop.time() - start) < duration:
+            await asyncio.sleep(min(1.0, duration - elapsed))
+            out.write(live_line(session.state, loop.time() - start) + "\n")
+            out.flush()
+    finally:
+        load.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await load
+    alerts = [a for a in session.state.alerts if a.severity != "info"]
+    for a in alerts:
+        out.write(f"ALERT {a.severity}: {clean_text(a.message)}\n")
+    if not alerts:
+        out.write("no alerts: speculative decoding is paying off\n")
+
+
+async def headless(server: DemoServer, args: argparse.Namespace, out: TextIO) -> int:
+    transport = LocalTransport()
+    try:
+        session = build_session(server.session_args(), transport, health_interval=0.5)
+        runner = asyncio.create_task(session.run())
+        try:
+            code = await _wait_ready(session, runner, out, args.timeout)
+            if code == EXIT_READY:
+                await _live(session, server.url, args.duration, out)
+            return code
+        finally:
+            session.stop()
+            await runner
+    finally:
+        await transport.close()
+
+
+# --------------------------------------------------------------------------- dashboard
+
+
+def dashboard(server: DemoServer, args: argparse.Namespace) -> int:
+    """The dashboard over the demo's session; the load starts once the server is ready."""
+    from eagle_tui.ui.app_factory import build_app
+    from eagle_tui.ui.config import ConfigError
+
+    session = build_session(server.session_args(), LocalTransport(), health_interval=0.5)
+    tasks: list[asyncio.Task[Any]] = []
+
+    def on_batch(state: DashboardState, _events: Any) -> None:
+        if state.ready and not tasks:
+            tasks.append(asyncio.create_task(run_bench(
+                server.url, concurrency=1, requests=LOAD_REQUESTS, max_tokens=LOAD_MAX_TOKENS,
+                timeout=3600.0)))
+
+    session.subscribe(on_batch)
+    try:
+        app = build_app(session=session, source_label=f"demo: {args.engine} {args.scenario}")
+    except ConfigError as exc:
+        print(f"eagle-tui demo: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        rc = app.run()
+    finally:
+        for t in tasks:
+            t.cancel()
+    return int(rc or 0)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "demo", help="watch a simulated speculative-decoding server start and serve (no GPU)",
+        description="Launch a built-in simulated SGLang/vLLM server (real log format, HTTP, "
+        "fake nvidia-smi) and watch it exactly like a real one. Scenarios: "
+        + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values()))
+    p.add_argument("--scenario", choices=tuple(SCENARIOS), default="healthy")
+    p.add_argument("--engine", choices=("sglang", "vllm"), default="sglang")
+    p.add_argument("--speed", type=float, default=DEFAULT_SPEED,
+                   help=f"startup time compression (default {DEFAULT_SPEED:g}: ~20 s)")
+    p.add_argument("--headless", action="store_true",
+                   help="print progress and live metrics instead of the dashboard (the default "
+                   "without a TTY)")
+    p.add_argument("--duration", type=float, default=6.0,
+                   help="headless: seconds of live metrics once serving (default 6)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="give up if the server has not answered after this long (default: from "
+                   "the scenario and --speed)")
+    p.add_argument("--gpus", type=int, default=8, help="simulated GPUs (default 8)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--port", type=int, default=0, help="simulator port (default: any free one)")
+    p.add_argument("--record", type=Path, default=None, help="record the session to FILE")
+    p.set_defaults(func=run)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if not args.speed > 0:
+        raise ValueError("--speed must be > 0")
+    if not args.duration > 0:
+        raise ValueError("--duration must be > 0")
+    if not 0 <= args.port <= 65535:
+        raise ValueError("--port must be between 0 and 65535")
+    cfg = make_config(args.engine, args.scenario, gpus=args.gpus)  # ValueError with a message
+    if args.timeout is None:
+        args.timeout = build_timeline(cfg).duration / args.speed * 1.5 + 30.0
+    elif not args.timeout > 0:
+        raise ValueError("--timeout must be > 0")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        _validate(args)
+    except ValueError as exc:
+        print(f"eagle-tui demo: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    use_tui = not args.headless and sys.stdin.isatty() and sys.stdout.isatty()
+    server = DemoServer(args)
+    with _terminate_as_exit():
+        try:
+            server.start()
+            if use_tui:
+                return dashboard(server, args)
+            return asyncio.run(headless(server, args, sys.stdout))
+        finally:
+            server.close()

@@ -1,0 +1,295 @@
+"""Line shapes: which engine printed a line, its prefix, and whether it is a "bulk" line.
+
+Two jobs live here because both are about recognising a line from its first bytes.
+
+**Prefixes and engine detection.** SGLang prints ``[2025-11-06 01:22:10 TP0] msg`` (no level,
+rank tags optional, date optional in some builds); vLLM prints ``INFO 10-30 14:18:55
+[file.py:123] msg`` (2024: ``INFO 05-01 10:00:00 file.py:123] msg``); uvicorn ``INFO:     msg``;
+Python's default logging ``INFO:sglang.srt.x:msg``; Rust tracing ``2026-01-05T10:00:00.1Z  INFO
+target: msg``. :func:`split_prefix` peels whichever is present and returns the message, the
+server's own time text and a hint of the engine. Parsers then search *the message* for phrases,
+never positions, so a format nobody has seen yet still mostly works.
+
+**Bulk lines.** A decode-heavy log is 99 % four shapes: SGLang ``Decode batch`` and ``Prefill
+batch`` stats, uvicorn access lines and ``[EAGLE3-DEBUG]`` prints. They are recognised *at the
+start of the raw line* by one regex, so the same definition can be applied to a single line (the
+line-by-line parser) and to a whole chunk at C speed (``\\n(?!BULK)`` finds every other line).
+A bulk line's derived events come only from the extractors below, applied to its raw text; a
+line that contains ESC or CR is never bulk (it needs full normalization first). Both paths use
+exactly these definitions, which is what makes the fast path give identical results.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import IntEnum
+
+from .events import Engine
+
+# ----------------------------------------------------------------------------------- bulk lines
+
+# SGLang's stamp, "[2025-11-20 10:16:03 TP0] " or date-less "[04:40:55 TP0] ". Written with
+# "." runs rather than digit classes: ``re`` runs them several times faster, and the shape is
+# only used to recognise bulk lines, consistently on both paths.
+_TS = r"\[\d.{7}(?:.{11})?(?: [A-Z][A-Z_]*\d+)*\] "
+_ACCESS = r"INFO:     \d"
+# A debug print is bulk unless it quotes stats text (then it is parsed like any other line), so
+# stats numbers in a run of bulk lines can only come from its Decode lines.
+_DEBUG_TAG = r"\[EAGLE3-DEBUG\](?!.*(?:accept len|token/s\)|Decode batch))"
+# group 1: decode, 2: prefill, 3: access, 4: debug (with or without a SGLang stamp), 5: access
+# without a stamp (vLLM's uvicorn, optionally behind its "(APIServer pid=N) " prefix).
+_CLASS_SRC = (
+    rf"(?:{_TS}(?:(Decode batch)|(Prefill batch)|({_ACCESS})|({_DEBUG_TAG}))"
+    rf"|({_DEBUG_TAG})|(?:\([\w.-]+ pid=\d+\) )?({_ACCESS}))"
+)
+_BULK_SRC = (
+    rf"(?:{_TS}(?:Decode batch|Prefill batch|{_ACCESS}|{_DEBUG_TAG})"
+    rf"|{_DEBUG_TAG}|(?:\([\w.-]+ pid=\d+\) )?{_ACCESS})"
+)
+CLASS_B = re.compile(_CLASS_SRC.encode())
+CLASS_S = re.compile(_CLASS_SRC, re.ASCII)
+# Matches at every newline whose *following* line is not a bulk line.
+NON_BULK_AFTER_NL = re.compile(("\\n(?!" + _BULK_SRC + ")").encode())
+
+
+class LineClass(IntEnum):
+    OTHER = 0
+    DECODE = 1
+    PREFILL = 2
+    ACCESS = 3
+    DEBUG = 4
+
+
+_GROUP_CLASS = (
+    LineClass.OTHER,
+    LineClass.DECODE,
+    LineClass.PREFILL,
+    LineClass.ACCESS,
+    LineClass.DEBUG,
+    LineClass.DEBUG,
+    LineClass.ACCESS,
+)
+
+
+def classify(raw: str | bytes) -> LineClass:
+    """The class of a raw line (no trailing newline). ESC or CR anywhere → ``OTHER``."""
+    if isinstance(raw, str):
+        if "\x1b" in raw or "\r" in raw:
+            return LineClass.OTHER
+        m = CLASS_S.match(raw)
+    else:
+        if b"\x1b" in raw or b"\r" in raw:
+            return LineClass.OTHER
+        m = CLASS_B.match(raw)
+    if m is None:
+        return LineClass.OTHER
+    return _GROUP_CLASS[m.lastindex or 0]
+
+
+# Extractors applied to the raw text of bulk lines (and, through the same patterns, to whole
+# chunks). Each literal starts with a character that is rare in logs, so ``re`` scans fast.
+_NUM = r"([\d.]+)"
+_GEN_SRC = r"\((?<=gen throughput \()token/s\): " + _NUM
+_ACC_SRC = r"len: (?<=accept len: )" + _NUM
+_SHAPE_BEFORE = (
+    r"(?:(?<=hidden_states shape=torch\.Size\(\[)|(?<=hidden_states\.shape=torch\.Size\(\[)"
+    r"|(?<=hidden_states shape: torch\.Size\(\[)|(?<=hidden_states\.shape: torch\.Size\(\[))"
+)
+_DIM_SRC = r"Size\(\[" + _SHAPE_BEFORE + r"(?:\d+, )*(\d+)\]\)"
+GEN_B = re.compile(_GEN_SRC.encode())
+GEN_S = re.compile(_GEN_SRC, re.ASCII)
+ACC_B = re.compile(_ACC_SRC.encode())
+ACC_S = re.compile(_ACC_SRC, re.ASCII)
+DIM_B = re.compile(_DIM_SRC.encode())
+DIM_S = re.compile(_DIM_SRC, re.ASCII)
+
+
+_LEADING_ZERO = re.compile(rb",0\d")
+_TWO_DOTS = re.compile(rb"\.\d*\.")
+_VALID_S = re.compile(r"(?:0|[1-9]\d*)(?:\.\d+)?", re.ASCII)
+
+
+def valid_tokens(joined: bytes) -> bool:
+    """True when every token of ``b",".join(tokens)`` is a plain decimal (valid JSON as is).
+
+    Tokens come from ``[\\d.]+``, so this is exactly ``_VALID_S.fullmatch`` on each token,
+    checked with a few C-level scans instead of one regex step per character.
+    """
+    if not joined:
+        return True
+    if joined[:1] == b"." or joined[-1:] == b"." or b".." in joined or b",." in joined:
+        return False
+    if b".," in joined:
+        return False
+    return _LEADING_ZERO.search(b"," + joined) is None and _TWO_DOTS.search(joined) is None
+
+
+def number(pattern: re.Pattern[str], text: str) -> float | None:
+    """The first extractor match in ``text`` as a float; ``None`` if absent or not a number."""
+    m = pattern.search(text)
+    if m is None or _VALID_S.fullmatch(m.group(1)) is None:
+        return None
+    return float(m.group(1))
+
+
+def unknown_dim_pattern(known: tuple[int, ...]) -> re.Pattern[bytes]:
+    """A bytes pattern that matches a hidden-states shape whose last dim is not in ``known``.
+
+    Searching a whole chunk with it finds the first *new* dim without creating an object per
+    debug line: a debug-heavy log repeats one or two dims millions of times.
+    """
+    if not known:
+        return DIM_B
+    alts = "|".join(str(d) for d in known)
+    src = r"Size\(\[" + _SHAPE_BEFORE + rf"(?:\d+, )*(?!(?:{alts})\]\))(\d+)\]\)"
+    return re.compile(src.encode())
+
+
+# ----------------------------------------------------------------------------------- prefixes
+
+_SGLANG = re.compile(
+    r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)((?: [A-Z][A-Z_]*\d+)*)\] ?", re.ASCII
+)
+_VLLM = re.compile(
+    r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"(?:\[[^\]]*?(?::\d+)?\]|[\w.-]+\.py:\d+\]) ?",
+    re.ASCII,
+)
+_UVICORN = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:     ?| {1,4}|$)", re.ASCII)
+_PYLOG = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):([\w.]+):", re.ASCII)
+_PYTIME = re.compile(
+    r"(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.]\d+)?(?: ?\| ?| - | )"
+    r"(?:([\w.]+)(?: ?\| ?| - | ))?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: ?\| ?| - |:? )",
+    re.ASCII,
+)
+_RUST = re.compile(
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?) +(TRACE|DEBUG|INFO|WARN|ERROR) +"
+    r"(?:([\w:]+): )?",
+    re.ASCII,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Prefixed:
+    """A message with its logger prefix removed. ``level`` is upper-case or ``None``."""
+
+    msg: str
+    time: str | None = None
+    level: str | None = None
+    engine: Engine | None = None  # what the prefix shape says about the engine
+    uvicorn: bool = False
+
+
+def _hint(name: str | None) -> Engine | None:
+    if not name:
+        return None
+    low = name.lower()
+    if "sglang" in low or low.startswith("sgl"):
+        return "sglang"
+    if "vllm" in low:
+        return "vllm"
+    return None
+
+
+def split_prefix(text: str) -> Prefixed:
+    """Peel one logger prefix (SGLang, vLLM, Python logging, Rust tracing) and a uvicorn level."""
+    first = text[:1]
+    if first == "[":
+        m = _SGLANG.match(text)
+        if m is not None:
+            stamp = f"{m.group(1)} {m.group(2)}" if m.group(1) else m.group(2)
+            rest = text[m.end() :]
+            u = _UVICORN.match(rest)
+            if u is not None:
+                return Prefixed(rest[u.end() :], stamp, u.group(1), "sglang", True)
+            return Prefixed(rest, stamp, None, "sglang")
+        return Prefixed(text)
+    if first in "DIWEC":
+        m = _VLLM.match(text)
+        if m is not None:
+            return Prefixed(text[m.end() :], m.group(2), m.group(1), "vllm")
+        p = _PYLOG.match(text)
+        if p is not None:
+            return Prefixed(text[p.end() :], None, p.group(1), _hint(p.group(2)))
+        u = _UVICORN.match(text)
+        if u is not None:
+            return Prefixed(text[u.end() :], None, u.group(1), None, True)
+        return Prefixed(text)
+    if first.isdigit():
+        r = _RUST.match(text)
+        if r is not None:
+            level = "WARNING" if r.group(2) == "WARN" else r.group(2)
+            return Prefixed(text[r.end() :], r.group(1), level, _hint(r.group(3)))
+        t = _PYTIME.match(text)
+        if t is not None:
+            level = "WARNING" if t.group(3) == "WARN" else t.group(3)
+            return Prefixed(text[t.end() :], t.group(1), level, _hint(t.group(2)))
+    return Prefixed(text)
+
+
+# ----------------------------------------------------------------------------------- engine
+
+_VLLM_PROCESS = re.compile(r"(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
+_SGLANG_TEXT = (
+    "server_args=ServerArgs(",
+    "The server is fired up and ready to roll",
+    "Decode batch",
+    "Prefill batch",
+    "sglang.launch_server",
+    "Scheduler hit an exception",
+    "scheduler died during initialization",
+    "scheduler is dead. Please check",
+)
+_VLLM_TEXT = (
+    "vLLM API server version",
+    "Initializing a V1 LLM engine",
+    "Initializing an LLM engine",
+    "SpecDecoding metrics",
+    "Avg prompt throughput",
+    "Speculative metrics:",
+    "vllm serve",
+    "EngineCore failed to start",
+    "EngineDeadError",
+)
+
+
+def engine_of(prefixed: Prefixed, process: str | None) -> Engine | None:
+    """What this line says about the engine, or ``None`` when it says nothing."""
+    if prefixed.engine is not None:
+        return prefixed.engine
+    if process:
+        low = process.lower()
+        if "sglang" in low:
+            return "sglang"
+        if _VLLM_PROCESS.match(process):
+            return "vllm"
+    msg = prefixed.msg
+    for marker in _SGLANG_TEXT:
+        if marker in msg:
+            return "sglang"
+    for marker in _VLLM_TEXT:
+        if marker in msg:
+            return "vllm"
+    return None
+
+
+__all__ = [
+    "ACC_B",
+    "ACC_S",
+    "CLASS_B",
+    "CLASS_S",
+    "DIM_B",
+    "DIM_S",
+    "GEN_B",
+    "GEN_S",
+    "NON_BULK_AFTER_NL",
+    "LineClass",
+    "Prefixed",
+    "classify",
+    "engine_of",
+    "split_prefix",
+    "number",
+    "unknown_dim_pattern",
+    "valid_tokens",
+]

@@ -1,0 +1,310 @@
+"""SGLang log lines → events, for every format era in FORMATS.md §1.
+
+Messages arrive with the logger prefix already removed (``detect.split_prefix``), so this module
+only looks at what SGLang said. It searches for phrases rather than positions: the ``Decode
+batch`` line gained fields in almost every release (``accept rate``, ``cuda graph``, SWA/Mamba
+token fields, PD fields, a trailing ``", "``, ``Decode batch,`` instead of ``.``), so fields are
+read by splitting ``key: value`` pairs and looked up by name.
+
+Roles: SGLang captures the target's CUDA graphs *before* it loads the EAGLE draft, and the draft
+worker then repeats weight loading, KV allocation and graph capture. Lines after the target's
+first capture (or its memory pool, when graphs are disabled), and lines that name the draft
+(``Capture draft ...``, ``type=LlamaForCausalLMEagle3``), carry ``role="draft"``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .detect import ACC_S, GEN_S, number
+from .events import (
+    DecodeStats,
+    Event,
+    LineKind,
+    ModelInfo,
+    Phase,
+    PhaseEvent,
+    PrefillStats,
+    Progress,
+    SpecConfig,
+)
+
+_DECODE_HEAD = re.compile(r"Decode batch(?: \[\d+\])?[.,] ?")
+_PREFILL_HEAD = re.compile(r"Prefill batch(?: \[\d+\])?[.,] ?")
+_SHARDS = re.compile(
+    r"(?:Loading (?:safetensors|pt) checkpoint shards|Multi-thread loading shards)"
+    r":\s*\d+% Completed \| (\d+)/(\d+)"
+)
+_TQDM = re.compile(r"(\d+)%\|[^|]*\| (\d+)/(\d+)")
+_BS = re.compile(r"\((bs=\d+)")
+_CAPTURE = re.compile(
+    r"Capture (?:(target|draft) )?(?:(?:decode|prefill|verify|extend) )?(?:(draft) )?"
+    r"(?:extend )?(?:piecewise )?(?:cuda|CUDA|npu|NPU|cpu|CPU) graph (begin|end|bs\b)"
+)
+_TYPE = re.compile(r"\btype=([\w.]+)")
+_DRAFT_ARCH = re.compile(r"Eagle|EAGLE|MTP|NextN|Nextn|Draft|Medusa|Speculator", re.ASCII)
+_ARG_STR = r"=(?:'([^']*)'|\"([^\"]*)\"|None)"
+_SPEC_ARGS = {
+    "algorithm": re.compile(r"\bspeculative_algorithm" + _ARG_STR),
+    "draft_model": re.compile(r"\bspeculative_draft_model_path" + _ARG_STR),
+}
+_SPEC_INTS = {
+    "num_steps": re.compile(r"\bspeculative_num_steps=(\d+|None)"),
+    "eagle_topk": re.compile(r"\bspeculative_eagle_topk=(\d+|None)"),
+    "num_draft_tokens": re.compile(r"\bspeculative_num_draft_tokens=(\d+|None)"),
+}
+_CLI_FLAG = re.compile(
+    r"--speculative-(algorithm|algo|draft-model-path|draft-model|draft|num-steps|eagle-topk"
+    r"|num-draft-tokens)(?:=|\s+)(['\"]?)([^\s'\"]+)\2"
+)
+_CLI_KEYS = {
+    "algorithm": "algorithm", "algo": "algorithm", "draft-model-path": "draft_model",
+    "draft-model": "draft_model", "draft": "draft_model", "num-steps": "num_steps",
+    "eagle-topk": "eagle_topk", "num-draft-tokens": "num_draft_tokens",
+}
+_INIT_TEXT = (
+    "server_args=", "Init torch distributed", "Max running requests is reset",
+    "Mixed chunked prefill is disabled", "speculative_num_draft_tokens is adjusted",
+)
+_KV_TEXT = ("KV Cache is allocated", "Memory pool end", "Using KV cache dtype",
+            "Mamba Cache is allocated")
+
+
+def _num(value: str | None) -> float | None:
+    if value is None:
+        return None
+    value = value.strip().rstrip("%")
+    try:
+        x = float(value)
+    except ValueError:
+        return None
+    return x if x == x and x not in (float("inf"), float("-inf")) else None
+
+
+def _int(value: str | None) -> int | None:
+    x = _num(value)
+    return int(x) if x is not None else None
+
+
+def _bool(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    return {"True": True, "False": False}.get(value.strip())
+
+
+def fields(rest: str) -> dict[str, str]:
+    """``"a: 1, b c: 2, "`` → ``{"a": "1", "b c": "2"}``; first occurrence of a key wins."""
+    out: dict[str, str] = {}
+    for part in rest.rstrip().rstrip(",").split(", "):
+        key, sep, value = part.partition(": ")
+        if sep:
+            out.setdefault(key.strip(), value.strip())
+    return out
+
+
+def decode_stats(text: str, lineno: int, time: str | None, values_from: str) -> DecodeStats:
+    """A ``Decode batch`` line. ``values_from`` is the text accept len / tok/s are read from.
+
+    Bulk lines pass their raw text there (the chunk fast path reads exactly that), others pass
+    the normalized text.
+    """
+    m = _DECODE_HEAD.search(text)
+    f = fields(text[m.end() :]) if m else {}
+    graph = f.get("cuda graph") or f.get("cpu graph") or f.get("npu graph")
+    tokens = f.get("#token") or f.get("#full token")
+    usage = f.get("token usage") or f.get("full token usage")
+    return DecodeStats(
+        lineno=lineno,
+        time=time,
+        gen_tps=number(GEN_S, values_from),
+        accept_len=number(ACC_S, values_from),
+        accept_rate=_num(f.get("accept rate")),
+        running=_int(f.get("#running-req")),
+        queued=_int(f.get("#queue-req")),
+        kv_usage=_num(usage),
+        num_tokens=_int(tokens),
+        cuda_graph=_bool(graph),
+    )
+
+
+def prefill_stats(text: str, lineno: int, time: str | None) -> PrefillStats:
+    m = _PREFILL_HEAD.search(text)
+    f = fields(text[m.end() :]) if m else {}
+    return PrefillStats(
+        lineno=lineno,
+        time=time,
+        new_seq=_int(f.get("#new-seq")),
+        new_tokens=_int(f.get("#new-token")),
+        cached_tokens=_int(f.get("#cached-token")),
+        running=_int(f.get("#running-req")),
+        queued=_int(f.get("#queue-req")),
+        input_tps=_num(f.get("input throughput (token/s)")),
+    )
+
+
+@dataclass(slots=True)
+class SpecFields:
+    """Speculative settings merged from every line that mentions them."""
+
+    values: dict[str, object] = field(default_factory=dict)
+
+    def merge(self, found: dict[str, object]) -> SpecConfig | None:
+        changed = False
+        for key, value in found.items():
+            if value is not None and self.values.get(key) != value:
+                self.values[key] = value
+                changed = True
+        if not changed or not (self.values.get("algorithm") or self.values.get("draft_model")):
+            return None
+        v = self.values
+        return SpecConfig(
+            algorithm=_opt_str(v.get("algorithm")),
+            draft_model=_opt_str(v.get("draft_model")),
+            num_steps=_opt_int(v.get("num_steps")),
+            eagle_topk=_opt_int(v.get("eagle_topk")),
+            num_draft_tokens=_opt_int(v.get("num_draft_tokens")),
+        )
+
+
+def _opt_str(v: object) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _opt_int(v: object) -> int | None:
+    return v if isinstance(v, int) else None
+
+
+def server_args_spec(text: str) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for key, pattern in _SPEC_ARGS.items():
+        m = pattern.search(text)
+        if m is not None:
+            found[key] = m.group(1) if m.group(1) is not None else m.group(2)
+    for key, pattern in _SPEC_INTS.items():
+        m = pattern.search(text)
+        if m is not None and m.group(1) != "None":
+            found[key] = int(m.group(1))
+    return found
+
+
+def cli_spec(text: str) -> dict[str, object]:
+    """``--speculative-algo EAGLE3 --speculative-draft x`` (argparse prefixes included)."""
+    found: dict[str, object] = {}
+    for m in _CLI_FLAG.finditer(text):
+        key = _CLI_KEYS[m.group(1)]
+        value = m.group(3)
+        if key in ("num_steps", "eagle_topk", "num_draft_tokens"):
+            if value.isdigit():
+                found[key] = int(value)
+        else:
+            found[key] = value
+    return found
+
+
+class SglangParser:
+    """Stateful SGLang message parser (roles, merged spec settings, wrapped server_args)."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.spec = SpecFields()
+        self._target_done = False  # the target is up: what loads now is the draft
+        self._pool_done = False  # a memory pool exists (the target's, at first)
+        self._archs: set[str] = set()
+        self._args_open = False  # a terminal-wrapped server_args dump is still going
+
+    def _role(self, msg: str) -> str:
+        return "draft" if self._target_done or "draft" in msg else "target"
+
+    def parse(self, msg: str, lineno: int, time: str | None,
+              prefixed: bool) -> tuple[list[Event], LineKind | None]:
+        """Events and a line kind for one message (``None``: nothing SGLang-specific)."""
+        if self._args_open:
+            if prefixed:
+                self._args_open = False
+            else:
+                self._args_open = not msg.rstrip().endswith(")")
+                spec = self.spec.merge(server_args_spec(msg))
+                return ([spec] if spec else []), LineKind.MILESTONE
+        if "Decode batch" in msg and _DECODE_HEAD.search(msg):
+            return [decode_stats(msg, lineno, time, msg)], LineKind.STATS
+        if "Prefill batch" in msg and _PREFILL_HEAD.search(msg):
+            return [prefill_stats(msg, lineno, time)], LineKind.STATS
+        if "server_args=" in msg:
+            self._args_open = not msg.rstrip().endswith(")")
+            events: list[Event] = [PhaseEvent(Phase.INIT, lineno, time, "server args")]
+            spec = self.spec.merge(server_args_spec(msg))
+            if spec:
+                events.append(spec)
+            return events, LineKind.MILESTONE
+        if "--speculative-" in msg and ("sglang" in msg or "launch_server" in msg):
+            spec = self.spec.merge(cli_spec(msg))
+            return ([spec] if spec else []), LineKind.MILESTONE
+        return self._milestone(msg, lineno, time)
+
+    def _milestone(self, msg: str, lineno: int,
+                   time: str | None) -> tuple[list[Event], LineKind | None]:
+        detail = msg.strip()[:120]
+        for text in _INIT_TEXT:
+            if text in msg:
+                return [PhaseEvent(Phase.INIT, lineno, time, detail)], LineKind.MILESTONE
+        m = _SHARDS.search(msg)
+        if m is not None:
+            role = self._role(msg)
+            done, total = int(m.group(1)), int(m.group(2))
+            return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role),
+                    Progress("shards", done, total, lineno, role)], LineKind.MILESTONE
+        if "Load weight begin" in msg:
+            # graphs disabled: the draft's weights start after the target's memory pool
+            self._target_done = self._target_done or self._pool_done
+            return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail,
+                               self._role(msg))], LineKind.MILESTONE
+        if "Load weight end" in msg:
+            return self._weights_end(msg, lineno, time, detail), LineKind.MILESTONE
+        for text in _KV_TEXT:
+            if text in msg:
+                role = self._role(msg)
+                if text == "Memory pool end":
+                    self._pool_done = True
+                return [PhaseEvent(Phase.KV_CACHE, lineno, time, detail, role)], LineKind.MILESTONE
+        c = _CAPTURE.search(msg)
+        if c is not None:
+            role = "draft" if (c.group(1) == "draft" or c.group(2)) else "target"
+            if c.group(3) == "end" and role == "target":
+                self._target_done = True
+            return [PhaseEvent(Phase.CUDA_GRAPH, lineno, time, detail, role)], LineKind.MILESTONE
+        if "Capturing batches" in msg:
+            return self._graph_progress(msg, lineno, time, detail), LineKind.MILESTONE
+        if "The server is fired up and ready to roll" in msg:
+            return [PhaseEvent(Phase.READY, lineno, time, detail)], LineKind.MILESTONE
+        if "max_total_num_tokens=" in msg:
+            return [], LineKind.MILESTONE
+        return [], None
+
+    def _weights_end(self, msg: str, lineno: int, time: str | None, detail: str) -> list[Event]:
+        t = _TYPE.search(msg)
+        arch = t.group(1) if t else None
+        draft = bool(arch and _DRAFT_ARCH.search(arch)) or self._target_done
+        role = "draft" if draft else "target"
+        events: list[Event] = [PhaseEvent(Phase.WEIGHTS_LOADED, lineno, time, detail, role)]
+        if arch and arch not in self._archs:
+            self._archs.add(arch)
+            events.append(ModelInfo(role, arch, lineno))
+        return events
+
+    def _graph_progress(self, msg: str, lineno: int, time: str | None,
+                        detail: str) -> list[Event]:
+        role = "draft" if self._target_done else "target"
+        events: list[Event] = [PhaseEvent(Phase.CUDA_GRAPH, lineno, time, detail, role)]
+        m = _TQDM.search(msg)
+        if m is not None:
+            bs = _BS.search(msg)
+            events.append(Progress("graphs", int(m.group(2)), int(m.group(3)), lineno, role,
+                                   bs.group(1) if bs else ""))
+        return events
+
+
+__all__ = ["SglangParser", "cli_spec", "decode_stats", "fields", "prefill_stats",
+           "server_args_spec"]

@@ -1,0 +1,327 @@
+"""The session: runs the sources, merges and batches their events, keeps the one state.
+
+Every consumer (the dashboard, ``eagle-tui wait``/``watch``, ``report``, the tests) goes through
+this one object, so a recorded or scripted run exercises exactly the code the live one does.
+
+Why batch: a busy server logs tens of thousands of lines a second and the UI cannot take them one
+by one (MEASURED.md: 200-630 lines/s when handed over singly). Events are gathered for
+``batch_interval`` seconds after the first one arrives, folded with :func:`reduce` once, and the
+new state plus the batch's events go to every subscriber in one call.
+
+Why a bounded queue: a source that produces faster than the session reduces (catching up on a huge
+log) simply waits on ``put``; memory stays bounded whatever the log size.
+
+Failures: a source whose iterator raises becomes a ``SourceFailed`` event (shown to the user, with
+the attempt number and when it will be retried) and is restarted after an exponential backoff;
+its first event afterwards is preceded by ``SourceRecovered``. Nothing is swallowed: the error
+text is in the event, the state's ``failures`` and the record file.
+
+Recording: with ``record=PATH`` every event, in the order it was reduced, is appended to a
+JSON-lines file (see :mod:`eagle_tui.model.codec`); replaying that file through
+:class:`eagle_tui.sources.replay.ReplaySource` rebuilds the same state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Final
+
+from eagle_tui.model.codec import dumps, header_line
+from eagle_tui.model.events import Event, SourceFailed, SourceRecovered, Tick
+from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.sources.base import Source
+
+log = logging.getLogger(__name__)
+
+Subscriber = Callable[[DashboardState, Sequence[Event]], None]
+Update = tuple[DashboardState, Sequence[Event]]
+
+
+class _Wake:
+    """Queue marker that only wakes the batch loop (a source ended, ``stop()`` was called)."""
+
+
+_WAKE: Final = _Wake()
+_END: Final = None  # end-of-stream marker for ``updates()`` iterators
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line, user-facing description: the message, else the exception's class name."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+class _Updates:
+    """Async iterator over ``(state, batch)`` updates; registers at creation so none are missed."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._queue: asyncio.Queue[Update | None] = asyncio.Queue()
+        if session.finished:
+            self._queue.put_nowait(_END)
+        else:
+            session._update_queues.append(self._queue)
+
+    def __aiter__(self) -> _Updates:
+        return self
+
+    async def __anext__(self) -> Update:
+        item = await self._queue.get()
+        if item is None:
+            self.close()
+            raise StopAsyncIteration
+        return item
+
+    def close(self) -> None:
+        with contextlib.suppress(ValueError):
+            self._session._update_queues.remove(self._queue)
+
+
+class Session:
+    """Owns the sources and the state. Use from one asyncio event loop.
+
+    ``run()`` returns (with the final state) when ``stop()`` is called or every source has ended
+    and its events have been reduced. ``state`` is always the latest reduced state.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[Source],
+        *,
+        record: Path | None = None,
+        batch_interval: float = 0.05,
+        initial: DashboardState | None = None,
+        tick_interval: float | None = 1.0,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        max_queue: int = 50_000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if batch_interval < 0:
+            raise ValueError("batch_interval must be >= 0")
+        if tick_interval is not None and tick_interval <= 0:
+            raise ValueError("tick_interval must be > 0 (or None for no ticks)")
+        self.sources: tuple[Source, ...] = tuple(sources)
+        names = [s.name for s in self.sources]
+        if len(set(names)) != len(names):
+            raise ValueError(f"source names must be unique, got {names}")
+        self.record_path = record
+        self.batch_interval = batch_interval
+        self.tick_interval = tick_interval
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self._max_queue = max_queue
+        self._clock = clock
+        self._state = initial if initial is not None else DashboardState()
+        self._subscribers: list[Subscriber] = []
+        self._update_queues: list[asyncio.Queue[Update | None]] = []
+        self._pending: list[Event] = []
+        self._queue: asyncio.Queue[Event | _Wake] | None = None
+        self._live = 0
+        self._stopping = False
+        self._started = False
+        self._finished = False
+        self._record_file: IO[str] | None = None
+        self.events_seen = 0
+        self.batches = 0
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def state(self) -> DashboardState:
+        return self._state
+
+    @property
+    def running(self) -> bool:
+        return self._started and not self._finished
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(state, batch)`` in the event loop after every batch.
+
+        Returns a function that unsubscribes. An exception in a callback propagates out of
+        ``run()``: a consumer bug must be seen, not hidden.
+        """
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def updates(self) -> _Updates:
+        """Async iterator of ``(state, batch)`` after every batch; ends when the session ends."""
+        return _Updates(self)
+
+    def post(self, *events: Event) -> None:
+        """Inject events (user intents such as a ``UserMarker``, a ``Baseline``).
+
+        They are batched, recorded and reduced like source events. Before ``run()`` they are
+        kept and delivered first.
+        """
+        if self._queue is None:
+            self._pending.extend(events)
+            return
+        for ev in events:
+            try:
+                self._queue.put_nowait(ev)
+            except asyncio.QueueFull:
+                self._pending.append(ev)
+
+    def stop(self) -> None:
+        """Ask ``run()`` to finish: pending events are still reduced, sources are cancelled."""
+        self._stopping = True
+        if self._queue is not None:
+            with contextlib.suppress(asyncio.QueueFull):
+                self._queue.put_nowait(_WAKE)
+
+    async def run(self) -> DashboardState:
+        """Run every source until ``stop()`` or until all sources have ended."""
+        if self._started:
+            raise RuntimeError("a Session can only be run once")
+        self._started = True
+        self._queue = asyncio.Queue(maxsize=self._max_queue)
+        if self.record_path is not None:
+            self.record_path.parent.mkdir(parents=True, exist_ok=True)
+            self._record_file = self.record_path.open("w", encoding="utf-8")
+            self._record_file.write(header_line() + "\n")
+        self._live = len(self.sources)
+        tasks = [
+            asyncio.create_task(self._run_source(src), name=f"source:{src.name}")
+            for src in self.sources
+        ]
+        if self.tick_interval is not None:
+            tasks.append(asyncio.create_task(self._ticker(), name="source:tick"))
+        clean = False
+        try:
+            await self._batch_loop()
+            clean = True
+        finally:
+            for task in tasks:
+                task.cancel()
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            for res in results:
+                if isinstance(res, BaseException) and not isinstance(res, asyncio.CancelledError):
+                    log.error("source task ended with %s", describe_error(res))
+            try:
+                if clean:  # events that arrived while stopping still count (a last crash line)
+                    self._apply(self._drain(None))
+            finally:
+                self._finished = True
+                for q in list(self._update_queues):
+                    q.put_nowait(_END)
+                self._update_queues.clear()
+                if self._record_file is not None:
+                    self._record_file.close()
+                    self._record_file = None
+        return self._state
+
+    # ------------------------------------------------------------------ internals
+    def _backoff(self, attempt: int) -> float:
+        return float(min(self.backoff_max, self.backoff_initial * (2 ** (attempt - 1))))
+
+    async def _put(self, ev: Event) -> None:
+        assert self._queue is not None
+        await self._queue.put(ev)
+
+    async def _run_source(self, src: Source) -> None:
+        attempt = 0
+        failing = False
+        try:
+            while not self._stopping:
+                gen = src.events()
+                try:
+                    async for ev in gen:
+                        if failing:
+                            failing = False
+                            attempt = 0
+                            await self._put(SourceRecovered(src.name, self._clock()))
+                        await self._put(ev)
+                    return
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # the failure boundary: reported, then retried
+                    attempt += 1
+                    delay = self._backoff(attempt)
+                    log.debug("source %s failed (attempt %d)", src.name, attempt, exc_info=True)
+                    failing = True
+                    await self._put(
+                        SourceFailed(src.name, describe_error(exc), self._clock(), attempt, delay)
+                    )
+                    await asyncio.sleep(delay)
+                finally:
+                    # close it now (files, subprocesses, HTTP clients), not whenever GC runs
+                    aclose = getattr(gen, "aclose", None)
+                    if aclose is not None:
+                        try:
+                            await aclose()
+                        except Exception as exc:  # a cleanup error must not mask the run
+                            log.warning("closing source %s: %s", src.name, describe_error(exc))
+        finally:
+            self._live -= 1
+            if self._queue is not None:
+                with contextlib.suppress(asyncio.QueueFull):
+                    self._queue.put_nowait(_WAKE)
+
+    async def _ticker(self) -> None:
+        assert self.tick_interval is not None
+        while True:
+            await self._put(Tick(self._clock()))
+            await asyncio.sleep(self.tick_interval)
+
+    def _drain(self, first: Event | _Wake | None) -> list[Event]:
+        assert self._queue is not None
+        batch: list[Event] = list(self._pending)
+        self._pending.clear()
+        if first is not None and not isinstance(first, _Wake):
+            batch.append(first)
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                break
+            if not isinstance(item, _Wake):
+                batch.append(item)
+        return batch
+
+    async def _batch_loop(self) -> None:
+        assert self._queue is not None
+        loop = asyncio.get_running_loop()
+        if self._pending:
+            self._apply(self._drain(None))
+        while not self._stopping:
+            if self._live <= 0 and self._queue.empty() and not self._pending:
+                break
+            first = await self._queue.get()
+            if self.batch_interval > 0 and not isinstance(first, _Wake):
+                deadline = loop.time() + self.batch_interval
+                while not self._stopping and (remaining := deadline - loop.time()) > 0:
+                    await asyncio.sleep(remaining)
+            self._apply(self._drain(first))
+
+    def _apply(self, batch: Iterable[Event]) -> None:
+        events = list(batch)
+        if not events:
+            return
+        if self._record_file is not None:
+            self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
+            self._record_file.flush()
+        self._state = reduce(self._state, events)
+        self.events_seen += len(events)
+        self.batches += 1
+        for q in self._update_queues:
+            q.put_nowait((self._state, events))
+        for cb in list(self._subscribers):
+            cb(self._state, events)
+
+
+__all__ = ["Session", "Subscriber", "Update", "describe_error"]

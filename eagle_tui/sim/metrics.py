@@ -1,0 +1,173 @@
+"""``GET /metrics`` in each engine's real metric names and types (FORMATS.md §1.7 and §2.5).
+
+The text is produced by ``prometheus_client`` itself from a collector that reads the engine's
+counters, so the exposition format (``# HELP``/``# TYPE``, ``_total``/``_created`` suffixes,
+histogram ``_bucket``/``_sum``/``_count``) is exactly what real servers expose: SGLang gauges
+``sglang:*`` labelled ``model_name, engine_type, tp_rank, pp_rank``; vLLM counters with
+``_total`` labelled ``engine, model_name`` and per-position spec counters.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+
+if TYPE_CHECKING:
+    from .engine import ServingEngine
+
+LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
+                   5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
+
+
+@dataclass
+class Histogram:
+    """A cumulative histogram, enough to render a Prometheus histogram family."""
+
+    buckets: tuple[float, ...] = LATENCY_BUCKETS
+    counts: list[int] = field(default_factory=list)
+    total: float = 0.0
+    n: int = 0
+
+    def __post_init__(self) -> None:
+        self.counts = [0] * (len(self.buckets) + 1)
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.buckets, value)] += 1
+        self.total += value
+        self.n += 1
+
+    def cumulative(self) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        acc = 0
+        for bound, c in zip((*self.buckets, float("inf")), self.counts, strict=True):
+            acc += c
+            out.append(("+Inf" if bound == float("inf") else repr(bound), float(acc)))
+        return out
+
+
+class _Collector:
+    def __init__(self, engine: ServingEngine) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[Any]:
+        if self.engine.cfg.engine == "sglang":
+            yield from _sglang(self.engine)
+        else:
+            yield from _vllm(self.engine)
+
+
+def _hist(name: str, doc: str, labels: dict[str, str], h: Histogram) -> HistogramMetricFamily:
+    fam = HistogramMetricFamily(name, doc, labels=list(labels))
+    fam.add_metric(list(labels.values()), h.cumulative(), h.total)
+    return fam
+
+
+def _sglang(e: ServingEngine) -> Iterator[Any]:
+    labels = {"model_name": e.cfg.served_name, "engine_type": "unified", "tp_rank": "0",
+              "pp_rank": "0"}
+    keys, vals = list(labels), list(labels.values())
+    gauges = (
+        ("sglang:num_running_reqs", "The number of running requests.", len(e.running)),
+        ("sglang:num_used_tokens", "The number of used tokens.", e.used_tokens),
+        ("sglang:token_usage", "The token usage.", e.token_usage),
+        ("sglang:gen_throughput", "The generation throughput (token/s).", e.last_gen_throughput),
+        ("sglang:num_queue_reqs", "The number of requests in the waiting queue.", len(e.waiting)),
+        ("sglang:cache_hit_rate", "The prefix cache hit rate.", 0.0),
+        ("sglang:spec_accept_length", "The average acceptance length of speculative decoding.",
+         e.last_accept_len),
+        ("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding.",
+         e.last_accept_rate),
+        ("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.",
+         e.cfg.kv_tokens),
+        ("sglang:is_cuda_graph", "Whether the batch is using CUDA graph.", 1.0),
+    )
+    for name, doc, value in gauges:
+        g = GaugeMetricFamily(name, doc, labels=keys)
+        g.add_metric(vals, float(value))
+        yield g
+    counters = (
+        ("sglang:prompt_tokens", "Number of prefill tokens processed.", e.prompt_tokens),
+        ("sglang:generation_tokens", "Number of generation tokens processed.",
+         e.generation_tokens),
+        ("sglang:num_requests", "Number of requests processed.", e.finished_requests),
+    )
+    for name, doc, value in counters:
+        c = CounterMetricFamily(name, doc, labels=keys)
+        c.add_metric(vals, float(value), created=e.created)
+        yield c
+    yield _hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in "
+                "seconds.", labels, e.ttft)
+    yield _hist("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in "
+                "seconds.", labels, e.itl)
+    yield _hist("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency "
+                "in seconds", labels, e.e2e)
+
+
+def _vllm(e: ServingEngine) -> Iterator[Any]:
+    labels = {"engine": "0", "model_name": e.cfg.served_name}
+    keys, vals = list(labels), list(labels.values())
+    counters = (
+        ("vllm:prompt_tokens", "Number of prefill tokens processed.", e.prompt_tokens),
+        ("vllm:generation_tokens", "Number of generation tokens processed.",
+         e.generation_tokens),
+        ("vllm:num_preemptions", "Cumulative number of preemption from the engine.", 0),
+        ("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried "
+         "tokens.", e.prompt_tokens),
+        ("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", 0),
+        ("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", e.drafts),
+        ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", e.draft_tokens),
+        ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", e.accepted),
+    )
+    for name, doc, value in counters:
+        c = CounterMetricFamily(name, doc, labels=keys)
+        c.add_metric(vals, float(value), created=e.created)
+        yield c
+    pos = CounterMetricFamily("vllm:spec_decode_num_accepted_tokens_per_pos",
+                              "Accepted tokens per draft position.", labels=[*keys, "position"])
+    for i, n in enumerate(e.accepted_per_pos):
+        pos.add_metric([*vals, str(i)], float(n), created=e.created)
+    yield pos
+    ok = CounterMetricFamily("vllm:request_success", "Count of successfully processed requests.",
+                             labels=[keys[0], "finished_reason", keys[1]])
+    for reason in ("stop", "length", "abort"):
+        ok.add_metric([vals[0], reason, vals[1]], float(e.finished_by_reason.get(reason, 0)),
+                      created=e.created)
+    yield ok
+    gauges = (
+        ("vllm:num_requests_running", "Number of requests in model execution batches.",
+         len(e.running)),
+        ("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+         len(e.waiting)),
+        ("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",
+         e.token_usage),
+    )
+    for name, doc, level in gauges:
+        g = GaugeMetricFamily(name, doc, labels=keys)
+        g.add_metric(vals, float(level))
+        yield g
+    info = GaugeMetricFamily("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
+                             labels=["block_size", "cache_dtype", "engine", "num_gpu_blocks"])
+    info.add_metric(["16", "auto", "0", str(e.cfg.kv_tokens // 16)], 1.0)
+    yield info
+    yield _hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in "
+                "seconds.", labels, e.ttft)
+    yield _hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in "
+                "seconds.", labels, e.itl)
+    yield _hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in "
+                "seconds.", labels, e.e2e)
+
+
+def render(engine: ServingEngine) -> bytes:
+    """The full ``/metrics`` body for the engine's current counters."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(engine))
+    return generate_latest(registry)

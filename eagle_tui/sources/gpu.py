@@ -1,0 +1,384 @@
+"""GPU samples from NVML (local) or a streamed ``nvidia-smi -lms`` (remote, demo, fallback).
+
+Rules taken from nvitop/gpustat: every field is read on its own and a field the GPU or driver
+does not support becomes ``None`` ("N/A" in the UI), never an exception; one GPU that fails (fell
+off the bus, ``GPU is lost``) is reported in its own ``GpuInfo.error`` while the others keep
+updating; no driver at all (``NVMLError_LibraryNotFound``, no ``nvidia-smi`` binary) is a state,
+``GpuSample(state="no_driver")``, shown to the user once, after which the source ends.
+
+Cost (MEASURED.md, H200, driver 580): memory ~4.6 µs, utilization ~0.9, temperature ~1.1, power
+~1.0, SM clock ~1.2, compute processes ~7.2 µs per call; ``nvmlInit`` 10 ms once. One
+``nvidia-smi`` process costs ~46 ms, which is why the fallback streams it with ``-lms`` instead of
+spawning one per sample. ``benchmarks/bench_nvml.py`` measures the whole per-GPU sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from eagle_tui.model.events import Event, GpuInfo, GpuProcess, GpuSample, GpuState
+from eagle_tui.transport.base import CommandNotFound, Transport, TransportError
+
+MIB = 1 << 20
+DEFAULT_INTERVAL_S = 1.0
+# The compute-process list is the one expensive call (~7 µs idle, ~30 µs on a busy H200):
+# refreshing it every 5th sample keeps a busy GPU's sample under the 50 µs budget.
+PROCESS_EVERY = 5
+
+SMI_FIELDS = (
+    "index,uuid,name,memory.used,memory.total,utilization.gpu,utilization.memory,"
+    "temperature.gpu,power.draw,power.limit,clocks.sm"
+)
+_NO_DRIVER_TEXTS = (
+    "couldn't communicate with the nvidia driver",
+    "nvml shared library not found",
+    "driver not loaded",
+    "no devices were found",
+)
+
+
+def smi_argv(interval_ms: int) -> list[str]:
+    return [
+        "nvidia-smi",
+        f"--query-gpu={SMI_FIELDS}",
+        "--format=csv,noheader,nounits",
+        "-lms",
+        str(interval_ms),
+    ]
+
+
+# --------------------------------------------------------------------------- nvidia-smi CSV
+
+
+def _num(text: str) -> float | None:
+    """``"78.60"``, ``"78.60 W"``, ``"[N/A]"``, ``"[Not Supported]"`` → float or None."""
+    t = text.strip()
+    if not t or t.startswith("[") or t.upper() in ("N/A", "NOT SUPPORTED"):
+        return None
+    t = t.split()[0]
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+def parse_smi_line(line: str | bytes, host: str = "") -> GpuInfo | None:
+    """One CSV line of ``nvidia-smi --query-gpu=<SMI_FIELDS>`` → ``GpuInfo``.
+
+    Accepts ``nounits`` and unit-suffixed values. Returns ``None`` for the header line and blank
+    lines; raises ``ValueError`` for a line that is not this query's output.
+    """
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
+    line = line.strip()
+    if not line or line.lower().startswith("index"):
+        return None
+    parts = [p.strip() for p in line.split(",")]
+    if len(parts) != 11:
+        raise ValueError(f"expected 11 comma-separated fields, got {len(parts)}: {line[:120]!r}")
+    try:
+        index = int(parts[0])
+    except ValueError:
+        raise ValueError(f"GPU index is not a number: {parts[0]!r}") from None
+    used, total = _num(parts[3]), _num(parts[4])
+    return GpuInfo(
+        index=index,
+        uuid=parts[1],
+        name=parts[2],
+        mem_used=int(used * MIB) if used is not None else None,
+        mem_total=int(total * MIB) if total is not None else None,
+        util_gpu=_num(parts[5]),
+        util_mem=_num(parts[6]),
+        temp_c=_num(parts[7]),
+        power_w=_num(parts[8]),
+        power_limit_w=_num(parts[9]),
+        sm_mhz=_num(parts[10]),
+        host=host,
+    )
+
+
+class SmiStream:
+    """Source of ``GpuSample`` from one long-running ``nvidia-smi ... -lms N`` (any transport).
+
+    nvidia-smi prints one line per GPU per interval with no separator, so rounds are found by
+    the index going back down; once the GPU count is known, a round is emitted as soon as its
+    last line arrives (the very first round is emitted when the second begins).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        interval: float = DEFAULT_INTERVAL_S,
+        name: str = "gpu",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = name
+        self.transport = transport
+        self.interval_ms = max(50, int(interval * 1000))
+        self._clock = clock
+        self.count: int | None = None
+
+    def _sample(self, gpus: list[GpuInfo]) -> GpuSample:
+        return GpuSample(self._clock(), "ok", tuple(gpus), host=self.transport.host,
+                         backend="nvidia-smi")
+
+    async def events(self) -> AsyncIterator[Event]:
+        host = self.transport.host
+        current: list[GpuInfo] = []
+        try:
+            async for raw in self.transport.stream_lines(smi_argv(self.interval_ms)):
+                try:
+                    info = parse_smi_line(raw, host)
+                except ValueError as exc:
+                    text = raw.decode("utf-8", "replace").lower()
+                    if any(s in text for s in _NO_DRIVER_TEXTS):
+                        yield self._no_driver(raw.decode("utf-8", "replace").strip())
+                        return
+                    raise TransportError(f"unexpected nvidia-smi output: {exc}") from None
+                if info is None:
+                    continue
+                if current and info.index <= current[-1].index:
+                    self.count = len(current)
+                    yield self._sample(current)
+                    current = []
+                current.append(info)
+                if self.count is not None and len(current) >= self.count:
+                    yield self._sample(current)
+                    current = []
+        except CommandNotFound:
+            yield self._no_driver("nvidia-smi not found")
+            return
+        except TransportError as exc:
+            if any(s in str(exc).lower() for s in _NO_DRIVER_TEXTS):
+                yield self._no_driver(str(exc))
+                return
+            raise
+        if current:
+            yield self._sample(current)
+
+    def _no_driver(self, why: str) -> GpuSample:
+        return GpuSample(self._clock(), "no_driver", (), error=why, host=self.transport.host,
+                         backend="nvidia-smi")
+
+
+# --------------------------------------------------------------------------- NVML
+
+
+def _load_pynvml() -> Any:
+    import pynvml
+
+    return pynvml
+
+
+class NvmlSampler:
+    """Reads every GPU through NVML. ``nvml`` is the pynvml module (injectable for tests).
+
+    Use :meth:`start` once, then :meth:`sample` per tick (both synchronous and fast); or run it
+    as a source with :meth:`events`.
+    """
+
+    def __init__(
+        self,
+        *,
+        nvml: Any = None,
+        interval: float = DEFAULT_INTERVAL_S,
+        processes: bool = True,
+        process_every: int = PROCESS_EVERY,
+        name: str = "gpu",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if process_every < 1:
+            raise ValueError("process_every must be >= 1")
+        self.name = name
+        self.interval = interval
+        self.processes = processes
+        self.process_every = process_every
+        self._reads: dict[int, int] = {}  # index -> reads so far (process list cadence)
+        self._procs: dict[int, tuple[GpuProcess, ...]] = {}
+        self._mem_v2: bool | None = None  # None: not tried yet
+        self._nvml = nvml
+        self._clock = clock
+        self._handles: list[Any] = []
+        self._static: dict[int, tuple[str, str]] = {}  # index -> (name, uuid)
+        self._pnames: dict[int, str] = {}
+        self.started = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> GpuSample | None:
+        """``nvmlInit`` and enumerate GPUs; a ``no_driver``/``error`` sample if that fails."""
+        try:
+            nv = self._nvml if self._nvml is not None else _load_pynvml()
+        except ImportError:
+            return GpuSample(self._clock(), "no_driver", error="nvidia-ml-py is not installed",
+                             backend="nvml")
+        self._nvml = nv
+        try:
+            nv.nvmlInit()
+        except nv.NVMLError as exc:
+            state: GpuState = "no_driver" if self._is_no_driver(exc) else "error"
+            return GpuSample(self._clock(), state, error=self._text(exc), backend="nvml")
+        except OSError as exc:  # a broken libnvidia-ml.so that fails to load
+            return GpuSample(self._clock(), "no_driver", error=str(exc), backend="nvml")
+        self.started = True
+        try:
+            count = int(nv.nvmlDeviceGetCount())
+        except nv.NVMLError as exc:
+            return GpuSample(self._clock(), "error", error=self._text(exc), backend="nvml")
+        self._handles = []
+        for i in range(count):
+            try:
+                self._handles.append(nv.nvmlDeviceGetHandleByIndex(i))
+            except nv.NVMLError as exc:
+                self._handles.append(exc)  # reported per GPU in every sample
+        return None
+
+    def stop(self) -> None:
+        if self.started and self._nvml is not None:
+            with contextlib.suppress(Exception):
+                self._nvml.nvmlShutdown()
+        self.started = False
+
+    def _is_no_driver(self, exc: BaseException) -> bool:
+        nv = self._nvml
+        kinds = tuple(
+            getattr(nv, n) for n in ("NVMLError_LibraryNotFound", "NVMLError_DriverNotLoaded")
+            if isinstance(getattr(nv, n, None), type)
+        )
+        return isinstance(exc, kinds)
+
+    @staticmethod
+    def _text(exc: BaseException) -> str:
+        try:
+            text = str(exc)
+        except Exception:  # pynvml's __str__ itself calls into NVML
+            text = ""
+        return text or type(exc).__name__
+
+    # ------------------------------------------------------------------ sampling
+    def _field(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """One NVML call; ``None`` when unsupported or failing (the N/A rule)."""
+        try:
+            return fn(*args)
+        except self._nvml.NVMLError:
+            return None
+
+    @staticmethod
+    def _str(v: Any) -> str:
+        return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+    def _process_name(self, pid: int) -> str:
+        name = self._pnames.get(pid)
+        if name is None:
+            try:
+                import psutil
+
+                name = psutil.Process(pid).name()
+            except Exception:  # gone, other namespace, no permission: no name, not an error
+                name = ""
+            if len(self._pnames) > 4096:
+                self._pnames.clear()
+            self._pnames[pid] = name
+        return name
+
+    def _memory(self, handle: Any) -> Any:
+        """Memory info, v2 when the driver has it: its ``used`` excludes the driver-reserved
+        ~615 MiB, so the numbers match what ``nvidia-smi`` (and the remote fallback) show."""
+        nv = self._nvml
+        if self._mem_v2 is not False and hasattr(nv, "nvmlMemory_v2"):
+            try:
+                mem = nv.nvmlDeviceGetMemoryInfo(handle, version=nv.nvmlMemory_v2)
+                self._mem_v2 = True
+                return mem
+            except (nv.NVMLError, TypeError):
+                if self._mem_v2 is None:
+                    self._mem_v2 = False  # never worked here: stop trying
+                else:
+                    return None
+        return self._field(nv.nvmlDeviceGetMemoryInfo, handle)
+
+    def read_gpu(self, index: int, handle: Any) -> GpuInfo:
+        nv = self._nvml
+        if isinstance(handle, BaseException):
+            return GpuInfo(index=index, error=self._text(handle))
+        if index not in self._static:
+            name = self._field(nv.nvmlDeviceGetName, handle)
+            uuid = self._field(nv.nvmlDeviceGetUUID, handle)
+            self._static[index] = (self._str(name) if name is not None else "",
+                                   self._str(uuid) if uuid is not None else "")
+        name, uuid = self._static[index]
+        mem = self._memory(handle)
+        if mem is None and self._field(nv.nvmlDeviceGetTemperature, handle,
+                                       nv.NVML_TEMPERATURE_GPU) is None:
+            # nothing answers: the GPU itself is failing, say so instead of a row of N/A
+            try:
+                nv.nvmlDeviceGetMemoryInfo(handle)
+                err = "no data"
+            except nv.NVMLError as exc:
+                err = self._text(exc)
+            return GpuInfo(index=index, name=name, uuid=uuid, error=err)
+        util = self._field(nv.nvmlDeviceGetUtilizationRates, handle)
+        power = self._field(nv.nvmlDeviceGetPowerUsage, handle)
+        limit = self._field(nv.nvmlDeviceGetEnforcedPowerLimit, handle)
+        temp = self._field(nv.nvmlDeviceGetTemperature, handle, nv.NVML_TEMPERATURE_GPU)
+        sm = self._field(nv.nvmlDeviceGetClockInfo, handle, nv.NVML_CLOCK_SM)
+        procs: tuple[GpuProcess, ...] = ()
+        if self.processes:
+            reads = self._reads.get(index, 0)
+            self._reads[index] = reads + 1
+            if reads % self.process_every == 0 or index not in self._procs:
+                running = self._field(nv.nvmlDeviceGetComputeRunningProcesses, handle) or []
+                self._procs[index] = tuple(
+                    GpuProcess(
+                        int(p.pid),
+                        self._process_name(int(p.pid)),
+                        int(p.usedGpuMemory) if isinstance(p.usedGpuMemory, int) else None,
+                    )
+                    for p in running
+                )
+            procs = self._procs[index]
+        return GpuInfo(
+            index=index,
+            name=name,
+            uuid=uuid,
+            mem_used=int(mem.used) if mem is not None else None,
+            mem_total=int(mem.total) if mem is not None else None,
+            util_gpu=float(util.gpu) if util is not None else None,
+            util_mem=float(util.memory) if util is not None else None,
+            power_w=power / 1000.0 if power is not None else None,
+            power_limit_w=limit / 1000.0 if limit is not None else None,
+            temp_c=float(temp) if temp is not None else None,
+            sm_mhz=float(sm) if sm is not None else None,
+            processes=procs,
+        )
+
+    def sample(self) -> GpuSample:
+        if not self.started:
+            raise RuntimeError("NvmlSampler.sample() before a successful start()")
+        gpus = tuple(self.read_gpu(i, h) for i, h in enumerate(self._handles))
+        state: GpuState = "error" if gpus and all(g.error for g in gpus) else "ok"
+        error = "every GPU failed to answer" if state == "error" else ""
+        return GpuSample(self._clock(), state, gpus, error=error, backend="nvml")
+
+    async def events(self) -> AsyncIterator[Event]:
+        failed = await asyncio.to_thread(self.start)
+        if failed is not None:
+            yield failed
+            if failed.state == "no_driver":
+                return  # a state, not a failure: nothing to retry
+            raise TransportError(f"NVML: {failed.error}")
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                started = loop.time()
+                yield self.sample()
+                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+        finally:
+            self.stop()
+
+
+__all__ = ["SMI_FIELDS", "NvmlSampler", "SmiStream", "parse_smi_line", "smi_argv"]

@@ -1,0 +1,159 @@
+"""Poll ``GET /health`` and classify every answer, including the non-answers.
+
+The blind ``until curl -sf /health; do sleep 10; done`` loop this replaces cannot tell a server
+that is still loading from one that died: both are "not 200". Here each poll becomes one
+``HealthSample`` with a state the user can act on:
+
+* ``no_listener`` - connection refused: nothing is bound to the port (not started yet, or dead);
+* ``starting``    - 503: the process answers but is not ready (SGLang while warming up; vLLM
+  also answers 503 once its engine is dead, which is why "503 after ready" means dead);
+* ``ready``       - 200;
+* ``error``       - any other status, or an answer that is not HTTP;
+* ``timeout``     - no answer within the per-request timeout (a hung or overloaded server).
+
+The loop reschedules itself after each request finishes (requests never overlap) and all I/O is
+httpx's async client, so a hanging server never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+
+from eagle_tui.model.events import Event, HealthSample, HealthState
+from eagle_tui.transport.base import Transport
+
+DEFAULT_INTERVAL_S = 1.0
+DEFAULT_TIMEOUT_S = 2.0
+
+
+def classify(status_code: int) -> HealthState:
+    if status_code == 200:
+        return "ready"
+    if status_code == 503:
+        return "starting"
+    return "error"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+async def probe(client: httpx.AsyncClient, path: str, clock: Callable[[], float]) -> HealthSample:
+    """One request → one sample. Every httpx failure maps to a state; nothing escapes."""
+    t0 = time.perf_counter()
+    try:
+        resp = await client.get(path)
+    except httpx.ConnectError as exc:
+        return HealthSample("no_listener", clock(), None, None, _first_line(exc))
+    except httpx.TimeoutException:
+        return HealthSample("timeout", clock(), None, time.perf_counter() - t0,
+                            f"no answer within {client.timeout.read or 0:g} s")
+    except (httpx.RemoteProtocolError, httpx.DecodingError) as exc:
+        return HealthSample("error", clock(), None, time.perf_counter() - t0,
+                            f"not an HTTP answer: {_first_line(exc)}")
+    except httpx.TransportError as exc:
+        return HealthSample("error", clock(), None, time.perf_counter() - t0, _first_line(exc))
+    latency = time.perf_counter() - t0
+    state = classify(resp.status_code)
+    error = "" if state in ("ready", "starting") else f"HTTP {resp.status_code}"
+    return HealthSample(state, clock(), resp.status_code, latency, error)
+
+
+def listening_urls(pid: int) -> list[str]:
+    """``http://`` URLs of the TCP ports that ``pid`` or its descendants listen on.
+
+    Used when only ``--pid`` is given: the server's HTTP port is one of these (vLLM also listens
+    on internal ZMQ ports, which the probe in :class:`HealthPoller` tells apart by their answer).
+    Wildcard and public addresses come first, then loopback; lower ports first within each.
+    """
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+    found: set[tuple[bool, int, str]] = set()
+    for proc in procs:
+        try:
+            conns = proc.net_connections(kind="tcp")
+        except psutil.Error:
+            continue
+        for c in conns:
+            if c.status != psutil.CONN_LISTEN or not c.laddr:
+                continue
+            ip, port = c.laddr.ip, c.laddr.port
+            loopback = ip.startswith("127.") or ip == "::1"
+            host = "127.0.0.1" if ip in ("0.0.0.0", "::", "") or loopback else ip
+            if ":" in host:
+                host = f"[{host}]"
+            found.add((loopback, port, f"http://{host}:{port}"))
+    return [url for _, _, url in sorted(found)]
+
+
+class HealthPoller:
+    """Source of ``HealthSample`` events, one per ``interval`` seconds.
+
+    With ``base_url=None`` and a ``discover`` callable (returning candidate base URLs, e.g.
+    :func:`listening_urls` of a pid), the first candidate that answers ``/health`` with any
+    HTTP status is adopted; until then nothing is emitted.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        base_url: str | None,
+        *,
+        discover: Callable[[], list[str]] | None = None,
+        path: str = "/health",
+        interval: float = DEFAULT_INTERVAL_S,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        name: str = "health",
+        max_polls: int | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if interval <= 0 or timeout <= 0:
+            raise ValueError("interval and timeout must be positive")
+        if base_url is None and discover is None:
+            raise ValueError("HealthPoller needs a base_url or a discover callable")
+        self.name = name
+        self.transport = transport
+        self.base_url = base_url
+        self.discover = discover
+        self.path = path
+        self.interval = interval
+        self.timeout = timeout
+        self.max_polls = max_polls
+        self._clock = clock
+        self.polls = 0
+
+    async def _discover(self) -> str:
+        assert self.discover is not None
+        probe_timeout = min(self.timeout, 0.5)
+        while True:
+            for url in await asyncio.to_thread(self.discover):
+                async with self.transport.http_client(url, probe_timeout) as client:
+                    sample = await probe(client, self.path, self._clock)
+                if sample.status_code is not None:  # it speaks HTTP: this is the server
+                    return url
+            await asyncio.sleep(self.interval)
+
+    async def events(self) -> AsyncIterator[Event]:
+        loop = asyncio.get_running_loop()
+        if self.base_url is None:
+            self.base_url = await self._discover()
+        async with self.transport.http_client(self.base_url, self.timeout) as client:
+            while self.max_polls is None or self.polls < self.max_polls:
+                started = loop.time()
+                sample = await probe(client, self.path, self._clock)
+                self.polls += 1
+                yield sample
+                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+
+
+__all__ = ["HealthPoller", "classify", "listening_urls", "probe"]

@@ -1,0 +1,181 @@
+"""Follow a server log through the transport and turn it into parsed events.
+
+Three things make this more than ``for line in tail``:
+
+* **Exact resume.** ``offset`` is the byte offset just after the last *complete* line handed to
+  the parser. When the transport fails (an SSH connection drops) the session calls ``events()``
+  again and reading resumes at exactly that byte: no line is lost or parsed twice, and line
+  numbers continue. A partial last line is held back (not counted) until its newline arrives.
+* **Catch-up.** Attaching to a server that has already written a million lines must not build a
+  million ``LogLine`` events nobody will scroll to. Until the transport says it reached the end
+  of the file (``TailChunk.at_eof``; for a transport that cannot tell, until the stream pauses
+  for ``caught_up_gap``) chunks are held; then all but the last
+  ``catchup_lines`` lines go through the parser's fast path (``emit_lines=False``: only phases,
+  stats and crashes) and only the tail becomes visible lines. Held data is bounded by
+  ``catchup_lines`` plus one chunk.
+* **Restarts.** When the transport reports the file truncated or replaced, a ``LogRestarted``
+  event is emitted (the reducer starts a fresh state) and the parser is reset so line numbers
+  restart at 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+from eagle_tui.model.events import Event, LogRestarted
+from eagle_tui.transport.base import TailChunk, Transport
+
+if TYPE_CHECKING:
+    from eagle_tui.model.parser import LogParser
+
+CATCHUP_LINES = 10_000
+CAUGHT_UP_GAP_S = 0.05  # no new chunk within this long = we are at the end of the file
+MAX_LINE_BYTES = 1 << 20  # a "line" longer than this is cut (bounded memory on binary garbage)
+
+
+async def _next(it: AsyncIterator[TailChunk]) -> TailChunk:
+    return await anext(it)
+
+
+class LogTail:
+    """Source of log-derived events for one file (``name`` defaults to ``"log"``)."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        path: str,
+        *,
+        name: str = "log",
+        offset: int = 0,
+        catchup_lines: int = CATCHUP_LINES,
+        caught_up_gap: float = CAUGHT_UP_GAP_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = name
+        self.path = path
+        self.transport = transport
+        self.offset = offset  # bytes of complete lines consumed
+        self.catchup_lines = catchup_lines
+        self.caught_up_gap = caught_up_gap
+        from eagle_tui.model.parser import LogParser  # loaded only when a log is followed
+
+        self.parser: LogParser = LogParser(host=transport.host)
+        self._clock = clock
+        self.restarts = 0
+
+    async def events(self) -> AsyncIterator[Event]:
+        partial = b""  # bytes after the last newline, not yet part of ``offset``
+        held: list[bytes] = []  # complete-line chunks waiting while catching up
+        held_lines = 0
+        catching_up = True  # every (re)attach starts by catching up on what is already there
+        it = aiter(self.transport.tail(self.path, self.offset))
+        pending: asyncio.Future[TailChunk] | None = None
+        try:
+            while True:
+                if pending is None:
+                    pending = asyncio.ensure_future(_next(it))
+                if catching_up and held and self.caught_up_gap > 0:
+                    done, _ = await asyncio.wait({pending}, timeout=self.caught_up_gap)
+                    if not done:  # the stream paused: everything already written is in
+                        for ev in self._flush_held(held, held_lines):
+                            yield ev
+                        held, held_lines = [], 0
+                        catching_up = False
+                        continue
+                try:
+                    chunk = await pending
+                except StopAsyncIteration:
+                    break
+                finally:
+                    if pending.done():
+                        pending = None
+                if chunk.restarted:
+                    for ev in self._flush_held(held, held_lines):
+                        yield ev
+                    held, held_lines, partial = [], 0, b""
+                    self.offset = 0
+                    self.parser.reset()
+                    self.restarts += 1
+                    catching_up = True
+                    yield LogRestarted(chunk.restarted, self.transport.host, self._clock())
+                data = partial + chunk.data
+                cut = data.rfind(b"\n") + 1
+                partial = data[cut:]
+                complete = data[:cut]
+                if len(partial) > MAX_LINE_BYTES:  # no newline in sight: treat it as a line
+                    complete += partial + b"\n"
+                    partial = b""
+                    self.offset -= 1  # the newline we invented is not in the file
+                if catching_up and chunk.at_eof:
+                    # the transport knows it reached the end: show the last lines now
+                    if complete:
+                        held.append(complete)
+                        held_lines += complete.count(b"\n")
+                    for ev in self._flush_held(held, held_lines):
+                        yield ev
+                    held, held_lines = [], 0
+                    catching_up = False
+                    continue
+                if not complete:
+                    continue
+                if catching_up:
+                    held.append(complete)
+                    held_lines += complete.count(b"\n")
+                    # keep only what may still become visible; older lines take the fast path
+                    while len(held) > 1 and held_lines - held[0].count(b"\n") >= self.catchup_lines:
+                        old = held.pop(0)
+                        held_lines -= old.count(b"\n")
+                        for ev in self._feed_fast(old):
+                            yield ev
+                    continue
+                for ev in self._feed_lines(complete):
+                    yield ev
+        finally:
+            if pending is not None and not pending.done():
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+                    await pending
+            aclose = getattr(it, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        # the tail ended (transport closed): surface what was held back
+        for ev in self._flush_held(held, held_lines):
+            yield ev
+
+    # ------------------------------------------------------------------ feeding the parser
+    def _feed_fast(self, data: bytes) -> list[Event]:
+        events = self.parser.feed_chunk(data, emit_lines=False)
+        self.offset += len(data)
+        return events
+
+    def _feed_lines(self, data: bytes) -> list[Event]:
+        events: list[Event] = []
+        start = 0
+        feed = self.parser.feed_line
+        while (end := data.find(b"\n", start)) >= 0:
+            events.extend(feed(data[start:end]))
+            start = end + 1
+        self.offset += len(data)
+        return events
+
+    def _flush_held(self, held: list[bytes], held_lines: int) -> list[Event]:
+        if not held:
+            return []
+        data = b"".join(held)
+        skip = held_lines - self.catchup_lines
+        events: list[Event] = []
+        if skip > 0:
+            pos = 0
+            for _ in range(skip):
+                pos = data.index(b"\n", pos) + 1
+            events.extend(self._feed_fast(data[:pos]))
+            data = data[pos:]
+        events.extend(self._feed_lines(data))
+        return events
+
+
+__all__ = ["CATCHUP_LINES", "LogTail"]

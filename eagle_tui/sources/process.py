@@ -1,0 +1,259 @@
+"""Watch the server process with psutil: alive, zombie or gone, and what its tree uses.
+
+The process is given (``--pid``) or found: the process listening on the URL's port, else the
+process holding the log file open (the root of that group: with ``nohup ... > log`` every child
+inherits the file, the one whose parent does not hold it is the server).
+
+Death must be reported fast (``wait`` promises an answer within a second), so liveness is checked
+every ``poll_interval`` (0.2 s; ``is_running`` + ``status`` cost ~40 µs) while the heavier tree
+sample (RSS and CPU of every descendant) runs every ``sample_interval``.
+
+Zombies: a child that exited but was not reaped still "exists" (``is_running()`` is True,
+MEASURED.md); its status is ``zombie`` and that counts as exited. On Linux the exit status of a
+zombie is still readable from ``/proc/PID/stat`` (field 52), so it is reported when known. For a
+process that is fully gone and not our child, the status is unknown and said so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Callable
+
+import psutil
+
+from eagle_tui.model.events import Event, ProcessExited, ProcessSample, ProcessStatus
+
+DEFAULT_POLL_S = 0.2
+DEFAULT_SAMPLE_S = 1.0
+
+_STATUS: dict[str, ProcessStatus] = {
+    psutil.STATUS_RUNNING: "running",
+    psutil.STATUS_SLEEPING: "sleeping",
+    psutil.STATUS_DISK_SLEEP: "sleeping",
+    psutil.STATUS_IDLE: "sleeping",
+    psutil.STATUS_ZOMBIE: "zombie",
+    psutil.STATUS_DEAD: "exited",
+}
+
+
+def zombie_exit_status(pid: int) -> tuple[int | None, int | None]:
+    """``(exit_code, signal)`` of a zombie from ``/proc/PID/stat``; ``(None, None)`` if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read().decode("ascii", "replace")
+    except OSError:
+        return None, None
+    # fields after the parenthesised command name (which may itself contain spaces or ')')
+    rest = raw[raw.rfind(")") + 2 :].split()
+    # rest[0] is field 3 (state); field 52 (exit_code) is rest[49]
+    if len(rest) < 50:
+        return None, None
+    try:
+        status = int(rest[49])
+    except ValueError:
+        return None, None
+    return decode_wait_status(status)
+
+
+def decode_wait_status(status: int) -> tuple[int | None, int | None]:
+    """A ``waitpid`` status → ``(exit_code, signal)``; the shell's 128+N for a signal death."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        return 128 + sig, sig
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status), None
+    return None, None
+
+
+def find_listener(port: int) -> int | None:
+    """PID of the process listening on TCP ``port`` (any address), or ``None``."""
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except psutil.AccessDenied:
+        conns = []
+        for proc in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):
+                conns.extend(proc.net_connections(kind="tcp"))  # type: ignore[arg-type]
+    for c in conns:
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+            return int(c.pid)
+    return None
+
+
+def find_log_holder(path: str) -> int | None:
+    """PID of the topmost process writing to ``path`` (the server, not its workers or a pager)."""
+    try:
+        target = os.path.realpath(path)
+    except OSError:
+        return None
+    holders: set[int] = set()
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            # only writers: a `tail -f`/`less` reading the log is not the server
+            if any(
+                os.path.realpath(f.path) == target and getattr(f, "mode", "w") != "r"
+                for f in proc.open_files()
+            ):
+                holders.add(proc.pid)
+        except (psutil.Error, OSError):
+            continue
+    holders.discard(os.getpid())
+    for pid in sorted(holders):
+        try:
+            parent = psutil.Process(pid).ppid()
+        except psutil.Error:
+            continue
+        if parent not in holders:
+            return pid
+    return None
+
+
+class ProcessWatcher:
+    """Source of ``ProcessSample`` events and one ``ProcessExited`` when the process dies.
+
+    ``pid`` watches that process; otherwise ``port`` and/or ``log_path`` are used to find it,
+    retrying every ``find_interval`` seconds (the server may not have started yet). The source
+    ends after reporting the exit.
+    """
+
+    def __init__(
+        self,
+        pid: int | None = None,
+        *,
+        port: int | None = None,
+        log_path: str | None = None,
+        poll_interval: float = DEFAULT_POLL_S,
+        sample_interval: float = DEFAULT_SAMPLE_S,
+        find_interval: float = 1.0,
+        name: str = "process",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if pid is None and port is None and log_path is None:
+            raise ValueError("ProcessWatcher needs a pid, a port or a log path")
+        self.name = name
+        self.pid = pid
+        self.port = port
+        self.log_path = log_path
+        self.poll_interval = poll_interval
+        self.sample_interval = sample_interval
+        self.find_interval = find_interval
+        self._clock = clock
+        self._children: dict[int, psutil.Process] = {}
+
+    def find(self) -> int | None:
+        if self.port is not None and (pid := find_listener(self.port)) is not None:
+            return pid
+        if self.log_path is not None:
+            return find_log_holder(self.log_path)
+        return None
+
+    def _tree_sample(self, proc: psutil.Process) -> ProcessSample:
+        """RSS and CPU summed over the process and its descendants."""
+        with proc.oneshot():
+            status = _STATUS.get(proc.status(), "unknown")
+            name = proc.name()
+            started = proc.create_time()
+            rss = proc.memory_info().rss
+            cpu = proc.cpu_percent(None)
+        procs = 1
+        kids: dict[int, psutil.Process] = {}
+        with contextlib.suppress(psutil.Error):
+            for child in proc.children(recursive=True):
+                # keep the same Process object per pid: cpu_percent needs its previous reading
+                kid = self._children.get(child.pid, child)
+                try:
+                    rss += kid.memory_info().rss
+                    cpu += kid.cpu_percent(None)
+                except psutil.Error:
+                    continue
+                kids[child.pid] = kid
+                procs += 1
+        self._children = kids
+        return ProcessSample(self._clock(), proc.pid, status, name, rss, round(cpu, 1), started,
+                             procs)
+
+    def _exited(self, proc: psutil.Process) -> ProcessExited:
+        code: int | None = None
+        sig: int | None = None
+        with contextlib.suppress(psutil.Error, ChildProcessError):
+            # our own child (tests, a launcher): reaping it gives the exact status
+            ret = proc.wait(timeout=0)
+            if ret is not None:
+                if ret < 0:
+                    sig, code = -ret, 128 - ret
+                else:
+                    code = ret
+                    if code > 128 and code - 128 in signal.valid_signals():
+                        sig = code - 128
+        if code is None:
+            code, sig = zombie_exit_status(proc.pid)
+        return ProcessExited(self._clock(), proc.pid, code, sig)
+
+    def _dead(self, proc: psutil.Process) -> bool:
+        try:
+            return not proc.is_running() or proc.status() in (psutil.STATUS_ZOMBIE,
+                                                              psutil.STATUS_DEAD)
+        except psutil.NoSuchProcess:
+            return True
+        except psutil.Error:
+            return False
+
+    async def events(self) -> AsyncIterator[Event]:
+        loop = asyncio.get_running_loop()
+        while self.pid is None:
+            self.pid = await asyncio.to_thread(self.find)
+            if self.pid is None:
+                await asyncio.sleep(self.find_interval)
+        try:
+            proc = psutil.Process(self.pid)
+        except psutil.NoSuchProcess:
+            yield ProcessSample(self._clock(), self.pid, "not_found")
+            yield ProcessExited(self._clock(), self.pid)
+            return
+        next_sample = 0.0
+        while True:
+            if self._dead(proc):
+                if (zombie := self._zombie(proc)) is not None:
+                    yield zombie
+                yield self._exited(proc)
+                return
+            if loop.time() >= next_sample:
+                try:
+                    sample = self._tree_sample(proc)
+                except psutil.NoSuchProcess:
+                    continue  # died between the checks: reported on the next turn
+                except psutil.AccessDenied:
+                    sample = ProcessSample(self._clock(), proc.pid, "unknown")
+                yield sample
+                next_sample = loop.time() + self.sample_interval
+            await asyncio.sleep(self.poll_interval)
+
+    def _zombie(self, proc: psutil.Process) -> ProcessSample | None:
+        with contextlib.suppress(psutil.Error):
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return ProcessSample(self._clock(), proc.pid, "zombie", proc.name())
+        return None
+
+
+def status_of(pid: int) -> ProcessStatus:
+    """One-shot status of ``pid`` (used by ``wait`` for its first line)."""
+    try:
+        return _STATUS.get(psutil.Process(pid).status(), "unknown")
+    except psutil.NoSuchProcess:
+        return "not_found"
+    except psutil.Error:
+        return "unknown"
+
+
+__all__ = [
+    "ProcessWatcher",
+    "decode_wait_status",
+    "find_listener",
+    "find_log_holder",
+    "status_of",
+    "zombie_exit_status",
+]

@@ -1,0 +1,188 @@
+"""Watch the server process on a remote host with POSIX tools only (``ps``, ``find``, ``awk``).
+
+The remote twin of :class:`eagle_tui.sources.process.ProcessWatcher`, for ``--ssh``: nothing is
+installed on the host, so psutil is not available there. Each poll is one exec on the existing SSH
+connection (~3 ms on a quiet host):
+
+* the process is ``--pid``, or the owner of the listening socket on the URL's port (socket inode
+  from ``/proc/net/tcp{,6}``, then the process whose ``/proc/PID/fd`` links to it), or the process
+  holding the log file open; several holders (a launcher and its children) → the one whose parent
+  is not a holder, as locally;
+* ``ps -e -o pid=,ppid=,stat=,rss=,etimes=,comm=`` once per ``poll_interval`` gives the status
+  of the process and the RSS of its whole tree.
+
+The exit status of a process that is not our child is not knowable remotely: ``ProcessExited``
+carries ``exit_code=None`` and the log tells why it died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from eagle_tui.model.events import Event, ProcessExited, ProcessSample, ProcessStatus
+from eagle_tui.transport.base import Transport, TransportError
+
+DEFAULT_POLL_S = 1.0
+
+# $1 = port (may be empty), $2 = log path as a find -lname pattern (may be empty).
+# Prints "port PID" lines for the socket owner(s), then "log PID" lines for the log's holders.
+FIND_SCRIPT = r"""
+if [ -n "$1" ]; then
+  hex=$(printf ':%04X' "$1")
+  for ino in $(awk -v p="$hex" 'FNR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p \
+      { print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null); do
+    find /proc/[0-9]*/fd -maxdepth 1 -lname "socket:\[$ino\]" 2>/dev/null \
+      | cut -d/ -f3 | sed 's/^/port /'
+  done
+fi
+if [ -n "$2" ]; then
+  find /proc/[0-9]*/fd -maxdepth 1 -lname "$2" 2>/dev/null | cut -d/ -f3 | sed 's/^/log /'
+fi
+exit 0
+"""
+
+PS_ARGV = ["ps", "-e", "-o", "pid=,ppid=,stat=,rss=,etimes=,comm="]
+
+_STATUS: dict[str, ProcessStatus] = {
+    "R": "running", "S": "sleeping", "D": "sleeping", "I": "sleeping", "Z": "zombie", "X": "exited",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PsRow:
+    pid: int
+    ppid: int
+    stat: str
+    rss_kib: int
+    etimes: int
+    comm: str
+
+
+def parse_ps(text: str) -> dict[int, PsRow]:
+    """``ps -e -o pid=,ppid=,stat=,rss=,etimes=,comm=`` → rows by pid (bad lines skipped)."""
+    rows: dict[int, PsRow] = {}
+    for line in text.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) < 5:
+            continue
+        try:
+            pid, ppid, rss, etimes = int(parts[0]), int(parts[1]), int(parts[3]), int(parts[4])
+        except ValueError:
+            continue
+        rows[pid] = PsRow(pid, ppid, parts[2], rss, etimes, parts[5] if len(parts) > 5 else "")
+    return rows
+
+
+def glob_escape(path: str) -> str:
+    """``path`` as a literal ``find -lname`` pattern (``*?[\\`` lose their meaning)."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in path)
+
+
+def root_of(pids: set[int], rows: dict[int, PsRow]) -> int | None:
+    """The holder whose parent is not itself a holder (the launcher, not its workers)."""
+    roots = sorted(p for p in pids if p in rows and rows[p].ppid not in pids)
+    return roots[0] if roots else (min(pids) if pids else None)
+
+
+def tree(pid: int, rows: dict[int, PsRow]) -> list[PsRow]:
+    children: dict[int, list[int]] = {}
+    for row in rows.values():
+        children.setdefault(row.ppid, []).append(row.pid)
+    out, todo, seen = [], [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen or p not in rows:
+            continue
+        seen.add(p)
+        out.append(rows[p])
+        todo.extend(children.get(p, ()))
+    return out
+
+
+class RemoteProcessWatcher:
+    """Source of ``ProcessSample`` events and one ``ProcessExited``, through a transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        pid: int | None = None,
+        *,
+        port: int | None = None,
+        log_path: str | None = None,
+        poll_interval: float = DEFAULT_POLL_S,
+        find_interval: float = 1.0,
+        name: str = "process",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if pid is None and port is None and log_path is None:
+            raise ValueError("RemoteProcessWatcher needs a pid, a port or a log path")
+        self.transport = transport
+        self.pid = pid
+        self.port = port
+        self.log_path = log_path
+        self.poll_interval = poll_interval
+        self.find_interval = find_interval
+        self.name = name
+        self._clock = clock
+
+    async def ps(self) -> dict[int, PsRow]:
+        res = await self.transport.run(PS_ARGV, timeout=10.0)
+        if res.exit_code != 0:
+            why = res.stderr.decode("utf-8", "replace").strip() or f"exit {res.exit_code}"
+            raise TransportError(f"ps failed on {self.transport.host}: {why}")
+        return parse_ps(res.stdout.decode("utf-8", "replace"))
+
+    async def find(self) -> int | None:
+        port = "" if self.port is None else str(self.port)
+        pattern = ""
+        if self.log_path is not None:  # fd links are absolute: match a relative path's tail
+            pattern = glob_escape(self.log_path)
+            if not self.log_path.startswith("/"):
+                pattern = "*/" + pattern.removeprefix("./")
+        res = await self.transport.run(["sh", "-c", FIND_SCRIPT, "sh", port, pattern], 10.0)
+        by: dict[str, set[int]] = {"port": set(), "log": set()}
+        for line in res.stdout.decode("ascii", "replace").splitlines():
+            kind, _, pid = line.partition(" ")
+            if kind in by and pid.isdigit():
+                by[kind].add(int(pid))
+        if not by["port"] and not by["log"]:
+            return None
+        rows = await self.ps()
+        return root_of(by["port"] or by["log"], rows)
+
+    async def events(self) -> AsyncIterator[Event]:
+        while self.pid is None:
+            self.pid = await self.find()
+            if self.pid is None:
+                await asyncio.sleep(self.find_interval)
+        pid = self.pid
+        first = True
+        while True:
+            rows = await self.ps()
+            row = rows.get(pid)
+            if row is None:
+                if first:
+                    yield ProcessSample(self._clock(), pid, "not_found")
+                yield ProcessExited(self._clock(), pid)
+                return
+            first = False
+            status = _STATUS.get(row.stat[:1], "unknown")
+            if status in ("zombie", "exited"):
+                yield ProcessSample(self._clock(), pid, status, row.comm)
+                yield ProcessExited(self._clock(), pid)
+                return
+            procs = tree(pid, rows)
+            now = self._clock()
+            yield ProcessSample(
+                now, pid, status, row.comm,
+                rss_bytes=sum(r.rss_kib for r in procs) * 1024,
+                started=now - row.etimes,
+                num_procs=len(procs),
+            )
+            await asyncio.sleep(self.poll_interval)
+
+
+__all__ = ["FIND_SCRIPT", "PsRow", "RemoteProcessWatcher", "glob_escape", "parse_ps", "root_of"]

@@ -1,0 +1,212 @@
+"""The local transport: files, subprocesses and a plain httpx client on this machine.
+
+``tail`` is a poll loop rather than inotify: it needs nothing beyond the stdlib, behaves the same
+on every filesystem (NFS, overlayfs, bind mounts where inotify silently misses writes), and at a
+20 ms poll costs one ``stat`` per tick. It mirrors ``tail -F``: waits for a missing file, keeps
+reading a file that was deleted but is still written to, restarts at byte 0 when the file shrinks
+below the read position (truncated) or the path now names another inode (replaced, e.g. a new
+``nohup`` run), and reads in bounded chunks so a 10 GB log never sits in memory.
+
+A truncation followed by a rewrite *past* the old offset within one poll interval is
+indistinguishable from an append by size alone; the inode and size checks are what ``tail -F``
+has too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import IO
+
+import httpx
+
+from .base import CommandNotFound, RunResult, TailChunk, TransportError
+
+DEFAULT_POLL_S = 0.02
+DEFAULT_CHUNK = 1 << 20
+_STDERR_KEEP = 20  # lines of a streamed command's stderr kept for its error message
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+class LocalTransport:
+    """:class:`~eagle_tui.transport.base.Transport` for the machine eagle-tui runs on."""
+
+    def __init__(self, *, poll_interval: float = DEFAULT_POLL_S, chunk_size: int = DEFAULT_CHUNK):
+        if poll_interval <= 0 or chunk_size <= 0:
+            raise ValueError("poll_interval and chunk_size must be positive")
+        self.poll_interval = poll_interval
+        self.chunk_size = chunk_size
+        self._procs: set[asyncio.subprocess.Process] = set()
+
+    @property
+    def host(self) -> str:
+        return ""
+
+    # ------------------------------------------------------------------ commands
+    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
+        proc = await self._spawn(argv, stdout=asyncio.subprocess.PIPE)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise TransportError(f"{argv[0]} did not finish within {timeout:g} s") from None
+        finally:
+            self._procs.discard(proc)
+        return RunResult(proc.returncode if proc.returncode is not None else -1, out, err)
+
+    async def _spawn(self, argv: list[str], stdout: int) -> asyncio.subprocess.Process:
+        if not argv:
+            raise TransportError("empty command")
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=asyncio.subprocess.PIPE,
+                limit=DEFAULT_CHUNK,
+            )
+        except FileNotFoundError:
+            raise CommandNotFound(f"{argv[0]}: command not found") from None
+        except PermissionError as exc:
+            raise TransportError(f"{argv[0]}: {exc.strerror or exc}") from None
+        self._procs.add(proc)
+        return proc
+
+    async def stream_lines(self, argv: list[str]) -> AsyncIterator[bytes]:
+        proc = await self._spawn(argv, stdout=asyncio.subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        stderr_tail: deque[bytes] = deque(maxlen=_STDERR_KEEP)
+
+        async def drain_stderr(stream: asyncio.StreamReader) -> None:
+            # read stderr concurrently: a chatty command must not block on a full pipe
+            while line := await stream.readline():
+                stderr_tail.append(line.rstrip(b"\r\n"))
+
+        err_task = asyncio.create_task(drain_stderr(proc.stderr))
+        try:
+            while True:
+                try:
+                    line = await proc.stdout.readline()
+                except ValueError:  # a line over the stream limit: skip it, keep streaming
+                    await proc.stdout.read(DEFAULT_CHUNK)
+                    continue
+                if not line:
+                    break
+                yield line.rstrip(b"\r\n")
+            code = await proc.wait()
+            await err_task
+            if code != 0:
+                detail = b" ".join(stderr_tail).decode("utf-8", "replace").strip()
+                raise TransportError(
+                    f"{argv[0]} exited with status {code}" + (f": {detail}" if detail else "")
+                )
+        finally:
+            err_task.cancel()
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+            self._procs.discard(proc)
+
+    # ------------------------------------------------------------------ files
+    async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
+        def read() -> bytes:
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise TransportError(f"{path}: larger than {max_bytes} bytes")
+            return data
+
+        try:
+            return await asyncio.to_thread(read)
+        except FileNotFoundError:
+            raise TransportError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise TransportError(f"{path}: is a directory") from None
+        except PermissionError:
+            raise TransportError(f"{path}: permission denied") from None
+        except OSError as exc:
+            raise TransportError(f"{path}: {exc.strerror or exc}") from None
+
+    async def tail(self, path: str, offset: int = 0) -> AsyncIterator[TailChunk]:
+        if offset < 0:
+            raise ValueError("offset must be >= 0")
+        fh: IO[bytes] | None = None
+        ident: tuple[int, int] | None = None
+        restarted = ""
+        announced_eof = False
+        try:
+            while True:
+                if fh is None:
+                    try:
+                        fh = open(path, "rb")  # noqa: SIM115 - held across yields, closed below
+                    except FileNotFoundError:
+                        await asyncio.sleep(self.poll_interval)
+                        continue
+                    except PermissionError:
+                        raise TransportError(f"{path}: permission denied") from None
+                    except IsADirectoryError:
+                        raise TransportError(f"{path}: is a directory") from None
+                    st = os.fstat(fh.fileno())
+                    if ident is not None and _identity(st) != ident:
+                        restarted, offset = "replaced", 0
+                    elif st.st_size < offset:
+                        restarted, offset = "truncated", 0
+                    ident = _identity(st)
+                    fh.seek(offset)
+                data = fh.read(self.chunk_size)
+                if data:
+                    offset += len(data)
+                    at_eof = len(data) < self.chunk_size
+                    yield TailChunk(data, offset, restarted, at_eof)
+                    restarted = ""
+                    announced_eof = at_eof
+                    continue
+                if restarted or not announced_eof:
+                    # the consumer learns it caught up (or that the file restarted) even when
+                    # there is nothing new to hand over
+                    yield TailChunk(b"", offset, restarted, True)
+                    restarted = ""
+                    announced_eof = True
+                # at EOF: has the path been truncated or replaced?
+                try:
+                    st = os.stat(path)
+                except FileNotFoundError:
+                    # deleted (or mid-rotation): keep the old handle, a writer may still append
+                    await asyncio.sleep(self.poll_interval)
+                    continue
+                if _identity(st) != ident:
+                    fh.close()
+                    fh = None
+                    continue  # reopen: the identity check above reports "replaced"
+                if st.st_size < offset:
+                    restarted, offset = "truncated", 0
+                    fh.seek(0)
+                    continue
+                await asyncio.sleep(self.poll_interval)
+        finally:
+            if fh is not None:
+                fh.close()
+
+    # ------------------------------------------------------------------ http
+    def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:
+        # trust_env=False: an HTTP(S)_PROXY in the environment must not capture 127.0.0.1 traffic
+        return httpx.AsyncClient(base_url=base_url, timeout=timeout, trust_env=False)
+
+    async def close(self) -> None:
+        for proc in list(self._procs):
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        self._procs.clear()
+
+
+__all__ = ["LocalTransport"]

@@ -1,0 +1,251 @@
+"""The SSH transport: every source works over one paramiko connection, nothing installed remotely.
+
+One :class:`SshTransport` per host. It holds one SSH connection (a :class:`~.ssh_link.Link`) and
+multiplexes channels on it: an exec channel per ``tail -F`` / ``nvidia-smi -lms`` / one-shot
+command, a ``direct-tcpip`` channel per HTTP connection. paramiko blocks, so it lives in threads
+(an executor for short calls, one reader thread per stream, one keepalive thread) and hands data
+to asyncio through queues; nothing above this module sees paramiko.
+
+Faults: a keepalive that needs an answer notices a hung host or a dead network within ~3 s; a
+killed session is noticed at once by the readers. The connection (:mod:`.ssh_conn`) then drops
+the link and reconnects with backoff, publishing
+:class:`~eagle_tui.model.events.ConnectionState` events to every :meth:`connection_events`
+subscriber. :meth:`tail` resumes at the exact byte after a reconnect, so
+a log survives a cut connection with nothing lost and nothing repeated; one-shot calls and
+streams raise :class:`ConnectionLost` and the calling source retries. A host-key problem is never
+retried: the state becomes ``failed`` and every call raises the :class:`HostKeyError`.
+
+Quoting: every argv element is passed through :func:`shlex.quote`; paths are never interpolated
+into a command unquoted, whatever they contain (spaces, quotes, ``;``, ``$(...)``, newlines).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from eagle_tui.model.events import ConnectionState
+from eagle_tui.transport.base import (
+    CommandNotFound,
+    ConnectionLost,
+    RunResult,
+    TailChunk,
+    TransportError,
+)
+from eagle_tui.transport.ssh_config import SshTarget, resolve
+from eagle_tui.transport.ssh_conn import Connection, backoff_delay
+from eagle_tui.transport.ssh_link import SshOptions
+from eagle_tui.transport.ssh_stream import ChannelStream
+from eagle_tui.transport.ssh_tail import TailFollower, tail_command
+
+if TYPE_CHECKING:
+    import httpx
+
+_MAX_STDERR = 64 * 1024
+_MAX_LINE = 1 << 20
+
+
+def _not_found(code: int, stderr: bytes) -> bool:
+    return code == 127 or (code == 126 and b"not found" in stderr)
+
+
+class SshTransport:
+    """:class:`~eagle_tui.transport.base.Transport` over one SSH connection to ``dest``."""
+
+    def __init__(
+        self,
+        dest: str,
+        options: SshOptions | None = None,
+        *,
+        target: SshTarget | None = None,
+    ) -> None:
+        self._options = options or SshOptions()
+        self._target = target or resolve(
+            dest, self._options.config_path, use_config=self._options.use_config
+        )
+        self._dest = dest
+        self._executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ssh {dest}")
+        self._conn = Connection(dest, self._target, self._options, self._executor)
+
+    # ---------------------------------------------------------------- Transport protocol
+
+    @property
+    def host(self) -> str:
+        return self._dest
+
+    @property
+    def target(self) -> SshTarget:
+        return self._target
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._conn.state
+
+    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
+        if not argv:
+            raise TransportError("empty command")
+        deadline = time.monotonic() + timeout
+        link = await self._conn.live(timeout)
+        stream = await ChannelStream.open(
+            link, shlex.join(argv), self._executor, self._conn.on_lost, timeout
+        )
+        out: list[bytes] = []
+        err: list[bytes] = []
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                chunk = await asyncio.wait_for(stream.__anext__(), remaining)
+                if chunk.kind == "out":
+                    out.append(chunk.data)
+                elif chunk.kind == "err":
+                    err.append(chunk.data)
+                elif chunk.kind == "lost":
+                    raise ConnectionLost(f"connection to {self._dest} lost: {chunk.reason}")
+                else:
+                    stderr = b"".join(err)
+                    if _not_found(chunk.code, stderr):
+                        raise CommandNotFound(f"{argv[0]}: command not found on {self._dest}")
+                    return RunResult(chunk.code, b"".join(out), stderr)
+        except TimeoutError as exc:
+            raise TransportError(
+                f"{shlex.join(argv)[:200]} on {self._dest} timed out after {timeout:g} s"
+            ) from exc
+        finally:
+            await stream.aclose()
+
+    async def stream_lines(self, argv: list[str]) -> AsyncIterator[bytes]:
+        if not argv:
+            raise TransportError("empty command")
+        link = await self._conn.live(self._options.connect_timeout)
+        stream = await ChannelStream.open(
+            link, shlex.join(argv), self._executor, self._conn.on_lost,
+            self._options.connect_timeout,
+        )
+        pending = b""
+        err = b""
+        try:
+            async for chunk in stream:
+                if chunk.kind == "out":
+                    pending += chunk.data
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        yield line.removesuffix(b"\r")
+                    if len(pending) > _MAX_LINE:
+                        yield pending
+                        pending = b""
+                elif chunk.kind == "err":
+                    err = (err + chunk.data)[-_MAX_STDERR:]
+                elif chunk.kind == "lost":
+                    raise ConnectionLost(f"connection to {self._dest} lost: {chunk.reason}")
+                else:
+                    if pending:
+                        yield pending.removesuffix(b"\r")
+                    if _not_found(chunk.code, err):
+                        raise CommandNotFound(f"{argv[0]}: command not found on {self._dest}")
+                    if chunk.code != 0:
+                        text = err.decode("utf-8", "replace").strip().splitlines()
+                        why = text[-1] if text else "no message"
+                        raise TransportError(
+                            f"{argv[0]} on {self._dest} exited with {chunk.code}: {why}"
+                        )
+                    return
+        finally:
+            await stream.aclose()
+
+    async def tail(self, path: str, offset: int = 0) -> AsyncIterator[TailChunk]:
+        follower = TailFollower(offset=offset)
+        resumed = False
+        while True:
+            link = await self._conn.live(None)
+            follower.start(resumed=resumed)
+            try:
+                stream = await ChannelStream.open(
+                    link,
+                    tail_command(path, follower.offset, follower.inode),
+                    self._executor,
+                    self._conn.on_lost,
+                    self._options.connect_timeout,
+                )
+            except ConnectionLost:
+                resumed = True
+                continue
+            lost = False
+            try:
+                async for chunk in stream:
+                    if chunk.kind == "out":
+                        try:
+                            for item in follower.feed_out(chunk.data):
+                                yield item
+                        except ValueError as exc:
+                            raise TransportError(f"tail of {path} on {self._dest}: {exc}") from exc
+                    elif chunk.kind == "err":
+                        restarts = follower.feed_err(chunk.data)
+                        if restarts:
+                            # tail's notice and the new content travel on two pipes, so some
+                            # of the new file may already have been counted as old: announce
+                            # the restart and read the new file again from byte 0 with a fresh
+                            # tail, so the new run is complete after the marker.
+                            yield restarts[0]
+                            break
+                    elif chunk.kind == "lost":
+                        lost = True
+                    else:
+                        why = follower.stderr_text() or "no message"
+                        if _not_found(chunk.code, why.encode()):
+                            raise CommandNotFound(f"tail: command not found on {self._dest}")
+                        raise TransportError(
+                            f"tail of {path} on {self._dest} stopped (exit {chunk.code}): {why}"
+                        )
+            finally:
+                await stream.aclose()
+            resumed = lost
+
+    async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
+        result = await self.run(["head", "-c", str(max_bytes + 1), "--", path])
+        if result.exit_code != 0:
+            lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+            why = lines[-1] if lines else f"exit {result.exit_code}"
+            raise TransportError(f"cannot read {path} on {self._dest}: {why}")
+        if len(result.stdout) > max_bytes:
+            raise TransportError(f"{path} on {self._dest} is larger than {max_bytes} bytes")
+        return result.stdout
+
+    def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:
+        import httpx
+
+        from eagle_tui.transport.ssh_http import SshHttpTransport, SshNetworkBackend
+
+        backend = SshNetworkBackend(self._conn.live, self._executor, self._dest)
+        return httpx.AsyncClient(
+            base_url=base_url,
+            timeout=timeout,
+            transport=SshHttpTransport(backend),
+            trust_env=False,  # an HTTP(S)_PROXY of *this* machine must not capture remote URLs
+        )
+
+    async def close(self) -> None:
+        await self._conn.close()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def connect(self, *, retry: bool = False) -> None:
+        """Open the connection now; see :meth:`.ssh_conn.Connection.connect` (``retry``)."""
+        await self._conn.connect(retry=retry)
+
+    def connection_events(self) -> AsyncIterator[ConnectionState]:
+        """Current connection state first, then every change; ends when closed."""
+        return self._conn.events()
+
+    async def __aenter__(self) -> SshTransport:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+__all__ = ["SshOptions", "SshTransport", "backoff_delay"]

@@ -1,0 +1,171 @@
+"""The remote ``tail -F`` command and the bookkeeping that makes resuming exact.
+
+Why byte offsets: after a reconnect the new ``tail`` must start at the first byte the old one had
+not delivered — no line lost, none repeated. The follower counts the bytes it has *yielded* and
+resumes with ``tail -c +OFFSET+1``. Bytes received but not yet yielded (the part of a line after
+its last ``\\n``/``\\r``) are dropped on a reconnect and read again by the new tail.
+
+The remote script (MEASURED.md's recipe, extended with the inode):
+
+* ``stat`` the file; if it is now *shorter* than the offset it was truncated, and if its inode
+  differs from the one we were reading it was replaced: either way start again at byte 0;
+* print the effective ``offset inode size`` as the first stdout line, so the client knows whether
+  a restart happened without guessing, and where the backlog ends (``TailChunk.at_eof``);
+* ``exec tail -c +N -F -s 0.2 --pid=$PPID``: ``-F`` waits for a missing file and follows a
+  replaced one; ``--pid`` ends the remote tail when this SSH session dies, so killed connections
+  leave nothing behind; ``-s 0.2`` because with ``--pid`` GNU tail checks a missing, truncated or
+  replaced file only once per sleep interval (default 1 s, measured: a new file was seen 2 s
+  late).
+
+While the tail runs, GNU tail reports a truncation or replacement on stderr ("file truncated",
+"has been replaced", "has appeared") and continues from byte 0 of the new content. The notice
+(stderr) and the new content (stdout) reach us through two pipes in no guaranteed order, so the
+first bytes of the new file may already have been counted as the old one's: on a notice the
+transport announces the restart and starts a fresh tail at byte 0, so everything after the
+restart marker is exactly the new file. The script runs under ``sh`` so its syntax does not
+depend on the user's login shell.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+from eagle_tui.transport.base import TailChunk
+
+_SCRIPT = (
+    "o={offset}; i={inode}; f={path}; "
+    'set -- $(stat -L -c "%s %i" -- "$f" 2>/dev/null); s=${{1:-0}}; n=${{2:-}}; '
+    'if [ "$s" -lt "$o" ] || {{ [ -n "$i" ] && [ -n "$n" ] && [ "$n" != "$i" ]; }}; then o=0; fi; '
+    'printf "%s %s %s\\n" "$o" "$n" "$s"; '
+    'exec tail -c +$((o+1)) -F -s 0.2 --pid=$PPID -- "$f"'
+)
+
+_MAX_PENDING = 1 << 20  # a "line" longer than this is passed on without waiting for its end
+
+
+def tail_command(path: str, offset: int, inode: int | None) -> str:
+    """The shell command line (for the remote login shell) that resumes ``path`` at ``offset``."""
+    if offset < 0:
+        raise ValueError("offset must be >= 0")
+    script = _SCRIPT.format(
+        offset=int(offset),
+        inode="" if inode is None else int(inode),
+        path=shlex.quote(path),
+    )
+    return "exec sh -c " + shlex.quote(script)
+
+
+@dataclass
+class TailFollower:
+    """Pure state machine: feed it the remote tail's output, get :class:`TailChunk` s back."""
+
+    offset: int = 0
+    inode: int | None = None
+    _pending: bytes = b""
+    _header: bytes | None = None  # bytes of the header line read so far (None: header done)
+    _err: bytes = b""
+    _requested: int = 0
+    _resumed: bool = False
+    _backlog_end: int = 0  # file size when this tail started: reaching it = caught up
+    _recent: list[str] = field(default_factory=list)  # last non-notice stderr lines, for errors
+
+    def start(self, *, resumed: bool) -> None:
+        """Begin a new remote tail (first call or after a reconnect).
+
+        Drops any partial line: the new tail re-reads it from :attr:`offset`.
+        """
+        self._pending = b""
+        self._header = b""
+        self._err = b""
+        self._recent = []
+        self._requested = self.offset
+        self._resumed = resumed
+
+    def feed_out(self, data: bytes) -> list[TailChunk]:
+        out: list[TailChunk] = []
+        if self._header is not None:
+            self._header += data
+            nl = self._header.find(b"\n")
+            if nl < 0:
+                if len(self._header) > 4096:
+                    raise ValueError("remote tail wrapper printed no header")
+                return out
+            header, data = self._header[:nl], self._header[nl + 1 :]
+            self._header = None
+            out.extend(self._apply_header(header))
+        if not data:
+            return out
+        buf = self._pending + data
+        cut = max(buf.rfind(b"\n"), buf.rfind(b"\r")) + 1
+        if cut == 0 and len(buf) > _MAX_PENDING:
+            cut = len(buf)
+        self._pending = buf[cut:]
+        if cut:
+            self.offset += cut
+            at_eof = self.offset + len(self._pending) >= self._backlog_end
+            out.append(TailChunk(data=buf[:cut], offset=self.offset, at_eof=at_eof))
+        return out
+
+    def _apply_header(self, header: bytes) -> list[TailChunk]:
+        parts = header.decode("ascii", "replace").strip().split(" ")  # "o inode size"; inode
+        # is empty when the file does not exist, so split on single spaces to keep positions
+        try:
+            effective = int(parts[0])
+        except (IndexError, ValueError) as exc:
+            raise ValueError(f"unexpected remote tail header {header[:80]!r}") from exc
+        old_inode = self.inode
+        self.inode = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+        self._backlog_end = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 0
+        reason = ""
+        if effective != self._requested:
+            self.offset = 0
+            replaced = old_inode is not None and self.inode is not None and old_inode != self.inode
+            if replaced:
+                reason = "replaced"
+            else:
+                reason = "reconnected-truncated" if self._resumed else "truncated"
+        if reason or self.offset >= self._backlog_end:
+            # a restart to announce, or nothing to catch up on: say so before any data
+            at_eof = self.offset >= self._backlog_end
+            return [TailChunk(data=b"", offset=self.offset, restarted=reason, at_eof=at_eof)]
+        return []
+
+    def feed_err(self, data: bytes) -> list[TailChunk]:
+        """Tail's notices. Returns a restart chunk when the file was truncated or replaced."""
+        self._err += data
+        out: list[TailChunk] = []
+        while b"\n" in self._err:
+            line, self._err = self._err.split(b"\n", 1)
+            text = line.decode("utf-8", "replace").strip()
+            reason = _notice_reason(text, self.offset)
+            if not reason and text:
+                self._recent = [*self._recent[-4:], text]
+            if reason:
+                self.offset = 0
+                self.inode = None
+                self._pending = b""
+                self._backlog_end = 0
+                out.append(TailChunk(data=b"", offset=0, restarted=reason))
+        if len(self._err) > 65536:
+            self._err = self._err[-4096:]
+        return out
+
+    def stderr_text(self) -> str:
+        """The last few lines tail wrote to stderr (for an error message when it exits)."""
+        tail = self._err.decode("utf-8", "replace").strip()
+        return "; ".join([*self._recent, tail] if tail else self._recent)
+
+
+def _notice_reason(line: str, offset: int) -> str:
+    text = line.rstrip()
+    if text.endswith(": file truncated"):
+        return "truncated"
+    if "has been replaced" in text:
+        return "replaced"
+    if "has appeared" in text and offset > 0:
+        return "replaced"
+    return ""
+
+
+__all__ = ["TailFollower", "tail_command"]

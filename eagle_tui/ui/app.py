@@ -1,0 +1,342 @@
+"""The Textual app: holds the state, runs the session in a worker, lays out the five panes.
+
+Attributes down, messages up: the session calls :meth:`EagleApp._on_batch` in the event loop once
+per batch (~50 ms); the app hands the batch's log lines to the log view in one call, sets its
+``state`` reactive, and ``watch_state`` gives each pane its slice. Panes never read the session
+or global settings; they post messages (``RootCause.Jump``) for user intents.
+
+The app only renders and routes keys; everything it shows is a function of the state and of the
+events the session delivered, so scripted sessions make it fully deterministic for snapshots.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Container, Horizontal
+from textual.events import Resize
+from textual.reactive import var
+from textual.screen import Screen
+from textual.theme import Theme
+from textual.widget import Widget
+from textual.widgets import Footer, Tab, Tabs
+from textual.worker import Worker, WorkerState
+
+from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, UserMarker
+from eagle_tui.model.state import DashboardState
+from eagle_tui.ui.config import UiConfig
+from eagle_tui.ui.format import truncate
+from eagle_tui.ui.keys import KEYS, bindings
+from eagle_tui.ui.safety import inert
+from eagle_tui.ui.screens.help import HelpScreen
+from eagle_tui.ui.theme import load_stylesheet, variable_defaults
+from eagle_tui.ui.widgets.alerts import AlertsPane
+from eagle_tui.ui.widgets.gpus import GpuPane
+from eagle_tui.ui.widgets.logpane import LogPane
+from eagle_tui.ui.widgets.logview import LogView
+from eagle_tui.ui.widgets.metrics import MetricsPane
+from eagle_tui.ui.widgets.startup import RootCause, StartupPane
+from eagle_tui.ui.widgets.status import StatusLine
+
+PANES = ("startup", "log", "gpus", "metrics", "alerts")
+TOP_PANES = ("startup", "metrics", "gpus")
+PANE_TITLES = {"startup": "Startup", "log": "Log", "gpus": "GPUs", "metrics": "Metrics",
+               "alerts": "Alerts"}
+TOAST_CHARS = 160  # the full text is in the alerts pane; a toast must not hide the screen
+COMPACT_MAX_WIDTH = 120  # below this width, or
+COMPACT_MAX_HEIGHT = 32  # below this height: one pane at a time behind tabs
+
+
+class SessionLike(Protocol):
+    """What the app needs from :class:`eagle_tui.session.Session` (tests may pass a fake)."""
+
+    @property
+    def state(self) -> DashboardState: ...
+
+    def subscribe(
+        self, callback: Callable[[DashboardState, Sequence[Event]], None]
+    ) -> Callable[[], None]: ...
+
+    def post(self, *events: Event) -> None: ...
+
+    async def run(self) -> DashboardState: ...
+
+    def stop(self) -> None: ...
+
+
+class EagleApp(App[int]):
+    CSS = load_stylesheet()
+    TITLE = "eagle-tui"
+    BINDINGS = bindings()  # type: ignore[assignment]
+
+    state: var[DashboardState] = var(DashboardState(), always_update=True, init=False)
+
+    def __init__(
+        self,
+        config: UiConfig,
+        session: SessionLike,
+        *,
+        themes: Sequence[Theme] = (),
+        source_label: str = "",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.session = session
+        self.clock = clock
+        self.source_label = source_label
+        self.theme_cycle = [t.name for t in themes]
+        for theme in themes:
+            self.register_theme(theme)
+        self.theme = config.theme
+        self.session_error: str | None = None
+        self.session_done = False
+        self._gpu_samples: list[GpuSample] = []
+        self._notified: set[str] = set()
+        self._crash_shown = False
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ composition
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return variable_defaults()
+
+    def compose(self) -> ComposeResult:
+        yield StatusLine(self.source_label, id="status")
+        yield Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in PANES), id="tabs")
+        with Container(id="panes"):
+            with Horizontal(id="top"):
+                yield StartupPane(id="startup", classes="pane")
+                yield MetricsPane(id="metrics", classes="pane")
+                yield GpuPane(id="gpus", classes="pane")
+            yield LogPane(self.config.max_lines, self.config.highlight_rules, id="log-pane",
+                          classes="pane")
+            yield AlertsPane(id="alerts", classes="pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._relayout(self.size.width, self.size.height)
+        self.query_one(LogView).focus()
+        self._unsubscribe = self.session.subscribe(self._on_batch)
+        self.state = self.session.state
+        self.run_worker(self.session.run(), name="session", exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        self.session.stop()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+
+    # ------------------------------------------------------------------ data flow
+    def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
+        lines: list[LogLine] = []
+        log = self.query_one(LogView)
+        for ev in events:
+            if type(ev) is LogLine:
+                lines.append(ev)
+            elif isinstance(ev, GpuSample):
+                self._gpu_samples.append(ev)
+            elif isinstance(ev, LogRestarted):
+                log.append(lines)
+                lines = []
+                log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────")
+        log.append(lines)
+        self.state = state
+
+    def watch_state(self, state: DashboardState) -> None:
+        samples, self._gpu_samples = self._gpu_samples, []
+        self.query_one(StatusLine).show(state)
+        self.query_one(StartupPane).show(state)
+        self.query_one(MetricsPane).show(state)
+        self.query_one(GpuPane).show(state, samples)
+        self.query_one(AlertsPane).show(state.alerts)
+        if state.crash is not None and not self._crash_shown:
+            self._crash_shown = True
+            if self.screen.has_class("-compact"):
+                self.action_show_pane("startup")
+        if self.config.notify_critical:
+            for alert in state.alerts:
+                if alert.severity == "critical" and alert.kind not in self._notified:
+                    self._notified.add(alert.kind)
+                    self.notify(truncate(inert(alert.message), TOAST_CHARS), title=alert.kind,
+                                severity="error", timeout=10, markup=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "session":
+            return
+        status = self.query_one(StatusLine)
+        if event.state is WorkerState.ERROR:
+            err = event.worker.error
+            self.session_error = f"{type(err).__name__}: {err}" if err else "unknown error"
+            status.source = f"{self.source_label} · session failed".strip(" ·")
+            self.notify(inert(self.session_error), title="session stopped", severity="error",
+                        timeout=30, markup=False)
+        elif event.state is WorkerState.SUCCESS:
+            self.session_done = True
+            status.source = f"{self.source_label} · ended".strip(" ·")
+        status.show(self.state)
+
+    # ------------------------------------------------------------------ layout
+    def on_resize(self, event: Resize) -> None:
+        # runs before App._on_resize stores the new size: use the event's
+        self._relayout(event.size.width, event.size.height)
+
+    def _relayout(self, width: int, height: int) -> None:
+        screen = self.screen
+        compact = width < COMPACT_MAX_WIDTH or height < COMPACT_MAX_HEIGHT
+        screen.set_class(compact, "-compact")
+        if compact and not any(p.has_class("-active") for p in self.query(".pane")):
+            self._activate("startup")
+
+    def _activate(self, pane: str) -> None:
+        for name in PANES:
+            self.query_one(f"#{self._pane_id(name)}").set_class(name == pane, "-active")
+        self.query_one("#top").set_class(pane in TOP_PANES, "-active")
+        tabs = self.query_one(Tabs)
+        if tabs.active != f"tab-{pane}":
+            tabs.active = f"tab-{pane}"
+
+    @staticmethod
+    def _pane_id(name: str) -> str:
+        return "log-pane" if name == "log" else name
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        # a stale event (the tab bar's own activation at mount) must not undo a later choice
+        if event.tab.id and event.tab.id == event.tabs.active:
+            self._activate(event.tab.id.removeprefix("tab-"))
+
+    # ------------------------------------------------------------------ actions
+    @property
+    def log_view(self) -> LogView:
+        return self.query_one(LogView)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_show_pane(self, pane: str) -> None:
+        if pane not in PANES:
+            return
+        if self.screen.has_class("-compact"):
+            self._activate(pane)
+        focusable: dict[str, type[Widget]] = {"log": LogView, "gpus": GpuPane}
+        target = focusable.get(pane)
+        if target is not None:
+            self.query_one(target).focus()
+
+    def action_filter(self) -> None:
+        self.action_show_pane("log")
+        self.query_one(LogPane).open_find("filter")
+
+    def action_search(self) -> None:
+        self.action_show_pane("log")
+        self.query_one(LogPane).open_find("search")
+
+    def action_find(self, forward: bool) -> None:
+        view = self.log_view
+        if not (view.search_text or view.filter_text):
+            self.notify("No search yet: press ctrl+f (search) or / (filter).", markup=False)
+            return
+        found, wrapped = view.find(forward)
+        if not found:
+            self.notify("No matching line in the buffer.", severity="warning", markup=False)
+        elif wrapped:
+            self.notify("Search wrapped around.", timeout=2, markup=False)
+
+    def action_first_error(self) -> None:
+        self.action_show_pane("log")
+        if self.log_view.jump_to_first_error() is not None:
+            return
+        first = self.state.first_error_line
+        if first is None:
+            self.notify("No error lines so far.", markup=False)
+        else:
+            self.notify(f"The first error (line {first}) is older than the "
+                        f"{self.config.max_lines:,} lines kept.", severity="warning", markup=False)
+
+    def action_crash_line(self) -> None:
+        crash = self.state.crash
+        if crash is None:
+            self.notify("No crash detected.", markup=False)
+            return
+        self._jump(crash.lineno)
+
+    def on_root_cause_jump(self, message: RootCause.Jump) -> None:
+        self._jump(message.lineno)
+
+    def _jump(self, lineno: int) -> None:
+        self.action_show_pane("log")
+        if not self.log_view.jump_to_lineno(lineno):
+            self.notify(f"Line {lineno} is no longer in the log buffer.", severity="warning",
+                        markup=False)
+
+    def action_follow(self) -> None:
+        self.log_view.set_follow(True)
+
+    def action_wrap(self) -> None:
+        self.log_view.set_wrap(not self.log_view.wrap)
+
+    def action_marker(self) -> None:
+        now = self.clock()
+        label = time.strftime("%H:%M:%S", time.localtime(now))
+        number = self.log_view.add_marker(label)
+        self.session.post(UserMarker(self.state.lines, now, f"marker {number}"))
+        self.notify(f"Marker {number} at {label}", timeout=2, markup=False)
+
+    def _output_path(self, stem: str, suffix: str) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.clock()))
+        directory = self.config.output_dir.expanduser()
+        path = directory / f"{stem}-{stamp}{suffix}"
+        n = 1
+        while path.exists():
+            n += 1
+            path = directory / f"{stem}-{stamp}-{n}{suffix}"
+        return path
+
+    def action_save_log(self) -> None:
+        path = self._output_path("eagle-tui-log", ".txt")
+        try:
+            count = self.log_view.save(path)
+        except OSError as exc:
+            self.notify(f"Could not save the log to {path}: {exc.strerror or exc}",
+                        severity="error", markup=False)
+            return
+        self.notify(f"Saved {count:,} lines to {path}", title="log saved", markup=False)
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """Export an SVG of the screen; by default a new time-stamped file in ``output_dir``."""
+        target = self._output_path("eagle-tui", ".svg")
+        if filename:
+            target = Path(path or target.parent) / filename
+        try:
+            saved = self.save_screenshot(target.name, str(target.parent))
+        except OSError as exc:
+            self.notify(f"Could not write {target}: {exc.strerror or exc}", severity="error",
+                        markup=False)
+            return
+        self.notify(f"Screenshot saved to {saved}", title="screenshot", markup=False)
+
+    def action_cycle_theme(self) -> None:
+        names = self.theme_cycle or [self.theme]
+        nxt = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
+        self.theme = nxt
+        self.notify(f"Theme: {nxt}", timeout=2, markup=False)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        for k in KEYS:
+            title = f"{k.label} ({k.display})"
+            yield SystemCommand(title, k.help, self._palette_callback(k.action))
+        for cmd in super().get_system_commands(screen):
+            if cmd.title not in ("Quit", "Screenshot"):
+                yield cmd
+
+    def _palette_callback(self, action: str) -> Callable[[], object]:
+        async def run() -> None:
+            await self.run_action(action)
+
+        return run
+
+
+__all__ = ["PANES", "EagleApp", "SessionLike"]

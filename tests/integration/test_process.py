@@ -1,0 +1,210 @@
+"""ProcessWatcher with real processes: normal exit, SIGKILL, an unreaped zombie, finding by
+port and by log file, and the tree's RSS."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from eagle_tui.model.events import Event, ProcessExited, ProcessSample
+from eagle_tui.sources.process import (
+    ProcessWatcher,
+    decode_wait_status,
+    find_listener,
+    find_log_holder,
+    status_of,
+)
+
+PY = sys.executable
+
+
+async def collect(watcher: ProcessWatcher, limit_s: float = 10.0) -> list[Event]:
+    out: list[Event] = []
+
+    async def run() -> None:
+        async for ev in watcher.events():
+            out.append(ev)
+
+    await asyncio.wait_for(run(), limit_s)
+    return out
+
+
+def exited(events: list[Event]) -> ProcessExited:
+    ends = [e for e in events if isinstance(e, ProcessExited)]
+    assert len(ends) == 1 and events[-1] is ends[0]
+    return ends[0]
+
+
+async def test_child_exiting_normally_reports_its_exit_code_quickly() -> None:
+    child = subprocess.Popen([PY, "-c", "import time; time.sleep(0.6); raise SystemExit(3)"])
+    watcher = ProcessWatcher(child.pid, sample_interval=0.2)
+    t_start = time.monotonic()
+    events = await collect(watcher)
+    ex = exited(events)
+    detected = time.time() - ex.t
+    assert ex.pid == child.pid and ex.exit_code == 3 and ex.signal is None
+    assert time.monotonic() - t_start < 3.0
+    assert detected < 1.0
+    samples = [e for e in events if isinstance(e, ProcessSample)]
+    assert samples and samples[0].status in ("running", "sleeping")
+    assert samples[0].rss_bytes and samples[0].rss_bytes > 1 << 20
+    assert samples[0].name.startswith("python")
+    child.wait()
+
+
+async def test_sigkill_is_reported_within_a_second() -> None:
+    child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
+    watcher = ProcessWatcher(child.pid)
+    task = asyncio.create_task(collect(watcher))
+    await asyncio.sleep(0.4)
+    killed_at = time.time()
+    os.kill(child.pid, signal.SIGKILL)
+    events = await task
+    ex = exited(events)
+    assert ex.t - killed_at < 1.0
+    assert ex.signal == signal.SIGKILL and ex.exit_code == 128 + signal.SIGKILL
+    child.wait()
+
+
+def spawn_zombie_parent() -> tuple[subprocess.Popen[bytes], int]:
+    """A parent that starts a short-lived child and never reaps it: the child becomes a zombie
+    whose parent is not us (so psutil cannot reap it for us)."""
+    code = (
+        "import os, subprocess, sys, time\n"
+        "p = subprocess.Popen(['sh', '-c', 'sleep 0.5; exit 7'])\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    parent = subprocess.Popen([PY, "-c", code], stdout=subprocess.PIPE)
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    return parent, pid
+
+
+async def test_unreaped_zombie_counts_as_exited_with_its_status() -> None:
+    parent, pid = spawn_zombie_parent()
+    try:
+        watcher = ProcessWatcher(pid)
+        events = await collect(watcher)
+        # the zombie is still in the process table: is_running() says True, status() zombie
+        proc = psutil.Process(pid)
+        assert proc.is_running() and proc.status() == psutil.STATUS_ZOMBIE
+        statuses = [e.status for e in events if isinstance(e, ProcessSample)]
+        assert statuses[-1] == "zombie"
+        ex = exited(events)
+        assert ex.exit_code == 7 and ex.signal is None  # read from /proc/PID/stat
+        assert status_of(pid) == "zombie"
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+async def test_a_pid_that_does_not_exist() -> None:
+    child = subprocess.Popen([PY, "-c", "pass"])
+    child.wait()
+    events = await collect(ProcessWatcher(child.pid))
+    assert isinstance(events[0], ProcessSample) and events[0].status == "not_found"
+    assert exited(events).exit_code is None
+
+
+async def test_tree_rss_and_process_count_include_children() -> None:
+    code = (
+        "import subprocess, sys, time\n"
+        "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])"
+        " for _ in range(2)]\n"
+        "time.sleep(30)\n"
+    )
+    parent = subprocess.Popen([PY, "-c", code])
+    try:
+        watcher = ProcessWatcher(parent.pid, sample_interval=0.2)
+        samples: list[ProcessSample] = []
+        async for ev in watcher.events():
+            if isinstance(ev, ProcessSample):
+                samples.append(ev)
+            if (samples and samples[-1].num_procs == 3) or len(samples) > 40:
+                break
+        assert samples[-1].num_procs == 3
+        own = psutil.Process(parent.pid).memory_info().rss
+        assert samples[-1].rss_bytes is not None and samples[-1].rss_bytes > own
+    finally:
+        for kid in psutil.Process(parent.pid).children(recursive=True):
+            kid.kill()
+        parent.kill()
+        parent.wait()
+
+
+async def test_found_by_listening_port() -> None:
+    code = (
+        "import socket, time\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+        "print(s.getsockname()[1], flush=True)\n"
+        "time.sleep(1.0)\n"
+    )
+    server = subprocess.Popen([PY, "-c", code], stdout=subprocess.PIPE)
+    assert server.stdout is not None
+    port = int(server.stdout.readline())
+    assert find_listener(port) == server.pid
+    events = await collect(ProcessWatcher(port=port))
+    assert exited(events).pid == server.pid
+    server.wait()
+
+
+def test_nothing_listening_is_none() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert find_listener(port) is None
+
+
+async def test_found_as_the_writer_of_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    # a server started as `nohup ... > log`: it and its child both hold the log for writing
+    code = (
+        "import subprocess, sys, time\n"
+        "k = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+        "print('started', flush=True)\n"
+        "time.sleep(1.5)\n"
+        "k.kill()\n"
+    )
+    with log.open("w") as fh:
+        server = subprocess.Popen([PY, "-c", code], stdout=fh, stderr=subprocess.STDOUT)
+    reader = subprocess.Popen(["tail", "-f", str(log)], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 5
+        while "started" not in log.read_text() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert find_log_holder(str(log)) == server.pid  # not the child, not the `tail -f`
+        events = await collect(ProcessWatcher(log_path=str(log)))
+        assert exited(events).pid == server.pid
+    finally:
+        reader.kill()
+        reader.wait()
+        server.wait()
+
+
+def test_no_writer_is_none(tmp_path: Path) -> None:
+    log = tmp_path / "quiet.log"
+    log.write_text("x\n")
+    assert find_log_holder(str(log)) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [(0, (0, None)), (3 << 8, (3, None)), (signal.SIGKILL, (137, 9)), (signal.SIGSEGV, (139, 11))],
+)
+def test_decode_wait_status(status: int, expected: tuple[int, int | None]) -> None:
+    assert decode_wait_status(status) == expected
+
+
+def test_needs_something_to_watch() -> None:
+    with pytest.raises(ValueError):
+        ProcessWatcher()

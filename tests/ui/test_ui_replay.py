@@ -1,0 +1,112 @@
+"""``eagle-tui replay``: record → replay headless and through the dashboard; usage errors."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from ui_helpers import settle
+from ui_scenarios import SCENARIOS
+
+from eagle_tui.cli import main
+from eagle_tui.commands.dashboard import source_label, ui_config_from_args, wants_dashboard
+from eagle_tui.commands.replay import make_session
+from eagle_tui.session import Session
+from eagle_tui.sources.scripted import ScriptedSource
+from eagle_tui.ui.app_factory import build_app
+from eagle_tui.ui.config import ConfigError, UiConfig
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+async def record(tmp_path: Path, scenario: str) -> Path:
+    path = tmp_path / f"{scenario}.jsonl"
+    session = Session([ScriptedSource(SCENARIOS[scenario]())], record=path, tick_interval=None,
+                      batch_interval=0.0)
+    await session.run()
+    return path
+
+
+def replay_args(path: Path, **kw: object) -> argparse.Namespace:
+    base: dict[str, object] = {"file": path, "kind": "auto", "speed": None, "headless": False,
+                               "json": False, "config": None, "theme": None, "max_lines": None}
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+async def test_headless_replay_of_a_crash_exits_1(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    rec = await record(tmp_path, "oom_crash")
+    args = replay_args(rec, headless=True)
+    import io
+
+    from eagle_tui.commands.replay import replay_headless
+    out = io.StringIO()
+    rc = await replay_headless(make_session(args, UiConfig()), out, as_json=False)
+    assert rc == 1
+    assert "cuda_oom" in out.getvalue()
+
+
+def test_cli_replay_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    assert main(["replay", str(tmp_path / "missing.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    log = tmp_path / "server.log"
+    log.write_text("hello\n", encoding="utf-8")
+    assert main(["replay", str(log), "--max-lines", "5"]) == 2
+    assert "--max-lines must be between" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[ui]\nmax_lines = 1\n", encoding="utf-8")
+    assert main(["replay", str(log), "--config", str(bad)]) == 2
+    assert "max_lines" in capsys.readouterr().err
+
+
+def test_cli_replay_of_a_real_vllm_log_headless(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["replay", str(FIXTURES / "vllm-cpu" / "server-eagle3.log"), "--headless"])
+    assert rc == 0
+    assert capsys.readouterr().out.strip()
+
+
+async def test_replay_through_the_dashboard_rebuilds_the_recorded_state(tmp_path: Path) -> None:
+    rec = await record(tmp_path, "misconfigured")
+    session = make_session(replay_args(rec), UiConfig())
+    app = build_app(UiConfig(), session=session, source_label=f"replay {rec.name}")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        assert app.session_done
+        assert {a.kind for a in app.state.alerts} >= {"eagle3_draft_with_eagle", "hidden_dims"}
+        assert app.log_view.line_count == app.state.lines
+        assert app.state.hidden_dims == (7168,)
+
+
+async def test_replay_of_a_raw_log_shows_its_lines(tmp_path: Path) -> None:
+    log = FIXTURES / "vllm-cpu" / "server-eagle3.log"
+    session = make_session(replay_args(log), UiConfig())
+    app = build_app(UiConfig(), session=session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        texts = app.log_view.texts()
+        assert len(texts) == log.read_bytes().count(b"\n")
+        assert any("SpecDecoding metrics" in t for t in texts)
+        assert app.state.engine == "vllm"
+
+
+def test_config_from_args_and_dashboard_choice(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EAGLE_TUI_CONFIG", str(tmp_path / "none.toml"))
+    with pytest.raises(ConfigError):
+        ui_config_from_args(replay_args(tmp_path))
+    monkeypatch.delenv("EAGLE_TUI_CONFIG")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    cfg = ui_config_from_args(replay_args(tmp_path, theme="eagle-light", max_lines=500))
+    assert (cfg.theme, cfg.max_lines) == ("eagle-light", 500)
+    assert cfg.source_of("theme") == "command line"
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert wants_dashboard(argparse.Namespace(headless=False, json=False))
+    assert not wants_dashboard(argparse.Namespace(headless=True, json=False))
+    assert not wants_dashboard(argparse.Namespace(headless=False, json=True))
+    ns = argparse.Namespace(log="/var/log/sglang/server.log", url=None, pid=None)
+    assert source_label(ns, "gpu-box") == "gpu-box:server.log"
+    assert source_label(argparse.Namespace(log=None, url="http://h:1", pid=None)) == "http://h:1"

@@ -1,0 +1,53 @@
+"""Helpers for the dashboard tests: build the real app on a scripted session, read the screen."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from rich.console import Console
+from textual.pilot import Pilot
+from ui_scenarios import FROZEN_CLOCK
+
+from eagle_tui.model.events import Event
+from eagle_tui.session import Session
+from eagle_tui.sources.scripted import ScriptedSource
+from eagle_tui.ui.app import EagleApp
+from eagle_tui.ui.app_factory import build_app
+from eagle_tui.ui.config import UiConfig
+
+
+def scripted_session(events: Sequence[Event], *, hold: bool = False,
+                     delays: float | Sequence[float] = 0.0) -> Session:
+    """A real session over a scripted source; no ticker, so the events' own times rule."""
+    return Session([ScriptedSource(list(events), delays, hold=hold)], tick_interval=None,
+                   batch_interval=0.0)
+
+
+def make_app(events: Sequence[Event], config: UiConfig | None = None, *, hold: bool = False,
+             label: str = "scripted", delays: float | Sequence[float] = 0.0) -> EagleApp:
+    return build_app(config or UiConfig(),
+                     session=scripted_session(events, hold=hold, delays=delays),
+                     source_label=label, clock=lambda: FROZEN_CLOCK)
+
+
+async def settle(pilot: Pilot[int], app: EagleApp, expect_lines: int | None = None) -> None:
+    """Wait (bounded) until the scripted session has delivered everything, then for a frame."""
+    for _ in range(200):
+        done = app.session_done or (
+            expect_lines is not None and app.log_view.line_count >= expect_lines)
+        if done:
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
+def screen_text(app: EagleApp) -> str:
+    """The current screen as plain text (what a user would read)."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system=None, record=True, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
