@@ -8,17 +8,22 @@ line (late-2025 format, trailing ``", "``) followed by a debug line. About 45 % 
 Decode lines, 45 % debug lines, 10 % prefill and access lines.
 
 For each size the same file is measured with ``grep -c "Decode batch"`` and with
-``python -m eagle_tui report --json FILE > /dev/null`` (fresh process, startup included): best
-wall time of ``--runs`` runs, and the peak RSS from ``wait4``. The table is printed and, with
+``python -m eagle_tui report --json FILE`` (fresh process, startup included, output to a file —
+not ``/dev/null``, where GNU grep stops at the first match): best wall time of ``--runs`` runs,
+and the peak RSS from ``wait4``. The table is printed and, with
 ``--write``, put into the "report" section of ``docs/performance.md``.
 
     python benchmarks/bench_report.py                     # 1 M and 5 M lines
     python benchmarks/bench_report.py --lines 200000 --runs 1
+    python benchmarks/bench_report.py --save a.json       # on another machine, then here:
+    python benchmarks/bench_report.py --load a.json --write
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import platform
 import random
@@ -27,36 +32,50 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench_report:begin -->", "<!-- bench_report:end -->"
 
-STARTUP = """\
-Max running requests is reset to 48 for speculative decoding. You can override this by explicitly setting --max-running-requests.
-[{d} 10:14:31] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', tokenizer_path='meta-llama/Llama-3.1-8B-Instruct', host='0.0.0.0', port=30000, mem_fraction_static=0.8, max_running_requests=48, tp_size=1, decode_log_interval=40, speculative_algorithm='EAGLE3', speculative_draft_model_path='yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', speculative_num_steps=3, speculative_eagle_topk=1, speculative_num_draft_tokens=4)
-[{d} 10:14:38] Init torch distributed begin.
-[{d} 10:14:39] Init torch distributed ends. mem usage=0.00 GB
-[{d} 10:14:40] Load weight begin. avail mem=78.58 GB
-Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]
-Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:04<00:00,  1.09s/it]
-[{d} 10:14:45] Load weight end. elapsed=5.12 s, type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.44 GB, mem usage=15.14 GB.
-[{d} 10:14:46] KV Cache is allocated. #tokens: 363000, K size: 22.16 GB, V size: 22.16 GB
-[{d} 10:14:46] Memory pool end. avail mem=18.87 GB
-[{d} 10:14:47] Capture cuda graph begin. This can take up to several minutes. avail mem=18.55 GB
-Capturing batches (bs=1 avail_mem=17.96 GB): 100%|██████████| 14/14 [00:04<00:00,  3.21it/s]
-[{d} 10:14:51] Capture cuda graph end. Time elapsed: 4.57 s. mem usage=0.61 GB. avail mem=17.94 GB.
-[{d} 10:14:52] Load weight begin. avail mem=17.94 GB
-[{d} 10:14:53] Load weight end. elapsed=0.87 s, type=LlamaForCausalLMEagle3, dtype=torch.bfloat16, avail mem=16.07 GB, mem usage=1.87 GB.
-[{d} 10:14:53] Capture draft cuda graph begin. This can take up to several minutes. avail mem=14.66 GB
-[{d} 10:14:57] Capture draft cuda graph end. Time elapsed: 3.95 s. mem usage=0.28 GB. avail mem=14.38 GB.
-[{d} 10:14:59] max_total_num_tokens=363000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=48, context_len=131072, available_gpu_mem=14.21 GB
-[{d} 10:15:00] INFO:     Started server process [41873]
-[{d} 10:15:00] INFO:     Waiting for application startup.
-[{d} 10:15:00] INFO:     Application startup complete.
-[{d} 10:15:00] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)
-[{d} 10:15:02] The server is fired up and ready to roll!
-"""
+STARTUP = "\n".join([
+    "Max running requests is reset to 48 for speculative decoding. You can override this by "
+    "explicitly setting --max-running-requests.",
+    "[{d} 10:14:31] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', "
+    "tokenizer_path='meta-llama/Llama-3.1-8B-Instruct', host='0.0.0.0', port=30000, "
+    "mem_fraction_static=0.8, max_running_requests=48, tp_size=1, decode_log_interval=40, "
+    "speculative_algorithm='EAGLE3', speculative_draft_model_path='yuhuili/EAGLE3-LLaMA3.1-"
+    "Instruct-8B', speculative_num_steps=3, speculative_eagle_topk=1, "
+    "speculative_num_draft_tokens=4)",
+    "[{d} 10:14:38] Init torch distributed begin.",
+    "[{d} 10:14:39] Init torch distributed ends. mem usage=0.00 GB",
+    "[{d} 10:14:40] Load weight begin. avail mem=78.58 GB",
+    "Loading safetensors checkpoint shards:   0% Completed | 0/4 [00:00<?, ?it/s]",
+    "Loading safetensors checkpoint shards: 100% Completed | 4/4 [00:04<00:00,  1.09s/it]",
+    "[{d} 10:14:45] Load weight end. elapsed=5.12 s, type=LlamaForCausalLM, dtype=torch.bfloat16,"
+    " avail mem=63.44 GB, mem usage=15.14 GB.",
+    "[{d} 10:14:46] KV Cache is allocated. #tokens: 363000, K size: 22.16 GB, V size: 22.16 GB",
+    "[{d} 10:14:46] Memory pool end. avail mem=18.87 GB",
+    "[{d} 10:14:47] Capture cuda graph begin. This can take up to several minutes. avail mem="
+    "18.55 GB",
+    "Capturing batches (bs=1 avail_mem=17.96 GB): 100%|██████████| 14/14 [00:04<00:00,  3.21it/s]",
+    "[{d} 10:14:51] Capture cuda graph end. Time elapsed: 4.57 s. mem usage=0.61 GB. avail mem="
+    "17.94 GB.",
+    "[{d} 10:14:52] Load weight begin. avail mem=17.94 GB",
+    "[{d} 10:14:53] Load weight end. elapsed=0.87 s, type=LlamaForCausalLMEagle3, dtype=torch."
+    "bfloat16, avail mem=16.07 GB, mem usage=1.87 GB.",
+    "[{d} 10:14:53] Capture draft cuda graph begin. This can take up to several minutes. avail "
+    "mem=14.66 GB",
+    "[{d} 10:14:57] Capture draft cuda graph end. Time elapsed: 3.95 s. mem usage=0.28 GB. avail "
+    "mem=14.38 GB.",
+    "[{d} 10:14:59] max_total_num_tokens=363000, chunked_prefill_size=8192, max_prefill_tokens="
+    "16384, max_running_requests=48, context_len=131072, available_gpu_mem=14.21 GB",
+    "[{d} 10:15:00] INFO:     Started server process [41873]",
+    "[{d} 10:15:00] INFO:     Waiting for application startup.",
+    "[{d} 10:15:00] INFO:     Application startup complete.",
+    "[{d} 10:15:00] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
+    "[{d} 10:15:02] The server is fired up and ready to roll!",
+]) + "\n"
 
 
 def generate(path: Path, lines: int, seed: int = 1) -> int:
@@ -104,14 +123,17 @@ def generate(path: Path, lines: int, seed: int = 1) -> int:
 def measure(argv: list[str], runs: int) -> tuple[float, int]:
     """Best wall time (s) over ``runs`` fresh processes and their peak RSS (KiB)."""
     best, peak = float("inf"), 0
+    ok = (0, 1) if argv[0] == "grep" else (0,)  # grep -c exits 1 when it counts nothing
     for _ in range(runs):
-        with open(os.devnull, "wb") as null:
+        # a real file, not /dev/null: GNU grep stops at the first match when its output is
+        # /dev/null, which would time nothing
+        with tempfile.TemporaryFile() as sink:
             t0 = time.perf_counter()
-            proc = subprocess.Popen(argv, stdout=null, stderr=subprocess.PIPE)
+            proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, cwd=ROOT)
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode not in (0, 1):  # grep -c exits 1 when it counts nothing
+        if proc.returncode not in ok:
             err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
             raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err}")
         if proc.stderr:
@@ -140,8 +162,8 @@ def run(sizes: list[int], runs: int, workdir: Path) -> list[dict[str, float]]:
 
 
 def table(rows: list[dict[str, float]]) -> str:
-    out = ["| lines | file | `grep -c` | `report --json` | ratio | peak RSS report | peak RSS grep |",
-           "|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| lines | file | `grep -c` | `report --json` | ratio | peak RSS report | "
+           "peak RSS grep |", "|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         out.append(f"| {int(r['lines']):,} | {r['mb']:.0f} MB | {r['grep_s']:.3f} s | "
                    f"{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | "
@@ -149,11 +171,22 @@ def table(rows: list[dict[str, float]]) -> str:
     return "\n".join(out)
 
 
-def write_doc(rows: list[dict[str, float]]) -> None:
-    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    block = (f"{BEGIN}\nMeasured by `python benchmarks/bench_report.py --write` on {machine}, "
-             f"{time.strftime('%Y-%m-%d')}; best of the runs, fresh process each.\n\n"
-             f"{table(rows)}\n{END}")
+def machine() -> str:
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip() + ", "
+                break
+    return (f"{cpu}{platform.machine()}, {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
+
+
+def write_doc(runs: list[dict[str, Any]]) -> None:
+    """Replace the benchmark block of docs/performance.md (one table per measured machine)."""
+    parts = [f"Measured by `python benchmarks/bench_report.py` on {r['machine']} (best of "
+             f"{r['runs']} runs, fresh process each):\n\n{table(r['rows'])}" for r in runs]
+    block = BEGIN + "\n" + "\n\n".join(parts) + "\n" + END
     text = DOC.read_text() if DOC.exists() else "# Performance\n"
     if BEGIN in text and END in text:
         text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
@@ -167,15 +200,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lines", type=int, nargs="+", default=[1_000_000, 5_000_000])
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--write", action="store_true", help="update docs/performance.md")
+    p.add_argument("--save", type=Path, help="also save the results as JSON to this file")
+    p.add_argument("--load", type=Path, nargs="*", default=[],
+                   help="results saved by --save (e.g. on another machine) to add to --write")
+    p.add_argument("--no-run", action="store_true", help="only --write what --load gives")
     p.add_argument("--workdir", type=Path, default=None)
     args = p.parse_args(argv)
     if any(n < 100 for n in args.lines) or args.runs < 1:
         p.error("--lines must be ≥ 100 and --runs ≥ 1")
-    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        rows = run(args.lines, args.runs, Path(tmp))
-    print(table(rows))
+    results = [json.loads(path.read_text()) for path in args.load]
+    if not args.no_run:
+        with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+            rows = run(args.lines, args.runs, Path(tmp))
+        print(table(rows))
+        results.append({"machine": machine(), "runs": args.runs, "rows": rows})
+        if args.save:
+            args.save.write_text(json.dumps(results[-1], indent=1) + "\n")
     if args.write:
-        write_doc(rows)
+        write_doc(results)
     return 0
 
 

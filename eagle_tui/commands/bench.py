@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import statistics
 import sys
@@ -182,8 +181,8 @@ async def detect_model(client: httpx.AsyncClient, timeout: float) -> str:
 
 
 async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_tokens: int = 128,
-                    model: str | None = None, timeout: float = 120.0, endpoint: str = "chat",
-                    on_result: Callable[[RequestResult], None] | None = None) -> BenchResult:
+                    model: str | None = None, timeout: float = 120.0, endpoint: str = "chat"
+                    ) -> BenchResult:
     """Run the load; returns when every request is done or ``timeout`` s have passed.
 
     In-flight requests at the deadline are cancelled and not counted. Cancelling the task that
@@ -195,6 +194,8 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
     start = time.perf_counter()
     deadline = start + timeout
     results: list[RequestResult] = []
+    # trust_env=False: talk to exactly the URL given (an HTTP(S)_PROXY from the environment
+    # would otherwise capture 127.0.0.1 and SSH-forwarded ports)
     async with httpx.AsyncClient(base_url=base_url, limits=limits, trust_env=False) as client:
         name = model or await detect_model(client, min(10.0, timeout))
         result = BenchResult(base_url, name, path, concurrency, max_tokens, requests)
@@ -208,22 +209,16 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
                 r = await one_request(client, path, _payload(endpoint, name, max_tokens, index),
                                       left)
                 results.append(r)
-                if on_result is not None:
-                    on_result(r)
 
         tasks = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
         try:
             left = max(0.0, deadline - time.perf_counter())
             _done, pending = await asyncio.wait(tasks, timeout=left)
-            for t in pending:
-                t.cancel()
-            for t in pending:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await t
             result.timed_out = bool(pending) or len(results) < requests
-        finally:
+        finally:  # the deadline passed or we are being cancelled: stop every worker first
             for t in tasks:
                 t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
     return summarize(result, results, time.perf_counter() - start)
 
 

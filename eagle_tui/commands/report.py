@@ -74,9 +74,10 @@ def human(report: dict[str, Any], out: TextIO) -> None:
     w(f", last {_fmt(gen.tail[-1], 1)}\n" if gen.count else "\n")
     dims = r["hidden_state_dims"]
     w(f"hidden-state dims: {', '.join(map(str, dims)) if dims else '-'}\n")
-    if not r["alerts"]:
+    alerts = [a for a in r["alerts"] if a["kind"] != "crash"]  # the crash is shown above
+    if not alerts:
         w("alerts: none\n")
-    for a in r["alerts"]:
+    for a in alerts:
         w(f"alert [{a['severity']}] {a['kind']}: {a['message']}\n")
 
 

@@ -122,10 +122,14 @@ _SHUTDOWN = re.compile(
 _WARNING = re.compile(
     r"(?:^|[\s:])\w*Warning: |\bNCCL WARN\b|^\[rank\d+\]:\[W\d|^W\d{4} \d\d:|^\[W\d{4}|NCCL INFO"
 )
+# Indented Python outside a recognised traceback (its header scrolled away or was cut off).
+_CODE = re.compile(
+    r"^(?:raise|return|assert|yield|await|if|elif|for|while|with|def|class|import|from)\b"
+    r"|^File \"|^self\.|^[A-Za-z_][\w.]* = "
+)
 _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$")
 _CONFIG_EXC = re.compile(
-    r"(?:^|\.)(?:ValueError|AssertionError|NotImplementedError|TypeError|ArgumentError"
-    r"|ArgumentTypeError)$"
+    r"(?:^|\.)(?:Value|Assertion|Not(?:Implemented)|Type|Argument|ArgumentType)Error$"
 )
 _CONFIG_WORDS = re.compile(
     r"--[a-z]|not supported|unsupported|[Uu]nknown |must be|must not|should be|[Ii]nvalid"
@@ -240,8 +244,14 @@ class CrashTracker:
     """Feed it every non-bulk line's message in order; it returns crash events as they appear."""
 
     __slots__ = (
-        "_candidate", "_context_line", "_emitted", "_in_tb", "_after_frame", "_frames",
-        "_pending", "shutdown",
+        "_after_frame",
+        "_candidate",
+        "_context_line",
+        "_emitted",
+        "_frames",
+        "_in_tb",
+        "_pending",
+        "shutdown",
     )
 
     def __init__(self) -> None:
@@ -309,7 +319,7 @@ class CrashTracker:
             return []
         if not stripped:
             return []
-        return self._plain(stripped, lineno, time, engine, phase)
+        return self._plain(stripped, lineno, time, engine, phase, msg[:1] in (" ", "\t"))
 
     def _mark_context(self, lineno: int, stripped: str, time: str | None) -> None:
         self._context_line = lineno
@@ -359,8 +369,8 @@ class CrashTracker:
         return []
 
     def _plain(self, stripped: str, lineno: int, time: str | None, engine: str,
-               phase: Phase) -> list[CrashEvent]:
-        if _WARNING.search(stripped):
+               phase: Phase, indented: bool = False) -> list[CrashEvent]:
+        if _WARNING.search(stripped) or (indented and _CODE.search(stripped)):
             return []
         if _SHUTDOWN.search(stripped):
             self.shutdown = True

@@ -14,9 +14,11 @@ never positions, so a format nobody has seen yet still mostly works.
 batch`` stats, uvicorn access lines and ``[EAGLE3-DEBUG]`` prints. They are recognised *at the
 start of the raw line* by one regex, so the same definition can be applied to a single line (the
 line-by-line parser) and to a whole chunk at C speed (``\\n(?!BULK)`` finds every other line).
-A bulk line's derived events come only from the extractors below, applied to its raw text; a
-line that contains ESC or CR is never bulk (it needs full normalization first). Both paths use
-exactly these definitions, which is what makes the fast path give identical results.
+A bulk line's derived events come only from the extractors below, applied to its raw text (a
+debug print that quotes ``gen throughput (token/s): X`` counts as a stats line, like the Decode
+line it quotes); a line that contains ESC or CR is never bulk (it needs full normalization).
+Both paths use exactly these definitions, which is what makes the fast path give identical
+results.
 """
 
 from __future__ import annotations
@@ -34,9 +36,7 @@ from .events import Engine
 # only used to recognise bulk lines, consistently on both paths.
 _TS = r"\[\d.{7}(?:.{11})?(?: [A-Z][A-Z_]*\d+)*\] "
 _ACCESS = r"INFO:     \d"
-# A debug print is bulk unless it quotes stats text (then it is parsed like any other line), so
-# stats numbers in a run of bulk lines can only come from its Decode lines.
-_DEBUG_TAG = r"\[EAGLE3-DEBUG\](?!.*(?:accept len|token/s\)|Decode batch))"
+_DEBUG_TAG = r"\[EAGLE3-DEBUG\]"
 # group 1: decode, 2: prefill, 3: access, 4: debug (with or without a SGLang stamp), 5: access
 # without a stamp (vLLM's uvicorn, optionally behind its "(APIServer pid=N) " prefix).
 _CLASS_SRC = (
@@ -47,10 +47,13 @@ _BULK_SRC = (
     rf"(?:{_TS}(?:Decode batch|Prefill batch|{_ACCESS}|{_DEBUG_TAG})"
     rf"|{_DEBUG_TAG}|(?:\([\w.-]+ pid=\d+\) )?{_ACCESS})"
 )
+_ACCESS_SRC = rf"(?:{_TS}|\([\w.-]+ pid=\d+\) )?{_ACCESS}"
 CLASS_B = re.compile(_CLASS_SRC.encode())
 CLASS_S = re.compile(_CLASS_SRC, re.ASCII)
 # Matches at every newline whose *following* line is not a bulk line.
 NON_BULK_AFTER_NL = re.compile(("\\n(?!" + _BULK_SRC + ")").encode())
+# Matches at every newline whose following line is not an access line (a subset of bulk lines).
+NON_ACCESS_AFTER_NL = re.compile(("\\n(?!" + _ACCESS_SRC + ")").encode())
 
 
 class LineClass(IntEnum):
@@ -77,14 +80,12 @@ def classify(raw: str | bytes) -> LineClass:
     if isinstance(raw, str):
         if "\x1b" in raw or "\r" in raw:
             return LineClass.OTHER
-        m = CLASS_S.match(raw)
-    else:
-        if b"\x1b" in raw or b"\r" in raw:
-            return LineClass.OTHER
-        m = CLASS_B.match(raw)
-    if m is None:
+        ms = CLASS_S.match(raw)
+        return LineClass.OTHER if ms is None else _GROUP_CLASS[ms.lastindex or 0]
+    if b"\x1b" in raw or b"\r" in raw:
         return LineClass.OTHER
-    return _GROUP_CLASS[m.lastindex or 0]
+    mb = CLASS_B.match(raw)
+    return LineClass.OTHER if mb is None else _GROUP_CLASS[mb.lastindex or 0]
 
 
 # Extractors applied to the raw text of bulk lines (and, through the same patterns, to whole
@@ -92,11 +93,10 @@ def classify(raw: str | bytes) -> LineClass:
 _NUM = r"([\d.]+)"
 _GEN_SRC = r"\((?<=gen throughput \()token/s\): " + _NUM
 _ACC_SRC = r"len: (?<=accept len: )" + _NUM
-_SHAPE_BEFORE = (
-    r"(?:(?<=hidden_states shape=torch\.Size\(\[)|(?<=hidden_states\.shape=torch\.Size\(\[)"
-    r"|(?<=hidden_states shape: torch\.Size\(\[)|(?<=hidden_states\.shape: torch\.Size\(\[))"
-)
-_DIM_SRC = r"Size\(\[" + _SHAPE_BEFORE + r"(?:\d+, )*(\d+)\]\)"
+# "hidden_states shape=torch.Size([21, 21504])" (also ".shape=" and ": "): anchored on "_states",
+# which is rare in logs, so a chunk is scanned fast.
+_DIM_HEAD = r"_states(?<=hidden_states)(?:\.shape| shape)(?:=|: )torch\.Size\(\["
+_DIM_SRC = _DIM_HEAD + r"[\d, ]*(?<!\d)(\d+)\]\)"
 GEN_B = re.compile(_GEN_SRC.encode())
 GEN_S = re.compile(_GEN_SRC, re.ASCII)
 ACC_B = re.compile(_ACC_SRC.encode())
@@ -134,16 +134,18 @@ def number(pattern: re.Pattern[str], text: str) -> float | None:
 
 
 def unknown_dim_pattern(known: tuple[int, ...]) -> re.Pattern[bytes]:
-    """A bytes pattern that matches a hidden-states shape whose last dim is not in ``known``.
+    """A bytes pattern for a hidden-states shape whose last dim is (probably) not in ``known``.
 
     Searching a whole chunk with it finds the first *new* dim without creating an object per
-    debug line: a debug-heavy log repeats one or two dims millions of times.
+    debug line: a debug-heavy log repeats one or two dims millions of times. It has no
+    backtracking (the known dims are fixed-width look-behinds), so it may also stop at a shape
+    :data:`DIM_B` does not read or whose dim is known written differently; callers confirm
+    with ``DIM_B.match`` at the match start.
     """
     if not known:
-        return DIM_B
-    alts = "|".join(str(d) for d in known)
-    src = r"Size\(\[" + _SHAPE_BEFORE + rf"(?:\d+, )*(?!(?:{alts})\]\))(\d+)\]\)"
-    return re.compile(src.encode())
+        return re.compile((_DIM_HEAD + r"[\d, ]*\]\)").encode())
+    behind = "".join(rf"(?<!\D{d}\]\))" for d in known)
+    return re.compile((_DIM_HEAD + r"[\d, ]*\]\)" + behind).encode())
 
 
 # ----------------------------------------------------------------------------------- prefixes
@@ -283,13 +285,14 @@ __all__ = [
     "DIM_S",
     "GEN_B",
     "GEN_S",
+    "NON_ACCESS_AFTER_NL",
     "NON_BULK_AFTER_NL",
     "LineClass",
     "Prefixed",
     "classify",
     "engine_of",
-    "split_prefix",
     "number",
+    "split_prefix",
     "unknown_dim_pattern",
     "valid_tokens",
 ]

@@ -14,7 +14,7 @@ zone (SGLang) and must not be guessed at.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
@@ -433,4 +433,4 @@ EVENT_TYPES: dict[str, type] = {
     )
 }
 
-__all__ = ["EVENT_TYPES", "Event", "Phase", "LineKind", "field"]
+__all__ = ["EVENT_TYPES", "Event", "LineKind", "Phase"]

@@ -52,7 +52,7 @@ _WRAPPERS = re.compile(
     # (ServeReplica:default:LLMServer pid=5) or the same without pid when the name has colons.
     r"\((?:[\w.-]+(?::[\w.-]*)* pid=\d+(?:, ip=[\d.:a-fA-F]+)?|[\w.-]+(?::[\w.-]*)+)\) ?"
     # docker --timestamps: RFC 3339 with nanoseconds and a zone.
-    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) "
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) +"
     # docker-compose service prefix: "svc-1  | " (name, padding, bar).
     r"|[\w.-]+ *\| "
     # Markdown quotes and quoted tables: "> ", ">", ">   | ".

@@ -28,14 +28,15 @@ from collections.abc import Callable
 
 from .crash import CrashTracker
 from .detect import (
-    CLASS_S,
-    DIM_B,
+    ACC_S,
     DIM_S,
-    NON_BULK_AFTER_NL,
+    GEN_S,
+    NON_ACCESS_AFTER_NL,
     LineClass,
     Prefixed,
     classify,
     engine_of,
+    number,
     split_prefix,
 )
 from .events import (
@@ -55,6 +56,7 @@ from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
 
 WINDOW = 1 << 20  # bytes scanned per regex pass in the fast path
+MAX_PARTIAL = 1 << 20  # a "line" still unterminated after this many bytes is emitted as is
 _STAMP = re.compile(r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)", re.ASCII)
 _DEBUG_DIM = re.compile(
     r"hidden[_ ]?states?(?:\.shape|\s+shape)?\s*[=:]\s*(?:torch\.Size\()?[\[(]"
@@ -66,10 +68,9 @@ _ACCESS_TEXT = re.compile(r"^\S+:\d+ - \"[A-Z]+ ")
 _TRACE_TEXT = ("Traceback (most recent call last)", "During handling of the above exception",
                "The above exception was the direct cause")
 _UVICORN_HTTP = ("Started server process", "Waiting for application startup", "Uvicorn running on")
-_ACCESS_SKIP = re.compile(
-    rb"\n(?!(?:\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: [A-Z][A-Z_]*\d+)*\] "
-    rb"|\([\w.-]+ pid=\d+\) )?INFO:     \d)"
-)
+# Text without which a non-Decode bulk line yields nothing (``_bulk``): runs lacking all of these
+# can be skipped whole.
+_BULK_TEXT = (b"(token/s)", b"accept len", b"_states")
 _BULK_KIND = {
     LineClass.DECODE: LineKind.STATS,
     LineClass.PREFILL: LineKind.STATS,
@@ -84,8 +85,9 @@ def scan_chunk(
     special: re.Pattern[bytes],
     on_line: Callable[[bytes, int], None],
     on_run: Callable[[bytes, int, int, int], None],
+    end: int | None = None,
 ) -> int:
-    """Walk the complete lines of ``data`` (which ends with ``\\n``); return the line count.
+    """Walk the complete lines of ``data[:end]`` (ending with ``\\n``); return the line count.
 
     ``special`` matches at a newline whose following line must be handled one by one
     (``\\n(?!BULK)``); lines containing ESC or CR are always special. ``on_line(raw, lineno)``
@@ -93,17 +95,17 @@ def scan_chunk(
     ``data[start:end]`` (whole lines) with the number of its first line.
     """
     lineno = first_lineno
-    n = len(data)
+    n = len(data) if end is None else end
     w0 = 0
     while w0 < n:
-        end = w0 + WINDOW
-        if end >= n:
+        limit = w0 + WINDOW
+        if limit >= n:
             w1 = n
         else:
             # windows end at a newline so a line is never split between two regex passes
-            w1 = data.rfind(b"\n", w0, end) + 1
+            w1 = data.rfind(b"\n", w0, limit) + 1
             if w1 <= w0:  # one line longer than a window
-                w1 = data.index(b"\n", end) + 1
+                w1 = data.index(b"\n", limit, n) + 1
         lineno = _scan_window(data, w0, w1, lineno, special, on_line, on_run)
         w0 = w1
     return lineno - first_lineno
@@ -180,6 +182,9 @@ class LogParser:
         if self._partial:
             data = self._partial + data
         cut = data.rfind(b"\n") + 1
+        if len(data) - cut > MAX_PARTIAL:  # binary garbage or a runaway line: bounded memory
+            data = data + b"\n"
+            cut = len(data)
         self._partial = bytes(data[cut:])
         complete = data[:cut]
         out: list[Event] = []
@@ -197,12 +202,12 @@ class LogParser:
             out.extend(self.parse_line(raw, lineno, False))
 
         def on_run(buf: bytes, a: int, b: int, lineno: int) -> None:
-            # only access lines here: they matter only while the engine is unknown or if
-            # (absurdly) they carry a hidden-states shape
-            if self.engine == "unknown" or DIM_B.search(buf, a, b):
+            # only access lines here: they matter only while the engine is unknown, or if
+            # (absurdly) they quote stats or a hidden-states shape (see ``_bulk``)
+            if self.engine == "unknown" or any(buf.find(t, a, b) >= 0 for t in _BULK_TEXT):
                 self._lines(buf, a, b, lineno, out)
 
-        self.lineno += scan_chunk(complete, self.lineno + 1, _ACCESS_SKIP, on_line, on_run)
+        self.lineno += scan_chunk(complete, self.lineno + 1, NON_ACCESS_AFTER_NL, on_line, on_run)
         return out
 
     def finish(self) -> list[Event]:
@@ -256,15 +261,21 @@ class LogParser:
                 self._detected("sglang", lineno, out)
             elif cls is LineClass.ACCESS and text.startswith("("):
                 self._detected("vllm", lineno, out)
-        if cls is LineClass.DECODE or cls is LineClass.PREFILL:
-            m = _STAMP.match(text)
-            time = (f"{m.group(1)} {m.group(2)}" if m.group(1) else m.group(2)) if m else None
-            if cls is LineClass.DECODE:
-                out.append(decode_stats(text, lineno, time, text))
-                self._advance(Phase.SERVING)
-            else:
+        m = _STAMP.match(text)
+        time = (f"{m.group(1)} {m.group(2)}" if m.group(1) else m.group(2)) if m else None
+        if cls is LineClass.DECODE:
+            out.append(decode_stats(text, lineno, time, text))
+            self._advance(Phase.SERVING)
+        else:
+            if cls is LineClass.PREFILL:
                 out.append(prefill_stats(text, lineno, time))
-        if "Size([" in text:
+            # a quoted stats line (see detect); keep in step with _BULK_TEXT
+            if "(token/s)" in text or "accept len" in text:
+                stats = DecodeStats(lineno, time, number(GEN_S, text), number(ACC_S, text))
+                if stats.gen_tps is not None or stats.accept_len is not None:
+                    out.append(stats)
+                    self._advance(Phase.SERVING)
+        if "_states" in text:
             self._dims(DIM_S.findall(text), lineno, out)
         return out
 
@@ -343,4 +354,4 @@ class LogParser:
         return LineKind.PLAIN
 
 
-__all__ = ["CLASS_S", "WINDOW", "LogParser", "scan_chunk"]
+__all__ = ["MAX_PARTIAL", "WINDOW", "LogParser", "scan_chunk"]

@@ -24,11 +24,12 @@ import math
 import tempfile
 from array import array
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import IO, Any, BinaryIO
 
 from .alerts import evaluate_alerts
-from .detect import ACC_B, GEN_B, NON_BULK_AFTER_NL, unknown_dim_pattern, valid_tokens
+from .detect import ACC_B, DIM_B, GEN_B, NON_BULK_AFTER_NL, unknown_dim_pattern, valid_tokens
 from .events import (
     Baseline,
     CrashEvent,
@@ -45,6 +46,7 @@ from .series import Series
 from .state import DashboardState, reduce
 
 CHUNK = 4 << 20
+_STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
 TAIL = 600  # values kept for the alert rules (Series.maxlen)
 
 
@@ -55,37 +57,33 @@ def _text(value: float) -> bytes:
 
 
 class NumberSpool:
-    """An append-only list of numbers kept on disk as JSON text, with its statistics.
+    """An append-only list of numbers kept on disk, as JSON text and as binary doubles.
 
-    With ``median=True`` the values are also spooled as binary doubles and counted per integer
-    part; the median's second pass then reads doubles back with ``array.frombytes`` and keeps
-    only the one or two buckets that hold the middle ranks.
+    The text is what ``write_json`` copies out; the doubles feed the statistics: the mean is
+    one exactly rounded ``math.fsum`` over all of them (so it does not depend on how values
+    were batched), and with ``median=True`` a histogram of integer parts names the one or two
+    buckets holding the middle ranks, which one more pass over the doubles collects.
     """
 
     def __init__(self, median: bool = False) -> None:
         self._text: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
-        self._bin: IO[bytes] | None = (
-            tempfile.SpooledTemporaryFile(max_size=1 << 20) if median else None  # noqa: SIM115
-        )
-        self._hist: Counter[int] = Counter()
+        self._bin: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
+        self._hist: Counter[int] | None = Counter() if median else None
         self.count = 0
-        self.total = 0.0
         self.tail: deque[float] = deque(maxlen=TAIL)
 
     def close(self) -> None:
         self._text.close()
-        if self._bin is not None:
-            self._bin.close()
+        self._bin.close()
 
     def _write(self, text: bytes, values: list[float]) -> None:
         if self.count:
             self._text.write(b",")
         self._text.write(text)
+        self._bin.write(array("d", values).tobytes())
         self.count += len(values)
-        self.total += math.fsum(values)
         self.tail.extend(values[-TAIL:])
-        if self._bin is not None:
-            self._bin.write(array("d", values).tobytes())
+        if self._hist is not None:
             self._hist.update(map(math.floor, values))
 
     def add_tokens(self, tokens: list[bytes], joined: bytes) -> None:
@@ -97,18 +95,26 @@ class NumberSpool:
         if math.isfinite(value):
             self._write(_text(value), [value])
 
+    def _doubles(self) -> Iterator[array[float]]:
+        self._bin.seek(0)
+        while chunk := self._bin.read(1 << 20):
+            arr = array("d")
+            arr.frombytes(chunk)
+            yield arr
+        self._bin.seek(0, 2)
+
     def mean(self) -> float | None:
-        return self.total / self.count if self.count else None
+        if not self.count:
+            return None
+        return math.fsum(chain.from_iterable(self._doubles())) / self.count
 
     def values(self) -> list[float]:
         """All values (tests and small logs only: this loads the whole list)."""
-        self._text.seek(0)
-        data = self._text.read()
-        return [float(t) for t in data.split(b",")] if data else []
+        return list(chain.from_iterable(self._doubles()))
 
     def median(self) -> float | None:
         """Exact median (mean of the two middle values for an even count), in bounded memory."""
-        if not self.count or self._bin is None:
+        if not self.count or self._hist is None:
             return None
         ranks = sorted({(self.count - 1) // 2, self.count // 2})
         start: dict[int, int] = {}  # bucket → rank of its first value, for the needed buckets
@@ -119,14 +125,7 @@ class NumberSpool:
                 start[key] = seen
             seen += n
         lo, hi = min(start), max(start) + 1
-        picked: list[float] = []
-        self._bin.seek(0)
-        while chunk := self._bin.read(1 << 20):
-            arr = array("d")
-            arr.frombytes(chunk)
-            picked.extend(v for v in arr if lo <= v < hi)
-        self._bin.seek(0, 2)
-        picked.sort()
+        picked = sorted(v for arr in self._doubles() for v in arr if lo <= v < hi)
         first = start[lo]
         return sum(picked[r - first] for r in ranks) / len(ranks)
 
@@ -200,8 +199,11 @@ class ReportBuilder:
                 lineno, a = lineno + 1, e + 1
                 continue
             if self._serving_pending():
-                i = buf.find(b"Decode batch", a, b)
-                if i >= 0:
+                # the first stats line of the run decides "serving" (a Decode line, or a
+                # debug print quoting one)
+                found = [j for j in (buf.find(t, a, b) for t in _STATS_TEXT) if j >= 0]
+                if found:
+                    i = min(found)
                     s = max(buf.rfind(b"\n", a, i) + 1, a)
                     if s > a:
                         self._bulk(buf, a, s, lineno)
@@ -215,6 +217,10 @@ class ReportBuilder:
 
     def _bulk(self, buf: bytes, a: int, b: int, lineno: int) -> None:
         n_dec = buf.count(b"Decode batch", a, b)
+        if not n_dec and (buf.find(b"gen throughput (", a, b) >= 0
+                          or buf.find(b"accept len: ", a, b) >= 0):
+            self.lines_of(buf, a, b, lineno)  # stats quoted outside Decode lines: rare, exact
+            return
         if n_dec:
             gen = GEN_B.findall(buf, a, b)
             acc = ACC_B.findall(buf, a, b)
@@ -227,8 +233,11 @@ class ReportBuilder:
             self.accept.add_tokens(acc, acc_text)
         pos = a
         while (m := self._unknown.search(buf, pos, b)) is not None:
-            self._reduce(HiddenStateDims(int(m.group(1)), lineno + buf.count(b"\n", a, m.start())))
             pos = m.end()
+            d = DIM_B.match(buf, m.start(), b)
+            if d is not None and int(d.group(1)) not in self.state.hidden_dims:
+                at = lineno + buf.count(b"\n", a, m.start())
+                self._reduce(HiddenStateDims(int(d.group(1)), at))
 
     # ------------------------------------------------------------------ result
     def finish(self) -> dict[str, Any]:
@@ -277,12 +286,11 @@ def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
         rest = data[cut:]
         if not cut:
             continue
-        complete = data[:cut]
         if fast:
-            b.lines += scan_chunk(complete, b.lines + 1, NON_BULK_AFTER_NL, b.line, b.run)
+            b.lines += scan_chunk(data, b.lines + 1, NON_BULK_AFTER_NL, b.line, b.run, cut)
         else:
-            n = complete.count(b"\n")
-            b.lines_of(complete, 0, cut, b.lines + 1)
+            n = data.count(b"\n", 0, cut)
+            b.lines_of(data, 0, cut, b.lines + 1)
             b.lines += n
     if rest:
         b.lines += 1

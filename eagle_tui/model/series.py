@@ -37,10 +37,30 @@ class Series:
     def append(self, t: float, value: float) -> Series:
         if not math.isfinite(value):
             return self
-        pts = self.points + ((t, value),)
+        pts = (*self.points, (t, value))
         if len(pts) > self.maxlen:
             pts = pts[-self.maxlen :]
         ewma = value if self.ewma is None else self.alpha * value + (1 - self.alpha) * self.ewma
+        return Series(pts, self.maxlen, self.alpha, ewma)
+
+    def extend(self, points: list[tuple[float, float]]) -> Series:
+        """Append many points at once: one tuple copy per batch instead of one per point."""
+        ewma = self.ewma
+        kept = []
+        for t, value in points:
+            if not math.isfinite(value):
+                continue
+            ewma = value if ewma is None else self.alpha * value + (1 - self.alpha) * ewma
+            kept.append((t, value))
+        if not kept:
+            return self
+        room = self.maxlen - len(kept)
+        if room <= 0:
+            pts = tuple(kept[-self.maxlen :])
+        elif len(self.points) > room:
+            pts = self.points[-room:] + tuple(kept)  # one copy, already trimmed
+        else:
+            pts = self.points + tuple(kept)
         return Series(pts, self.maxlen, self.alpha, ewma)
 
     def __len__(self) -> int:

@@ -30,6 +30,7 @@ from .events import (
     SpecConfig,
 )
 
+MAX_MODELS = 16  # distinct architectures remembered (bounded state on adversarial input)
 _DECODE_HEAD = re.compile(r"Decode batch(?: \[\d+\])?[.,] ?")
 _PREFILL_HEAD = re.compile(r"Prefill batch(?: \[\d+\])?[.,] ?")
 _SHARDS = re.compile(
@@ -289,7 +290,7 @@ class SglangParser:
         draft = bool(arch and _DRAFT_ARCH.search(arch)) or self._target_done
         role = "draft" if draft else "target"
         events: list[Event] = [PhaseEvent(Phase.WEIGHTS_LOADED, lineno, time, detail, role)]
-        if arch and arch not in self._archs:
+        if arch and arch not in self._archs and len(self._archs) < MAX_MODELS:
             self._archs.add(arch)
             events.append(ModelInfo(role, arch, lineno))
         return events

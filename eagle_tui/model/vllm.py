@@ -19,7 +19,7 @@ import json
 import re
 
 from .events import DecodeStats, Event, LineKind, ModelInfo, Phase, PhaseEvent, Progress, SpecStats
-from .sglang import SpecFields, fields
+from .sglang import MAX_MODELS, SpecFields, fields
 
 _SHARDS = re.compile(
     r"Loading (?:safetensors|pt) checkpoint shards:\s*\d+% Completed \| (\d+)/(\d+)"
@@ -28,7 +28,7 @@ _GRAPHS = re.compile(r"Capturing (?:CUDA graphs?|cudagraphs?)(?: shapes)?(?: \((
                      r"(?::\s*\d+%\|[^|]*\| (\d+)/(\d+))?")
 _ARCH = re.compile(r"Resolved architecture: ([\w.]+)")
 _DRAFT_ARCH = re.compile(r"Eagle|EAGLE|MTP|NextN|Draft|Medusa|Speculator|Mlp", re.ASCII)
-_PER_POS = re.compile(r"Per-position acceptance rate: (.*?)(?:, Avg Draft acceptance rate|$)")
+_PER_POS = re.compile(r"Per-position acceptance rate: (.*?)(?=, Avg Draft acceptance rate|$)")
 _REPR = {
     "algorithm": re.compile(r"\bmethod=['\"]?([\w-]+)"),
     "draft_model": re.compile(r"\b(?:model|draft_model)=(?:'([^']*)'|\"([^\"]*)\")"),
@@ -143,9 +143,9 @@ def spec_from_text(msg: str) -> dict[str, object]:
         r = pattern.search(msg)
         if r is not None:
             found[key] = int(r.group(1)) if key == "k" else r.group(1).strip("'\"")
-    for key, pattern in (("draft_model", r"'speculative_model': '([^']+)'"),
-                         ("k", r"'num_speculative_tokens': (\d+)")):
-        r = re.search(pattern, msg)
+    for key, src in (("draft_model", r"'speculative_model': '([^']+)'"),
+                     ("k", r"'num_speculative_tokens': (\d+)")):
+        r = re.search(src, msg)
         if r is not None and key not in found:
             found[key] = int(r.group(1)) if key == "k" else r.group(1)
     if "k" in found:
@@ -257,7 +257,7 @@ class VllmParser:
         if a is not None:
             arch = a.group(1)
             events: list[Event] = [PhaseEvent(Phase.INIT, lineno, time, detail)]
-            if arch not in self._archs:
+            if arch not in self._archs and len(self._archs) < MAX_MODELS:
                 draft = bool(self._archs) or bool(_DRAFT_ARCH.search(arch))
                 self._archs.append(arch)
                 events.append(ModelInfo("draft" if draft else "target", arch, lineno))

@@ -71,11 +71,28 @@ def _hist(name: str, doc: str, labels: dict[str, str], h: Histogram) -> Histogra
     return fam
 
 
+Row = tuple[str, str, float]  # (name, help, value)
+
+
+def _families(rows: tuple[Row, ...], kind: str, labels: dict[str, str],
+              created: float) -> Iterator[Any]:
+    """One single-sample gauge or counter family per row, all with the same labels."""
+    keys, vals = list(labels), list(labels.values())
+    for name, doc, value in rows:
+        if kind == "counter":
+            c = CounterMetricFamily(name, doc, labels=keys)
+            c.add_metric(vals, float(value), created=created)
+            yield c
+        else:
+            g = GaugeMetricFamily(name, doc, labels=keys)
+            g.add_metric(vals, float(value))
+            yield g
+
+
 def _sglang(e: ServingEngine) -> Iterator[Any]:
     labels = {"model_name": e.cfg.served_name, "engine_type": "unified", "tp_rank": "0",
               "pp_rank": "0"}
-    keys, vals = list(labels), list(labels.values())
-    gauges = (
+    gauges: tuple[Row, ...] = (
         ("sglang:num_running_reqs", "The number of running requests.", len(e.running)),
         ("sglang:num_used_tokens", "The number of used tokens.", e.used_tokens),
         ("sglang:token_usage", "The token usage.", e.token_usage),
@@ -90,20 +107,14 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
          e.cfg.kv_tokens),
         ("sglang:is_cuda_graph", "Whether the batch is using CUDA graph.", 1.0),
     )
-    for name, doc, value in gauges:
-        g = GaugeMetricFamily(name, doc, labels=keys)
-        g.add_metric(vals, float(value))
-        yield g
-    counters = (
+    yield from _families(gauges, "gauge", labels, e.created)
+    counters: tuple[Row, ...] = (
         ("sglang:prompt_tokens", "Number of prefill tokens processed.", e.prompt_tokens),
         ("sglang:generation_tokens", "Number of generation tokens processed.",
          e.generation_tokens),
         ("sglang:num_requests", "Number of requests processed.", e.finished_requests),
     )
-    for name, doc, value in counters:
-        c = CounterMetricFamily(name, doc, labels=keys)
-        c.add_metric(vals, float(value), created=e.created)
-        yield c
+    yield from _families(counters, "counter", labels, e.created)
     yield _hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in "
                 "seconds.", labels, e.ttft)
     yield _hist("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in "
@@ -115,7 +126,7 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
 def _vllm(e: ServingEngine) -> Iterator[Any]:
     labels = {"engine": "0", "model_name": e.cfg.served_name}
     keys, vals = list(labels), list(labels.values())
-    counters = (
+    counters: tuple[Row, ...] = (
         ("vllm:prompt_tokens", "Number of prefill tokens processed.", e.prompt_tokens),
         ("vllm:generation_tokens", "Number of generation tokens processed.",
          e.generation_tokens),
@@ -127,10 +138,7 @@ def _vllm(e: ServingEngine) -> Iterator[Any]:
         ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", e.draft_tokens),
         ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.", e.accepted),
     )
-    for name, doc, value in counters:
-        c = CounterMetricFamily(name, doc, labels=keys)
-        c.add_metric(vals, float(value), created=e.created)
-        yield c
+    yield from _families(counters, "counter", labels, e.created)
     pos = CounterMetricFamily("vllm:spec_decode_num_accepted_tokens_per_pos",
                               "Accepted tokens per draft position.", labels=[*keys, "position"])
     for i, n in enumerate(e.accepted_per_pos):
@@ -142,7 +150,7 @@ def _vllm(e: ServingEngine) -> Iterator[Any]:
         ok.add_metric([vals[0], reason, vals[1]], float(e.finished_by_reason.get(reason, 0)),
                       created=e.created)
     yield ok
-    gauges = (
+    gauges: tuple[Row, ...] = (
         ("vllm:num_requests_running", "Number of requests in model execution batches.",
          len(e.running)),
         ("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
@@ -150,10 +158,7 @@ def _vllm(e: ServingEngine) -> Iterator[Any]:
         ("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",
          e.token_usage),
     )
-    for name, doc, level in gauges:
-        g = GaugeMetricFamily(name, doc, labels=keys)
-        g.add_metric(vals, float(level))
-        yield g
+    yield from _families(gauges, "gauge", labels, e.created)
     info = GaugeMetricFamily("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
                              labels=["block_size", "cache_dtype", "engine", "num_gpu_blocks"])
     info.add_metric(["16", "auto", "0", str(e.cfg.kv_tokens // 16)], 1.0)

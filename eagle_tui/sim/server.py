@@ -42,10 +42,14 @@ class HttpServer:
         """Bind and listen without answering (connections wait in the backlog)."""
         if self._sock is None:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((self.cfg.host, self.cfg.port))
-            sock.listen(128)
-            sock.setblocking(False)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((self.cfg.host, self.cfg.port))
+                sock.listen(128)
+                sock.setblocking(False)
+            except OSError:
+                sock.close()
+                raise
             self._sock = sock
 
     @property

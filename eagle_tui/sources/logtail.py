@@ -23,10 +23,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
-from eagle_tui.model.events import Event, LogRestarted
+from eagle_tui.model.events import (
+    DecodeStats,
+    Event,
+    HiddenStateDims,
+    LogRestarted,
+    PrefillStats,
+    SpecStats,
+)
 from eagle_tui.transport.base import TailChunk, Transport
 
 if TYPE_CHECKING:
@@ -35,6 +43,69 @@ if TYPE_CHECKING:
 CATCHUP_LINES = 10_000
 CAUGHT_UP_GAP_S = 0.05  # no new chunk within this long = we are at the end of the file
 MAX_LINE_BYTES = 1 << 20  # a "line" longer than this is cut (bounded memory on binary garbage)
+STATS_KEEP = 600  # = the state's Series length: older catch-up stats cannot be shown anyway
+_THINNED = (DecodeStats, PrefillStats, SpecStats)
+
+
+class StatsThinner:
+    """Thins the stats events of a catch-up to what the state can still show.
+
+    Reducing an event costs far more than parsing its line (the state is immutable), and a busy
+    server's history is almost all ``Decode batch``/``Engine 000`` stats lines: catching up on
+    300,000 of them took ~30 s. The state's series keep their last 600 points, so of each run of
+    stats events between two other events (a phase, a crash, ...) only the first (it marks when
+    serving began) and the last ``keep`` of each type can still change what is shown; the rest
+    are dropped here, before they are reduced.
+    The order of every kept event is preserved, a repeated ``HiddenStateDims`` is dropped (the
+    state keeps distinct dimensions only), and nothing else is touched.
+    """
+
+    def __init__(self, keep: int = STATS_KEEP) -> None:
+        self.keep = keep
+        self.dropped = 0
+        self._seq = 0
+        self._first: dict[type, tuple[int, Event]] = {}
+        self._held: dict[type, deque[tuple[int, Event]]] = {}
+        self._dims: set[int] = set()
+
+    def feed(self, events: list[Event]) -> list[Event]:
+        out: list[Event] = []
+        for ev in events:
+            if isinstance(ev, _THINNED):
+                item = (self._seq, ev)
+                self._seq += 1
+                if type(ev) not in self._first:
+                    # the first of a run is kept too: it marks when serving began
+                    self._first[type(ev)] = item
+                    continue
+                held = self._held.setdefault(type(ev), deque(maxlen=self.keep))
+                if len(held) == self.keep:
+                    self.dropped += 1
+                held.append(item)
+            elif isinstance(ev, HiddenStateDims):
+                if ev.dim not in self._dims:
+                    self._dims.add(ev.dim)
+                    out.append(ev)
+                else:
+                    self.dropped += 1
+            else:
+                out.extend(self.flush())
+                out.append(ev)
+        return out
+
+    def flush(self) -> list[Event]:
+        """The held stats, in their original order (call before anything that must follow)."""
+        if not self._first:
+            return []
+        items = [*self._first.values(), *(item for held in self._held.values() for item in held)]
+        self._first.clear()
+        self._held.clear()
+        return [ev for _, ev in sorted(items, key=lambda item: item[0])]
+
+    def reset(self) -> None:
+        self._first.clear()
+        self._held.clear()
+        self._dims.clear()
 
 
 async def _next(it: AsyncIterator[TailChunk]) -> TailChunk:
@@ -66,6 +137,7 @@ class LogTail:
         self.parser: LogParser = LogParser(host=transport.host)
         self._clock = clock
         self.restarts = 0
+        self.thinner = StatsThinner()
 
     async def events(self) -> AsyncIterator[Event]:
         partial = b""  # bytes after the last newline, not yet part of ``offset``
@@ -99,6 +171,7 @@ class LogTail:
                     held, held_lines, partial = [], 0, b""
                     self.offset = 0
                     self.parser.reset()
+                    self.thinner.reset()  # (flushed just above)
                     self.restarts += 1
                     catching_up = True
                     yield LogRestarted(chunk.restarted, self.transport.host, self._clock())
@@ -143,14 +216,14 @@ class LogTail:
             if aclose is not None:
                 await aclose()
         # the tail ended (transport closed): surface what was held back
-        for ev in self._flush_held(held, held_lines):
+        for ev in [*self._flush_held(held, held_lines), *self.thinner.flush()]:
             yield ev
 
     # ------------------------------------------------------------------ feeding the parser
     def _feed_fast(self, data: bytes) -> list[Event]:
         events = self.parser.feed_chunk(data, emit_lines=False)
         self.offset += len(data)
-        return events
+        return self.thinner.feed(events)
 
     def _feed_lines(self, data: bytes) -> list[Event]:
         events: list[Event] = []
@@ -164,7 +237,7 @@ class LogTail:
 
     def _flush_held(self, held: list[bytes], held_lines: int) -> list[Event]:
         if not held:
-            return []
+            return self.thinner.flush()
         data = b"".join(held)
         skip = held_lines - self.catchup_lines
         events: list[Event] = []
@@ -174,8 +247,9 @@ class LogTail:
                 pos = data.index(b"\n", pos) + 1
             events.extend(self._feed_fast(data[:pos]))
             data = data[pos:]
+        events.extend(self.thinner.flush())
         events.extend(self._feed_lines(data))
         return events
 
 
-__all__ = ["CATCHUP_LINES", "LogTail"]
+__all__ = ["CATCHUP_LINES", "STATS_KEEP", "LogTail", "StatsThinner"]

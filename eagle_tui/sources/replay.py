@@ -6,7 +6,8 @@ rebuilds exactly the live state. ``speed`` replays with the recorded pacing (``1
 ``10.0`` ten times faster); ``None`` as fast as the session takes it.
 
 A raw log is read in chunks and parsed like the live tail does on catch-up: all but the last
-``visible_lines`` lines go through the parser's fast path (phases, stats and crashes only).
+``visible_lines`` lines go through the parser's fast path (phases, stats and crashes only), with
+the same thinning of old stats (:class:`~eagle_tui.sources.logtail.StatsThinner`).
 
 A malformed record line is reported (the session shows ``SourceFailed`` naming the file and line)
 and skipped: the position is kept on the object, so the retry continues after it.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from eagle_tui.model.codec import CodecError, from_dict, is_header
 from eagle_tui.model.events import Event
+from eagle_tui.sources.logtail import StatsThinner
 
 if TYPE_CHECKING:
     from eagle_tui.model.parser import LogParser
@@ -125,6 +127,7 @@ class ReplaySource:
 
             self._parser = LogParser(host=self.host)
         parser = self._parser
+        thinner = StatsThinner()  # the same catch-up thinning as the live tail
         total = await asyncio.to_thread(self._count_lines)
         fast_until = total - self.visible_lines if self.visible_lines is not None else 0
         with self.path.open("rb") as fh:
@@ -145,9 +148,12 @@ class ReplaySource:
                         pos = nxt + 1
                     fast, data = data[:pos], data[pos:]
                 if fast:
-                    for ev in parser.feed_chunk(fast, emit_lines=False):
+                    for ev in thinner.feed(parser.feed_chunk(fast, emit_lines=False)):
                         yield ev
                     self.position += len(fast)
+                if data:
+                    for ev in thinner.flush():
+                        yield ev
                 start = 0
                 while (end := data.find(b"\n", start)) >= 0:
                     for ev in parser.feed_line(data[start:end]):
@@ -159,7 +165,7 @@ class ReplaySource:
                 for ev in parser.feed_line(partial):
                     yield ev
                 self.position += len(partial)
-        for ev in parser.finish():
+        for ev in [*thinner.flush(), *parser.finish()]:
             yield ev
 
 

@@ -10,6 +10,11 @@ classifies "no listener" the same way in both cases.
 Hosts and ports in URLs are as seen *from the remote host*: ``http://localhost:30000`` is the
 server's own loopback, opened by the remote sshd.
 
+When the *SSH connection* is down (rather than the server), requests raise the transport's
+:class:`~eagle_tui.transport.base.ConnectionLost` instead of an httpx error: "no listener" would
+be a lie — the server may be fine — and a source that fails is retried by the session and shown
+as failing, while the last known health stays on screen.
+
 Blocking paramiko calls run in the transport's executor; each read has httpx's timeout.
 """
 
@@ -25,6 +30,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from eagle_tui.transport.base import ConnectionLost, TransportError
 from eagle_tui.transport.ssh_link import Link
 
 GetLink = Callable[[float], Awaitable[Link]]
@@ -33,20 +39,30 @@ GetLink = Callable[[float], Awaitable[Link]]
 class SshNetworkStream(httpcore.AsyncNetworkStream):
     """One direct-tcpip channel seen as an httpcore stream."""
 
-    def __init__(self, chan: Any, executor: Executor, label: str) -> None:
+    def __init__(self, chan: Any, executor: Executor, label: str, link: Link) -> None:
         self._chan = chan
         self._executor = executor
         self._label = label
+        self._link = link
+
+    def _check_link(self, exc: BaseException | None = None) -> None:
+        if not self._link.is_active():
+            raise ConnectionLost(f"SSH connection lost while talking to {self._label}") from exc
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         def blocking_read() -> bytes:
             self._chan.settimeout(timeout)
             try:
-                return bytes(self._chan.recv(max_bytes))
+                data = bytes(self._chan.recv(max_bytes))
             except TimeoutError as exc:
+                self._check_link(exc)
                 raise httpcore.ReadTimeout(f"no answer from {self._label} in {timeout} s") from exc
             except (OSError, EOFError) as exc:
+                self._check_link(exc)
                 raise httpcore.ReadError(f"{self._label}: {exc}") from exc
+            if not data:
+                self._check_link()  # EOF from the server, or the SSH link went away?
+            return data
 
         return await asyncio.get_running_loop().run_in_executor(self._executor, blocking_read)
 
@@ -59,8 +75,10 @@ class SshNetworkStream(httpcore.AsyncNetworkStream):
             try:
                 self._chan.sendall(buffer)
             except TimeoutError as exc:
+                self._check_link(exc)
                 raise httpcore.WriteTimeout(f"{self._label}: write timed out") from exc
             except (OSError, EOFError) as exc:
+                self._check_link(exc)
                 raise httpcore.WriteError(f"{self._label}: {exc}") from exc
 
         await asyncio.get_running_loop().run_in_executor(self._executor, blocking_write)
@@ -109,24 +127,25 @@ class SshNetworkBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         wait = 10.0 if timeout is None else timeout
         label = f"{host}:{port} on {self._dest}"
-        try:
-            link = await self._get_link(wait)
-        except Exception as exc:
-            raise httpcore.ConnectError(f"cannot reach {label}: {exc}") from exc
+        link = await self._get_link(wait)  # ConnectionLost/HostKeyError pass through as they are
 
         def open_channel() -> Any:
             try:
                 return link.open_direct(host, port, wait)
             except TimeoutError as exc:
+                if not link.is_active():
+                    raise ConnectionLost(f"SSH connection lost opening {label}") from exc
                 raise httpcore.ConnectTimeout(f"cannot connect to {label}: timed out") from exc
             except Exception as exc:  # paramiko ChannelException / SSHException
+                if not link.is_active():
+                    raise ConnectionLost(f"SSH connection lost opening {label}") from exc
                 text = str(exc) or type(exc).__name__
                 if "Connect failed" in text or "connect failed" in text:
                     text = "connection refused (nothing listening there?)"
                 raise httpcore.ConnectError(f"cannot connect to {label}: {text}") from exc
 
         chan = await asyncio.get_running_loop().run_in_executor(self._executor, open_channel)
-        return SshNetworkStream(chan, self._executor, label)
+        return SshNetworkStream(chan, self._executor, label, link)
 
     async def connect_unix_socket(
         self,
@@ -164,7 +183,7 @@ def _mapped() -> typing.Iterator[None]:
     """httpcore exceptions → the httpx ones callers catch (same mapping httpx itself uses)."""
     try:
         yield
-    except httpx.HTTPError:
+    except (httpx.HTTPError, TransportError):
         raise
     except Exception as exc:
         for src, dst in _EXC_MAP:

@@ -22,11 +22,12 @@ from textual.events import Resize
 from textual.reactive import var
 from textual.screen import Screen
 from textual.theme import Theme
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
-from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, UserMarker
+from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phase, UserMarker
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.format import truncate
@@ -46,6 +47,7 @@ PANES = ("startup", "log", "gpus", "metrics", "alerts")
 TOP_PANES = ("startup", "metrics", "gpus")
 PANE_TITLES = {"startup": "Startup", "log": "Log", "gpus": "GPUs", "metrics": "Metrics",
                "alerts": "Alerts"}
+PANE_INTERVAL = 0.5  # s between pane redraws while only numbers change
 TOAST_CHARS = 160  # the full text is in the alerts pane; a toast must not hide the screen
 COMPACT_MAX_WIDTH = 120  # below this width, or
 COMPACT_MAX_HEIGHT = 32  # below this height: one pane at a time behind tabs
@@ -98,6 +100,9 @@ class EagleApp(App[int]):
         self._gpu_samples: list[GpuSample] = []
         self._notified: set[str] = set()
         self._crash_shown = False
+        self._shown_phase: Phase | None = None
+        self._last_panes = 0.0
+        self._pane_timer: Timer | None = None
         self._unsubscribe: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ composition
@@ -146,6 +151,31 @@ class EagleApp(App[int]):
         self.state = state
 
     def watch_state(self, state: DashboardState) -> None:
+        """Give the panes the new state: at once for a crash or a new phase, else at most
+        every ``PANE_INTERVAL`` (a busy server changes tok/s on every batch, and redrawing
+        the metrics 20 times a second costs CPU without telling the user more)."""
+        now = time.monotonic()
+        urgent = (state.crash is not None and not self._crash_shown) or (
+            state.phase is not self._shown_phase)
+        if urgent or now - self._last_panes >= PANE_INTERVAL:
+            self._update_panes()
+        elif self._pane_timer is None:
+            self._pane_timer = self.set_timer(self._last_panes + PANE_INTERVAL - now,
+                                              self._update_panes)
+        if self.config.notify_critical:
+            for alert in state.alerts:
+                if alert.severity == "critical" and alert.kind not in self._notified:
+                    self._notified.add(alert.kind)
+                    self.notify(truncate(inert(alert.message), TOAST_CHARS), title=alert.kind,
+                                severity="error", timeout=10, markup=False)
+
+    def _update_panes(self) -> None:
+        if self._pane_timer is not None:
+            self._pane_timer.stop()
+            self._pane_timer = None
+        self._last_panes = time.monotonic()
+        state = self.state
+        self._shown_phase = state.phase
         samples, self._gpu_samples = self._gpu_samples, []
         self.query_one(StatusLine).show(state)
         self.query_one(StartupPane).show(state)
@@ -156,12 +186,11 @@ class EagleApp(App[int]):
             self._crash_shown = True
             if self.screen.has_class("-compact"):
                 self.action_show_pane("startup")
-        if self.config.notify_critical:
-            for alert in state.alerts:
-                if alert.severity == "critical" and alert.kind not in self._notified:
-                    self._notified.add(alert.kind)
-                    self.notify(truncate(inert(alert.message), TOAST_CHARS), title=alert.kind,
-                                severity="error", timeout=10, markup=False)
+
+    @property
+    def render_pending(self) -> bool:
+        """Panes or the log have a throttled redraw scheduled (tests wait for it)."""
+        return self._pane_timer is not None or self.log_view.paint_pending
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session":

@@ -318,3 +318,46 @@ async def test_resume_after_a_transport_failure_loses_and_repeats_nothing(tmp_pa
     # every reconnect resumed at a line boundary
     assert all(off == 0 or body[off - 1:off] == b"\n" for off in transport.calls)
     assert sum(1 for e in seen if type(e).__name__ == "SourceFailed") == len(transport.calls) - 1
+
+
+async def test_catch_up_thins_old_stats_without_changing_the_state(tmp_path: Path) -> None:
+    """300k stats lines took ~30 s to reduce one by one; the thinned catch-up must end in the
+    same state as reducing every line (series, last values, phase, crash, hidden dims)."""
+    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.state import DashboardState, reduce
+
+    decode = ("[2025-11-20 10:15:{:02d}] Decode batch, #running-req: {}, #token: 11584, "
+              "token usage: 0.01, accept len: {:.2f}, accept rate: 0.68, cuda graph: True, "
+              "gen throughput (token/s): {:.2f}, #queue-req: 1\n")
+    body = [
+        "[2025-11-20 10:14:38] Init torch distributed begin.\n",
+        "[2025-11-20 10:14:40] Load weight begin. avail mem=78.58 GB\n",
+        "[2025-11-20 10:15:00] The server is fired up and ready to roll!\n",
+    ]
+    body += [decode.format(i % 60, i % 7, 1.5 + (i % 13) / 10, 100 + i % 50) for i in range(4000)]
+    body += ["[EAGLE3-DEBUG] hidden_states shape=torch.Size([21, 21504])\n"] * 50
+    body += [decode.format(i % 60, 3, 2.0 + (i % 5) / 10, 90.0 + i) for i in range(1500)]
+    path = tmp_path / "busy.log"
+    path.write_text("".join(body))
+
+    src = LogTail(LocalTransport(), str(path), catchup_lines=100)
+    session = Session([src], tick_interval=None, batch_interval=0.0)
+    runner = asyncio.create_task(session.run())
+    deadline = time.monotonic() + 30
+    while src.offset < path.stat().st_size and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.1)
+    session.stop()
+    thinned = await runner
+    assert src.thinner.dropped > 4000  # most of the history was never reduced
+
+    everything = LogParser().feed_chunk(path.read_bytes())
+    full = reduce(DashboardState(), everything)
+    assert session.events_seen < len(everything) / 4
+    for name in ("phase", "phases", "engine", "lines", "running", "queued", "kv_usage", "crash",
+                 "hidden_dims", "last_decode", "recent_lines"):
+        assert getattr(thinned, name) == getattr(full, name), name
+    for series in ("accept_len", "gen_tps", "accept_rate"):
+        a, b = getattr(thinned, series), getattr(full, series)
+        assert a.values() == b.values() and len(a) == 600, series
+        assert a.ewma == pytest.approx(b.ewma), series

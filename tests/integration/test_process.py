@@ -208,3 +208,51 @@ def test_decode_wait_status(status: int, expected: tuple[int, int | None]) -> No
 def test_needs_something_to_watch() -> None:
     with pytest.raises(ValueError):
         ProcessWatcher()
+
+
+# ---------------------------------------------------------------------- LocalTransport commands
+
+
+async def test_local_run_and_its_errors(tmp_path: Path) -> None:
+    from eagle_tui.transport.base import CommandNotFound, TransportError
+    from eagle_tui.transport.local import LocalTransport
+
+    tr = LocalTransport()
+    res = await tr.run(["sh", "-c", "echo out; echo err >&2; exit 4"])
+    assert (res.exit_code, res.stdout, res.stderr) == (4, b"out\n", b"err\n")
+    with pytest.raises(CommandNotFound, match="no-such-tool-here: command not found"):
+        await tr.run(["no-such-tool-here"])
+    t0 = time.monotonic()
+    with pytest.raises(TransportError, match=r"did not finish within 0\.3 s"):
+        await tr.run(["sleep", "30"], timeout=0.3)
+    assert time.monotonic() - t0 < 5
+    # read_file: small files, with clear errors for the rest
+    (tmp_path / "c.json").write_bytes(b'{"a": 1}')
+    assert await tr.read_file(str(tmp_path / "c.json")) == b'{"a": 1}'
+    with pytest.raises(TransportError, match="larger than 4 bytes"):
+        await tr.read_file(str(tmp_path / "c.json"), max_bytes=4)
+    with pytest.raises(TransportError, match="no such file"):
+        await tr.read_file(str(tmp_path / "missing"))
+    with pytest.raises(TransportError, match="is a directory"):
+        await tr.read_file(str(tmp_path))
+
+
+async def test_local_stream_lines_follows_a_command_and_reports_its_failure() -> None:
+    from eagle_tui.transport.base import TransportError
+    from eagle_tui.transport.local import LocalTransport
+
+    tr = LocalTransport()
+    lines = [ln async for ln in tr.stream_lines(["sh", "-c", "printf 'a\\nb\\r\\nc'"])]
+    assert lines == [b"a", b"b", b"c"]
+    got: list[bytes] = []
+    with pytest.raises(TransportError, match="exited with status 9: driver says no"):
+        script = "echo one; echo 'driver says no' >&2; exit 9"
+        async for ln in tr.stream_lines(["sh", "-c", script]):
+            got.append(ln)
+    assert got == [b"one"]
+    # closing the iterator early kills the command
+    gen = tr.stream_lines(["sh", "-c", "while true; do echo tick; sleep 0.01; done"])
+    assert await anext(gen) == b"tick"
+    await gen.aclose()  # type: ignore[attr-defined]
+    await tr.close()
+    assert not tr._procs

@@ -25,8 +25,10 @@ import pytest
 
 from eagle_tui.model.events import DecodeStats, Event, MetricsSample, SpecStats
 from eagle_tui.session import Session
+from eagle_tui.sources.draftconfig import DraftConfigSource
 from eagle_tui.sources.logtail import LogTail
 from eagle_tui.sources.metrics import MetricsScraper, parse_metrics
+from eagle_tui.sources.serverinfo import ServerInfoSource
 from eagle_tui.transport.local import LocalTransport
 
 # the fixture's class lives in conftest.py (not importable by name: one conftest per directory)
@@ -83,11 +85,15 @@ def test_wait_exits_0_when_the_real_server_is_ready(real_server: RealServer) -> 
 async def test_log_and_metrics_agree_under_load(real_server: RealServer) -> None:
     real_server.ready()
     transport = LocalTransport()
+    holder: list[Session] = []
     session = Session(
         [LogTail(transport, str(real_server.log)),
-         MetricsScraper(transport, real_server.url, interval=1.0, window=4.0)],
+         MetricsScraper(transport, real_server.url, interval=1.0, window=4.0),
+         ServerInfoSource(transport, real_server.url, interval=5.0),
+         DraftConfigSource(transport, spec_provider=lambda: holder[0].state.spec)],
         tick_interval=None,
     )
+    holder.append(session)
     events: list[Event] = []
     session.subscribe(lambda _s, batch: events.extend(batch))
     runner = asyncio.create_task(session.run())
@@ -140,8 +146,13 @@ async def test_log_and_metrics_agree_under_load(real_server: RealServer) -> None
     print(f"tok/s: log median {log_tps:.0f}, /metrics median {m_tps:.0f}")
     assert 0.6 < log_tps / m_tps < 1.67, (log_tps, m_tps)
 
-    # the session state carries both
+    # the session state carries both, and what the server and its draft say about themselves
     st = session.state
+    assert st.server_info is not None and st.server_info.model_name == "tiny-llama"
+    assert st.spec is not None and st.spec.algorithm == "eagle3"
+    assert st.draft_config is not None and st.draft_config.is_eagle3
+    assert st.draft_config.aux_layer_ids == (1, 2, 3)
+    assert not [a for a in st.alerts if a.severity == "critical"]
     assert st.accept_len.last is not None and st.m_accept_len.last is not None
     assert st.m_gen_tps.values() and st.gen_tps.values()
 

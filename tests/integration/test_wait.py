@@ -35,12 +35,15 @@ SGLANG_START, SGLANG_LOADED, SGLANG_OOM = (
 )
 
 HTTP_SERVER = textwrap.dedent("""
-    import http.server, os, sys, time
-    ready_after = float(sys.argv[1])
-    t0 = time.monotonic()
+    import http.server, sys, threading
+    starting_answers = int(sys.argv[1])  # 503s before the first 200: a count, not a time, so a
+    lock = threading.Lock()              # slow interpreter start-up on a busy box changes nothing
+    count = [0]
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            code = 200 if time.monotonic() - t0 >= ready_after else 503
+            with lock:
+                count[0] += 1
+                code = 200 if count[0] > starting_answers else 503
             self.send_response(code)
             self.send_header("content-length", "0")
             self.end_headers()
@@ -73,8 +76,8 @@ def finish(proc: subprocess.Popen[str], limit: float = 30.0) -> tuple[int, str, 
 
 @pytest.fixture
 def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """A real HTTP server on 127.0.0.1: 503 for its first 1.5 s, then 200."""
-    proc = subprocess.Popen([sys.executable, "-c", HTTP_SERVER, "1.5"], stdout=subprocess.PIPE)
+    """A real HTTP server on 127.0.0.1: 503 to its first 3 requests, then 200."""
+    proc = subprocess.Popen([sys.executable, "-c", HTTP_SERVER, "3"], stdout=subprocess.PIPE)
     assert proc.stdout is not None
     port = int(proc.stdout.readline())
     yield f"http://127.0.0.1:{port}", proc
@@ -88,12 +91,19 @@ def test_ready_when_health_turns_200(http_server: tuple[str, subprocess.Popen[by
     log = tmp_path / "server.log"
     log.write_text(SGLANG_START)
     t0 = time.monotonic()
-    code, out, err = finish(start_wait("--url", url, "--log", str(log), "--timeout", "30"))
+    record = tmp_path / "rec" / "session.jsonl"
+    code, out, err = finish(start_wait("--url", url, "--log", str(log), "--timeout", "30",
+                                       "--record", str(record)))
     took = time.monotonic() - t0
     assert code == 0, out + err
     assert "READY" in out and "/health answered 200" in out
     assert "health: starting" in out  # progress line while it answered 503
-    assert 1.0 <= took < 10.0
+    assert 1.0 <= took < 20.0
+    recorded = [json.loads(ln) for ln in record.read_text().splitlines()]
+    assert recorded[0]["format"] == "eagle-tui-record"
+    states = [r["state"] for r in recorded if r.get("type") == "HealthSample"]
+    assert states[0] == "starting" and states[-1] == "ready"
+    assert any(r.get("type") == "LogLine" for r in recorded)
 
 
 def test_ready_json_has_progress_objects_and_a_result(
@@ -154,7 +164,15 @@ def test_silent_process_death_exits_1_within_a_second(tmp_path: Path) -> None:
     assert "no crash line in the log" in out
 
 
-def test_pid_alone_works(tmp_path: Path) -> None:
+def test_pid_alone_finds_the_http_port_and_waits_for_ready(
+        http_server: tuple[str, subprocess.Popen[bytes]]) -> None:
+    _, server = http_server
+    code, out, err = finish(start_wait("--pid", str(server.pid), "--timeout", "30"))
+    assert code == 0, out + err
+    assert "READY" in out and "/health answered 200" in out
+
+
+def test_pid_alone_reports_the_exit(tmp_path: Path) -> None:
     server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
     code, out, err = finish(start_wait("--pid", str(server.pid), "--timeout", "30"))
     server.wait()

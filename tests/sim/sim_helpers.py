@@ -73,7 +73,7 @@ def running_sim(workdir: Path, engine: str, scenario: str, *, speed: float = 40.
 
 def health_states(url: str, until: str = "200", limit_s: float = 30.0,
                   read_timeout: float = 0.25) -> list[str]:
-    """Poll /health every 50 ms (bounded in time) and return the distinct states in order:
+    """Poll /health every 20 ms (bounded in time) and return the distinct states in order:
     ``refused``, ``timeout`` (accepted but no answer), or the status code."""
     seen: list[str] = []
     deadline = time.monotonic() + limit_s
@@ -89,7 +89,7 @@ def health_states(url: str, until: str = "200", limit_s: float = 30.0,
                 seen.append(state)
             if state == until:
                 break
-            time.sleep(0.05)
+            time.sleep(0.02)
     return seen
 
 

@@ -1,7 +1,7 @@
 """The simulator on the wire: health transitions per engine, SSE bursts, /metrics, /server_info.
 
 Each engine's server is started once per module (a real process on 127.0.0.1, startup
-compressed 40x) and its /health is polled from the first moment, so the transitions are those a
+compressed 15-40x) and its /health is polled from the first moment, so the transitions are those a
 watcher sees. Timings are asserted loosely: this runs on 2 shared cores.
 """
 
@@ -26,7 +26,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def sglang(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SimProc, list[str]]]:
-    with running_sim(tmp_path_factory.mktemp("sg"), "sglang", "healthy") as sim:
+    # speed 15: the 503 window (uvicorn up, warmup running) lasts ~150 ms, easy to catch
+    with running_sim(tmp_path_factory.mktemp("sg"), "sglang", "healthy", speed=15) as sim:
         yield sim, health_states(sim.url)
 
 

@@ -19,7 +19,13 @@ from eagle_tui.model.events import GpuSample, HealthSample
 from eagle_tui.sources.connection import ConnectionSource
 from eagle_tui.sources.gpu import SmiStream
 from eagle_tui.sources.health import HealthPoller
-from eagle_tui.transport.base import CommandNotFound, HostKeyError, Transport, TransportError
+from eagle_tui.transport.base import (
+    CommandNotFound,
+    ConnectionLost,
+    HostKeyError,
+    Transport,
+    TransportError,
+)
 from eagle_tui.transport.ssh import SshTransport, backoff_delay
 from eagle_tui.transport.ssh_config import DestinationError, parse_dest, resolve
 from eagle_tui.transport.ssh_link import AuthError
@@ -46,7 +52,8 @@ def host_fingerprint(srv: Any) -> str:
 
 async def test_connects_runs_and_implements_the_protocol(sshd: Any) -> None:
     async with sshd.transport() as t:
-        assert isinstance(t, Transport)
+        proto: object = t
+        assert isinstance(proto, Transport)  # structurally a Transport, like the local one
         assert t.host == f"root@127.0.0.1:{sshd.port}"
         res = await t.run(["printf", "%s|", "a b", "c"])
         assert (res.exit_code, res.stdout) == (0, b"a b|c|")
@@ -398,3 +405,26 @@ def test_accept_new_appends_on_a_new_line(tmp_path: Path) -> None:
     lines = kh.read_text().splitlines()
     assert len(lines) == 3 and lines[2].startswith("[h]:2 ssh-ed25519 ")
     assert KnownHosts([kh], kh).check("[h]:2", key, accept_new=False) is False
+
+
+async def test_http_while_the_ssh_link_is_down_is_a_transport_error(
+    make_sshd: Any, http_server: int
+) -> None:
+    """A dead SSH link is not "nothing listening": the health source fails (and is retried)
+    instead of reporting the server gone, and the same client works again after the reconnect."""
+    srv = make_sshd()
+    t = srv.transport()
+    async with t, t.http_client(f"http://127.0.0.1:{http_server}", 0.5) as client:
+        assert (await client.get("/health")).status_code == 200
+        srv.stop()
+        with pytest.raises(ConnectionLost):  # "reconnecting (attempt n ...)" or "lost opening"
+            await client.get("/health")
+        poller = HealthPoller(t, f"http://127.0.0.1:{http_server}", timeout=0.5, max_polls=1)
+        with pytest.raises(ConnectionLost):
+            async for _ in poller.events():
+                pass
+        srv.start()
+        deadline = time.monotonic() + 8
+        while t.state.state != "connected" and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert (await client.get("/health")).status_code == 200

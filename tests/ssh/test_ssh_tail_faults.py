@@ -103,7 +103,9 @@ async def inject(srv: Any, kind: str) -> None:
         assert srv.freeze_sessions() > 0
 
 
-async def test_tail_survives_20_faults_at_10k_lines_per_second(make_sshd, tmp_path: Path) -> None:
+async def test_tail_survives_20_faults_at_10k_lines_per_second(
+    make_sshd: Any, tmp_path: Path
+) -> None:
     srv = make_sshd()
     log = tmp_path / "server.log"
     log.touch()

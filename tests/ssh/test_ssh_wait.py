@@ -143,3 +143,28 @@ def test_wait_ssh_refuses_an_unknown_host_key(sshd: Any, sim_dir: Path) -> None:
     assert "SHA256:" in res.stderr
     assert "--accept-new-host-key" in res.stderr
     assert empty.read_text() == ""
+
+
+def test_wait_ssh_by_config_alias_with_the_default_files(sshd: Any, sim_dir: Path) -> None:
+    """``--ssh gpu-box`` alone: HostName/Port/User/IdentityFile from ~/.ssh/config and the host
+    key from ~/.ssh/known_hosts — what a user who already ssh's into the box has."""
+    home = sim_dir / "home"
+    ssh_dir = home / ".ssh"
+    ssh_dir.mkdir(mode=0o700)
+    (ssh_dir / "config").write_text(
+        "Host gpu-box\n"
+        "    HostName 127.0.0.1\n"
+        f"    Port {sshd.port}\n"
+        "    User root\n"
+        f"    IdentityFile {sshd.client_key}\n"
+    )
+    (ssh_dir / "known_hosts").write_text(sshd.known_hosts.read_text())
+    log = sim_dir / "remote logs" / "server.log"
+    log.write_text("[2025-11-20 10:14:31] Load weight begin. avail mem=78.50 GB\n"
+                   "[2025-11-20 10:15:02] The server is fired up and ready to roll!\n")
+    res = subprocess.run(
+        [*EAGLE_TUI, "wait", "--ssh", "gpu-box", "--log", str(log), "--timeout", "30"],
+        capture_output=True, text=True, timeout=60, env=cli_env(home),
+    )
+    assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-2000:])
+    assert "READY" in res.stdout

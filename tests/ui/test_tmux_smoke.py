@@ -62,7 +62,8 @@ def wait_for(capture: Callable[[], str], ok: Callable[[str], bool], timeout: flo
 
 
 def test_demo_dashboard_in_tmux(tmux: Callable[..., str]) -> None:
-    cmd = f"{eagle_tui_command()} demo --speed 20"
+    # COLUMNS/LINES (pytest exports them) would override the pane's real size
+    cmd = f"env -u COLUMNS -u LINES {eagle_tui_command()} demo --speed 20"
     tmux("new-session", "-d", "-s", "smoke", "-x", "160", "-y", "48", cmd)
     tmux("set-option", "-t", "smoke", "remain-on-exit", "on")
 

@@ -33,10 +33,10 @@ def make_app(events: Sequence[Event], config: UiConfig | None = None, *, hold: b
 
 async def settle(pilot: Pilot[int], app: EagleApp, expect_lines: int | None = None) -> None:
     """Wait (bounded) until the scripted session has delivered everything, then for a frame."""
-    for _ in range(200):
+    for _ in range(300):
         done = app.session_done or (
             expect_lines is not None and app.log_view.line_count >= expect_lines)
-        if done:
+        if done and not app.render_pending:
             break
         await pilot.pause(0.01)
     await pilot.pause()

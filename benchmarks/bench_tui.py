@@ -1,0 +1,399 @@
+"""Benchmark the dashboard in a real terminal (tmux), side by side with a bare Textual ``Log`` tail.
+
+Both contenders run in their own tmux server at 160×48 and follow the same file:
+
+* ``dashboard``: ``eagle-tui watch --log FILE --gpu none`` (log tail → parser → session →
+  reducer → the five panes);
+* ``bare``: ``benchmarks/bare_log_tail.py FILE`` (a reader thread and ``Log.write_lines`` every
+  50 ms, nothing else).
+
+Scenarios (numbers are what the issue asks for):
+
+* **flood**: a writer process appends SGLang EAGLE-3 lines (45 % ``Decode batch``, 45 %
+  ``[EAGLE3-DEBUG]``, 10 % prefill/access) at 50,000 lines/s. Every ~0.2 s the benchmark sends
+  ``w`` and polls ``tmux capture-pane`` until the toggle is on screen: key→screen latency
+  (target p99 ≤ 100 ms). The line count on screen against the lines written gives the lag; after
+  the writer stops, the time until the screen shows every line is the catch-up. The last line
+  written is a Decode line with unique numbers: the dashboard showing them proves the metric
+  lines were still parsed to the end.
+* **steady**: 200 lines/s; CPU of the app process over 10 s (target ≤ 10 % of a core), then idle
+  for 10 s (target ≤ 1 %).
+* **open**: a 1,000,000-line log exists before the app starts; time until the first frame is on
+  screen (target ≤ 0.5 s), and until every line is accounted for.
+
+    python benchmarks/bench_tui.py                # all scenarios, prints a table
+    python benchmarks/bench_tui.py --quick        # shorter runs
+    python benchmarks/bench_tui.py --write        # and update docs/performance.md
+
+Results go into the "dashboard" section of ``docs/performance.md`` (between this script's
+markers); the rest of that file belongs to other benchmarks and is left alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- bench_tui:begin -->", "<!-- bench_tui:end -->"
+BARE = ROOT / "benchmarks" / "bare_log_tail.py"
+SIZE = (160, 48)
+FINAL_TPS, FINAL_ACCEPT = "4242.42", "7.77"
+
+# --------------------------------------------------------------------------- the log
+
+
+def line_pool(n: int = 20_000) -> list[bytes]:
+    """A decode-heavy SGLang EAGLE-3 log mix; numbers vary so lines are not all identical."""
+    out = []
+    for i in range(n):
+        ts = f"[2025-11-20 10:{15 + i // 3600 % 40:02d}:{i % 60:02d}"
+        r = i % 20
+        if r < 9:
+            out.append(f"{ts} TP0] Decode batch, #running-req: {8 + i % 5}, #token: {1000 + i % 700}, "
+                       f"token usage: 0.{10 + i % 80:02d}, accept len: 2.{i % 90:02d}, accept rate: "
+                       f"0.{40 + i % 30}, cuda graph: True, gen throughput (token/s): "
+                       f"{150 + i % 60}.{i % 100:02d}, #queue-req: {i % 3}, ")
+        elif r < 18:
+            out.append(f"[EAGLE3-DEBUG] hidden_states shape=torch.Size([{4 + i % 28}, 12288]) "
+                       "dtype=torch.bfloat16")
+        elif r == 18:
+            out.append(f"{ts} TP0] Prefill batch, #new-seq: 1, #new-token: {40 + i % 200}, "
+                       f"#cached-token: 0, token usage: 0.12, #running-req: 7, #queue-req: 0, ")
+        else:
+            out.append(f'{ts}] INFO:     127.0.0.1:{50000 + i % 9000} - "POST /generate HTTP/1.1" '
+                       "200 OK")
+    return [s.encode() + b"\n" for s in out]
+
+
+FINAL_LINE = (f"[2025-11-20 11:00:00 TP0] Decode batch, #running-req: 9, #token: 999, token usage: "
+              f"0.42, accept len: {FINAL_ACCEPT}, accept rate: 0.93, cuda graph: True, gen "
+              f"throughput (token/s): {FINAL_TPS}, #queue-req: 0, \n").encode()
+
+
+def writer_main(path: Path, rate: float, seconds: float) -> None:
+    """Append ``rate`` lines/s for ``seconds`` (10 ms slices), then the final marker line."""
+    pool = line_pool()
+    n = 0
+    tick = 0.01
+    start = time.monotonic()
+    with path.open("ab", buffering=0) as fh:
+        while (elapsed := time.monotonic() - start) < seconds:
+            due = int(elapsed * rate) - n
+            if due > 0:
+                fh.write(b"".join(pool[(n + i) % len(pool)] for i in range(due)))
+                n += due
+            time.sleep(tick)
+        fh.write(FINAL_LINE)
+        n += 1
+    print(n, flush=True)
+
+
+def write_big_log(path: Path, lines: int) -> None:
+    pool = line_pool()
+    with path.open("wb") as fh:
+        for start in range(0, lines - 1, len(pool)):
+            fh.write(b"".join(pool[: min(len(pool), lines - 1 - start)]))
+        fh.write(FINAL_LINE)
+
+
+# --------------------------------------------------------------------------- tmux
+
+
+class Pane:
+    """One app in its own tmux server (private socket); ``close()`` kills only that server."""
+
+    def __init__(self, command: str) -> None:
+        tmux = shutil.which("tmux")
+        if tmux is None:
+            raise SystemExit("bench_tui: tmux is required")
+        self.tmux = tmux
+        self.sock = f"eagle-bench-{uuid.uuid4().hex[:8]}"
+        self.t_start = time.monotonic()
+        self._run("new-session", "-d", "-s", "b", "-x", str(SIZE[0]), "-y", str(SIZE[1]),
+                  f"env -u COLUMNS -u LINES {command}")
+        self.pid = int(self._run("display", "-p", "-t", "b", "#{pane_pid}").strip())
+
+    def _run(self, *args: str) -> str:
+        return subprocess.run([self.tmux, "-L", self.sock, *args], check=True,
+                              capture_output=True, text=True, timeout=10).stdout
+
+    def capture(self) -> str:
+        return self._run("capture-pane", "-p", "-t", "b")
+
+    def send(self, key: str) -> None:
+        self._run("send-keys", "-t", "b", key)
+
+    def cpu_seconds(self) -> float:
+        proc = psutil.Process(self.pid)
+        total = sum(proc.cpu_times()[:2])
+        for child in proc.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                total += sum(child.cpu_times()[:2])
+        return total
+
+    def rss_mb(self) -> float:
+        return psutil.Process(self.pid).memory_info().rss / 2**20
+
+    def close(self) -> None:
+        subprocess.run([self.tmux, "-L", self.sock, "kill-server"], capture_output=True,
+                       timeout=10)
+
+
+@contextlib.contextmanager
+def pane(command: str) -> Iterator[Pane]:
+    p = Pane(command)
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    command: Callable[[Path], str]
+    first_frame: str  # text that means the app has drawn
+    toggled: Callable[[str], bool]  # is the ``w`` toggle currently on?
+    seen: Callable[[str], int | None]  # lines accounted for on screen
+
+
+_DASH_COUNT = re.compile(r"· ([\d,]+) lines(?: \(([\d,]+) older dropped\))?")
+_BARE_COUNT = re.compile(r"· ([\d,]+) lines")
+
+
+def _dash_seen(text: str) -> int | None:
+    m = _DASH_COUNT.search(text)
+    if m is None:
+        return None
+    return int(m.group(1).replace(",", "")) + int((m.group(2) or "0").replace(",", ""))
+
+
+def _bare_seen(text: str) -> int | None:
+    m = _BARE_COUNT.search(text)
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+def eagle_tui() -> str:
+    beside = Path(sys.executable).parent / "eagle-tui"
+    return str(beside) if beside.exists() else f"{sys.executable} -m eagle_tui"
+
+
+CONTENDERS = {
+    "dashboard": Contender(
+        "dashboard", lambda log: f"{eagle_tui()} watch --log {log} --gpu none", "─ Log",
+        lambda t: " · wrap" in t, _dash_seen),
+    "bare": Contender(
+        "bare", lambda log: f"{sys.executable} {BARE} {log}", "bare Log tail",
+        lambda t: "wrap:on" in t, _bare_seen),
+}
+
+
+def wait_screen(p: Pane, ok: Callable[[str], bool], timeout: float) -> tuple[str, float | None]:
+    start = time.monotonic()
+    text = p.capture()
+    while not ok(text):
+        if time.monotonic() - start > timeout:
+            return text, None
+        time.sleep(0.002)
+        text = p.capture()
+    return text, time.monotonic() - start
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def flood(c: Contender, work: Path, rate: float, seconds: float) -> dict[str, float | str]:
+    log = work / f"flood-{c.name}.log"
+    log.write_bytes(b"")
+    with pane(c.command(log)) as p:
+        _, ready = wait_screen(p, lambda t: c.first_frame in t, 20)
+        if ready is None:
+            return {"error": "no first frame"}
+        time.sleep(1.0)
+        cpu0 = p.cpu_seconds()
+        writer = subprocess.Popen([sys.executable, __file__, "--writer", str(log), str(rate),
+                                   str(seconds)], stdout=subprocess.PIPE, text=True)
+        t0 = time.monotonic()
+        latencies: list[float] = []
+        lags: list[float] = []
+        misses = 0
+        state = False
+        while writer.poll() is None:
+            sent = time.monotonic()
+            p.send("w")
+            text, took = wait_screen(p, lambda t, want=not state: c.toggled(t) == want, 2.0)
+            if took is None:
+                misses += 1
+            else:
+                latencies.append(time.monotonic() - sent)
+                state = not state
+            seen = c.seen(text)
+            if seen is not None:
+                lags.append(max(0.0, rate * (time.monotonic() - t0) - seen) / rate)
+            time.sleep(0.2)
+        written = int((writer.stdout.read() if writer.stdout else "0").strip() or 0)
+        t_end = time.monotonic()
+        cpu = (p.cpu_seconds() - cpu0) / (t_end - t0)
+        text, catch_up = wait_screen(p, lambda t: (c.seen(t) or 0) >= written, 120)
+        out: dict[str, float | str] = {
+            "written": written,
+            "key p50 ms": 1000 * pct(latencies, 0.5),
+            "key p99 ms": 1000 * pct(latencies, 0.99),
+            "key max ms": 1000 * max(latencies, default=float("nan")),
+            "keys lost": misses,
+            "lag p50 s": pct(lags, 0.5),
+            "lag max s": max(lags, default=float("nan")),
+            "catch-up s": catch_up if catch_up is not None else float("nan"),
+            "cpu %": 100 * cpu,
+            "rss MB": p.rss_mb(),
+        }
+        if c.name == "dashboard":
+            _, shown = wait_screen(p, lambda t: FINAL_TPS[:6] in t and FINAL_ACCEPT in t, 30)
+            out["last metric shown"] = "yes" if shown is not None else "NO"
+        return out
+
+
+def steady(c: Contender, work: Path, rate: float, seconds: float,
+           idle_s: float) -> dict[str, float | str]:
+    log = work / f"steady-{c.name}.log"
+    log.write_bytes(b"")
+    with pane(c.command(log)) as p:
+        if wait_screen(p, lambda t: c.first_frame in t, 20)[1] is None:
+            return {"error": "no first frame"}
+        time.sleep(1.0)
+        writer = subprocess.Popen([sys.executable, __file__, "--writer", str(log), str(rate),
+                                   str(seconds + 4)], stdout=subprocess.DEVNULL)
+        time.sleep(3.0)  # warm up
+        cpu0, t0 = p.cpu_seconds(), time.monotonic()
+        time.sleep(seconds)
+        busy = (p.cpu_seconds() - cpu0) / (time.monotonic() - t0)
+        writer.wait()
+        time.sleep(3.0)
+        cpu0, t0 = p.cpu_seconds(), time.monotonic()
+        time.sleep(idle_s)
+        idle = (p.cpu_seconds() - cpu0) / (time.monotonic() - t0)
+        return {f"cpu % at {rate:g} lines/s": 100 * busy, "cpu % idle": 100 * idle,
+                "rss MB": p.rss_mb()}
+
+
+def open_big(c: Contender, big: Path, lines: int) -> dict[str, float | str]:
+    with pane(c.command(big)) as p:
+        _, first = wait_screen(p, lambda t: c.first_frame in t, 30)
+        first_s = (time.monotonic() - p.t_start) if first is not None else float("nan")
+        _, done = wait_screen(p, lambda t: (c.seen(t) or 0) >= lines, 180)
+        return {"first frame s": first_s,
+                "all lines s": (time.monotonic() - p.t_start) if done is not None
+                else float("nan"),
+                "rss MB": p.rss_mb()}
+
+
+# --------------------------------------------------------------------------- report
+
+
+def fmt(v: float | str) -> str:
+    if isinstance(v, str):
+        return v
+    if v != v:  # NaN
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
+
+
+def table(title: str, rows: dict[str, dict[str, float | str]]) -> str:
+    keys: list[str] = []
+    for r in rows.values():
+        keys += [k for k in r if k not in keys]
+    names = list(rows)
+    lines = [f"**{title}**", "", "| metric | " + " | ".join(names) + " | dashboard / bare |",
+             "|---|" + "---|" * (len(names) + 1)]
+    for k in keys:
+        vals = [rows[n].get(k, "—") for n in names]
+        ratio = "—"
+        d, b = rows.get("dashboard", {}).get(k), rows.get("bare", {}).get(k)
+        if isinstance(d, float | int) and isinstance(b, float | int) and b and d == d and b == b:
+            ratio = f"{d / b:.2f}×"
+        lines.append(f"| {k} | " + " | ".join(fmt(v) for v in vals) + f" | {ratio} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    import textual
+
+    return (f"{os.cpu_count()} cores ({platform.machine()}), Python {platform.python_version()}, "
+            f"Textual {textual.__version__}, tmux {subprocess.run(['tmux', '-V'], text=True, capture_output=True).stdout.strip()}, "
+            f"{time.strftime('%Y-%m-%d')}")
+
+
+def write_doc(body: str) -> None:
+    section = f"{BEGIN}\n{body}\n{END}"
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Performance\n"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = head + section + tail
+    else:
+        text = text.rstrip("\n") + "\n\n## Dashboard\n\n" + section + "\n"
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="shorter runs")
+    ap.add_argument("--write", action="store_true", help="update docs/performance.md")
+    ap.add_argument("--only", choices=("flood", "steady", "open"), action="append")
+    ap.add_argument("--flood-rate", type=float, default=50_000)
+    ap.add_argument("--open-lines", type=int, default=1_000_000)
+    args = ap.parse_args()
+    flood_s, steady_s, idle_s = (4.0, 6.0, 5.0) if args.quick else (10.0, 10.0, 10.0)
+    wanted = args.only or ["flood", "steady", "open"]
+    sections = [f"Measured on {machine()} by `benchmarks/bench_tui.py"
+                f"{' --quick' if args.quick else ''}` (tmux {SIZE[0]}×{SIZE[1]})."]
+    with tempfile.TemporaryDirectory(prefix="eagle-bench-") as tmp:
+        work = Path(tmp)
+        if "flood" in wanted:
+            rows = {n: flood(c, work, args.flood_rate, flood_s) for n, c in CONTENDERS.items()}
+            sections.append(table(f"Flood: {args.flood_rate:,.0f} lines/s for {flood_s:g} s", rows))
+            print(sections[-1], "\n", flush=True)
+        if "steady" in wanted:
+            rows = {n: steady(c, work, 200, steady_s, idle_s) for n, c in CONTENDERS.items()}
+            sections.append(table("Tailing 200 lines/s, then idle", rows))
+            print(sections[-1], "\n", flush=True)
+        if "open" in wanted:
+            big = work / "big.log"
+            write_big_log(big, args.open_lines)
+            rows = {n: open_big(c, big, args.open_lines) for n, c in CONTENDERS.items()}
+            sections.append(table(f"Opening a {args.open_lines:,}-line log", rows))
+            print(sections[-1], "\n", flush=True)
+    if args.write:
+        write_doc("\n\n".join(sections))
+        print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--writer":
+        writer_main(Path(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
+    else:
+        main()

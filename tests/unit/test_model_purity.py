@@ -1,0 +1,38 @@
+"""``eagle_tui.model`` is pure: importing it and all its submodules loads only the stdlib."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import importlib, json, pkgutil, sys
+import eagle_tui.model as model
+names = [m.name for m in pkgutil.iter_modules(model.__path__, "eagle_tui.model.")]
+for name in names:
+    importlib.import_module(name)
+print(json.dumps({"submodules": names, "loaded": sorted(sys.modules)}))
+"""
+
+
+def test_model_imports_nothing_outside_the_standard_library() -> None:
+    # -S: no site-packages at all, so a stray third-party import fails loudly too
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-S", "-c", PROBE], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert {"eagle_tui.model.parser", "eagle_tui.model.report", "eagle_tui.model.crash",
+            "eagle_tui.model.normalize", "eagle_tui.model.state"} <= set(result["submodules"])
+    foreign = [
+        name for name in result["loaded"]
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and name not in ("__main__", "eagle_tui")
+        and not name.startswith("eagle_tui.model")
+    ]
+    assert foreign == []

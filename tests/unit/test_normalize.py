@@ -1,0 +1,137 @@
+"""Line normalization: escapes, controls, ``\\r`` redraws, UTF-8, wrapper prefixes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from eagle_tui.model.normalize import (
+    REPLACEMENT,
+    collapse_cr,
+    normalize,
+    sanitize,
+    strip_escapes,
+    strip_wrappers,
+)
+
+UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("\x1b[36m(APIServer pid=1)\x1b[0m INFO x", "(APIServer pid=1) INFO x"),
+        ("a\x1b[2Jb\x1b[?1049lc", "abc"),  # clear screen, leave alternate screen
+        ("title\x1b]0;pwned\x07 after", "title after"),  # OSC ended by BEL
+        ("x\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\y", "xlinky"),  # OSC 8 hyperlink, ST
+        ("keep\x1b]0;never terminated", "keep"),  # unterminated OSC swallows the rest
+        ("a\x1bPq#0;2;0;0;0\x1b\\b", "ab"),  # DCS (sixel) string
+        ("a\x1b_apc\x07b\x1b^pm\x1b\\c\x1bXsos\x07d", "abcd"),  # APC, PM, SOS
+        ("a\x1b(Bb\x1b7c\x1bcd", "abcd"),  # charset select, save cursor, reset
+        ("8-bit \x9b31mred\x9b0m", "8-bit red"),  # C1 CSI
+        ("c1 osc \x9d0;t\x9c ok", "c1 osc  ok"),
+        ("trailing esc\x1b", "trailing esc"),
+    ],
+)
+def test_escape_sequences_are_removed(raw: str, expected: str) -> None:
+    assert sanitize(raw) == expected
+    assert "\x1b" not in sanitize(raw)
+
+
+@pytest.mark.parametrize("ch", ["\x00", "\x07", "\x08", "\x0b", "\x7f", "\x85", "\x9a",
+                                "\u2028", "\u202e", "\u2066"])
+def test_controls_are_replaced_not_kept(ch: str) -> None:
+    out = sanitize(f"a{ch}b")
+    assert out == f"a{REPLACEMENT}b"
+
+
+def test_tab_and_unicode_text_survive() -> None:
+    assert sanitize("col\tvalue █ 中文 ✓") == "col\tvalue █ 中文 ✓"
+
+
+def test_invalid_utf8_decodes_with_replacement() -> None:
+    assert sanitize(b"ok \xff\xfe bytes") == f"ok {REPLACEMENT}{REPLACEMENT} bytes"
+    assert normalize(b"\xc3(").text == f"{REPLACEMENT}("
+
+
+def test_strip_escapes_alone_keeps_cr_and_text() -> None:
+    assert strip_escapes("a\x1b[1m\rb") == "a\rb"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("Loading: 0%\rLoading: 50%\rLoading: 100%", "Loading: 100%"),
+        ("INFO done\r", "INFO done"),  # CRLF output
+        ("bar 100%\r          \r", "bar 100%"),  # tqdm clears with spaces
+        ("\r\r", ""),
+        ("no carriage return", "no carriage return"),
+    ],
+)
+def test_cr_redraws_collapse_to_the_last_state(raw: str, expected: str) -> None:
+    assert collapse_cr(raw) == expected
+
+
+def test_tqdm_redraw_glued_to_a_log_line_keeps_the_log_line() -> None:
+    raw = ("Capturing batches (bs=1 avail_mem=17.96 GB): 100%|██████████| 14/14 [00:04<00:00]"
+           "\r[2025-11-20 10:14:51] Capture cuda graph end. Time elapsed: 4.57 s.")
+    assert normalize(raw).text.startswith("[2025-11-20 10:14:51] Capture cuda graph end.")
+
+
+@pytest.mark.parametrize(
+    ("raw", "text", "process", "stamp"),
+    [
+        ("(APIServer pid=1624) INFO 09-24 20:55:18 [loggers.py:123] x",
+         "INFO 09-24 20:55:18 [loggers.py:123] x", "APIServer", None),
+        ("(EngineCore_DP0 pid=1944) ", "", "EngineCore_DP0", None),
+        ("(ServeReplica:default:LLMServer pid=5) (EngineCore pid=7) INFO 1",
+         "INFO 1", "EngineCore", None),
+        ("(ServeReplica:default:VLLMDeployment) (RayWorkerWrapper pid=9, ip=10.0.0.2) hi",
+         "hi", "RayWorkerWrapper", None),
+        ("(Worker_TP2_EP2 pid=2080) (Worker_TP6_EP6 pid=2084) WARNING w",
+         "WARNING w", "Worker_TP6_EP6", None),
+        ("2025-11-20T10:16:03.123456789Z [2025-11-20 10:16:03] Decode batch",
+         "[2025-11-20 10:16:03] Decode batch", None, "2025-11-20T10:16:03.123456789Z"),
+        ("2025-11-20T10:16:03+02:00 hello", "hello", None, "2025-11-20T10:16:03+02:00"),
+        ("sglang-1  | [2025-11-20 10:16:03] x", "[2025-11-20 10:16:03] x", None, None),
+        ("svc_2 | 2025-01-01T00:00:00Z (APIServer pid=3) INFO y", "INFO y", "APIServer",
+         "2025-01-01T00:00:00Z"),
+        ("> [2025-11-20 10:14:40] Load weight begin.", "[2025-11-20 10:14:40] Load weight begin.",
+         None, None),
+        (">   | [04:40:55 TP0] Decode batch", "[04:40:55 TP0] Decode batch", None, None),
+        ("> > nested quote", "nested quote", None, None),
+        (">", "", None, None),
+    ],
+)
+def test_wrappers_are_stripped(raw: str, text: str, process: str | None,
+                               stamp: str | None) -> None:
+    n = normalize(raw)
+    assert (n.text, n.process, n.stamp) == (text, process, stamp)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Traceback (most recent call last):",
+        "(most recent call last) is not a prefix",
+        ">>> python prompt",
+        "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:01<00:01,  1.95it/s]",
+        "2025-11-20 10:16:03,123 - INFO - plain python logging",
+        "[2025-11-20 10:16:03] Decode batch, #running-req: 1",
+    ],
+)
+def test_lines_that_only_look_like_wrappers_are_kept(line: str) -> None:
+    assert normalize(line).text == line
+
+
+def test_wrapper_stripping_is_bounded() -> None:
+    raw = "> " * 10_000 + "x"
+    assert strip_wrappers(raw).text.startswith("> ")  # stops after a few layers, no hang
+
+
+def test_escape_inside_wrapper_and_message_together() -> None:
+    raw = b"\x1b[36m(APIServer pid=1)\x1b[0m \x1b]0;t\x07INFO:     ok\r\n"
+    n = normalize(raw)
+    assert (n.text, n.process) == ("INFO:     ok", "APIServer")
+    assert not UNSAFE.search(n.text)
