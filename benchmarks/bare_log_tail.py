@@ -16,8 +16,10 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
+from typing import ClassVar
 
 from textual.app import App, ComposeResult
+from textual.binding import BindingType
 from textual.content import Content
 from textual.widgets import Log, Static
 
@@ -26,7 +28,7 @@ BATCH_S = 0.05
 
 
 class BareTail(App[None]):
-    BINDINGS = [("w", "toggle", "toggle"), ("q", "quit", "quit")]
+    BINDINGS: ClassVar[list[BindingType]] = [("w", "flip", "flip"), ("q", "quit", "quit")]
     CSS = "#head { height: 1; } Log { height: 1fr; }"
 
     def __init__(self, path: Path) -> None:
@@ -82,7 +84,7 @@ class BareTail(App[None]):
         self.query_one(Log).write_lines(batch)
         self._header()
 
-    def action_toggle(self) -> None:
+    def action_flip(self) -> None:
         self.flag = not self.flag
         self._header()
 

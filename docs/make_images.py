@@ -21,6 +21,8 @@ from ui_scenarios import SCENARIOS  # noqa: E402
 
 from eagle_tui.ui.config import UiConfig  # noqa: E402
 
+TOASTS = {"misconfigured-160x48", "oom-banner-160x48"}  # images that show the notifications
+
 IMAGES: list[tuple[str, str, tuple[int, int], str, tuple[str, ...]]] = [
     # file name, scenario, size, theme, keys pressed before the export
     ("overview-160x48", "ready_metrics", (160, 48), "eagle-dark", ()),
@@ -49,6 +51,8 @@ async def export(name: str, scenario: str, size: tuple[int, int], theme: str,
         await settle(pilot, app)
         for key in keys:
             await pilot.press(key)
+        if name not in TOASTS:  # elsewhere the critical-alert toasts would hide the pane shown
+            app.clear_notifications()
         await settle(pilot, app)
         path = Path(app.save_screenshot(f"{name}.svg", str(out)))
     return path

@@ -2,18 +2,24 @@
 
 Everything that can fail with a plain message (a bad config file, an unknown theme, an unreachable
 SSH host) is checked *before* Textual takes the terminal over, so the error is printed normally
-and the exit code is 2. The app itself is always built by :func:`build_app`.
+and the exit code is 2. The app itself is always built by :func:`build_app`; the session runs on
+its own thread (:class:`~eagle_tui.ui.session_thread.ThreadedSession`) so that a flooding log
+cannot make keys wait.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from eagle_tui.ui.config import ConfigError, UiConfig, load_config, validate_max_lines
+if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: `wait` never loads Textual
+    from eagle_tui.session import Session
+    from eagle_tui.ui.app import EagleApp
+    from eagle_tui.ui.config import UiConfig
+    from eagle_tui.ui.session_thread import ThreadedSession
 
 EXIT_USAGE = 2
 
@@ -29,7 +35,9 @@ def add_ui_args(parser: argparse.ArgumentParser) -> None:
 
 
 def ui_config_from_args(args: argparse.Namespace) -> UiConfig:
-    """The config file, then ``--theme`` / ``--max-lines`` on top (raises :class:`ConfigError`)."""
+    """The config file, then ``--theme`` / ``--max-lines`` on top (raises ``ConfigError``)."""
+    from eagle_tui.ui.config import load_config, validate_max_lines
+
     cfg = load_config(getattr(args, "config", None))
     changes: dict[str, Any] = {}
     if getattr(args, "theme", None):
@@ -55,11 +63,13 @@ def source_label(args: argparse.Namespace, host: str = "") -> str:
 
 def watch_dashboard(args: argparse.Namespace, command: str = "watch") -> int:
     """``watch`` on a terminal: the same session as the headless mode, shown in the dashboard."""
-    from eagle_tui.commands.common import build_session
+    from eagle_tui.commands.common import UsageError, build_session
     from eagle_tui.commands.remote import close_transports, open_transports
     from eagle_tui.commands.wait import HEALTH_INTERVAL_S
     from eagle_tui.transport.base import TransportError
     from eagle_tui.ui.app_factory import build_app
+    from eagle_tui.ui.config import ConfigError
+    from eagle_tui.ui.session_thread import ThreadedSession
 
     try:
         config = ui_config_from_args(args)
@@ -67,23 +77,43 @@ def watch_dashboard(args: argparse.Namespace, command: str = "watch") -> int:
         print(f"eagle-tui {command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    async def main() -> int:
+    hosts: list[str] = []
+
+    async def open_session() -> tuple[Session, Callable[[], Awaitable[None]]]:
         transports = await open_transports(args)
+        hosts.append(transports[0].host)
         try:
             session = build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
-            app = build_app(config, session=session,
-                            source_label=source_label(args, transports[0].host))
-            await app.run_async()
-            return app.return_code or 0
-        finally:
+        except BaseException:
+            await close_transports(transports)
+            raise
+
+        async def close() -> None:
             await close_transports(transports)
 
+        return session, close
+
+    threaded = ThreadedSession(open_session)
     try:
-        return asyncio.run(main())
-    except (ConfigError, TransportError) as exc:
+        threaded.start()  # connects (SSH) before the terminal is taken over
+        app = build_app(config, session=threaded,
+                        source_label=source_label(args, hosts[0] if hosts else ""))
+    except (ConfigError, TransportError, UsageError) as exc:
+        threaded.stop()
         print(f"eagle-tui {command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    return run_app(app, threaded)
 
 
-__all__ = ["add_ui_args", "source_label", "ui_config_from_args", "wants_dashboard",
+def run_app(app: EagleApp, threaded: ThreadedSession) -> int:
+    """Run the dashboard; afterwards stop the session thread and wait for it to clean up."""
+    try:
+        app.run()
+    finally:
+        threaded.stop()
+        threaded.join()
+    return app.return_code or 0
+
+
+__all__ = ["add_ui_args", "run_app", "source_label", "ui_config_from_args", "wants_dashboard",
            "watch_dashboard"]

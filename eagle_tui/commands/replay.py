@@ -17,7 +17,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from eagle_tui.commands.dashboard import (
     EXIT_USAGE,
@@ -27,7 +27,9 @@ from eagle_tui.commands.dashboard import (
 )
 from eagle_tui.session import Session
 from eagle_tui.sources.replay import ReplaySource
-from eagle_tui.ui.config import ConfigError, UiConfig
+
+if TYPE_CHECKING:
+    from eagle_tui.ui.config import UiConfig
 
 EXIT_OK = 0
 EXIT_CRASHED = 1
@@ -79,6 +81,8 @@ async def replay_headless(session: Session, out: TextIO, as_json: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from eagle_tui.ui.config import ConfigError
+
     if not args.file.is_file():
         print(f"eagle-tui replay: error: {args.file}: no such file", file=sys.stderr)
         return EXIT_USAGE
@@ -90,15 +94,18 @@ def run(args: argparse.Namespace) -> int:
     session = make_session(args, config)
     if not wants_dashboard(args):
         return asyncio.run(replay_headless(session, sys.stdout, args.json))
+    from eagle_tui.commands.dashboard import run_app
     from eagle_tui.ui.app_factory import build_app
+    from eagle_tui.ui.session_thread import ThreadedSession, session_opener
 
+    threaded = ThreadedSession(session_opener(session))
     try:
-        app = build_app(config, session=session, source_label=f"replay {args.file.name}")
+        app = build_app(config, session=threaded, source_label=f"replay {args.file.name}")
     except ConfigError as exc:
         print(f"eagle-tui replay: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    app.run()
-    return app.return_code or 0
+    threaded.start()
+    return run_app(app, threaded)
 
 
 __all__ = ["make_session", "register", "replay_headless", "run"]

@@ -3,7 +3,7 @@
 Same sources and the same progress lines as ``wait`` (a line at every phase/health/process
 change and every 10 s, a diagnosis when the server crashes, a notice when it is ready), but it
 never exits on an answer: it runs until interrupted or until every source has ended. This is the
-headless path; the dashboard takes over ``watch`` on a terminal once it exists, and
+headless path; on a terminal the dashboard takes over ``watch`` (``commands/dashboard.py``), and
 ``--headless`` (or stdout not being a TTY) keeps this printing mode.
 """
 

@@ -43,15 +43,9 @@ _CLASS_SRC = (
     rf"(?:{_TS}(?:(Decode batch)|(Prefill batch)|({_ACCESS})|({_DEBUG_TAG}))"
     rf"|({_DEBUG_TAG})|(?:\([\w.-]+ pid=\d+\) )?({_ACCESS}))"
 )
-_BULK_SRC = (
-    rf"(?:{_TS}(?:Decode batch|Prefill batch|{_ACCESS}|{_DEBUG_TAG})"
-    rf"|{_DEBUG_TAG}|(?:\([\w.-]+ pid=\d+\) )?{_ACCESS})"
-)
 _ACCESS_SRC = rf"(?:{_TS}|\([\w.-]+ pid=\d+\) )?{_ACCESS}"
 CLASS_B = re.compile(_CLASS_SRC.encode())
 CLASS_S = re.compile(_CLASS_SRC, re.ASCII)
-# Matches at every newline whose *following* line is not a bulk line.
-NON_BULK_AFTER_NL = re.compile(("\\n(?!" + _BULK_SRC + ")").encode())
 # Matches at every newline whose following line is not an access line (a subset of bulk lines).
 NON_ACCESS_AFTER_NL = re.compile(("\\n(?!" + _ACCESS_SRC + ")").encode())
 
@@ -97,16 +91,31 @@ _ACC_SRC = r"len: (?<=accept len: )" + _NUM
 # which is rare in logs, so a chunk is scanned fast.
 _DIM_HEAD = r"_states(?<=hidden_states)(?:\.shape| shape)(?:=|: )torch\.Size\(\["
 _DIM_SRC = _DIM_HEAD + r"[\d, ]*(?<!\d)(\d+)\]\)"
-GEN_B = re.compile(_GEN_SRC.encode())
 GEN_S = re.compile(_GEN_SRC, re.ASCII)
-ACC_B = re.compile(_ACC_SRC.encode())
 ACC_S = re.compile(_ACC_SRC, re.ASCII)
 DIM_B = re.compile(_DIM_SRC.encode())
 DIM_S = re.compile(_DIM_SRC, re.ASCII)
 
 
+# The report's chunk path (``report.ReportBuilder``). The first accept len / tok/s number of
+# every line, the rest of the line consumed so that a second one on the same line is never
+# returned: over a run of whole lines, ``findall`` gives exactly what ``number`` gives line by
+# line (when every token is valid, see ``valid_tokens``).
+ACC_LINE_B = re.compile(rb"accept len: ([\d.]+)[^\n]*")
+GEN_LINE_B = re.compile(rb"gen throughput \(token/s\): ([\d.]+)[^\n]*")
+_KINDS = r"(?:Decode batch|Prefill batch|" + _ACCESS + "|" + _DEBUG_TAG + ")"
+_TAGS = r"(?:\] | [A-Z][A-Z_]*\d+(?: [A-Z][A-Z_]*\d+)*\] )"
+# Matches at every newline whose next line is not a *plain* bulk line: the shapes a busy log
+# repeats (stamped stats, access and debug lines; bare debug lines; vLLM access lines), a
+# subset of bulk lines that ``re`` rejects fast. A line it rejects is merely handled one by one
+# (``classify`` still knows it as bulk); lines with ESC or CR must be found separately.
+NON_PLAIN_AFTER_NL = re.compile(
+    (rf"\n(?!\[(?:{_DEBUG_TAG[2:]}|\d.{{18}}{_TAGS}{_KINDS}|\d.{{7}}{_TAGS}{_KINDS})"
+     rf"|(?:\([\w.-]+ pid=\d+\) )?{_ACCESS})").encode()
+)
+
+
 _LEADING_ZERO = re.compile(rb",0\d")
-_TWO_DOTS = re.compile(rb"\.\d*\.")
 _VALID_S = re.compile(r"(?:0|[1-9]\d*)(?:\.\d+)?", re.ASCII)
 
 
@@ -114,15 +123,18 @@ def valid_tokens(joined: bytes) -> bool:
     """True when every token of ``b",".join(tokens)`` is a plain decimal (valid JSON as is).
 
     Tokens come from ``[\\d.]+``, so this is exactly ``_VALID_S.fullmatch`` on each token,
-    checked with a few C-level scans instead of one regex step per character.
+    checked with a few C-level passes instead of regex steps per token: no token starts or
+    ends with a dot, none holds two (with the digits deleted, two dots of one token touch),
+    none starts with a zero followed by a digit.
     """
     if not joined:
         return True
-    if joined[:1] == b"." or joined[-1:] == b"." or b".." in joined or b",." in joined:
+    if joined[:1] == b"." or joined[-1:] == b"." or b",." in joined or b".," in joined:
         return False
-    if b".," in joined:
+    if joined[:1] == b"0" and joined[1:2].isdigit():
         return False
-    return _LEADING_ZERO.search(b"," + joined) is None and _TWO_DOTS.search(joined) is None
+    return b".." not in joined.translate(None, b"0123456789") and (
+        _LEADING_ZERO.search(joined) is None)
 
 
 def number(pattern: re.Pattern[str], text: str) -> float | None:
@@ -134,18 +146,38 @@ def number(pattern: re.Pattern[str], text: str) -> float | None:
 
 
 def unknown_dim_pattern(known: tuple[int, ...]) -> re.Pattern[bytes]:
-    """A bytes pattern for a hidden-states shape whose last dim is (probably) not in ``known``.
+    """A bytes pattern for a ``])`` not preceded by a known last dim (``[``, ``,`` or space, then
+    a dim of ``known``).
 
-    Searching a whole chunk with it finds the first *new* dim without creating an object per
-    debug line: a debug-heavy log repeats one or two dims millions of times. It has no
-    backtracking (the known dims are fixed-width look-behinds), so it may also stop at a shape
-    :data:`DIM_B` does not read or whose dim is known written differently; callers confirm
-    with ``DIM_B.match`` at the match start.
+    Every :data:`DIM_B` match ends with ``D])``, ``D`` its last dim after one of those three
+    characters. So searching a whole run of lines with this finds every DIM match with a *new*
+    dim, and maybe more (a ``])`` of anything else), without creating an object per debug line:
+    a debug-heavy log repeats one or two dims millions of times. ``]`` is rare in logs and the
+    known dims are fixed-width look-behinds, so ``re`` scans fast; callers confirm with
+    :func:`dim_ending_at`.
     """
-    if not known:
-        return re.compile((_DIM_HEAD + r"[\d, ]*\]\)").encode())
-    behind = "".join(rf"(?<!\D{d}\]\))" for d in known)
-    return re.compile((_DIM_HEAD + r"[\d, ]*\]\)" + behind).encode())
+    behind = "".join(rf"(?<![\[ ,]{d}\]\))" for d in known)
+    return re.compile((r"\]\)" + behind).encode())
+
+
+_DIM_OFFSETS = (len("_states shape=torch."), len("_states shape: torch."))
+
+
+def dim_ending_at(buf: bytes | bytearray, close: int, start: int) -> int | None:
+    """The dim of the :data:`DIM_B` match ending with the ``])`` at ``close``, if there is one.
+
+    Its ``Size([`` is the last one before ``close``, within the line (only digits, commas and
+    spaces lie in between); ``start`` is where the line (or run of lines) starts.
+    """
+    size_at = buf.rfind(b"Size([", start, close)
+    if size_at < 0 or buf.find(b"\n", size_at, close) >= 0:
+        return None
+    for off in _DIM_OFFSETS:
+        if size_at - off >= start:
+            m = DIM_B.match(buf, size_at - off, close + 2)
+            if m is not None and m.end() == close + 2:
+                return int(m.group(1))
+    return None
 
 
 # ----------------------------------------------------------------------------------- prefixes
@@ -277,19 +309,20 @@ def engine_of(prefixed: Prefixed, process: str | None) -> Engine | None:
 
 
 __all__ = [
-    "ACC_B",
+    "ACC_LINE_B",
     "ACC_S",
     "CLASS_B",
     "CLASS_S",
     "DIM_B",
     "DIM_S",
-    "GEN_B",
+    "GEN_LINE_B",
     "GEN_S",
     "NON_ACCESS_AFTER_NL",
-    "NON_BULK_AFTER_NL",
+    "NON_PLAIN_AFTER_NL",
     "LineClass",
     "Prefixed",
     "classify",
+    "dim_ending_at",
     "engine_of",
     "number",
     "split_prefix",

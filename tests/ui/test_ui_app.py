@@ -329,9 +329,10 @@ async def test_crash_switches_compact_view_to_the_banner() -> None:
 
 
 async def test_escape_sequences_and_markup_render_inert_in_the_app() -> None:
-    evil = [Tick(1.0),
-            LogLine(1, "\x1b]0;pwned\x07\x1b[2J\x1b[?1049l [link=http://evil]x[/link] [/] [b]y[/b]",
-                    LineKind.ERROR)]
+    evil: list[Event] = [
+        Tick(1.0),
+        LogLine(1, "\x1b]0;pwned\x07\x1b[2J\x1b[?1049l [link=http://evil]x[/link] [/] [b]y[/b]",
+                LineKind.ERROR)]
     app = make_app(evil)
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot, app)

@@ -9,6 +9,7 @@ from textual.app import App, ComposeResult
 
 from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.ui.theme import builtin_themes, load_stylesheet, variable_defaults
+from eagle_tui.ui.widgets.logpane import status_content
 from eagle_tui.ui.widgets.logview import LogView, compile_query, wrap_cuts
 
 
@@ -62,6 +63,8 @@ async def test_bounded_buffer_and_skip_ahead() -> None:
         assert view.line_count == 100
         assert view.skipped == 900
         assert view.status().dropped == 150 + 100 + 900
+        assert view.status().stream == 1250
+        assert "· 1,250 lines (100 kept)" in status_content(view.status()).plain
         assert view.texts()[-1] == "line 1250"
 
 
@@ -210,3 +213,21 @@ async def test_highlight_styles_come_from_the_theme() -> None:
         app.theme = "eagle-light"
         await pilot.pause()
         assert view.get_component_rich_style("log--debug").color != debug_colour
+
+
+async def test_following_stays_at_the_end_when_a_scrollbar_appears() -> None:
+    app = LogApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        view = app.query_one(LogView)
+        view.append(lines(1, 5))
+        await pilot.pause()
+        view.append([LogLine(6, "x" * 200), *lines(7, 30)])  # wide: a horizontal scrollbar
+        for _ in range(50):
+            if not view.paint_pending:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause()
+        assert view.show_horizontal_scrollbar
+        assert view.scroll_y == view.max_scroll_y
+        bottom = int(view.scroll_y) + view.scrollable_content_region.height - 1
+        assert view.row_text(bottom) == "line 36"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from ui_scenarios import SCENARIOS
 
 from eagle_tui.cli import main
 from eagle_tui.commands.dashboard import source_label, ui_config_from_args, wants_dashboard
-from eagle_tui.commands.replay import make_session
+from eagle_tui.commands.replay import make_session, replay_headless
 from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource
 from eagle_tui.ui.app_factory import build_app
@@ -35,13 +36,9 @@ def replay_args(path: Path, **kw: object) -> argparse.Namespace:
     return argparse.Namespace(**base)
 
 
-async def test_headless_replay_of_a_crash_exits_1(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+async def test_headless_replay_of_a_crash_exits_1(tmp_path: Path) -> None:
     rec = await record(tmp_path, "oom_crash")
     args = replay_args(rec, headless=True)
-    import io
-
-    from eagle_tui.commands.replay import replay_headless
     out = io.StringIO()
     rc = await replay_headless(make_session(args, UiConfig()), out, as_json=False)
     assert rc == 1
@@ -110,3 +107,15 @@ def test_config_from_args_and_dashboard_choice(tmp_path: Path,
     ns = argparse.Namespace(log="/var/log/sglang/server.log", url=None, pid=None)
     assert source_label(ns, "gpu-box") == "gpu-box:server.log"
     assert source_label(argparse.Namespace(log=None, url="http://h:1", pid=None)) == "http://h:1"
+
+
+def test_building_the_cli_does_not_load_textual() -> None:
+    """`wait`, `report` and headless `watch` must not pay Textual's import time (~0.2 s)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, eagle_tui.cli as c; c.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.strip()
+    assert out == "[]"

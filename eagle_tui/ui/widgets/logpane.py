@@ -50,9 +50,11 @@ def status_content(status: LogStatus) -> Content:
             parts.append((f" · {status.unseen:,} new lines — End/f to follow", "$warning"))
         else:
             parts.append((" — End/f to follow", "$text-muted"))
-    parts.append((f" · {status.total:,} lines", "$text-muted"))
-    if status.dropped:
-        parts.append((f" ({status.dropped:,} older dropped)", "$text-muted"))
+    # the stream's count, not the buffer's: a source catching up may skip older lines' text
+    if status.stream > status.total:
+        parts.append((f" · {status.stream:,} lines ({status.total:,} kept)", "$text-muted"))
+    else:
+        parts.append((f" · {status.total:,} lines", "$text-muted"))
     if status.filter:
         parts.append(" · filter ")
         parts.append((status.filter, "$accent"))

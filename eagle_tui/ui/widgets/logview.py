@@ -84,7 +84,8 @@ class LogStatus:
     filter: str
     search: str
     wrap: bool
-    dropped: int
+    dropped: int  # lines this view received and pruned (or skipped) to stay bounded
+    stream: int  # the stream's line number of the newest line (lines the source has seen)
 
 
 class LogView(ScrollView, can_focus=True):
@@ -132,6 +133,7 @@ class LogView(ScrollView, can_focus=True):
         self.skipped = 0  # lines never buffered because a batch exceeded max_lines
         self.unsafe_lines = 0  # lines that needed sanitizing here (should stay 0)
         self._markers = 0
+        self._stream_lines = 0
         self._programmatic = False
         self._quiet = False
         self._scrollbars_stale = False
@@ -191,6 +193,7 @@ class LogView(ScrollView, can_focus=True):
             search=self._search_text,
             wrap=self._wrap,
             dropped=self._dropped + self.skipped,
+            stream=self._stream_lines,
         )
 
     # ------------------------------------------------------------------ feeding
@@ -228,6 +231,7 @@ class LogView(ScrollView, can_focus=True):
     def _extend(self, new: list[LogLine]) -> None:
         first_seq = self._dropped + len(self._entries)
         self._entries.extend(new)
+        self._stream_lines = new[-1].lineno
         if self._first_error is None:
             for i, ln in enumerate(new):
                 is_error = ln.kind is LineKind.ERROR or ln.kind is LineKind.TRACEBACK
@@ -280,6 +284,8 @@ class LogView(ScrollView, can_focus=True):
                 self._scroll_update(self.virtual_size)
             finally:
                 self._programmatic = programmatic
+            if self.follow:  # a scrollbar that just appeared took a row: stay at the end
+                self._scroll_to_row(None)
             if self.show_vertical_scrollbar:
                 self.vertical_scrollbar.position = self.scroll_y
         self.refresh()

@@ -1,0 +1,90 @@
+"""The session on its own thread: same states and lines as in-loop, errors surface, clean stop."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+import pytest
+from ui_helpers import screen_text, settle
+from ui_scenarios import SCENARIOS
+
+from eagle_tui.commands.dashboard import watch_dashboard
+from eagle_tui.model.events import Event, LogLine, Tick
+from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.session import Session
+from eagle_tui.sources.scripted import ScriptedSource
+from eagle_tui.ui.app_factory import build_app
+from eagle_tui.ui.config import UiConfig
+from eagle_tui.ui.session_thread import ThreadedSession, session_opener
+
+
+def threaded(events: list[Event], *, hold: bool = False) -> ThreadedSession:
+    session = Session([ScriptedSource(events, hold=hold)], tick_interval=None, batch_interval=0.0)
+    return ThreadedSession(session_opener(session))
+
+
+async def test_dashboard_over_a_threaded_session_matches_the_reduced_state() -> None:
+    events = SCENARIOS["misconfigured"]()
+    ts = threaded(events)
+    app = build_app(UiConfig(), session=ts)
+    ts.start()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        expected = reduce(DashboardState(), events)
+        assert app.state.alerts == expected.alerts
+        assert app.state.hidden_dims == expected.hidden_dims
+        assert app.log_view.line_count == expected.lines
+        assert "7168 ✗ expected 21504 = 3×7168" in screen_text(app)
+    ts.join()
+
+
+async def test_batches_coalesce_when_the_ui_is_behind() -> None:
+    ts = ThreadedSession(session_opener(Session([], tick_interval=None)))
+    seen: list[tuple[DashboardState, int]] = []
+    ts.subscribe(lambda st, evs: seen.append((st, len(evs))))
+    s1 = reduce(DashboardState(), [Tick(1.0)])
+    s2 = reduce(s1, [LogLine(1, "a")])
+    ts._forward(s1, [Tick(1.0)])  # no UI loop yet: kept
+    ts._forward(s2, [LogLine(1, "a"), LogLine(2, "b")])
+    final = await ts.run()  # the session (no sources) ends at once
+    assert seen[0] == (s2, 3)
+    assert final.lines == 0  # the real session's own (empty) final state
+
+
+async def test_opener_errors_surface_from_start() -> None:
+    async def failing() -> tuple[Session, object]:
+        raise ConnectionRefusedError("host key refused")
+
+    ts = ThreadedSession(failing)  # type: ignore[arg-type]
+    with pytest.raises(ConnectionRefusedError, match="host key refused"):
+        await asyncio.to_thread(ts.start, 10.0)
+
+
+async def test_stop_ends_a_held_session_and_closes() -> None:
+    closed: list[bool] = []
+    session = Session([ScriptedSource([Tick(1.0)], hold=True)], tick_interval=None)
+
+    async def opener() -> tuple[Session, object]:
+        async def close() -> None:
+            closed.append(True)
+
+        return session, close
+
+    ts = ThreadedSession(opener)  # type: ignore[arg-type]
+    await asyncio.to_thread(ts.start, 10.0)
+    runner = asyncio.ensure_future(ts.run())
+    await asyncio.sleep(0.1)
+    ts.stop()
+    final = await asyncio.wait_for(runner, 10)
+    assert final.now == 1.0
+    await asyncio.to_thread(ts.join, 10.0)
+    assert closed == [True]
+
+
+def test_watch_dashboard_reports_config_errors_before_the_tui(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(config=tmp_path / "missing.toml", theme=None, max_lines=None)
+    assert watch_dashboard(args) == 2
+    assert "does not exist" in capsys.readouterr().err
