@@ -9,9 +9,14 @@ Decode lines, 45 % debug lines, 10 % prefill and access lines.
 
 For each size the same file is measured with ``grep -c "Decode batch"`` and with
 ``python -m eagle_tui report --json FILE`` (fresh process, startup included, output to a file —
-not ``/dev/null``, where GNU grep stops at the first match): best wall time of ``--runs`` runs,
-and the peak RSS from ``wait4``. The table is printed and, with
+not ``/dev/null``, where GNU grep stops at the first match), alternately: best wall time of
+``--runs`` runs each, and the peak RSS from ``wait4``. The table is printed and, with
 ``--write``, put into the "report" section of ``docs/performance.md``.
+
+Python's bytecode cache is on, in a private temporary folder warmed by one untimed run, as for
+an installed package (pip compiles it at install time); ``--no-bytecode-cache`` measures with
+``PYTHONDONTWRITEBYTECODE=1`` instead, i.e. every module compiled at every start (~30 ms more
+on a quiet machine). ``--src DIR`` measures the ``eagle_tui`` of another checkout (before/after).
 
     python benchmarks/bench_report.py                     # 1 M and 5 M lines
     python benchmarks/bench_report.py --lines 200000 --runs 1
@@ -120,44 +125,70 @@ def generate(path: Path, lines: int, seed: int = 1) -> int:
     return path.stat().st_size
 
 
-def measure(argv: list[str], runs: int) -> tuple[float, int]:
-    """Best wall time (s) over ``runs`` fresh processes and their peak RSS (KiB)."""
-    best, peak = float("inf"), 0
+def _run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
+    """Wall time (s) and peak RSS (KiB) of one fresh process."""
     ok = (0, 1) if argv[0] == "grep" else (0,)  # grep -c exits 1 when it counts nothing
+    # a real file, not /dev/null: GNU grep stops at the first match when its output is
+    # /dev/null, which would time nothing
+    with tempfile.TemporaryFile() as sink:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, cwd=cwd, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in ok:
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err}")
+    if proc.stderr:
+        proc.stderr.close()
+    return wall, usage.ru_maxrss
+
+
+def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
+    """The environment ``report`` runs in: ``src`` first on the path, bytecode cache on or off."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    if pycache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def measure(path: Path, runs: int, src: Path, env: dict[str, str]) -> dict[str, float]:
+    """Best wall times and peak RSS of ``grep -c`` and ``report --json`` on ``path``, the two
+    run alternately (a busy machine slows both alike)."""
+    grep = ["grep", "-c", "Decode batch", str(path)]
+    report = [sys.executable, "-m", "eagle_tui", "report", "--json", str(path)]
+    best = {"grep_s": float("inf"), "report_s": float("inf"), "grep_kb": 0, "report_kb": 0}
     for _ in range(runs):
-        # a real file, not /dev/null: GNU grep stops at the first match when its output is
-        # /dev/null, which would time nothing
-        with tempfile.TemporaryFile() as sink:
-            t0 = time.perf_counter()
-            proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, cwd=ROOT)
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - t0
-            proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode not in ok:
-            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-            raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err}")
-        if proc.stderr:
-            proc.stderr.close()
-        best = min(best, wall)
-        peak = max(peak, usage.ru_maxrss)
-    return best, peak
+        for key, argv, e in (("grep", grep, None), ("report", report, env)):
+            wall, kb = _run_once(argv, dict(os.environ) if e is None else e, src)
+            best[f"{key}_s"] = min(best[f"{key}_s"], wall)
+            best[f"{key}_kb"] = max(best[f"{key}_kb"], kb)
+    return best
 
 
-def run(sizes: list[int], runs: int, workdir: Path) -> list[dict[str, float]]:
+def run(sizes: list[int], runs: int, workdir: Path, src: Path = ROOT,
+        bytecode_cache: bool = True) -> list[dict[str, float]]:
+    pycache = workdir / "pycache" if bytecode_cache else None
+    env = report_env(src, pycache)
+    warm = workdir / "warm.log"
+    generate(warm, 200)
+    _run_once([sys.executable, "-m", "eagle_tui", "report", "--json", str(warm)], env, src)
     rows = []
     for lines in sizes:
         path = workdir / f"sglang-eagle3-{lines}.log"
         size = generate(path, lines)
-        grep_s, grep_kb = measure(["grep", "-c", "Decode batch", str(path)], runs)
-        rep_s, rep_kb = measure([sys.executable, "-m", "eagle_tui", "report", "--json",
-                                 str(path)], runs)
-        rows.append({"lines": lines, "mb": size / 1e6, "grep_s": grep_s, "grep_mb": grep_kb / 1024,
-                     "report_s": rep_s, "report_mb": rep_kb / 1024})
+        m = measure(path, runs, src, env)
+        rows.append({"lines": lines, "mb": size / 1e6, "grep_s": m["grep_s"],
+                     "grep_mb": m["grep_kb"] / 1024, "report_s": m["report_s"],
+                     "report_mb": m["report_kb"] / 1024})
         path.unlink()
         r = rows[-1]
-        print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {grep_s:6.3f} s  report "
-              f"{rep_s:6.3f} s ({rep_s / grep_s:4.1f}x)  peak RSS {r['report_mb']:5.1f} MB",
-              flush=True)
+        print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {r['grep_s']:6.3f} s  report "
+              f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x)  peak RSS "
+              f"{r['report_mb']:5.1f} MB", flush=True)
     return rows
 
 
@@ -183,9 +214,10 @@ def machine() -> str:
 
 
 def write_doc(runs: list[dict[str, Any]]) -> None:
-    """Replace the benchmark block of docs/performance.md (one table per measured machine)."""
-    parts = [f"Measured by `python benchmarks/bench_report.py` on {r['machine']} (best of "
-             f"{r['runs']} runs, fresh process each):\n\n{table(r['rows'])}" for r in runs]
+    """Replace the benchmark block of docs/performance.md (one table per measured run)."""
+    parts = [f"Measured by `python benchmarks/bench_report.py` on "
+             f"{r['machine']} (best of {r['runs']} runs, fresh process each"
+             f"{r.get('note', '')}):\n\n{table(r['rows'])}" for r in runs]
     block = BEGIN + "\n" + "\n\n".join(parts) + "\n" + END
     text = DOC.read_text() if DOC.exists() else "# Performance\n"
     if BEGIN in text and END in text:
@@ -205,15 +237,23 @@ def main(argv: list[str] | None = None) -> int:
                    help="results saved by --save (e.g. on another machine) to add to --write")
     p.add_argument("--no-run", action="store_true", help="only --write what --load gives")
     p.add_argument("--workdir", type=Path, default=None)
+    p.add_argument("--src", type=Path, default=ROOT,
+                   help="checkout whose eagle_tui to measure (default: this one)")
+    p.add_argument("--no-bytecode-cache", action="store_true",
+                   help="PYTHONDONTWRITEBYTECODE=1: compile every module at every start")
+    p.add_argument("--note", default="", help="added to the table's heading (e.g. 'before')")
     args = p.parse_args(argv)
     if any(n < 100 for n in args.lines) or args.runs < 1:
         p.error("--lines must be ≥ 100 and --runs ≥ 1")
     results = [json.loads(path.read_text()) for path in args.load]
     if not args.no_run:
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-            rows = run(args.lines, args.runs, Path(tmp))
+            rows = run(args.lines, args.runs, Path(tmp), args.src.resolve(),
+                       not args.no_bytecode_cache)
         print(table(rows))
-        results.append({"machine": machine(), "runs": args.runs, "rows": rows})
+        note = "" if args.no_bytecode_cache else ", bytecode cached"
+        note += f", {args.note}" if args.note else ""
+        results.append({"machine": machine(), "runs": args.runs, "rows": rows, "note": note})
         if args.save:
             args.save.write_text(json.dumps(results[-1], indent=1) + "\n")
     if args.write:

@@ -38,6 +38,7 @@ IMAGES: list[tuple[str, str, tuple[int, int], str, tuple[str, ...]]] = [
     ("log-filter-160x48", "ready_metrics", (160, 48), "eagle-dark",
      ("slash", "D", "E", "B", "U", "G", "enter")),
     ("help-160x48", "ready_metrics", (160, 48), "eagle-dark", ("question_mark",)),
+    ("ssh-two-hosts-160x48", "two_hosts", (160, 48), "eagle-dark", ()),
     ("light-160x48", "ready_metrics", (160, 48), "eagle-light", ()),
     ("high-contrast-160x48", "misconfigured", (160, 48), "eagle-high-contrast", ()),
 ]

@@ -13,12 +13,13 @@ never positions, so a format nobody has seen yet still mostly works.
 **Bulk lines.** A decode-heavy log is 99 % four shapes: SGLang ``Decode batch`` and ``Prefill
 batch`` stats, uvicorn access lines and ``[EAGLE3-DEBUG]`` prints. They are recognised *at the
 start of the raw line* by one regex, so the same definition can be applied to a single line (the
-line-by-line parser) and to a whole chunk at C speed (``\\n(?!BULK)`` finds every other line).
+line-by-line parser) and to a whole chunk at C speed (``\\n(?!SHAPES)`` finds every line that is
+not of those shapes; ``NON_PLAIN_AFTER_NL`` tests a stricter subset that ``re`` rejects faster).
 A bulk line's derived events come only from the extractors below, applied to its raw text (a
 debug print that quotes ``gen throughput (token/s): X`` counts as a stats line, like the Decode
 line it quotes); a line that contains ESC or CR is never bulk (it needs full normalization).
-Both paths use exactly these definitions, which is what makes the fast path give identical
-results.
+Both paths use exactly these definitions (the chunk variants are proven equal in their
+comments), which is what makes the fast path give identical results.
 """
 
 from __future__ import annotations
@@ -82,13 +83,11 @@ def classify(raw: str | bytes) -> LineClass:
     return LineClass.OTHER if mb is None else _GROUP_CLASS[mb.lastindex or 0]
 
 
-# Extractors applied to the raw text of bulk lines (and, through the same patterns, to whole
-# chunks). Each literal starts with a character that is rare in logs, so ``re`` scans fast.
+# Extractors applied to the raw text of bulk lines (the chunk path uses the variants below).
 _NUM = r"([\d.]+)"
 _GEN_SRC = r"\((?<=gen throughput \()token/s\): " + _NUM
 _ACC_SRC = r"len: (?<=accept len: )" + _NUM
-# "hidden_states shape=torch.Size([21, 21504])" (also ".shape=" and ": "): anchored on "_states",
-# which is rare in logs, so a chunk is scanned fast.
+# "hidden_states shape=torch.Size([21, 21504])" (also ".shape=" and ": ")
 _DIM_HEAD = r"_states(?<=hidden_states)(?:\.shape| shape)(?:=|: )torch\.Size\(\["
 _DIM_SRC = _DIM_HEAD + r"[\d, ]*(?<!\d)(\d+)\]\)"
 GEN_S = re.compile(_GEN_SRC, re.ASCII)
@@ -97,18 +96,18 @@ DIM_B = re.compile(_DIM_SRC.encode())
 DIM_S = re.compile(_DIM_SRC, re.ASCII)
 
 
-# The report's chunk path (``report.ReportBuilder``). The first accept len / tok/s number of
-# every line, the rest of the line consumed so that a second one on the same line is never
-# returned: over a run of whole lines, ``findall`` gives exactly what ``number`` gives line by
-# line (when every token is valid, see ``valid_tokens``).
+# The report's chunk path (``report.ReportBuilder``) reads whole runs of bulk lines at once.
+# ACC_S / GEN_S spelled as one literal (what their look-behinds require, newline-free), with the
+# rest of the line consumed: ``findall`` over a run of whole lines returns the first match of
+# every line and no other, i.e. what ``number`` reads line by line (if every token is valid).
 ACC_LINE_B = re.compile(rb"accept len: ([\d.]+)[^\n]*")
 GEN_LINE_B = re.compile(rb"gen throughput \(token/s\): ([\d.]+)[^\n]*")
 _KINDS = r"(?:Decode batch|Prefill batch|" + _ACCESS + "|" + _DEBUG_TAG + ")"
 _TAGS = r"(?:\] | [A-Z][A-Z_]*\d+(?: [A-Z][A-Z_]*\d+)*\] )"
 # Matches at every newline whose next line is not a *plain* bulk line: the shapes a busy log
-# repeats (stamped stats, access and debug lines; bare debug lines; vLLM access lines), a
-# subset of bulk lines that ``re`` rejects fast. A line it rejects is merely handled one by one
-# (``classify`` still knows it as bulk); lines with ESC or CR must be found separately.
+# repeats, a subset of the bulk shapes of CLASS_B (``\[\d.{18}`` and ``\[\d.{7}`` are the two
+# cases of _TS) that ``re`` rejects a little faster. A line it rejects is merely handled one by
+# one (``classify`` still knows it as bulk); lines with ESC or CR must be found separately.
 NON_PLAIN_AFTER_NL = re.compile(
     (rf"\n(?!\[(?:{_DEBUG_TAG[2:]}|\d.{{18}}{_TAGS}{_KINDS}|\d.{{7}}{_TAGS}{_KINDS})"
      rf"|(?:\([\w.-]+ pid=\d+\) )?{_ACCESS})").encode()

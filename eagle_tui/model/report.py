@@ -4,16 +4,17 @@
 speculative settings, models, hidden dims) into a :class:`DashboardState` with ``reduce``, so the
 report says exactly what the dashboard would. The per-line numbers (``accept_len``,
 ``gen_throughput``) go to :class:`NumberSpool`\\ s instead: a 5 M-line log has millions of them,
-and memory must stay flat. A spool writes them to a temporary file as the JSON text they will
-be printed as, keeps the running sum, the last values (for the alert rules) and a histogram of
-integer parts, from which the exact median is found with one more pass over the file.
+and memory must stay flat (text on disk, statistics in bounded memory).
 
-:func:`build_report` reads a binary stream in chunks. ``fast=True`` (the default) hands the
-chunk to :func:`parser.scan_chunk`: lines that are not bulk lines go through the parser one by
-one; each run of bulk lines is handled here in a few C-level passes (count the ``Decode batch``
-lines, ``findall`` their numbers, search for hidden-state dims not seen yet). When a run does not
-pass the integrity check (one number per Decode line, every number a plain decimal) it is parsed
-line by line instead, so ``fast=True`` and ``fast=False`` give the same report.
+:func:`build_report` reads the log in chunks into one reused buffer (``parser.read_chunks``).
+With ``fast=True`` (the default) the lines of a chunk that are not *plain* bulk lines
+(``detect.NON_PLAIN_AFTER_NL``: one regex pass finds them) go through the parser one by one; a
+run of plain lines costs a handful of C-level passes, whatever its length: ``findall`` the first
+accept len / tok/s number of every line (``detect.ACC_LINE_B``, ``GEN_LINE_B``), search for a
+hidden-states shape whose dim is not known yet (``detect.unknown_dim_pattern``), count the
+newlines. Python never touches a plain line. A run whose numbers fail the check (every token a
+plain decimal and a finite double) is parsed line by line instead, so ``fast=True`` and
+``fast=False`` give the same report (tested on every fixture and on generated logs).
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ import dataclasses
 import io
 import json
 import math
-import os
-import stat
 import tempfile
 from array import array
 from bisect import bisect_left, bisect_right
@@ -52,7 +51,7 @@ from .events import (
     PrefillStats,
     SpecStats,
 )
-from .parser import LogParser, split_lines
+from .parser import LogParser, read_chunks, split_lines
 from .series import Series
 from .state import DashboardState, reduce
 
@@ -75,25 +74,23 @@ def _text(value: float) -> bytes:
 class NumberSpool:
     """An append-only list of numbers: the JSON text on disk, statistics in bounded memory.
 
-    The text is what ``write_json`` copies out. The statistics never hold all the values:
+    ``write_json`` copies the text out. The statistics never hold all the values:
 
     - mean (``median=False``): a log repeats values (``accept len`` has a few hundred distinct
-      ones), so tokens are counted as they come — one C-level ``Counter.update`` per batch, no
-      float per value — and folded, past ``CAP`` distinct ones and at the end, into an exact
-      integer sum of the values' ratios. The mean is that sum rounded once (exactly what
-      ``math.fsum`` gives) divided by the count.
-    - median (``median=True``): values are sorted ``BLOCK`` at a time (C-level) and written to
-      disk; every ``STEP``-th value of each block stays in memory. Those samples bound the
-      middle ranks to a range holding at most ~2 × blocks × ``STEP`` values, which one pass
-      over the blocks (``bisect``, no per-value Python) collects: the median is exact.
+      ones), so tokens are counted as they come (one C-level ``Counter.update`` per batch, no
+      float per value) and folded, past ``CAP`` distinct ones and at the end, into an exact
+      integer sum; the mean is that sum rounded once (exactly what ``math.fsum`` gives) / count.
+    - median (``median=True``): values are sorted ``BLOCK`` at a time (C-level) onto disk, and
+      every ``STEP``-th value of a block stays in memory. These samples bound the middle ranks
+      to a range of at most ~2 × blocks × ``STEP`` values, which one pass collects (``bisect``
+      per block): the median is exact.
     """
 
     def __init__(self, median: bool = False) -> None:
         self._text: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
         self._median = median
         self._counts: Counter[bytes] = Counter()  # mean: token → times seen
-        self._floats: Counter[float] = Counter()  # mean: value (from ``add``) → times seen
-        self._sums: dict[int, int] = {}  # mean: denominator → sum of numerators (folded)
+        self._sums: dict[int, int] = {}  # mean: power-of-two denominator → sum of numerators
         self._pending: list[float] = []  # median: values not in a block yet
         self._blocks: IO[bytes] | None = None  # median: sorted blocks of doubles
         self._sizes: list[int] = []
@@ -106,10 +103,11 @@ class NumberSpool:
         if self._blocks is not None:
             self._blocks.close()
 
-    def _write(self, text: bytes) -> None:
+    def _write(self, text: bytes, n: int) -> None:
         if self.count:
             self._text.write(b",")
         self._text.write(text)
+        self.count += n
 
     def add_tokens(self, tokens: list[bytes], joined: bytes,
                    floats: list[float] | None = None) -> None:
@@ -118,48 +116,40 @@ class NumberSpool:
         the caller has them (a median spool needs them, a mean spool only counts tokens)."""
         if not tokens:
             return
-        self._write(joined)
-        self.count += len(tokens)
+        self._write(joined, len(tokens))
         if self._median:
             values = list(map(float, tokens)) if floats is None else floats
-            self._pending.extend(values)
             self.tail.extend(values[-TAIL:])
+            self._pending.extend(values)
             if len(self._pending) >= BLOCK:
                 self._flush()
-            return
-        self._counts.update(tokens)
-        self.tail.extend(map(float, tokens[-TAIL:]))
-        if len(self._counts) + len(self._floats) > CAP:
-            self._fold()
+        else:
+            self.tail.extend(map(float, tokens[-TAIL:]))
+            self._counts.update(tokens)
+            if len(self._counts) > CAP:
+                self._fold()
 
     def add(self, value: float) -> None:
         if not math.isfinite(value):
             return
-        self._write(_text(value))
-        self.count += 1
+        self._write(_text(value), 1)
         self.tail.append(value)
         if self._median:
             self._pending.append(value)
             if len(self._pending) >= BLOCK:
                 self._flush()
-            return
-        self._floats[value] += 1
-        if len(self._counts) + len(self._floats) > CAP:
-            self._fold()
+        else:
+            self._sum(value, 1)
 
     # ------------------------------------------------------------------ mean
+    def _sum(self, value: float, n: int) -> None:
+        p, q = value.as_integer_ratio()  # exact; big-integer work only per distinct q, at the end
+        self._sums[q] = self._sums.get(q, 0) + n * p
+
     def _fold(self) -> None:
-        """Add the counted values to the exact sum (grouped by their power-of-two denominator,
-        so big-integer work is per distinct denominator, not per value)."""
-        sums = self._sums
-        values: Iterator[tuple[float, int]] = chain(
-            zip(map(float, self._counts), self._counts.values(), strict=True),
-            self._floats.items())
-        for v, n in values:
-            p, q = v.as_integer_ratio()
-            sums[q] = sums.get(q, 0) + n * p
+        for token, n in self._counts.items():
+            self._sum(float(token), n)
         self._counts.clear()
-        self._floats.clear()
 
     def mean(self) -> float | None:
         if not self.count:
@@ -200,12 +190,12 @@ class NumberSpool:
         ranks = sorted({(self.count - 1) // 2, self.count // 2})
         self._flush()
         samples = sorted(self._samples)
-        # fewer than ranks[0] values lie below samples[i] when i <= ranks[0] // STEP, and more
-        # than ranks[-1] lie at or below samples[j] when j >= ranks[-1] // STEP + blocks
+        # fewer than r values lie below samples[i] if i <= r // STEP (a block's values below a
+        # sample are at most STEP per sample before it), and more than r at or below samples[j]
+        # if j >= r // STEP + blocks (at most STEP - 1 per block lie between samples)
         margin = len(self._sizes)
         while True:
-            i = ranks[0] // STEP - margin
-            j = ranks[-1] // STEP + margin
+            i, j = ranks[0] // STEP - margin, ranks[-1] // STEP + margin
             lo = samples[i] if i > 0 else -math.inf
             hi = samples[j] if j < len(samples) else math.inf
             below = 0
@@ -217,7 +207,7 @@ class NumberSpool:
             if below <= ranks[0] and ranks[-1] < below + len(middle):
                 middle.sort()
                 return sum(middle[r - below] for r in ranks) / len(ranks)
-            margin = 2 * margin + len(samples)  # not reached (see above); widen to be safe
+            margin += len(samples)  # never needed (see above): widen to everything, to be safe
 
     # ------------------------------------------------------------------ out
     def values(self) -> list[float]:
@@ -344,7 +334,7 @@ class ReportBuilder:
             return
         self.accept.add_tokens(acc, acc_text)
         self.gen.add_tokens(gen, gen_text, gen_values)
-        pos = a
+        pos = a if buf.find(b"])", a, b) >= 0 else b  # no shape at all: skip the search
         while (m := self._unknown.search(buf, pos, b)) is not None:
             pos = m.end()
             dim = dim_ending_at(buf, m.start(), a)
@@ -388,65 +378,19 @@ class ReportBuilder:
         }
 
 
-def _fill(stream: BinaryIO, buf: bytearray, filled: int) -> int:
-    """Read into ``buf[filled:]`` until it is full or the stream ends; return the new fill."""
-    readinto = getattr(stream, "readinto", None)
-    while filled < len(buf):
-        if readinto is not None:
-            with memoryview(buf) as view, view[filled:] as free:
-                n = readinto(free)
-        else:
-            data = stream.read(len(buf) - filled)
-            n = len(data)
-            buf[filled : filled + n] = data
-        if not n:
-            break
-        filled += n
-    return filled
-
-
-def _buffer_size(stream: BinaryIO) -> int:
-    """``CHUNK``, or less for a small regular file (no 4 MB to zero for a 2 kB log)."""
-    try:
-        st = os.fstat(stream.fileno())
-    except (AttributeError, OSError, ValueError):
-        return CHUNK
-    return max(min(CHUNK, st.st_size + 1), 1 << 16) if stat.S_ISREG(st.st_mode) else CHUNK
-
-
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
                  baseline: float | None = None) -> dict[str, Any]:
-    """Read ``stream`` to the end and return the report (spools still open, see ``dump``).
-
-    One buffer is reused for every chunk (no allocation, no copy but the read itself), with a
-    newline kept in front of the chunk so every line, the first included, follows a newline.
-    """
+    """Read ``stream`` to the end and return the report (spools still open, see ``dump``)."""
     b = ReportBuilder(name, baseline)
-    buf = bytearray(_buffer_size(stream) + 1)
-    buf[0] = 10  # "\n"
-    filled = 1
-    while True:
-        if filled == len(buf):  # one line longer than the buffer
-            buf.extend(bytes(len(buf)))
-        top = _fill(stream, buf, filled)
-        eof = top < len(buf)
-        cut = buf.rfind(b"\n", 1, top) + 1
-        if cut:
-            if fast:
-                b.feed(buf, cut)
-            else:
-                b.lines_of(buf, 1, cut, b.lines + 1)
-                b.lines += buf.count(b"\n", 1, cut)
-            rest = top - cut
-            buf[1 : 1 + rest] = buf[cut:top]
-            filled = 1 + rest
+    for buf, end, last in read_chunks(stream, CHUNK):
+        if last:  # no newline at the end of the log
+            b.lines += 1
+            b.line(bytes(buf[1:end]), b.lines)
+        elif fast:
+            b.feed(buf, end)
         else:
-            filled = top
-        if eof:
-            break
-    if filled > 1:
-        b.lines += 1
-        b.line(bytes(buf[1:filled]), b.lines)
+            b.lines_of(buf, 1, end, b.lines + 1)
+            b.lines += buf.count(b"\n", 1, end)
     return b.finish()
 
 

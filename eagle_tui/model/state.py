@@ -333,8 +333,11 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, SourceFailed | SourceRecovered):
         b.set(failures=_upsert_failure(s.failures, ev))
     elif isinstance(ev, ConnectionState):
-        kept = tuple(c for c in s.connections if c.host != ev.host)
-        b.set(connections=(*kept, ev))
+        # a host keeps its place (first seen, i.e. --ssh order): the UI lists them in this order
+        if any(c.host == ev.host for c in s.connections):
+            b.set(connections=tuple(ev if c.host == ev.host else c for c in s.connections))
+        else:
+            b.set(connections=(*s.connections, ev))
     elif isinstance(ev, Baseline):
         b.set(baseline_tok_s=ev.tok_s)
     elif isinstance(ev, UserMarker):

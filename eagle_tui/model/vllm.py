@@ -14,6 +14,7 @@ cut out (up to ``, Avg Draft``) before the rest is split.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -115,8 +116,6 @@ def spec_from_text(msg: str) -> dict[str, object]:
     if i >= 0:
         block = _balanced(msg, msg.index("{", i))
         if block:
-            import ast  # here, not at the top: ~5 ms of every start-up, for a rare line
-
             try:
                 value = ast.literal_eval(block)
             except (ValueError, SyntaxError, MemoryError, RecursionError):

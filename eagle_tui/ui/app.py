@@ -98,6 +98,7 @@ class EagleApp(App[int]):
         self.session_error: str | None = None
         self.session_done = False
         self._gpu_samples: list[GpuSample] = []
+        self._log_hosts = 0  # hosts in the log: ``h`` (and its footer entry) needs two
         self._notified: set[str] = set()
         self._crash_shown = False
         self._shown_phase: Phase | None = None
@@ -150,8 +151,11 @@ class EagleApp(App[int]):
             elif isinstance(ev, LogRestarted):
                 log.append(lines)
                 lines = []
-                log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────")
+                log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────", ev.host)
         log.append(lines)
+        if len(log.hosts) != self._log_hosts:
+            self._log_hosts = len(log.hosts)
+            self.refresh_bindings()
         self.state = state
 
     def watch_state(self, state: DashboardState) -> None:
@@ -305,6 +309,16 @@ class EagleApp(App[int]):
             self.notify(f"Line {lineno} is no longer in the log buffer.", severity="warning",
                         markup=False)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``h`` has nothing to switch (and leaves the footer) until the log has two hosts."""
+        if action == "cycle_host":
+            return self._log_hosts > 1
+        return True
+
+    def action_cycle_host(self) -> None:
+        self.action_show_pane("log")
+        self.log_view.cycle_host()
+
     def action_follow(self) -> None:
         self.log_view.set_follow(True)
 
@@ -360,13 +374,16 @@ class EagleApp(App[int]):
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         for k in KEYS:
             title = f"{k.label} ({k.display})"
-            yield SystemCommand(title, k.help, self._palette_callback(k.action))
+            yield SystemCommand(title, k.help, self._palette_callback(k.action, k.unavailable))
         for cmd in super().get_system_commands(screen):
             if cmd.title not in ("Quit", "Screenshot"):
                 yield cmd
 
-    def _palette_callback(self, action: str) -> Callable[[], object]:
+    def _palette_callback(self, action: str, unavailable: str = "") -> Callable[[], object]:
         async def run() -> None:
+            if unavailable and self.check_action(action.split("(")[0], ()) is False:
+                self.notify(unavailable, severity="warning", markup=False)
+                return
             await self.run_action(action)
 
         return run

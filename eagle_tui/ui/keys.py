@@ -3,6 +3,10 @@
 The app's bindings, the footer, the help screen and the command palette are all generated from
 :data:`KEYS`, so a key cannot exist without a help line and a palette entry (a test checks that
 each entry's action exists on the app).
+
+A key that only means something in some runs (``h``: hosts of a multi-node log) is hidden from
+the footer by the app's ``check_action`` while it has nothing to do; its ``unavailable`` text is
+what the palette says then, so choosing it there is never silently ignored.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ class KeySpec:
     label: str  # short footer / palette title
     help: str  # one sentence for the help screen and the palette
     footer: bool = False
+    unavailable: str = ""  # why the action does nothing right now (palette), when it can't
 
 
 KEYS: tuple[KeySpec, ...] = (
@@ -39,6 +44,9 @@ KEYS: tuple[KeySpec, ...] = (
             "Follow the log again (scrolling up pauses it).", True),
     KeySpec("m", "m", "marker", "Marker", "Insert a numbered marker line into the log."),
     KeySpec("w", "w", "wrap", "Wrap", "Toggle wrapping of long log lines."),
+    KeySpec("h", "h", "cycle_host", "Host",
+            "Multi-node log: cycle all hosts → each host in turn → all hosts.", True,
+            "This log has lines of one host only; h switches hosts on a multi-node run."),
     KeySpec("ctrl+s", "ctrl+s", "save_log", "Save log",
             "Save the log buffer to a text file (the notification names it)."),
     KeySpec("t", "t", "cycle_theme", "Theme", "Cycle dark → light → high-contrast themes.", True),

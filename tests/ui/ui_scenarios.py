@@ -8,10 +8,12 @@ own clock drives elapsed times. The lines are taken from the engine formats in
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from eagle_tui.model.events import (
     Baseline,
+    ConnectionState,
     CrashEvent,
     DecodeStats,
     DraftConfig,
@@ -315,6 +317,56 @@ def no_gpu() -> list[Event]:
     return s.events
 
 
+HOSTS = ("node-a", "node-b")
+LINK_ERROR = "connection to node-b lost: no answer to keepalive@openssh.com in 2.0 s"
+
+
+def _split_hosts(events: list[Event]) -> list[Event]:
+    """A one-host script as a two-node run: node-a logs everything, node-b (TP ranks 4-7) the
+    startup lines only, numbered from 1 on its own; GPU samples merged the way MergedGpu does."""
+    out: list[Event] = [ConnectionState(h, "connected", T0, attempt=0) for h in HOSTS]
+    b_lineno = 0
+    for ev in events:
+        if isinstance(ev, LogLine):
+            out.append(dataclasses.replace(ev, host="node-a"))
+            if ev.kind not in (LineKind.STATS, LineKind.ACCESS, LineKind.DEBUG):
+                b_lineno += 1
+                out.append(LogLine(b_lineno, ev.text.replace(" TP0", " TP4"), ev.kind, "node-b"))
+        elif isinstance(ev, GpuSample):
+            a = tuple(dataclasses.replace(g, host="node-a") for g in ev.gpus)
+            b = tuple(dataclasses.replace(g, host="node-b", uuid=f"GPU-1{g.index:03d}",
+                                          mem_used=(g.mem_used or 0) + int(0.3 * GIB))
+                      for g in ev.gpus)
+            out.append(dataclasses.replace(ev, gpus=a + b))
+        else:
+            out.append(ev)
+    return out
+
+
+def two_hosts(down: str | None = "node-b", error: str = LINK_ERROR) -> list[Event]:
+    """Llama-8B EAGLE-3 over two 4-GPU nodes, serving; then ``down`` loses its SSH link.
+
+    While it reconnects, the merged GPU sample lacks its GPUs (MergedGpu reports the host's
+    error instead), as a real multi-host ``watch`` does; node-a's numbers keep coming.
+    """
+    s = Script()
+    _launch(s, n_gpus=4)
+    s.add(Baseline(90.0, "demo"))
+    _weights(s, n_gpus=4)
+    _graphs(s, n_gpus=4, draft_done=14)
+    _ready(s, n_gpus=4)
+    _decode(s, 20, ACCEPT, TPS, n_gpus=4)
+    out = _split_hosts(s.events)
+    if down is not None:
+        t = s.t + 1.0
+        last = next(e for e in reversed(out) if isinstance(e, GpuSample))
+        kept = tuple(g for g in last.gpus if g.host != down)
+        out += [Tick(t), ConnectionState(down, "reconnecting", t, attempt=3, error=error),
+                dataclasses.replace(last, t=t, gpus=kept, error=f"{down}: {error}"),
+                Tick(t + 2.0)]
+    return out
+
+
 SCENARIOS: dict[str, Callable[[], list[Event]]] = {
     "loading_weights": loading_weights,
     "capturing_graphs": capturing_graphs,
@@ -322,4 +374,5 @@ SCENARIOS: dict[str, Callable[[], list[Event]]] = {
     "misconfigured": misconfigured,
     "oom_crash": oom_crash,
     "no_gpu": no_gpu,
+    "two_hosts": two_hosts,  # not in the snapshot matrix: test_ui_multihost has its own
 }

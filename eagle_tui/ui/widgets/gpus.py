@@ -8,6 +8,11 @@ state changes, so the sparkline is the same however the session happened to batc
 Tensor-parallel ranks should hold nearly the same memory; a rank that differs from the median by
 more than a tenth of the card is flagged, since that is how a stuck or mis-sharded rank shows.
 A missing driver is a state, not an error: the pane says so and the rest of the dashboard works.
+
+A multi-node run (GPUs tagged with more than one ``host``) is shown in groups, one small header row
+per host: every host has a GPU 0, and imbalance only means something between the ranks of one
+host's group. A host whose GPUs drop out of the merged sample (its link is down) keeps its last
+rows on screen, dimmed and marked "last seen", instead of vanishing while it reconnects.
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ from textual.events import Click
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from eagle_tui.model.events import GpuInfo, GpuSample
+from eagle_tui.model.events import ConnectionState, GpuInfo, GpuSample
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import GIB, bar, fmt_bytes, sparkline, truncate
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.widgets.connections import CONNECTION_STYLE, error_text, fit
 
 Part = str | tuple[str, str] | Content
+Entry = tuple[str, GpuInfo, bool]  # host, GPU, stale (its host's last sample before it dropped)
 HISTORY = 60
 IMBALANCE_FRACTION = 0.10  # of the card's memory, away from the median of loaded ranks
 LOADED_FRACTION = 0.05
@@ -90,6 +97,23 @@ def gpu_row(g: GpuInfo, history: Sequence[float], width: int, flagged: bool,
     return Content.assemble(*parts)
 
 
+def host_header(host: str, count: int, conn: ConnectionState | None, flagged: bool,
+                stale: str | None, width: int) -> Content:
+    """``node-b · 4 GPUs  ⟳ reconnecting · last seen: <why>`` for one host's group."""
+    parts: list[Part] = [("─ ", "$text-muted"), (inert(host) or "local", "bold $secondary"),
+                         (f" · {count} GPU{'s' if count != 1 else ''}", "$text-muted")]
+    if conn is not None and conn.state != "connected":
+        icon, style = CONNECTION_STYLE.get(conn.state, ("?", "$text-muted"))
+        parts.append((f"  {icon} {inert(conn.state)}", style))
+    if flagged:
+        parts.append(("  ⚠ imbalance", "$warning bold"))
+    if stale is not None:  # the link's own state says why when it is known
+        parts.append(("  last seen", "$warning"))
+        if stale and (conn is None or conn.state == "connected"):
+            parts.append((f": {stale}", "$text-muted"))
+    return fit(Content.assemble(*parts), width)
+
+
 class GpuPane(Widget, can_focus=True):
     """GPU rows; ``up``/``down`` or a click select a GPU and list its processes."""
 
@@ -105,33 +129,58 @@ class GpuPane(Widget, can_focus=True):
         super().__init__(id=id, classes=classes)
         self.border_title = "GPUs"
         self.sample: GpuSample | None = None
-        self.history: dict[int, deque[float]] = {}
+        self.history: dict[tuple[str, int], deque[float]] = {}
+        self.hosts: list[str] = []  # in order of first sight (the merged sample's --ssh order)
+        self._last_seen: dict[str, tuple[GpuInfo, ...]] = {}
+        self._conns: dict[str, ConnectionState] = {}
         self._last_recorded: GpuSample | None = None
+        self._line_map: list[int | None] = []  # content line → entry index (None: a header)
 
     def show(self, state: DashboardState, samples: Sequence[GpuSample] = ()) -> None:
         for s in samples:
             self._record(s)
         if not samples and state.gpus is not None and state.gpus is not self._last_recorded:
             self._record(state.gpus)
-        if state.gpus is not self.sample:
+        conns = {c.host: c for c in state.connections}
+        if state.gpus is not self.sample or conns != self._conns:
+            self._conns = conns
             self.sample = state.gpus
             self.refresh()  # the pane's size comes from the layout, never from its rows
 
     def _record(self, sample: GpuSample) -> None:
+        """Every sample of a batch, not only the last: a host whose GPUs are missing from the
+        newest one must still show the rows it had before its link dropped."""
         self._last_recorded = sample
+        by_host: dict[str, list[GpuInfo]] = {}
         for g in sample.gpus:
+            by_host.setdefault(g.host or sample.host, []).append(g)
             if g.util_gpu is not None:
-                self.history.setdefault(g.index, deque(maxlen=HISTORY)).append(g.util_gpu)
+                key = (g.host or sample.host, g.index)
+                self.history.setdefault(key, deque(maxlen=HISTORY)).append(g.util_gpu)
+        for host, gpus in by_host.items():
+            if host not in self.hosts:
+                self.hosts.append(host)
+            self._last_seen[host] = tuple(gpus)
 
-    def _gpus(self) -> tuple[GpuInfo, ...]:
-        return self.sample.gpus if self.sample is not None and self.sample.state == "ok" else ()
+    @property
+    def grouped(self) -> bool:
+        return len(self.hosts) > 1
+
+    def _entries(self) -> list[Entry]:
+        s = self.sample
+        if s is None:
+            return []
+        if not self.grouped:
+            return [(g.host, g, False) for g in s.gpus] if s.state == "ok" else []
+        live = {g.host or s.host for g in s.gpus}
+        return [(h, g, h not in live) for h in self.hosts for g in self._last_seen.get(h, ())]
 
     def action_select(self, step: int) -> None:
-        gpus = self._gpus()
-        if not gpus:
+        entries = self._entries()
+        if not entries:
             return
-        cur = self.selected if self.selected is not None else (-1 if step > 0 else len(gpus))
-        self.selected = max(0, min(len(gpus) - 1, cur + step))
+        cur = self.selected if self.selected is not None else (-1 if step > 0 else len(entries))
+        self.selected = max(0, min(len(entries) - 1, cur + step))
 
     def action_clear_selection(self) -> None:
         self.selected = None
@@ -141,17 +190,20 @@ class GpuPane(Widget, can_focus=True):
 
     def on_click(self, event: Click) -> None:
         offset = event.get_content_offset(self)
-        if offset is None:
+        if offset is None or not 0 <= offset.y < len(self._line_map):
             return
-        row = offset.y - 1  # first line is the header
-        if 0 <= row < len(self._gpus()):
-            self.selected = None if self.selected == row else row
+        idx = self._line_map[offset.y]
+        if idx is not None:
+            self.selected = None if self.selected == idx else idx
 
     def render(self) -> Content:
         width = max(30, self.content_region.width or self.size.width)
         s = self.sample
+        self._line_map = []
         if s is None:
             return Content.styled("waiting for GPU data…", "$text-muted")
+        if self.grouped and s.state != "no_driver":
+            return self._render_groups(s, width)  # a host that failed keeps its last rows
         if s.state == "no_driver":
             where = f" on {inert(s.host)}" if s.host else ""
             return Content.assemble(
@@ -163,20 +215,62 @@ class GpuPane(Widget, can_focus=True):
                                     (truncate(inert(s.error or s.state), width - 22), "$text"))
         return self._render_rows(s, width)
 
-    def _render_rows(self, s: GpuSample, width: int) -> Content:
-        flagged = imbalanced(s.gpus)
-        name = inert(s.gpus[0].name) if s.gpus and s.gpus[0].name else "GPU"
-        head: list[Part] = [(truncate(f"{len(s.gpus)}× {name}", width // 2), "$text-muted")]
-        if flagged:
-            head.append(("  ⚠ memory imbalance across ranks", "$warning bold"))
+    def _head(self, s: GpuSample, gpus: Sequence[GpuInfo], flagged: bool, width: int,
+              where: str = "") -> Content:
+        name = inert(gpus[0].name) if gpus and gpus[0].name else "GPU"
+        head: list[Part] = [(truncate(f"{len(gpus)}× {name}{where}", width // 2), "$text-muted")]
+        if flagged:  # grouped: the host's own header says which ranks
+            head.append(("  ⚠ memory imbalance" + ("" if where else " across ranks"),
+                         "$warning bold"))
         elif s.backend:
             head.append((f"  via {inert(s.backend)}", "$text-muted"))
-        lines = [Content.assemble(*head)]
+        return fit(Content.assemble(*head), width)  # one line: clicks map lines to GPUs
+
+    def _render_rows(self, s: GpuSample, width: int) -> Content:
+        flagged = imbalanced(s.gpus)
+        lines = [self._head(s, s.gpus, bool(flagged), width)]
+        self._line_map = [None]
         for i, g in enumerate(s.gpus):
-            hist = list(self.history.get(g.index, ()))
+            hist = list(self.history.get((g.host or s.host, g.index), ()))
             lines.append(gpu_row(g, hist, width, g.index in flagged, self.selected == i))
-        if self.selected is not None and self.selected < len(s.gpus):
-            lines.extend(self._process_lines(s.gpus[self.selected], width))
+            self._line_map.append(i)
+        return self._with_processes(lines, [g for _, g, _ in self._entries()], width)
+
+    def _render_groups(self, s: GpuSample, width: int) -> Content:
+        entries = self._entries()
+        groups: dict[str, list[tuple[int, GpuInfo, bool]]] = {}
+        for i, (host, g, stale) in enumerate(entries):
+            groups.setdefault(host, []).append((i, g, stale))
+        flags = {h: imbalanced([g for _, g, stale in rows if not stale])
+                 for h, rows in groups.items()}
+        lines = [self._head(s, [g for _, g, _ in entries], any(flags.values()), width,
+                            f" on {len(groups)} hosts")]
+        self._line_map = [None]
+        for host, rows in groups.items():
+            stale = rows[0][2]
+            why = self._host_error(s, host) if stale else None
+            lines.append(host_header(host, len(rows), self._conns.get(host), bool(flags[host]),
+                                     why, width))
+            self._line_map.append(None)
+            for i, g, old in rows:
+                hist = list(self.history.get((host, g.index), ()))
+                row = gpu_row(g, hist, width, g.index in flags[host], self.selected == i)
+                lines.append(row.stylize("dim") if old else row)
+                self._line_map.append(i)
+        return self._with_processes(lines, [g for _, g, _ in entries], width)
+
+    @staticmethod
+    def _host_error(s: GpuSample, host: str) -> str:
+        """The merged sample's ``host: why`` part for ``host`` (MergedGpu writes them so)."""
+        for part in s.error.split("; "):
+            if part.startswith(f"{host}: "):
+                return error_text(part.removeprefix(f"{host}: "))
+        return ""
+
+    def _with_processes(self, lines: list[Content], gpus: Sequence[GpuInfo],
+                        width: int) -> Content:
+        if self.selected is not None and self.selected < len(gpus):
+            lines.extend(self._process_lines(gpus[self.selected], width))
         return Content("\n").join(lines)
 
     def _process_lines(self, g: GpuInfo, width: int) -> list[Content]:
@@ -190,4 +284,4 @@ class GpuPane(Widget, can_focus=True):
         return out
 
 
-__all__ = ["GpuPane", "gpu_row", "imbalanced"]
+__all__ = ["GpuPane", "gpu_row", "host_header", "imbalanced"]

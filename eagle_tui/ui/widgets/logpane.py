@@ -3,6 +3,9 @@
 The pane owns the user's *intent* (which query box is open, what was typed); the view owns the
 lines. The status line is built as ``Content`` from plain strings, so a filter query such as
 ``[/]`` is shown literally instead of being parsed as markup.
+
+On a multi-node run the status line and the pane's title name the host shown ("all hosts" or
+one host): with ``h`` switching hosts, a view that silently held only some lines would mislead.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from textual.widgets import Input
 
 from eagle_tui.model.events import LogLine
 from eagle_tui.ui.highlight import HighlightRule
+from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.logview import LogStatus, LogView
 
 FindMode = Literal["filter", "search"]
@@ -42,6 +46,13 @@ class FindInput(Input):
 def status_content(status: LogStatus) -> Content:
     """The status line under the log, e.g. ``⏸ paused · 120 new lines — End/f to follow``."""
     parts: list[str | tuple[str, str] | Content] = []
+    if status.hosts > 1 and status.host is None:
+        parts.append((f"all {status.hosts} hosts", "$accent bold"))
+        parts.append(" · ")
+    elif status.hosts > 1:
+        parts.append(("host ", "$text-muted"))
+        parts.append((host_label(status), "$accent bold"))
+        parts.append((f" of {status.hosts} · ", "$text-muted"))
     if status.follow:
         parts.append(("● following", "$success"))
     else:
@@ -65,6 +76,11 @@ def status_content(status: LogStatus) -> Content:
     if status.wrap:
         parts.append((" · wrap", "$text-muted"))
     return Content.assemble(*parts)
+
+
+def host_label(status: LogStatus) -> str:
+    """``all 2 hosts`` or the one host shown (inert: a DEST is text the user typed)."""
+    return f"all {status.hosts} hosts" if status.host is None else inert(status.host)
 
 
 class LogStatusBar(Widget):
@@ -99,6 +115,7 @@ class LogPane(Vertical):
         self._max_lines = max_lines
         self._rules = tuple(rules)
         self.mode: FindMode | None = None
+        self._title = "Log"
 
     @property
     def view(self) -> LogView:
@@ -113,7 +130,12 @@ class LogPane(Vertical):
         self.view.append(lines)
 
     def on_log_view_status_changed(self, message: LogView.StatusChanged) -> None:
-        self.query_one(LogStatusBar).show(status_content(message.status))
+        status = message.status
+        self.query_one(LogStatusBar).show(status_content(status))
+        title = f"Log · {host_label(status)}" if status.hosts > 1 else "Log"
+        if title != self._title:
+            self._title = title
+            self.border_title = Content(title)  # Content: a host name is never markup
 
     def open_find(self, mode: FindMode) -> None:
         """Open the query box for a live filter or a search; it starts with the current query."""
@@ -159,4 +181,4 @@ class LogPane(Vertical):
         self.close_find()
 
 
-__all__ = ["FindInput", "LogPane", "LogStatusBar", "status_content"]
+__all__ = ["FindInput", "LogPane", "LogStatusBar", "host_label", "status_content"]

@@ -13,6 +13,10 @@ older entries are pruned) and ``start:end`` the slice of its text on that row.
 Follow: on by default. Scrolling up pauses it (new lines are counted, not shown); ``End``/``f`` or
 scrolling back to the bottom resumes. Every line is passed through :func:`inert` on the way in:
 the parser already sanitizes, but the widget does not trust it with the user's terminal.
+
+Hosts: a multi-node run's lines share the one buffer; showing one host is a row-table filter like
+the text filter (the buffer and its bound are unchanged), and while all hosts are shown each row
+gets a short host tag drawn at render time (:class:`~eagle_tui.ui.widgets.logtext.LogHosts`).
 """
 
 from __future__ import annotations
@@ -22,11 +26,10 @@ import dataclasses
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from rich.cells import cell_len, get_character_cell_size
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.cache import LRUCache
@@ -40,58 +43,16 @@ from textual.widget import Widget
 from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule, highlight
 from eagle_tui.ui.safety import inert, is_inert
+from eagle_tui.ui.widgets.logtext import LogHosts, LogStatus, compile_query, wrap_cuts, write_lines
 
 Row = tuple[int, int, int]
 FRAME_INTERVAL = 0.25  # s between repaints caused by streaming lines (keys repaint at once)
 
 
-def compile_query(query: str) -> re.Pattern[str] | None:
-    """A filter/search pattern: a regex when valid, else the literal text; smart case."""
-    if not query:
-        return None
-    flags = 0 if any(c.isupper() for c in query) else re.IGNORECASE
-    try:
-        return re.compile(query, flags)
-    except re.error:
-        return re.compile(re.escape(query), flags)
-
-
-def wrap_cuts(text: str, width: int) -> list[tuple[int, int]]:
-    """Character ranges of ``text`` that each fit ``width`` cells (hard wrap, wide-char aware)."""
-    if width <= 0 or not text:
-        return [(0, len(text))]
-    if text.isascii():
-        return [(i, min(i + width, len(text))) for i in range(0, len(text), width)]
-    cuts, start, used = [], 0, 0
-    for i, ch in enumerate(text):
-        w = get_character_cell_size(ch)
-        if used + w > width and i > start:
-            cuts.append((start, i))
-            start, used = i, 0
-        used += w
-    cuts.append((start, len(text)))
-    return cuts
-
-
-@dataclass(frozen=True, slots=True)
-class LogStatus:
-    """What the pane's status line shows about the view."""
-
-    follow: bool
-    unseen: int
-    total: int
-    shown: int
-    filter: str
-    search: str
-    wrap: bool
-    dropped: int  # lines this view received and pruned (or skipped) to stay bounded
-    stream: int  # the stream's line number of the newest line (lines the source has seen)
-
-
 class LogView(ScrollView, can_focus=True):
     """Bounded, lazily highlighted log view. Feed it with :meth:`append`."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = set(COMPONENT_CLASSES)
+    COMPONENT_CLASSES: ClassVar[set[str]] = {*COMPONENT_CLASSES, "log--host"}
 
     class StatusChanged(Message):
         def __init__(self, status: LogStatus) -> None:
@@ -133,7 +94,7 @@ class LogView(ScrollView, can_focus=True):
         self.skipped = 0  # lines never buffered because a batch exceeded max_lines
         self.unsafe_lines = 0  # lines that needed sanitizing here (should stay 0)
         self._markers = 0
-        self._stream_lines = 0
+        self._hosts = LogHosts()
         self._programmatic = False
         self._quiet = False
         self._scrollbars_stale = False
@@ -159,6 +120,16 @@ class LogView(ScrollView, can_focus=True):
     @property
     def filter_text(self) -> str:
         return self._filter_text
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The hosts of the buffered lines, in order of first sight (empty for a local log)."""
+        return tuple(self._hosts.seen)
+
+    @property
+    def host(self) -> str | None:
+        """The one host shown, or None for all."""
+        return self._hosts.selected
 
     @property
     def search_text(self) -> str:
@@ -188,12 +159,15 @@ class LogView(ScrollView, can_focus=True):
             follow=self.follow,
             unseen=self.unseen,
             total=len(self._entries),
-            shown=self.row_count if self._filter is not None else len(self._entries),
+            shown=self.row_count if self._filter is not None or self._hosts.selected is not None
+            else len(self._entries),
             filter=self._filter_text,
             search=self._search_text,
             wrap=self._wrap,
             dropped=self._dropped + self.skipped,
-            stream=self._stream_lines,
+            stream=self._hosts.stream,
+            host=self._hosts.selected,
+            hosts=len(self._hosts.seen),
         )
 
     # ------------------------------------------------------------------ feeding
@@ -206,12 +180,13 @@ class LogView(ScrollView, can_focus=True):
             lines = lines[-self.max_lines :]
         self._extend(self._guard(lines))
 
-    def add_separator(self, text: str) -> None:
-        """A full-width marker row (user marker, "log restarted") that is part of the buffer."""
+    def add_separator(self, text: str, host: str = "") -> None:
+        """A full-width marker row (user marker, "log restarted") that is part of the buffer;
+        ``host`` is the host it is about ("": shown whichever host is selected)."""
         lineno = self._entries[-1].lineno if self._entries else 0
         seq = self._dropped + len(self._entries)
         self._special.add(seq)
-        self._extend([LogLine(lineno, inert(text), LineKind.MILESTONE)])
+        self._extend([LogLine(lineno, inert(text), LineKind.MILESTONE, host)], special=True)
 
     def add_marker(self, label: str) -> int:
         self._markers += 1
@@ -228,10 +203,11 @@ class LogView(ScrollView, can_focus=True):
             out.append(ln)
         return out
 
-    def _extend(self, new: list[LogLine]) -> None:
+    def _extend(self, new: list[LogLine], special: bool = False) -> None:
         first_seq = self._dropped + len(self._entries)
+        rows_before = self.row_count
         self._entries.extend(new)
-        self._stream_lines = new[-1].lineno
+        new_host = not special and self._hosts.note(new)
         if self._first_error is None:
             for i, ln in enumerate(new):
                 is_error = ln.kind is LineKind.ERROR or ln.kind is LineKind.TRACEBACK
@@ -240,11 +216,11 @@ class LogView(ScrollView, can_focus=True):
                     break
         widest = max(len(t) if t.isascii() else cell_len(t) for t in (e.text for e in new))
         self._max_width = max(self._max_width, widest)
-        added_rows = len(new)
-        if self._rows is not None:
-            before = len(self._rows)
+        if new_host:  # a second host: every row gets a tag, so wrapped rows narrow
+            self._retag()
+        elif self._rows is not None:
             self._rows.extend(self._rows_for(first_seq, new))
-            added_rows = len(self._rows) - before
+        added_rows = self.row_count - rows_before
         removed_rows = self._prune()
         self._quiet = True  # the scroll below repaints through _request_paint, throttled
         try:
@@ -318,8 +294,11 @@ class LogView(ScrollView, can_focus=True):
         rows: list[Row] = []
         width = self._wrap_width
         flt = self._filter
+        hosts = self._hosts if self._hosts.selected is not None else None
         for i, e in enumerate(entries):
             seq = first_seq + i
+            if hosts is not None and not hosts.keeps(e, seq in self._special):
+                continue
             if flt is not None and seq not in self._special and flt.search(e.text) is None:
                 continue
             if self._wrap:
@@ -329,7 +308,7 @@ class LogView(ScrollView, can_focus=True):
         return rows
 
     def _rebuild_rows(self) -> None:
-        if self._filter is None and not self._wrap:
+        if self._filter is None and not self._wrap and self._hosts.selected is None:
             self._rows = None
         else:
             self._rows = []
@@ -359,7 +338,7 @@ class LogView(ScrollView, can_focus=True):
         20 batches a second that was most of the dashboard's CPU while tailing. The view's own
         size never depends on its content, so only the scrollbars need updating.
         """
-        width = self._wrap_width if self._wrap else self._max_width
+        width = (self._wrap_width if self._wrap else self._max_width) + self._hosts.width
         size = Size(width, self.row_count)
         if size != self.virtual_size:
             self.set_reactive(Widget.virtual_size, size)
@@ -427,9 +406,33 @@ class LogView(ScrollView, can_focus=True):
         self._filter_text = query
         self._filter = compile_query(query)
         self._rebuild_rows()
+        self._reposition(self._cursor)
+
+    def set_host(self, host: str | None) -> None:
+        """Show only the lines of ``host`` (one of :attr:`hosts`); ``None`` shows every host."""
+        self._hosts.select(host)
+        self._retag()
+        self._reposition(self._cursor)
+
+    def cycle_host(self) -> str | None:
+        """All hosts → first host → ... → last host → all hosts; returns the new selection."""
+        self.set_host(self._hosts.following())
+        return self._hosts.selected
+
+    def _retag(self) -> None:
+        """The tag column or the host selection changed: new wrap width, rows and strips."""
+        if self._wrap:
+            self._wrap_width = self._text_width()
+        self._rebuild_rows()
+
+    def _text_width(self) -> int:
+        return max(1, self.scrollable_content_region.width - self._hosts.width)
+
+    def _reposition(self, anchor: int | None) -> None:
+        """After the rows changed: stay at the end when following, else keep ``anchor`` shown."""
         if self.follow:
             self._scroll_to_row(None)
-        elif self._cursor is not None and (row := self._row_of_seq(self._cursor)) is not None:
+        elif anchor is not None and (row := self._row_of_seq(anchor)) is not None:
             self._scroll_to_row(row)
         self.refresh()
         self._post_status()
@@ -484,6 +487,8 @@ class LogView(ScrollView, can_focus=True):
     def _goto(self, seq: int) -> None:
         if self._row_of_seq(seq) is None and self._filter is not None:
             self.set_filter("")  # the target is hidden by the filter: show everything
+        if self._row_of_seq(seq) is None and self._hosts.selected is not None:
+            self.set_host(None)  # ... or by the host selection
         row = self._row_of_seq(seq)
         if row is None:
             return
@@ -495,12 +500,14 @@ class LogView(ScrollView, can_focus=True):
         self._post_status()
 
     def jump_to_lineno(self, lineno: int) -> bool:
-        """Show the newest buffered line with this stream line number; False if pruned."""
-        for i in range(len(self._entries) - 1, -1, -1):
-            seq = self._dropped + i
-            if self._entries[i].lineno == lineno and seq not in self._special:
-                self._goto(seq)
-                return True
+        """Show the newest buffered line with this stream line number; False if pruned. Each
+        host numbers its own lines: the shown host's line is preferred, then any host's."""
+        for host in dict.fromkeys((self._hosts.selected, None)):
+            for i in range(len(self._entries) - 1, -1, -1):
+                e, seq = self._entries[i], self._dropped + i
+                if e.lineno == lineno and seq not in self._special and host in (None, e.host):
+                    self._goto(seq)
+                    return True
         return False
 
     def jump_to_first_error(self) -> int | None:
@@ -512,30 +519,19 @@ class LogView(ScrollView, can_focus=True):
 
     def set_wrap(self, wrap: bool) -> None:
         self._wrap = wrap
-        self._wrap_width = max(1, self.scrollable_content_region.width)
-        anchor = self._cursor
+        self._wrap_width = self._text_width()
         self._rebuild_rows()
-        if self.follow:
-            self._scroll_to_row(None)
-        elif anchor is not None and (row := self._row_of_seq(anchor)) is not None:
-            self._scroll_to_row(row)
-        self.refresh()
-        self._post_status()
+        self._reposition(self._cursor)
 
     def on_resize(self) -> None:
-        width = max(1, self.scrollable_content_region.width)
-        if self._wrap and width != self._wrap_width:
+        if self._wrap and self._text_width() != self._wrap_width:
             self.set_wrap(True)
         elif self.follow:
             self._scroll_to_row(None)
 
     def save(self, path: Path) -> int:
         """Write the buffered lines to ``path`` (UTF-8); returns the number of lines written."""
-        with path.open("w", encoding="utf-8") as fh:
-            for e in self._entries:
-                fh.write(e.text)
-                fh.write("\n")
-        return len(self._entries)
+        return write_lines(path, self._entries, with_hosts=self._hosts.multi)
 
     # ------------------------------------------------------------------ rendering
     def notify_style_update(self) -> None:
@@ -608,6 +604,9 @@ class LogView(ScrollView, can_focus=True):
             text = self._line_text(seq)
             if start or end < len(text):
                 text = text[start:end]
+            if self._hosts.width:
+                tag = self._hosts.tag(self._entries[seq - self._dropped].host, start == 0)
+                text = Text(tag, self._style("log--host"), no_wrap=True, end="").append_text(text)
             text.stylize_before(base)
             full = Strip(text.render(self.app.console), text.cell_len)
             strip = full.crop_extend(scroll_x, scroll_x + width, base)
@@ -615,4 +614,4 @@ class LogView(ScrollView, can_focus=True):
         return strip
 
 
-__all__ = ["LogStatus", "LogView", "compile_query", "wrap_cuts"]
+__all__ = ["LogStatus", "LogView", "compile_query", "wrap_cuts"]  # the helpers: re-exported

@@ -7,6 +7,10 @@ replayed or scripted session renders the same frame every time.
 
 On a crash the pane turns into a banner: kind, the root-cause line (focusable; ``enter`` or a
 click jumps the log there) and the fix hint, above the stepper frozen where startup stopped.
+
+Over SSH, one line per host under the stepper says how its connection is (and, while it is
+reconnecting, which attempt and the last error in full): the stepper above it keeps the last
+known progress, so a dropped link reads as "link down", not as "the server went back to zero".
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from eagle_tui.model.events import CrashEvent, Phase
 from eagle_tui.model.state import DashboardState, PhaseMark
 from eagle_tui.ui.format import bar, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.widgets.connections import ConnectionList
 
 Part = str | tuple[str, str] | Content
 BAR_WIDTH = 16
@@ -243,17 +248,19 @@ class StartupPane(Vertical):
             yield RootCause(id="crash-cause")
             yield Static(id="crash-hint")
         yield Stepper(id="stepper")
+        yield ConnectionList(id="connections")
 
     def show(self, state: DashboardState) -> None:
         now_s = int(state.now) if state.now is not None else None
         key = (state.phase, state.phases, state.shards, state.graphs, state.crash, state.health,
-               state.process, state.process_exit, now_s, state.lines > 0)
+               state.process, state.process_exit, now_s, state.lines > 0, state.connections)
         if key == self._key:
             return
         self._key = key
         stepper = self.query_one(Stepper)
         stepper.state = state
         stepper.refresh()  # fixed height (STEPPER_LINES): no layout pass needed
+        self.query_one(ConnectionList).show(state.connections)
         crash = state.crash
         self.set_class(crash is not None, "-crashed")
         self.border_title = "Startup — CRASHED" if crash is not None else "Startup"

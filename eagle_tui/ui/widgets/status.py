@@ -1,7 +1,9 @@
 """The one-line summary at the top: engine, phase and elapsed, tok/s, accept length, alerts.
 
 It is the "at a glance" line that stays visible in the compact 80×24 layout whichever pane tab is
-showing, so a crash or a collapsing accept length is never hidden behind another tab.
+showing, so a crash or a collapsing accept length is never hidden behind another tab. For the same
+reason an SSH host that is not connected is named right after the phase (the numbers that follow
+are then the last ones received, not live ones); connected hosts come later, as a quiet "●".
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from eagle_tui.model.events import Phase
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.widgets.connections import STATUS_ERROR_CHARS, connection_content
 
 PHASE_LABEL = {
     Phase.NONE: "waiting for log",
@@ -30,7 +33,8 @@ Part = str | tuple[str, str] | Content
 
 
 def status_line(state: DashboardState, source: str = "", width: int = 1000) -> Content:
-    """Most important first (phase, throughput, alerts); what does not fit ``width`` is dropped."""
+    """Most important first (phase, a host that is down, throughput, alerts); what does not fit
+    ``width`` is dropped, a down host's error first (its state stays)."""
     parts: list[Part] = [(" eagle-tui ", "bold reverse $primary"), " "]
     if state.crash is not None:
         parts.append((f" CRASHED: {inert(state.crash.kind)} ", "bold reverse $error"))
@@ -39,6 +43,8 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     else:
         parts.append((PHASE_LABEL[state.phase], "$accent bold"))
     parts.append((f" {fmt_clock(state.elapsed)}", "$text-muted"))
+    down = [c for c in state.connections if c.state != "connected"]
+    parts.extend(Content("  ") + connection_content(c, STATUS_ERROR_CHARS) for c in down)
     tps = state.tok_s
     if tps is not None:
         parts.append(Content.assemble("  ", (fmt_num(tps, 1), "bold"), (" tok/s", "$text-muted")))
@@ -51,6 +57,10 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
         parts.append((f"  ✗ {crit} critical", "$error bold"))
     if warn:
         parts.append((f"  ⚠ {warn} warning", "$warning bold"))
+    extras = len(parts)  # from here on: context that goes first when space runs out
+    for c in state.connections:
+        if c.state == "connected":
+            parts.append(Content("  ") + connection_content(c))
     if state.engine != "unknown" or (state.spec is not None and state.spec.algorithm):
         engine = Content.styled(f"  {state.engine}", "$text") if state.engine != "unknown" \
             else Content("")
@@ -60,7 +70,12 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     if source:
         parts.append((f"  {inert(source)}", "$text-muted"))
     out = Content.assemble(*parts)
-    while out.cell_length > width and len(parts) > 4:
+    # a down host's error goes when even the parts before the context do not fit (the startup
+    # pane shows it), never its state; then parts go from the end, context first
+    if out.cell_length > width and down and Content.assemble(*parts[:extras]).cell_length > width:
+        parts[4:4 + len(down)] = [Content("  ") + connection_content(c, 0) for c in down]
+        out = Content.assemble(*parts)
+    while out.cell_length > width and len(parts) > 4 + len(down):
         parts.pop()
         out = Content.assemble(*parts)
     return out
@@ -77,7 +92,8 @@ class StatusLine(Widget):
         self.state = state
         now_s = int(state.now) if state.now is not None else None
         key = (state.phase, state.crash, now_s, state.gen_tps, state.m_gen_tps, state.accept_len,
-               state.m_accept_len, state.alerts, state.engine, state.spec, self.source)
+               state.m_accept_len, state.alerts, state.engine, state.spec, state.connections,
+               self.source)
         if key != self._key:
             self._key = key
             self.refresh()
