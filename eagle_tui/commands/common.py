@@ -41,7 +41,8 @@ class UsageError(ValueError):
     """Bad command-line input: the command prints it and exits 2."""
 
 
-def _positive_float(text: str) -> float:
+def positive_float(text: str) -> float:
+    """argparse type for speeds, rates and baselines: a number > 0, with a one-line error."""
     try:
         value = float(text)
     except ValueError:
@@ -70,7 +71,7 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--pid", metavar="PID", type=_pid, help="server process id to watch")
     g.add_argument("--record", metavar="FILE", type=Path,
                    help="record every event to FILE (JSON lines) for replay")
-    g.add_argument("--baseline", metavar="TOKS_PER_S", type=_positive_float,
+    g.add_argument("--baseline", metavar="TOKS_PER_S", type=positive_float,
                    help="non-speculative tok/s to compare against")
     g.add_argument("--draft-config", metavar="PATH",
                    help="draft model directory or config.json (default: from the log/server)")

@@ -35,7 +35,7 @@ from typing import Any, TextIO
 
 from eagle_tui.commands.bench import run_bench
 from eagle_tui.commands.common import build_session
-from eagle_tui.commands.wait import EXIT_CRASHED, EXIT_READY, EXIT_TIMEOUT, EXIT_USAGE, Progress
+from eagle_tui.commands.wait import EXIT_READY, EXIT_USAGE, Progress, finish_verdict
 from eagle_tui.commands.wait import clean as clean_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
@@ -154,15 +154,8 @@ async def _wait_ready(session: Session, runner: asyncio.Task[Any], out: TextIO,
     finally:
         unsubscribe()
         waiter.cancel()
-    if progress.outcome is not None:
-        status, reason = progress.outcome
-        code = EXIT_READY if status == "ready" else EXIT_CRASHED
-    elif runner in done:
-        status, reason, code = "crashed", "every source ended without an answer", EXIT_CRASHED
-    else:
-        status, reason, code = "timeout", f"no answer within {timeout:.0f} s", EXIT_TIMEOUT
-    progress.finish(session.state, status, reason, code)
-    return code
+    return finish_verdict(progress, session.state, sources_ended=runner in done,
+                          timeout=timeout)
 
 
 async def _live(session: Session, url: str, duration: float, out: TextIO) -> None:

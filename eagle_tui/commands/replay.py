@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from eagle_tui.commands.common import positive_float
 from eagle_tui.commands.dashboard import (
     EXIT_USAGE,
     add_ui_args,
@@ -35,16 +36,6 @@ EXIT_OK = 0
 EXIT_CRASHED = 1
 
 
-def _speed(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
-
-
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "replay",
@@ -55,7 +46,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("file", metavar="FILE", type=Path, help="record file or raw server log")
     p.add_argument("--kind", choices=("auto", "record", "log"), default="auto",
                    help="what FILE is (default: detected from its first line)")
-    p.add_argument("--speed", type=_speed, default=None,
+    p.add_argument("--speed", type=positive_float, default=None,
                    help="pace a record at its recorded timing times SPEED (default: at once)")
     p.add_argument("--headless", action="store_true",
                    help="print progress lines instead of the dashboard (default without a TTY)")

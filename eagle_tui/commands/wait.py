@@ -369,14 +369,23 @@ async def wait_async(args: argparse.Namespace, out: TextIO) -> int:
             await runner
         finally:
             await close_transports(transports)
-    state = session.state
+    return finish_verdict(progress, session.state, sources_ended=runner in done,
+                          timeout=args.timeout)
+
+
+def finish_verdict(progress: Progress, state: DashboardState, *, sources_ended: bool,
+                   timeout: float) -> int:
+    """Turn how the wait ended into (status, reason, exit code), print it, return the code.
+
+    Shared by ``wait`` and ``demo --headless`` so both answer with the same words and codes.
+    """
     if progress.outcome is not None:
         status, reason = progress.outcome
         code = EXIT_READY if status == "ready" else EXIT_CRASHED
-    elif runner in done:
+    elif sources_ended:
         status, reason, code = "crashed", "every source ended without an answer", EXIT_CRASHED
     else:
-        status, reason, code = "timeout", f"no answer within {args.timeout:g} s", EXIT_TIMEOUT
+        status, reason, code = "timeout", f"no answer within {timeout:g} s", EXIT_TIMEOUT
     progress.finish(state, status, reason, code)
     return code
 
