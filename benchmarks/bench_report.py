@@ -155,48 +155,56 @@ def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
     return env
 
 
-def measure(path: Path, runs: int, src: Path, env: dict[str, str]) -> dict[str, float]:
-    """Best wall times and peak RSS of ``grep -c`` and ``report --json`` on ``path``, the two
-    run alternately (a busy machine slows both alike)."""
-    grep = ["grep", "-c", "Decode batch", str(path)]
-    report = [sys.executable, "-m", "eagle_tui", "report", "--json", str(path)]
-    best = {"grep_s": float("inf"), "report_s": float("inf"), "grep_kb": 0, "report_kb": 0}
+def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str]]]
+            ) -> list[dict[str, float]]:
+    """Best wall time and peak RSS of ``grep -c`` (first) and of ``report --json`` from each
+    checkout in ``reports`` on ``path``, all run alternately (a busy machine slows all alike)."""
+    jobs = [(["grep", "-c", "Decode batch", str(path)], ROOT, dict(os.environ))]
+    jobs += [([sys.executable, "-m", "eagle_tui", "report", "--json", str(path)], src, env)
+             for src, env in reports]
+    best = [{"s": float("inf"), "kb": 0.0} for _ in jobs]
     for _ in range(runs):
-        for key, argv, e in (("grep", grep, None), ("report", report, env)):
-            wall, kb = _run_once(argv, dict(os.environ) if e is None else e, src)
-            best[f"{key}_s"] = min(best[f"{key}_s"], wall)
-            best[f"{key}_kb"] = max(best[f"{key}_kb"], kb)
+        for (argv, cwd, env), b in zip(jobs, best, strict=True):
+            wall, kb = _run_once(argv, env, cwd)
+            b["s"], b["kb"] = min(b["s"], wall), max(b["kb"], kb)
     return best
 
 
-def run(sizes: list[int], runs: int, workdir: Path, src: Path = ROOT,
-        bytecode_cache: bool = True) -> list[dict[str, float]]:
-    pycache = workdir / "pycache" if bytecode_cache else None
-    env = report_env(src, pycache)
+def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]],
+        bytecode_cache: bool = True) -> list[dict[str, Any]]:
+    """Measure ``report`` from each ``(label, checkout)`` of ``srcs`` against ``grep -c``."""
+    reports = []
     warm = workdir / "warm.log"
     generate(warm, 200)
-    _run_once([sys.executable, "-m", "eagle_tui", "report", "--json", str(warm)], env, src)
+    for i, (_, src) in enumerate(srcs):
+        env = report_env(src, workdir / f"pycache{i}" if bytecode_cache else None)
+        _run_once([sys.executable, "-m", "eagle_tui", "report", "--json", str(warm)], env, src)
+        reports.append((src, env))
     rows = []
     for lines in sizes:
         path = workdir / f"sglang-eagle3-{lines}.log"
         size = generate(path, lines)
-        m = measure(path, runs, src, env)
-        rows.append({"lines": lines, "mb": size / 1e6, "grep_s": m["grep_s"],
-                     "grep_mb": m["grep_kb"] / 1024, "report_s": m["report_s"],
-                     "report_mb": m["report_kb"] / 1024})
+        grep, *timed = measure(path, runs, reports)
         path.unlink()
-        r = rows[-1]
-        print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {r['grep_s']:6.3f} s  report "
-              f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x)  peak RSS "
-              f"{r['report_mb']:5.1f} MB", flush=True)
+        for (label, _), m in zip(srcs, timed, strict=True):
+            r: dict[str, Any] = {"lines": lines, "mb": size / 1e6, "grep_s": grep["s"],
+                 "grep_mb": grep["kb"] / 1024, "report_s": m["s"], "report_mb": m["kb"] / 1024,
+                 "label": label}
+            rows.append(r)
+            print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {r['grep_s']:6.3f} s  report "
+                  f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x)  peak RSS "
+                  f"{r['report_mb']:5.1f} MB  {label}", flush=True)
     return rows
 
 
-def table(rows: list[dict[str, float]]) -> str:
-    out = ["| lines | file | `grep -c` | `report --json` | ratio | peak RSS report | "
-           "peak RSS grep |", "|---:|---:|---:|---:|---:|---:|---:|"]
+def table(rows: list[dict[str, Any]]) -> str:
+    code = any(r.get("label") for r in rows)
+    out = ["| lines | file | " + ("code | " if code else "") + "`grep -c` | `report --json` | "
+           "ratio | peak RSS report | peak RSS grep |",
+           "|---:|---:|" + (":--|" if code else "") + "---:|---:|---:|---:|---:|"]
     for r in rows:
-        out.append(f"| {int(r['lines']):,} | {r['mb']:.0f} MB | {r['grep_s']:.3f} s | "
+        label = f"{r.get('label') or ''} | " if code else ""
+        out.append(f"| {int(r['lines']):,} | {r['mb']:.0f} MB | {label}{r['grep_s']:.3f} s | "
                    f"{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | "
                    f"{r['report_mb']:.0f} MB | {r['grep_mb']:.0f} MB |")
     return "\n".join(out)
@@ -239,19 +247,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", type=Path, default=None)
     p.add_argument("--src", type=Path, default=ROOT,
                    help="checkout whose eagle_tui to measure (default: this one)")
+    p.add_argument("--compare", type=Path, metavar="DIR",
+                   help="also measure this checkout's eagle_tui, alternately on the same files")
+    p.add_argument("--labels", nargs=2, default=("after", "before"), metavar=("SRC", "COMPARE"),
+                   help="names of --src and --compare in the table (with --compare)")
     p.add_argument("--no-bytecode-cache", action="store_true",
                    help="PYTHONDONTWRITEBYTECODE=1: compile every module at every start")
-    p.add_argument("--note", default="", help="added to the table's heading (e.g. 'before')")
+    p.add_argument("--note", default="", help="added to the table's heading")
     args = p.parse_args(argv)
     if any(n < 100 for n in args.lines) or args.runs < 1:
         p.error("--lines must be ≥ 100 and --runs ≥ 1")
     results = [json.loads(path.read_text()) for path in args.load]
     if not args.no_run:
         with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-            rows = run(args.lines, args.runs, Path(tmp), args.src.resolve(),
-                       not args.no_bytecode_cache)
+            srcs = [("", args.src.resolve())]
+            if args.compare:
+                srcs = [(args.labels[0], srcs[0][1]), (args.labels[1], args.compare.resolve())]
+            rows = run(args.lines, args.runs, Path(tmp), srcs, not args.no_bytecode_cache)
         print(table(rows))
-        note = "" if args.no_bytecode_cache else ", bytecode cached"
+        note = ", no bytecode cache" if args.no_bytecode_cache else ", bytecode cached"
         note += f", {args.note}" if args.note else ""
         results.append({"machine": machine(), "runs": args.runs, "rows": rows, "note": note})
         if args.save:

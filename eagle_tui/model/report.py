@@ -62,7 +62,6 @@ CAP = 1 << 16  # distinct values a mean-only spool counts before folding them in
 BLOCK = 1 << 16  # values a median spool sorts and writes at once
 STEP = 128  # a median spool keeps every STEP-th value of each sorted block in memory
 _SCALE = 1 << 1074  # every finite double times this is an integer (exact sums)
-_MAX_TOKEN = 308  # a decimal token this long or shorter is a finite double
 
 
 def _text(value: float) -> bytes:
@@ -109,16 +108,14 @@ class NumberSpool:
         self._text.write(text)
         self.count += n
 
-    def add_tokens(self, tokens: list[bytes], joined: bytes,
-                   floats: list[float] | None = None) -> None:
-        """Tokens that are plain decimals and finite doubles (``detect.valid_tokens(joined)``,
-        no more than ``_MAX_TOKEN`` long), written as they are. ``floats``: their values, if
-        the caller has them (a median spool needs them, a mean spool only counts tokens)."""
+    def add_tokens(self, tokens: list[bytes], joined: bytes) -> None:
+        """Tokens that are plain decimals and finite doubles (``detect.valid_tokens(joined)``),
+        written as they are."""
         if not tokens:
             return
         self._write(joined, len(tokens))
         if self._median:
-            values = list(map(float, tokens)) if floats is None else floats
+            values = list(map(float, tokens))
             self.tail.extend(values[-TAIL:])
             self._pending.extend(values)
             if len(self._pending) >= BLOCK:
@@ -324,16 +321,13 @@ class ReportBuilder:
         acc = ACC_LINE_B.findall(buf, a, b)
         gen = GEN_LINE_B.findall(buf, a, b)
         acc_text, gen_text = b",".join(acc), b",".join(gen)
-        # every token a plain decimal, and finite (a value the line-by-line path would drop as
-        # infinite must not be written): else this run goes line by line, which is rare and exact
-        ok = valid_tokens(acc_text) and valid_tokens(gen_text)
-        gen_values = list(map(float, gen)) if ok else []
-        if not (ok and math.isfinite(sum(gen_values))
-                and (not acc or max(map(len, acc)) <= _MAX_TOKEN)):
+        # every token a plain decimal and finite (the line-by-line path drops an infinite value):
+        # else this run goes line by line, which is rare and exact
+        if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
             self.lines_of(buf, a, b, lineno)
             return
         self.accept.add_tokens(acc, acc_text)
-        self.gen.add_tokens(gen, gen_text, gen_values)
+        self.gen.add_tokens(gen, gen_text)
         pos = a if buf.find(b"])", a, b) >= 0 else b  # no shape at all: skip the search
         while (m := self._unknown.search(buf, pos, b)) is not None:
             pos = m.end()
