@@ -1,0 +1,40 @@
+"""The local tail slows its poll when the file is quiet; an append after idling still arrives."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from eagle_tui.transport import local
+from eagle_tui.transport.local import LocalTransport
+
+
+async def test_append_after_idle_arrives_within_the_idle_poll(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local, "IDLE_AFTER_S", 0.2)  # go idle quickly for the test
+    path = tmp_path / "server.log"
+    path.write_bytes(b"first\n")
+    transport = LocalTransport()
+    got: list[tuple[bytes, float]] = []
+
+    async def follow() -> None:
+        async for chunk in transport.tail(str(path)):
+            if chunk.data:
+                got.append((chunk.data, time.monotonic()))
+            if len(got) == 2:
+                return
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(1.0)  # well past IDLE_AFTER_S: the tail now polls every IDLE_POLL_S
+    assert [d for d, _ in got] == [b"first\n"]
+    written = time.monotonic()
+    with path.open("ab") as fh:
+        fh.write(b"second\n")
+    await asyncio.wait_for(task, 5.0)
+    await transport.close()
+    assert got[1][0] == b"second\n"
+    assert got[1][1] - written < local.IDLE_POLL_S + 0.4  # one idle poll plus scheduling slack
