@@ -35,6 +35,7 @@ from eagle_tui.model.events import (
     PrefillStats,
     SpecStats,
 )
+from eagle_tui.model.series import Series
 from eagle_tui.transport.base import TailChunk, Transport
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 CATCHUP_LINES = 10_000
 CAUGHT_UP_GAP_S = 0.05  # no new chunk within this long = we are at the end of the file
 MAX_LINE_BYTES = 1 << 20  # a "line" longer than this is cut (bounded memory on binary garbage)
-STATS_KEEP = 600  # = the state's Series length: older catch-up stats cannot be shown anyway
+STATS_KEEP = Series().maxlen  # older catch-up stats cannot be shown by the state anyway
 _THINNED = (DecodeStats, PrefillStats, SpecStats)
 
 

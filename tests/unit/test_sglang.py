@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from parsing import parse
 
 from eagle_tui.model.events import (
     DecodeStats,
@@ -20,18 +21,8 @@ from eagle_tui.model.events import (
     Progress,
     SpecConfig,
 )
-from eagle_tui.model.parser import LogParser
 from eagle_tui.model.sglang import cli_spec, fields, server_args_spec
 from eagle_tui.model.state import DashboardState, reduce
-
-
-def parse(lines: Sequence[str | bytes]) -> list[Event]:
-    p = LogParser()
-    out: list[Event] = []
-    for line in lines:
-        out.extend(p.feed_line(line))
-    out.extend(p.finish())
-    return out
 
 
 def derived(lines: Sequence[str | bytes]) -> list[Event]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from parsing import parse
 
 from eagle_tui.model.events import (
     DecodeStats,
     EngineDetected,
-    Event,
     LineKind,
     LogLine,
     ModelInfo,
@@ -19,7 +19,6 @@ from eagle_tui.model.events import (
     SpecConfig,
     SpecStats,
 )
-from eagle_tui.model.parser import LogParser
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.model.vllm import spec_from_text
 
@@ -27,13 +26,6 @@ P = "(APIServer pid=1624) INFO 10-30 14:18:55 [api_server.py:1839] "
 E = "(EngineCore_DP0 pid=771568) INFO 10-30 14:19:15 [gpu_model_runner.py:2602] "
 
 
-def parse(lines: Sequence[str | bytes]) -> list[Event]:
-    p = LogParser()
-    out: list[Event] = []
-    for line in lines:
-        out.extend(p.feed_line(line))
-    out.extend(p.finish())
-    return out
 
 
 def only(lines: Sequence[str | bytes], cls: type) -> list:  # type: ignore[type-arg]
