@@ -13,6 +13,7 @@ copies a 10,000-line tuple per batch.
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -50,6 +51,7 @@ from .events import (
 from .series import Series
 
 RECENT_LINES = 20
+_ERROR_KINDS = (LineKind.ERROR, LineKind.TRACEBACK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,11 +167,15 @@ class _Batch:
     series points so each :class:`Series` is rebuilt once per batch, not once per point.
     """
 
-    __slots__ = ("pending", "s")
+    __slots__ = ("max_lineno", "pending", "recent", "recent_changed", "s")
 
     def __init__(self, state: DashboardState) -> None:
         self.s = _copy(state)
         self.pending: dict[str, list[tuple[float, float]]] = {}
+        # log lines: the short tail and the highest line number, folded in once per batch
+        self.recent: deque[LogLine] = deque(state.recent_lines, RECENT_LINES)
+        self.recent_changed = False
+        self.max_lineno = state.lines
 
     def set(self, **changes: object) -> None:
         for name, value in changes.items():
@@ -179,10 +185,15 @@ class _Batch:
         self.pending.setdefault(series, []).append((t, value))
 
     def finish(self) -> DashboardState:
+        s = self.s
         for name, pts in self.pending.items():
-            _setattr(self.s, name, getattr(self.s, name).extend(pts))
+            _setattr(s, name, getattr(s, name).extend(pts))
         self.pending = {}
-        return self.s
+        if self.recent_changed:
+            _setattr(s, "recent_lines", tuple(self.recent))
+            _setattr(s, "lines", max(s.lines, self.max_lineno))
+            self.recent_changed = False
+        return s
 
 
 def _copy(state: DashboardState) -> DashboardState:
@@ -249,10 +260,54 @@ def _restart(b: _Batch) -> None:
         restarts=s.restarts + 1,
     )
     b.pending = {}
+    b.recent.clear()
+    b.recent_changed = False
+    b.max_lineno = 0
     b.set(**{name: getattr(fresh, name) for name in _FIELDS})
 
 
+def _log_line(b: _Batch, ev: LogLine) -> None:
+    """The hot path of a busy log (most events): no state field is touched until ``finish``."""
+    b.recent.append(ev)
+    b.recent_changed = True
+    if ev.lineno > b.max_lineno:
+        b.max_lineno = ev.lineno
+    s = b.s
+    if s.first_error_line is None and ev.kind in _ERROR_KINDS:
+        _setattr(s, "first_error_line", ev.lineno)
+
+
+def _decode(b: _Batch, ev: DecodeStats) -> None:
+    """The other hot path: one ``Decode batch`` / ``Engine 000`` stats line."""
+    s = b.s
+    _setattr(s, "last_decode", ev)
+    if ev.running is not None:
+        _setattr(s, "running", ev.running)
+    if ev.queued is not None:
+        _setattr(s, "queued", ev.queued)
+    if ev.kv_usage is not None:
+        _setattr(s, "kv_usage", ev.kv_usage)
+    now = s.now if s.now is not None else 0.0
+    if ev.gen_tps is not None:
+        b.point("gen_tps", now, ev.gen_tps)
+    if ev.accept_len is not None:
+        b.point("accept_len", now, ev.accept_len)
+    if ev.accept_rate is not None:
+        b.point("accept_rate", now, ev.accept_rate)
+    # stats lines mean the server is serving, even when the log never showed the ready
+    # line (--skip-server-warmup, a log that starts mid-run)
+    if (s.phase is not Phase.SERVING and s.crash is None and ev.source == "log"
+            and s.phase.rank < Phase.SERVING.rank):
+        _with_phase(b, PhaseEvent(Phase.SERVING, ev.lineno, ev.time))
+
+
 def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per event type
+    if isinstance(ev, LogLine):  # the two hot paths first (neither carries a time)
+        _log_line(b, ev)
+        return
+    if isinstance(ev, DecodeStats):
+        _decode(b, ev)
+        return
     s = b.s
     t = getattr(ev, "t", None)
     if isinstance(t, float | int) and t > 0:
@@ -261,31 +316,7 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
             b.set(t_start=float(t))
     now = s.now if s.now is not None else 0.0
 
-    if isinstance(ev, LogLine):
-        recent = s.recent_lines
-        b.set(lines=max(s.lines, ev.lineno),
-              recent_lines=(*recent[-(RECENT_LINES - 1):], ev) if recent else (ev,))
-        if s.first_error_line is None and ev.kind in (LineKind.ERROR, LineKind.TRACEBACK):
-            b.set(first_error_line=ev.lineno)
-    elif isinstance(ev, DecodeStats):
-        b.set(last_decode=ev)
-        if ev.running is not None:
-            b.set(running=ev.running)
-        if ev.queued is not None:
-            b.set(queued=ev.queued)
-        if ev.kv_usage is not None:
-            b.set(kv_usage=ev.kv_usage)
-        if ev.gen_tps is not None:
-            b.point("gen_tps", now, ev.gen_tps)
-        if ev.accept_len is not None:
-            b.point("accept_len", now, ev.accept_len)
-        if ev.accept_rate is not None:
-            b.point("accept_rate", now, ev.accept_rate)
-        # stats lines mean the server is serving, even when the log never showed the ready
-        # line (--skip-server-warmup, a log that starts mid-run)
-        if s.phase.rank < Phase.SERVING.rank and s.crash is None and ev.source == "log":
-            _with_phase(b, PhaseEvent(Phase.SERVING, ev.lineno, ev.time))
-    elif isinstance(ev, SpecStats):
+    if isinstance(ev, SpecStats):
         b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
         if ev.mean_accept_len is not None:
             b.point("accept_len", now, ev.mean_accept_len)

@@ -96,3 +96,19 @@ def test_series_extend_equals_repeated_append() -> None:
             b = b.extend(pts)
             assert a.points == b.points
             assert (a.ewma is None and b.ewma is None) or abs(a.ewma - b.ewma) < 1e-9  # type: ignore[operator]
+
+
+def test_log_lines_around_a_restart_batch_like_one_by_one() -> None:
+    evs: list[Event] = [LogLine(i, f"a{i}", LineKind.ERROR if i == 3 else LineKind.PLAIN)
+                        for i in range(1, 30)]
+    evs += [LogRestarted("truncated"), *(LogLine(i, f"b{i}") for i in range(1, 6))]
+    one = DashboardState()
+    for ev in evs:
+        one = reduce(one, [ev])
+    for size in (1, 4, 29, 30, 100):
+        batched = DashboardState()
+        for i in range(0, len(evs), size):
+            batched = reduce(batched, evs[i : i + size])
+        assert batched == one, size
+    assert one.lines == 5 and [ln.text for ln in one.recent_lines] == [f"b{i}" for i in range(1, 6)]
+    assert one.first_error_line is None
