@@ -22,8 +22,12 @@ class Source(Protocol):
 
     name: str
 
-    def events(self) -> AsyncIterator[Event]:
-        """Yield events until done; raise to ask the session for a retry with backoff."""
+    def events(self) -> AsyncIterator[Event | list[Event]]:
+        """Yield events until done; raise to ask the session for a retry with backoff.
+
+        A source that produces events in bursts (the log tail: one chunk read → hundreds of
+        events) may yield them as a ``list``, which costs the session one queue operation.
+        """
         ...
 
 

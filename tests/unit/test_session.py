@@ -313,3 +313,35 @@ async def test_replay_of_a_raw_log_parses_it_with_only_the_tail_visible(tmp_path
     for name in ("phase", "engine", "spec", "models", "lines", "accept_len", "gen_tps"):
         assert getattr(state, name) == getattr(full, name), name
     assert state.phase.rank >= Phase.READY.rank and state.accept_len.values()
+
+
+class _ListSource:
+    """Yields its events as lists (as the log tail does per chunk), recording queue pressure."""
+
+    name = "lists"
+
+    def __init__(self, chunks: list[list[Event]], session_ref: list[Session]) -> None:
+        self.chunks = chunks
+        self.session_ref = session_ref
+        self.queued_seen: list[int] = []
+
+    async def events(self) -> AsyncIterator[Event | list[Event]]:
+        for chunk in self.chunks:
+            self.queued_seen.append(self.session_ref[0]._queued)
+            yield chunk
+
+
+async def test_a_source_may_yield_lists_and_the_bound_counts_events() -> None:
+    chunks = [[LogLine(i * 10 + k, f"l{i}.{k}") for k in range(10)] for i in range(20)]
+    ref: list[Session] = []
+    src = _ListSource([[], *chunks], ref)
+    session = Session([src], tick_interval=None, batch_interval=0.0, max_queue=25)
+    ref.append(session)
+    got: list[Event] = []
+    session.subscribe(lambda st, batch: got.extend(batch))
+    state = await session.run()
+    flat = [ev for chunk in chunks for ev in chunk]
+    assert got == flat and state == reduce(DashboardState(), flat)
+    assert session.events_seen == 200
+    # a list is never split, but no list is queued while 25 or more events wait
+    assert max(src.queued_seen) < 25 + 10 and session._queued == 0
