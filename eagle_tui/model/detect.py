@@ -181,8 +181,20 @@ def dim_ending_at(buf: bytes | bytearray, close: int, start: int) -> int | None:
         if size_at - off >= start:
             m = DIM_B.match(buf, size_at - off, close + 2)
             if m is not None and m.end() == close + 2:
-                return int(m.group(1))
+                return small_int(m.group(1))
     return None
+
+
+MAX_INT_DIGITS = 18
+
+
+def small_int(digits: str | bytes) -> int | None:
+    """``int(digits)``, or None for a number no log prints (more than 18 digits).
+
+    Why: Python refuses to convert more than 4,300 digits (``ValueError``), and a garbage line of
+    up to 1 MB can hold that many where a shard count or a hidden size is expected.
+    """
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else None
 
 
 # ----------------------------------------------------------------------------------- prefixes
@@ -322,6 +334,7 @@ __all__ = [
     "DIM_S",
     "GEN_LINE_B",
     "GEN_S",
+    "MAX_INT_DIGITS",
     "NON_ACCESS_AFTER_NL",
     "NON_PLAIN_AFTER_NL",
     "LineClass",
@@ -330,6 +343,7 @@ __all__ = [
     "dim_ending_at",
     "engine_of",
     "number",
+    "small_int",
     "split_prefix",
     "unknown_dim_pattern",
     "valid_tokens",

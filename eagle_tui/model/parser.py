@@ -19,7 +19,9 @@ may skip or batch them: :func:`split_lines` finds the other lines of a chunk wit
 (``\\n(?!SHAPES)``, SHAPES some of the bulk line shapes) and returns the runs in between whole.
 ``feed_chunk(..., emit_lines=False)`` skips access-line runs that way and is tested to emit
 exactly the derived events of ``feed_line``; ``report`` (with :func:`read_chunks`) extracts its
-numbers from whole runs.
+numbers from whole runs. ``feed_chunk(..., emit_lines=True)`` (the live tail) handles whole
+clean stretches of common lines at once (:mod:`.fastlane`) and is tested to emit exactly the
+events of ``feed_line``, ``LogLine`` included.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from .detect import (
     classify,
     engine_of,
     number,
+    small_int,
     split_prefix,
 )
 from .events import (
@@ -57,6 +60,7 @@ from .events import (
     Phase,
     PhaseEvent,
 )
+from .fastlane import feed_visible
 from .normalize import normalize, sanitize, to_text
 from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
@@ -252,13 +256,8 @@ class LogParser:
         out: list[Event] = []
         if not complete:
             return out
-        if emit_lines:
-            start = 0
-            while (end := complete.find(b"\n", start)) >= 0:
-                self.lineno += 1
-                out.extend(self.parse_line(complete[start:end], self.lineno, True))
-                start = end + 1
-            return out
+        if emit_lines:  # whole clean stretches at a time (see ``fastlane``)
+            return feed_visible(self, complete)
 
         def on_line(raw: bytes, lineno: int) -> None:
             out.extend(self.parse_line(raw, lineno, False))
@@ -307,8 +306,8 @@ class LogParser:
 
     def _dims(self, dims: list[str], lineno: int, out: list[Event]) -> None:
         for d in dims:
-            dim = int(d)
-            if dim != self.last_dim:
+            dim = small_int(d)
+            if dim is not None and dim != self.last_dim:
                 self.last_dim = dim
                 out.append(HiddenStateDims(dim, lineno))
 

@@ -18,6 +18,7 @@ import ast
 import json
 import re
 
+from .detect import small_int
 from .events import DecodeStats, Event, LineKind, ModelInfo, Phase, PhaseEvent, Progress, SpecStats
 from .sglang import MAX_MODELS, SpecFields, fields
 
@@ -66,6 +67,11 @@ def _first_float(value: str | None) -> float | None:
     except ValueError:
         return None
     return x if x == x and abs(x) != float("inf") else None
+
+
+def _k(digits: str) -> int | None:
+    """The speculative ``k`` (None, which the merge ignores, for a number too long to be one)."""
+    return small_int(digits)
 
 
 def _first_int(value: str | None) -> int | None:
@@ -138,16 +144,16 @@ def spec_from_text(msg: str) -> dict[str, object]:
             if r is not None:
                 v = next(g for g in r.groups() if g is not None) if r.lastindex else None
                 if v is not None and v != "None":
-                    found[key] = int(v) if key == "k" else v
+                    found[key] = _k(v) if key == "k" else v
     for key, pattern in _CLI_V0.items():
         r = pattern.search(msg)
         if r is not None:
-            found[key] = int(r.group(1)) if key == "k" else r.group(1).strip("'\"")
+            found[key] = _k(r.group(1)) if key == "k" else r.group(1).strip("'\"")
     for key, src in (("draft_model", r"'speculative_model': '([^']+)'"),
                      ("k", r"'num_speculative_tokens': (\d+)")):
         r = re.search(src, msg)
         if r is not None and key not in found:
-            found[key] = int(r.group(1)) if key == "k" else r.group(1)
+            found[key] = _k(r.group(1)) if key == "k" else r.group(1)
     if "k" in found:
         found["num_steps"] = found["num_draft_tokens"] = found.pop("k")
     return found
@@ -250,9 +256,12 @@ class VllmParser:
 
         m = _SHARDS.search(msg)
         if m is not None:
+            done, total = small_int(m.group(1)), small_int(m.group(2))
+            if done is None or total is None:
+                return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role)], \
+                    LineKind.MILESTONE
             return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role),
-                    Progress("shards", int(m.group(1)), int(m.group(2)), lineno, role)], \
-                LineKind.MILESTONE
+                    Progress("shards", done, total, lineno, role)], LineKind.MILESTONE
         a = _ARCH.search(msg)
         if a is not None:
             arch = a.group(1)
@@ -283,9 +292,10 @@ class VllmParser:
         g = _GRAPHS.search(msg)
         if g is not None:
             events = [PhaseEvent(Phase.CUDA_GRAPH, lineno, time, detail)]
-            if g.group(2):
-                events.append(Progress("graphs", int(g.group(2)), int(g.group(3)), lineno,
-                                       "target", g.group(1) or ""))
+            done, total = (small_int(g.group(2)), small_int(g.group(3))) if g.group(2) \
+                else (None, None)
+            if done is not None and total is not None:
+                events.append(Progress("graphs", done, total, lineno, "target", g.group(1) or ""))
             return events, LineKind.MILESTONE
         for text in _GRAPH_TEXT:
             if text in msg:

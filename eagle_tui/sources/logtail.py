@@ -140,7 +140,8 @@ class LogTail:
         self.restarts = 0
         self.thinner = StatsThinner()
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncIterator[Event | list[Event]]:
+        """Yield the events of each chunk read as one list (one session queue operation)."""
         partial = b""  # bytes after the last newline, not yet part of ``offset``
         held: list[bytes] = []  # complete-line chunks waiting while catching up
         held_lines = 0
@@ -154,8 +155,8 @@ class LogTail:
                 if catching_up and held and self.caught_up_gap > 0:
                     done, _ = await asyncio.wait({pending}, timeout=self.caught_up_gap)
                     if not done:  # the stream paused: everything already written is in
-                        for ev in self._flush_held(held, held_lines):
-                            yield ev
+                        if evs := self._flush_held(held, held_lines):
+                            yield evs
                         held, held_lines = [], 0
                         catching_up = False
                         continue
@@ -167,8 +168,8 @@ class LogTail:
                     if pending.done():
                         pending = None
                 if chunk.restarted:
-                    for ev in self._flush_held(held, held_lines):
-                        yield ev
+                    if evs := self._flush_held(held, held_lines):
+                        yield evs
                     held, held_lines, partial = [], 0, b""
                     self.offset = 0
                     self.parser.reset()
@@ -189,8 +190,8 @@ class LogTail:
                     if complete:
                         held.append(complete)
                         held_lines += complete.count(b"\n")
-                    for ev in self._flush_held(held, held_lines):
-                        yield ev
+                    if evs := self._flush_held(held, held_lines):
+                        yield evs
                     held, held_lines = [], 0
                     catching_up = False
                     continue
@@ -203,11 +204,11 @@ class LogTail:
                     while len(held) > 1 and held_lines - held[0].count(b"\n") >= self.catchup_lines:
                         old = held.pop(0)
                         held_lines -= old.count(b"\n")
-                        for ev in self._feed_fast(old):
-                            yield ev
+                        if evs := self._feed_fast(old):
+                            yield evs
                     continue
-                for ev in self._feed_lines(complete):
-                    yield ev
+                if evs := self._feed_lines(complete):
+                    yield evs
         finally:
             if pending is not None and not pending.done():
                 pending.cancel()
@@ -217,8 +218,8 @@ class LogTail:
             if aclose is not None:
                 await aclose()
         # the tail ended (transport closed): surface what was held back
-        for ev in [*self._flush_held(held, held_lines), *self.thinner.flush()]:
-            yield ev
+        if evs := [*self._flush_held(held, held_lines), *self.thinner.flush()]:
+            yield evs
 
     # ------------------------------------------------------------------ feeding the parser
     def _feed_fast(self, data: bytes) -> list[Event]:
@@ -227,12 +228,21 @@ class LogTail:
         return self.thinner.feed(events)
 
     def _feed_lines(self, data: bytes) -> list[Event]:
+        """Visible lines: the parser's chunk path (whole runs of common lines at a time).
+
+        A read that brings more lines than the view keeps (a burst after a stall) makes only
+        its last ``catchup_lines`` visible; the older ones take the catch-up path, like the
+        lines before an attach.
+        """
         events: list[Event] = []
-        start = 0
-        feed = self.parser.feed_line
-        while (end := data.find(b"\n", start)) >= 0:
-            events.extend(feed(data[start:end]))
-            start = end + 1
+        if data.count(b"\n") > self.catchup_lines:
+            cut = len(data) - 1
+            for _ in range(self.catchup_lines):
+                cut = data.rfind(b"\n", 0, cut)
+            events.extend(self._feed_fast(data[: cut + 1]))
+            events.extend(self.thinner.flush())
+            data = data[cut + 1 :]
+        events.extend(self.parser.feed_chunk(data, emit_lines=True))
         self.offset += len(data)
         return events
 

@@ -35,7 +35,10 @@ class Follower:
 
     async def _run(self) -> None:
         async for item in self._it:
-            self.items.append(item)
+            if isinstance(item, list):  # the log tail yields each chunk's events as one list
+                self.items.extend(item)
+            else:
+                self.items.append(item)
 
     async def wait_for(self, pred: object, timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
