@@ -10,7 +10,9 @@ Decode lines, 45 % debug lines, 10 % prefill and access lines.
 For each size the same file is measured with ``grep -c "Decode batch"`` and with
 ``python -m eagle_tui report --json FILE`` (fresh process, startup included, output to a file —
 not ``/dev/null``, where GNU grep stops at the first match), alternately: best wall time of
-``--runs`` runs each, and the peak RSS from ``wait4``. The table is printed and, with
+``--runs`` runs each, and the peak RSS: from ``wait4``, or for a ``report`` that has
+``--debug-rss`` the sum of its own and its workers' peaks (``wait4`` alone shows only the
+largest process of the tree). The table is printed and, with
 ``--write``, put into the "report" section of ``docs/performance.md``.
 
 Python's bytecode cache is on, in a private temporary folder warmed by one untimed run, as for
@@ -32,6 +34,7 @@ import json
 import os
 import platform
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -126,22 +129,35 @@ def generate(path: Path, lines: int, seed: int = 1) -> int:
 
 
 def _run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
-    """Wall time (s) and peak RSS (KiB) of one fresh process."""
+    """Wall time (s) and peak RSS (KiB) of one fresh process and the workers it forks.
+
+    The RSS is ``wait4``'s, which for a process tree is the *largest* process's peak, not their
+    sum; a ``report`` run with ``--debug-rss`` prints its own peak and each worker's, and then
+    their sum is used instead (an upper bound of the tree's peak: pages shared after ``fork``
+    count in every process).
+    """
     ok = (0, 1) if argv[0] == "grep" else (0,)  # grep -c exits 1 when it counts nothing
     # a real file, not /dev/null: GNU grep stops at the first match when its output is
     # /dev/null, which would time nothing
-    with tempfile.TemporaryFile() as sink:
+    with tempfile.TemporaryFile() as sink, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, cwd=cwd, env=env)
+        proc = subprocess.Popen(argv, stdout=sink, stderr=err, cwd=cwd, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode(errors="replace")
     if proc.returncode not in ok:
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err}")
-    if proc.stderr:
-        proc.stderr.close()
-    return wall, usage.ru_maxrss
+        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {text}")
+    tree = re.search(r"peak RSS KiB: .* sum (\d+)", text)
+    return wall, int(tree.group(1)) if tree else usage.ru_maxrss
+
+
+def supports_debug_rss(src: Path, env: dict[str, str]) -> bool:
+    """Whether ``src``'s ``report`` has ``--debug-rss`` (older checkouts do not)."""
+    out = subprocess.run([sys.executable, "-m", "eagle_tui", "report", "--help"], cwd=src,
+                         env=env, capture_output=True, text=True, check=False).stdout
+    return "--debug-rss" in out
 
 
 def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
@@ -155,13 +171,14 @@ def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
     return env
 
 
-def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str]]]
+def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str], list[str]]]
             ) -> list[dict[str, float]]:
     """Best wall time and peak RSS of ``grep -c`` (first) and of ``report --json`` from each
-    checkout in ``reports`` on ``path``, all run alternately (a busy machine slows all alike)."""
+    checkout in ``reports`` (with its extra arguments) on ``path``, all run alternately (a busy
+    machine slows all alike)."""
     jobs = [(["grep", "-c", "Decode batch", str(path)], ROOT, dict(os.environ))]
-    jobs += [([sys.executable, "-m", "eagle_tui", "report", "--json", str(path)], src, env)
-             for src, env in reports]
+    jobs += [([sys.executable, "-m", "eagle_tui", "report", "--json", *extra, str(path)], src,
+              env) for src, env, extra in reports]
     best = [{"s": float("inf"), "kb": 0.0} for _ in jobs]
     for _ in range(runs):
         for (argv, cwd, env), b in zip(jobs, best, strict=True):
@@ -171,15 +188,18 @@ def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str]]]
 
 
 def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]],
-        bytecode_cache: bool = True) -> list[dict[str, Any]]:
-    """Measure ``report`` from each ``(label, checkout)`` of ``srcs`` against ``grep -c``."""
+        bytecode_cache: bool = True, workers: int | None = None) -> list[dict[str, Any]]:
+    """Measure ``report`` from each ``(label, checkout)`` of ``srcs`` against ``grep -c``
+    (``workers``: ``EAGLE_TUI_REPORT_WORKERS`` for checkouts that read it)."""
     reports = []
     warm = workdir / "warm.log"
     generate(warm, 200)
     for i, (_, src) in enumerate(srcs):
         env = report_env(src, workdir / f"pycache{i}" if bytecode_cache else None)
+        if workers is not None:
+            env["EAGLE_TUI_REPORT_WORKERS"] = str(workers)
         _run_once([sys.executable, "-m", "eagle_tui", "report", "--json", str(warm)], env, src)
-        reports.append((src, env))
+        reports.append((src, env, ["--debug-rss"] if supports_debug_rss(src, env) else []))
     rows = []
     for lines in sizes:
         path = workdir / f"sglang-eagle3-{lines}.log"
@@ -254,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-bytecode-cache", action="store_true",
                    help="PYTHONDONTWRITEBYTECODE=1: compile every module at every start")
     p.add_argument("--note", default="", help="added to the table's heading")
+    p.add_argument("--workers", type=int, default=None,
+                   help="EAGLE_TUI_REPORT_WORKERS for report (default: its own choice)")
     args = p.parse_args(argv)
     if any(n < 100 for n in args.lines) or args.runs < 1:
         p.error("--lines must be ≥ 100 and --runs ≥ 1")
@@ -263,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             srcs = [("", args.src.resolve())]
             if args.compare:
                 srcs = [(args.labels[0], srcs[0][1]), (args.labels[1], args.compare.resolve())]
-            rows = run(args.lines, args.runs, Path(tmp), srcs, not args.no_bytecode_cache)
+            rows = run(args.lines, args.runs, Path(tmp), srcs, not args.no_bytecode_cache,
+                       args.workers)
         print(table(rows))
         note = ", no bytecode cache" if args.no_bytecode_cache else ", bytecode cached"
         note += f", {args.note}" if args.note else ""

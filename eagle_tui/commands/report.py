@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any, BinaryIO, TextIO
 
+from eagle_tui.commands.report_parallel import build_report_parallel
 from eagle_tui.model.report import build_report, close, dump
 
 EXIT_OK = 0
@@ -28,6 +29,12 @@ def _positive(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 1: {text!r}")
+    return int(text)
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "report",
@@ -40,6 +47,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--baseline", type=_positive, metavar="TOK_S",
                    help="non-speculative tok/s to compare against (adds a below-baseline alert)")
+    p.add_argument("--workers", type=_count, metavar="N",
+                   help="processes for a big file (default: usable CPUs, at most 4, or "
+                   "$EAGLE_TUI_REPORT_WORKERS); 1 reads serially")
+    p.add_argument("--debug-rss", action="store_true",
+                   help="print the peak RSS of the report and its workers to stderr")
     p.set_defaults(func=run)
 
 
@@ -83,12 +95,14 @@ def human(report: dict[str, Any], out: TextIO) -> None:
 
 def run(args: argparse.Namespace) -> int:
     name: str = args.log
+    rss: list[int] = []
     try:
         if name == "-":
             report = build_report(sys.stdin.buffer, "-", baseline=args.baseline)
         else:
             with open(name, "rb") as f:
-                report = build_report(f, name, baseline=args.baseline)
+                report = build_report_parallel(f, name, baseline=args.baseline,
+                                               workers=args.workers, rss=rss)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         print(f"eagle-tui report: cannot read {name}: {reason}", file=sys.stderr)
@@ -103,7 +117,19 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.flush()
     finally:
         close(report)
+    if args.debug_rss:
+        _print_rss(rss)
     return EXIT_OK
+
+
+def _print_rss(workers: list[int]) -> None:
+    """Peak RSS (KiB) of this process and of each worker: their sum bounds the tree's peak
+    (shared pages counted in each), which a parent's ``wait4`` alone does not show."""
+    import resource  # only here: --debug-rss is for benchmarks
+
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"eagle-tui report: peak RSS KiB: self {own}, workers {workers}, "
+          f"sum {own + sum(workers)}", file=sys.stderr)
 
 
 __all__ = ["EXIT_OK", "EXIT_USAGE", "human", "register", "run"]

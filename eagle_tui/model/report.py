@@ -15,21 +15,19 @@ hidden-states shape whose dim is not known yet (``detect.unknown_dim_pattern``),
 newlines. Python never touches a plain line. A run whose numbers fail the check (every token a
 plain decimal and a finite double) is parsed line by line instead, so ``fast=True`` and
 ``fast=False`` give the same report (tested on every fixture and on generated logs).
+
+:meth:`ReportBuilder.apply` takes a chunk's bulk work done elsewhere, without the state
+(``report_chunks.summarize_chunk``, run by the worker processes of
+``commands.report_parallel``), and gives the same state and spools as :meth:`ReportBuilder.feed`
+on that chunk: the parallel report is byte-identical to this one.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
-import math
-import tempfile
-from array import array
-from bisect import bisect_left, bisect_right
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator
-from itertools import chain
-from typing import IO, Any, BinaryIO
+from collections.abc import Callable, Iterable
+from typing import Any, BinaryIO
 
 from .alerts import evaluate_alerts
 from .detect import (
@@ -52,175 +50,12 @@ from .events import (
     SpecStats,
 )
 from .parser import LogParser, read_chunks, split_lines
+from .report_chunks import STATS_TEXT, TAIL, ChunkSummary
 from .series import Series
+from .spool import NumberSpool
 from .state import DashboardState, reduce
 
 CHUNK = 4 << 20  # bytes read per chunk (the buffer is reused; it grows only for a longer line)
-_STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
-TAIL = 600  # values kept for the alert rules (Series.maxlen)
-CAP = 1 << 16  # distinct values a mean-only spool counts before folding them into its sum
-BLOCK = 1 << 16  # values a median spool sorts and writes at once
-STEP = 128  # a median spool keeps every STEP-th value of each sorted block in memory
-_SCALE = 1 << 1074  # every finite double times this is an integer (exact sums)
-
-
-def _text(value: float) -> bytes:
-    """A float as a plain decimal (JSON-valid, no exponent)."""
-    r = repr(value)
-    return (r if "e" not in r else f"{value:.12f}".rstrip("0").rstrip(".")).encode()
-
-
-class NumberSpool:
-    """An append-only list of numbers: the JSON text on disk, statistics in bounded memory.
-
-    ``write_json`` copies the text out. The statistics never hold all the values:
-
-    - mean (``median=False``): a log repeats values (``accept len`` has a few hundred distinct
-      ones), so tokens are counted as they come (one C-level ``Counter.update`` per batch, no
-      float per value) and folded, past ``CAP`` distinct ones and at the end, into an exact
-      integer sum; the mean is that sum rounded once (exactly what ``math.fsum`` gives) / count.
-    - median (``median=True``): values are sorted ``BLOCK`` at a time (C-level) onto disk, and
-      every ``STEP``-th value of a block stays in memory. These samples bound the middle ranks
-      to a range of at most ~2 × blocks × ``STEP`` values, which one pass collects (``bisect``
-      per block): the median is exact.
-    """
-
-    def __init__(self, median: bool = False) -> None:
-        self._text: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
-        self._median = median
-        self._counts: Counter[bytes] = Counter()  # mean: token → times seen
-        self._sums: dict[int, int] = {}  # mean: power-of-two denominator → sum of numerators
-        self._pending: list[float] = []  # median: values not in a block yet
-        self._blocks: IO[bytes] | None = None  # median: sorted blocks of doubles
-        self._sizes: list[int] = []
-        self._samples: list[float] = []
-        self.count = 0
-        self.tail: deque[float] = deque(maxlen=TAIL)
-
-    def close(self) -> None:
-        self._text.close()
-        if self._blocks is not None:
-            self._blocks.close()
-
-    def _write(self, text: bytes, n: int) -> None:
-        if self.count:
-            self._text.write(b",")
-        self._text.write(text)
-        self.count += n
-
-    def add_tokens(self, tokens: list[bytes], joined: bytes) -> None:
-        """Tokens that are plain decimals and finite doubles (``detect.valid_tokens(joined)``),
-        written as they are."""
-        if not tokens:
-            return
-        self._write(joined, len(tokens))
-        if self._median:
-            values = list(map(float, tokens))
-            self.tail.extend(values[-TAIL:])
-            self._pending.extend(values)
-            if len(self._pending) >= BLOCK:
-                self._flush()
-        else:
-            self.tail.extend(map(float, tokens[-TAIL:]))
-            self._counts.update(tokens)
-            if len(self._counts) > CAP:
-                self._fold()
-
-    def add(self, value: float) -> None:
-        if not math.isfinite(value):
-            return
-        self._write(_text(value), 1)
-        self.tail.append(value)
-        if self._median:
-            self._pending.append(value)
-            if len(self._pending) >= BLOCK:
-                self._flush()
-        else:
-            self._sum(value, 1)
-
-    # ------------------------------------------------------------------ mean
-    def _sum(self, value: float, n: int) -> None:
-        p, q = value.as_integer_ratio()  # exact; big-integer work only per distinct q, at the end
-        self._sums[q] = self._sums.get(q, 0) + n * p
-
-    def _fold(self) -> None:
-        for token, n in self._counts.items():
-            self._sum(float(token), n)
-        self._counts.clear()
-
-    def mean(self) -> float | None:
-        if not self.count:
-            return None
-        if self._median:
-            return math.fsum(chain.from_iterable(self._sorted_blocks())) / self.count
-        self._fold()
-        total = sum(num * (_SCALE // q) for q, num in self._sums.items())
-        return (total / _SCALE) / self.count
-
-    # ------------------------------------------------------------------ median
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        if self._blocks is None:
-            self._blocks = tempfile.TemporaryFile()  # noqa: SIM115
-        block = array("d", sorted(self._pending))
-        self._pending.clear()
-        self._blocks.write(block.tobytes())
-        self._sizes.append(len(block))
-        self._samples.extend(block[::STEP])
-
-    def _sorted_blocks(self) -> Iterator[array[float]]:
-        self._flush()
-        if self._blocks is None:
-            return
-        self._blocks.seek(0)
-        for n in self._sizes:
-            block = array("d")
-            block.frombytes(self._blocks.read(n * 8))
-            yield block
-        self._blocks.seek(0, 2)
-
-    def median(self) -> float | None:
-        """Exact median (mean of the two middle values for an even count), in bounded memory."""
-        if not self.count or not self._median:
-            return None
-        ranks = sorted({(self.count - 1) // 2, self.count // 2})
-        self._flush()
-        samples = sorted(self._samples)
-        # fewer than r values lie below samples[i] if i <= r // STEP (a block's values below a
-        # sample are at most STEP per sample before it), and more than r at or below samples[j]
-        # if j >= r // STEP + blocks (at most STEP - 1 per block lie between samples)
-        margin = len(self._sizes)
-        while True:
-            i, j = ranks[0] // STEP - margin, ranks[-1] // STEP + margin
-            lo = samples[i] if i > 0 else -math.inf
-            hi = samples[j] if j < len(samples) else math.inf
-            below = 0
-            middle: list[float] = []
-            for block in self._sorted_blocks():
-                a = bisect_left(block, lo)
-                below += a
-                middle.extend(block[a : bisect_right(block, hi)])
-            if below <= ranks[0] and ranks[-1] < below + len(middle):
-                middle.sort()
-                return sum(middle[r - below] for r in ranks) / len(ranks)
-            margin += len(samples)  # never needed (see above): widen to everything, to be safe
-
-    # ------------------------------------------------------------------ out
-    def values(self) -> list[float]:
-        """All values in order (tests and small logs only: this loads the whole list)."""
-        out = io.BytesIO()
-        self.write_json(out)
-        values: list[float] = json.loads(out.getvalue(), parse_int=float)
-        return values
-
-    def write_json(self, out: BinaryIO | io.BytesIO) -> None:
-        out.write(b"[")
-        self._text.seek(0)
-        while chunk := self._text.read(1 << 20):
-            out.write(chunk)
-        self._text.seek(0, 2)
-        out.write(b"]")
 
 
 class ReportBuilder:
@@ -303,7 +138,7 @@ class ReportBuilder:
             if self._serving_pending():
                 # the first stats line of the run decides "serving" (a Decode line, or a
                 # debug print quoting one)
-                found = [j for j in (buf.find(t, a, b) for t in _STATS_TEXT) if j >= 0]
+                found = [j for j in (buf.find(t, a, b) for t in STATS_TEXT) if j >= 0]
                 if found:
                     i = min(found)
                     s = max(buf.rfind(b"\n", a, i) + 1, a)
@@ -335,6 +170,48 @@ class ReportBuilder:
             if dim is not None and dim not in self.state.hidden_dims:
                 at = lineno + buf.count(b"\n", a, m.start())
                 self._reduce(HiddenStateDims(dim, at))
+
+    def chunk(self, buf: bytearray, end: int, last: bool, fast: bool = True) -> None:
+        """One step of ``parser.read_chunks``: whole lines ``buf[1:end]``, or (``last``) the
+        log's final line, which lacks its newline."""
+        if last:
+            self.lines += 1
+            self.line(bytes(buf[1:end]), self.lines)
+        elif fast:
+            self.feed(buf, end)
+        else:
+            self.lines_of(buf, 1, end, self.lines + 1)
+            self.lines += buf.count(b"\n", 1, end)
+
+    def apply(self, summary: ChunkSummary, reread: Callable[[], bytearray]) -> None:
+        """The chunk that ``report_chunks.summarize_chunk`` summarized, in file order: the same
+        state, spools and line count as ``feed`` on it. ``reread()`` returns the chunk as ``feed``
+        takes it (a newline, then its lines), for when the summary's assumption does not hold."""
+        items, has_stats, counts, block = summary
+        if self.parser.engine == "unknown" or (has_stats and self._serving_pending()):
+            buf = reread()
+            self.feed(buf, len(buf))
+            return
+        lineno = self.lines + 1
+        for item in items:
+            if isinstance(item, bytes):
+                self.line(item, lineno)
+                lineno += 1
+            elif len(item) == 2:
+                n, data = item
+                self.run(bytearray(data), 0, len(data), lineno)
+                lineno += n
+            else:
+                n, acc_text, acc_n, acc_tail, gen_text, gen_n, gen_tail, dims = item
+                self.accept.add_text(acc_text, acc_n, acc_tail)
+                self.gen.add_text(gen_text, gen_n, gen_tail)
+                for dim, at in dims:
+                    if dim not in self.state.hidden_dims:
+                        self._reduce(HiddenStateDims(dim, lineno + at))
+                lineno += n
+        self.accept.add_counts(counts)
+        self.gen.add_block(block)
+        self.lines = lineno - 1
 
     # ------------------------------------------------------------------ result
     def finish(self) -> dict[str, Any]:
@@ -373,18 +250,11 @@ class ReportBuilder:
 
 
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
-                 baseline: float | None = None) -> dict[str, Any]:
+                 baseline: float | None = None, chunk: int = CHUNK) -> dict[str, Any]:
     """Read ``stream`` to the end and return the report (spools still open, see ``dump``)."""
     b = ReportBuilder(name, baseline)
-    for buf, end, last in read_chunks(stream, CHUNK):
-        if last:  # no newline at the end of the log
-            b.lines += 1
-            b.line(bytes(buf[1:end]), b.lines)
-        elif fast:
-            b.feed(buf, end)
-        else:
-            b.lines_of(buf, 1, end, b.lines + 1)
-            b.lines += buf.count(b"\n", 1, end)
+    for buf, end, last in read_chunks(stream, chunk):
+        b.chunk(buf, end, last, fast)
     return b.finish()
 
 

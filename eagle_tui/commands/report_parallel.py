@@ -1,0 +1,350 @@
+"""``report`` on a big regular file with several processes: chunks, forked workers, a merge.
+
+The serial report (``model.report.build_report``) reads a log in chunks; nearly all of its time is
+stateless bulk work on runs of plain lines. Here the parent first computes the serial reader's
+own chunk boundaries (:func:`plan`: a few small reads near each boundary) and puts the chunk
+indices in a pipe. It and the forked workers (``os.fork``: the modules are already imported, and
+nothing but the indices needs to cross) claim indices from the pipe (a 4-byte read is atomic),
+so the work stays balanced on a busy machine, whoever is slowed. The parent feeds chunks with
+the serial code as long as it claims the next chunk in order (always the first one, which holds
+the startup); every other claimed chunk is summarized (``model.report_chunks.summarize_chunk``)
+into the claiming process's temporary file (``marshal``, one record per chunk: no process holds
+much in memory). Then the parent applies the summaries in file order (``ReportBuilder.apply``:
+rare lines through the ordinary parser; a chunk whose assumption fails is re-read and fed) and
+reads the last, partial chunk with the serial reader. The JSON is byte-identical to the serial
+report's (tested on every fixture with tiny chunks and many workers).
+
+A worker that fails (an exception, a signal) is not fatal: the chunks it claimed are read
+serially. Workers are killed and reaped when the parent leaves early (Ctrl-C, an error), so none
+outlives the command; a worker whose parent is killed outright (SIGKILL, SIGTERM) exits when it
+next reports a chunk done (a broken pipe), after at most one chunk.
+
+stdin, non-regular files, files under ``THRESHOLD`` bytes and ``workers == 1`` use the serial
+path. ``EAGLE_TUI_REPORT_WORKERS`` overrides the default process count (usable CPUs, at most
+``MAX_WORKERS``, at least ``MIN_BYTES`` of the file per process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import stat
+import sys
+from functools import partial
+from typing import Any, BinaryIO
+
+from eagle_tui.model.parser import read_chunks
+from eagle_tui.model.report import CHUNK, ReportBuilder, build_report
+from eagle_tui.model.report_chunks import ChunkSummary, summarize_chunk
+
+THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
+MIN_BYTES = 8 << 20  # at least this much of the file per process
+MAX_WORKERS = 4  # each worker adds ~22 MB RSS (~10 MB PSS: the rest is shared with the parent)
+MAX_CHUNKS = 16_000  # chunk indices the work pipe holds (4 bytes each, 64 KiB): ~64 GB
+ENV_WORKERS = "EAGLE_TUI_REPORT_WORKERS"
+_WINDOW = 1 << 16
+
+Chunk = tuple[int, int]  # (file offset, length): whole lines, as the serial reader yields them
+
+
+def buffer_size(st_size: int, chunk: int = CHUNK) -> int:
+    """The length of ``parser.read_chunks``'s buffer for a regular file of ``st_size`` bytes
+    (its formula; a test checks :func:`plan` against the reader itself)."""
+    return max(min(chunk, st_size + 1), 1 << 16) + 1
+
+
+def plan(fd: int, size: int, chunk: int = CHUNK) -> tuple[list[Chunk], int] | None:
+    """The chunks ``read_chunks(stream, chunk)`` yields for the first ``size`` bytes of ``fd``
+    while its buffer fills, and the offset of the rest (less than one buffer, which the serial
+    reader itself then reads). ``None`` when a line is longer than the buffer (the reader grows
+    it; such a log is read serially).
+
+    The reader's buffer holds a newline and then ``window = length - 1`` bytes of the file from
+    the start of the pending line; each step yields up to the last newline in it.
+    """
+    window = buffer_size(size, chunk) - 1
+    chunks: list[Chunk] = []
+    p = 0
+    while size - p >= window:
+        top = p + window
+        nl = -1
+        while nl < 0 and top > p:
+            lo = max(p, top - _WINDOW)
+            data = os.pread(fd, top - lo, lo)
+            if len(data) != top - lo:  # the file shrank: let the serial path read it
+                return None
+            i = data.rfind(b"\n")
+            nl = lo + i if i >= 0 else -1
+            top = lo
+        if nl < 0:
+            return None
+        chunks.append((p, nl + 1 - p))
+        p = nl + 1
+    return chunks, p
+
+
+def default_workers() -> int:
+    env = os.environ.get(ENV_WORKERS, "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_WORKERS))
+
+
+def _read(fd: int, buf: bytearray, offset: int, n: int) -> None:
+    """``buf[1:1 + n]`` = ``n`` bytes of ``fd`` at ``offset`` (no shared file position: parent and
+    workers read the same descriptor at once)."""
+    view = memoryview(buf)
+    got = 0
+    try:
+        while got < n:
+            k = os.preadv(fd, [view[1 + got : 1 + n]], offset + got)
+            if k <= 0:
+                raise OSError(f"the log shrank while it was read (at byte {offset + got})")
+            got += k
+    finally:
+        view.release()
+
+
+def _chunk_bytes(fd: int, offset: int, n: int) -> bytearray:
+    buf = bytearray(n + 1)
+    buf[0] = 0x0A
+    _read(fd, buf, offset, n)
+    return buf
+
+
+def _claim(queue: int) -> int | None:
+    """The next chunk index from the shared pipe (a read of 4 bytes is atomic), or ``None``."""
+    data = os.read(queue, 4)
+    return int.from_bytes(data, "little") if len(data) == 4 else None
+
+
+def _worker(fd: int, queue: int, chunks: list[Chunk], out: str, done: int, me: int,
+            length: int) -> int:
+    """A forked worker's whole life: summarize the chunks it claims into ``out`` (one marshal
+    record each, in claim order, i.e. ascending), telling the parent through ``done`` as each
+    record is complete; the exit status."""
+    try:
+        buf = bytearray(length)
+        buf[0] = 0x0A
+        with open(out, "wb") as f:
+            while (index := _claim(queue)) is not None:
+                offset, n = chunks[index]
+                _read(fd, buf, offset, n)
+                marshal.dump((index, summarize_chunk(buf, n + 1)), f)
+                f.flush()
+                os.write(done, me.to_bytes(4, "little") + index.to_bytes(4, "little"))
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the parent is gone (killed): nobody to tell, nothing to report
+        return 1
+    except BaseException as exc:  # reported; the parent reads the chunks itself
+        sys.stderr.write(f"eagle-tui report: a worker failed ({type(exc).__name__}: {exc}); "
+                         "reading its part serially\n")
+        return 1
+
+
+def _fork(parent_only: tuple[int, ...], *args: Any) -> int:
+    """Fork a worker running ``_worker(*args)``; it first closes ``parent_only`` (the read end
+    of the "done" pipe: while a worker holds it, a write after the parent's death would not
+    fail, and the worker would go on alone)."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        code = 1
+        try:
+            for fd in parent_only:
+                os.close(fd)
+            code = _worker(*args)
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through ``finally``: the workers are reaped
+
+
+def _reap(pids: dict[int, str]) -> None:
+    """Kill and reap the workers still listed (the parent is leaving early)."""
+    import signal
+
+    for pid in list(pids):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        del pids[pid]
+
+
+class _Merge:
+    """The parent's side: applies every chunk exactly once, in file order, as soon as it can.
+
+    A chunk is fed directly when the parent claims it next in order; a chunk the parent claims
+    out of order is summarized and kept (a few at most: the parent waits for the workers when
+    ``PENDING`` pile up); a worker's chunk is read from its file once its "done" message came.
+    Applying as the records arrive keeps the merge off the end of the run.
+    """
+
+    PENDING = 8
+
+    def __init__(self, b: ReportBuilder, fd: int, chunks: list[Chunk], done: int,
+                 outs: dict[int, str]) -> None:
+        self.b, self.fd, self.chunks, self.done_fd = b, fd, chunks, done
+        self.outs = outs  # worker number → its file
+        self.readers: dict[int, BinaryIO] = {}
+        self.pending: dict[int, ChunkSummary] = {}  # the parent's own, out of order
+        self.done: dict[int, int] = {}  # chunk → worker whose record for it is complete
+        self.applied = 0  # chunks applied so far (the next one to apply)
+        self.claimed = -1  # every chunk up to this one has been claimed by someone
+        self.gone = False  # every worker has exited: what they did not deliver, never comes
+        self._partial = b""
+        os.set_blocking(done, False)
+
+    def close(self) -> None:
+        for f in self.readers.values():
+            f.close()
+
+    def own(self, index: int, buf: bytearray) -> None:
+        """A chunk the parent claimed."""
+        self.claimed = index
+        offset, n = self.chunks[index]
+        _read(self.fd, buf, offset, n)
+        if index == self.applied:
+            self.b.feed(buf, n + 1)
+            self.applied += 1
+        else:
+            self.pending[index] = summarize_chunk(buf, n + 1)
+        self.messages(block=len(self.pending) >= self.PENDING)
+        self.advance()
+
+    def messages(self, block: bool) -> None:
+        """Read the workers' "done" messages (end of file: every worker is gone)."""
+        if self.gone:
+            return
+        os.set_blocking(self.done_fd, block)
+        try:
+            data = os.read(self.done_fd, 1 << 12)
+        except BlockingIOError:
+            return
+        if not data:
+            self.gone = True
+            return
+        data = self._partial + data
+        whole = len(data) - len(data) % 8
+        for i in range(0, whole, 8):
+            me = int.from_bytes(data[i : i + 4], "little")
+            self.done[int.from_bytes(data[i + 4 : i + 8], "little")] = me
+        self._partial = data[whole:]
+
+    def advance(self) -> None:
+        while self.applied < len(self.chunks):
+            index = self.applied
+            offset, n = self.chunks[index]
+            reread = partial(_chunk_bytes, self.fd, offset, n)
+            if index in self.pending:
+                self.b.apply(self.pending.pop(index), reread)
+            elif index in self.done:
+                me = self.done.pop(index)
+                if me not in self.readers:
+                    self.readers[me] = open(self.outs[me], "rb")  # noqa: SIM115 (closed in close)
+                got, summary = marshal.load(self.readers[me])
+                if got != index:
+                    raise RuntimeError(f"worker {me} wrote chunk {got} where {index} was due")
+                self.b.apply(summary, reread)
+            elif self.gone and index <= self.claimed:  # claimed by a worker that failed
+                self.b.feed(reread(), n + 1)
+            else:
+                return
+            self.applied += 1
+
+    def finish(self) -> None:
+        """After the last claim: apply the rest as it comes; once every worker is gone, feed
+        what is still missing (the chunks of a worker that failed) serially."""
+        self.claimed = len(self.chunks) - 1
+        while True:
+            self.advance()
+            if self.applied == len(self.chunks):
+                return
+            self.messages(block=True)
+
+
+def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
+                          workers: int | None = None, threshold: int = THRESHOLD,
+                          min_bytes: int = MIN_BYTES, chunk: int = CHUNK,
+                          rss: list[int] | None = None) -> dict[str, Any]:
+    """``build_report(f, name)``, with worker processes for a big regular file.
+
+    ``workers`` counts the parent (1: serial). ``rss``, if given, receives each worker's peak
+    RSS in KiB (``wait4``), for ``--debug-rss``.
+    """
+    fd = f.fileno()
+    st = os.fstat(fd)
+    procs = default_workers() if workers is None else workers
+    procs = min(procs, st.st_size // max(min_bytes, 1)) if st.st_size >= threshold else 1
+    usable = procs > 1 and stat.S_ISREG(st.st_mode) and hasattr(os, "fork") \
+        and hasattr(os, "preadv")  # POSIX (Linux, BSD); elsewhere the serial path
+    layout = plan(fd, st.st_size, chunk) if usable else None
+    if layout is None or not 2 <= len(layout[0]) <= MAX_CHUNKS:
+        return build_report(f, name, baseline=baseline, chunk=chunk)
+    import signal  # these two only for a big file: each import counts in a short command
+    import tempfile
+
+    chunks, rest = layout
+    length = buffer_size(st.st_size, chunk)
+    pids: dict[int, str] = {}
+    with tempfile.TemporaryDirectory(prefix="eagle-tui-report-") as tmp:
+        queue, w = os.pipe()
+        done_r, done_w = os.pipe()
+        merge: _Merge | None = None
+        sigterm: Any = None
+        with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+            sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            # every index is in the pipe before any process reads: a claim never blocks
+            try:
+                os.write(w, b"".join(i.to_bytes(4, "little") for i in range(len(chunks))))
+            finally:
+                os.close(w)
+            first = _claim(queue)  # 0: the parent starts with the state-dependent beginning
+            outs: dict[int, str] = {}
+            for me in range(1, min(procs, len(chunks))):
+                outs[me] = os.path.join(tmp, f"worker-{me}.bin")
+                pids[_fork((done_r,), fd, queue, chunks, outs[me], done_w, me, length)] = outs[me]
+            os.close(done_w)  # the workers hold it now: end of file once they are all gone
+            done_w = -1
+            b = ReportBuilder(name, baseline)
+            merge = _Merge(b, fd, chunks, done_r, outs)
+            buf = bytearray(length)
+            buf[0] = 0x0A
+            index = first
+            while index is not None:
+                merge.own(index, buf)
+                index = _claim(queue)
+            merge.finish()
+            for pid in list(pids):
+                _, _, usage = os.wait4(pid, 0)
+                del pids[pid]
+                if rss is not None:
+                    rss.append(usage.ru_maxrss)
+            f.seek(rest)
+            for data, end, last in read_chunks(f, chunk):
+                b.chunk(data, end, last)
+            return b.finish()
+        finally:
+            if merge is not None:
+                merge.close()
+            for end_fd in (queue, done_r, done_w):
+                if end_fd >= 0:
+                    os.close(end_fd)
+            _reap(pids)
+            if sigterm is not None:
+                signal.signal(signal.SIGTERM, sigterm)
+
+
+__all__ = ["ENV_WORKERS", "MAX_CHUNKS", "MAX_WORKERS", "MIN_BYTES", "THRESHOLD",
+           "buffer_size", "build_report_parallel", "default_workers", "plan"]

@@ -1,0 +1,113 @@
+"""The bulk work of one report chunk without the report's state: what parallel workers compute.
+
+``ReportBuilder.feed`` (``model.report``) needs a little state that only the lines *before* a
+chunk decide: the engine, whether "serving" was seen, the hidden-state dims already known, the
+line number, the parser's and crash tracker's state. Everything else it does to a chunk is
+stateless bulk work, and that is nearly all of the time. :func:`summarize_chunk` does exactly
+that work on a chunk whose predecessors have not been read yet, assuming only the common case
+(engine known, "serving" seen), and returns a :data:`ChunkSummary`; ``ReportBuilder.apply`` then
+replays it *in file order* against the real state:
+
+- lines that are not plain (``detect.NON_PLAIN_AFTER_NL``, ESC, CR) come back as their bytes, and
+  go through the ordinary parser, so tracebacks and startup lines that straddle chunks (or
+  workers) are parsed exactly as in one pass;
+- a run of plain lines comes back as its line count, its number tokens as JSON text, the floats
+  of its last ``TAIL`` values, and the first line of each distinct hidden-state dim it shows
+  (``apply`` keeps those not known yet, which is what the serial dim search finds);
+- a run whose tokens fail the check comes back whole, to be parsed line by line as in one pass;
+- the chunk's statistics come pre-folded (token counts for the mean, one sorted block of
+  doubles for the median): both statistics are exact whatever the order of their inputs.
+
+When the assumption fails at the chunk's start (engine still unknown, or "serving" pending and
+the chunk has a stats line) ``apply`` reads the chunk again and feeds it serially. Both are
+monotone (an engine once detected stays, the phase only rises, a crash stays), so a chunk that
+starts in the common case stays in it. The chunk boundaries are the serial reader's own
+(``parser.read_chunks``): the runs, and hence the report's bytes, are identical.
+
+Summaries are plain tuples, lists, dicts, bytes, ints and floats so that ``marshal`` (builtin,
+fast) can carry them between processes.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from typing import Union
+
+from .detect import (
+    ACC_LINE_B,
+    GEN_LINE_B,
+    NON_PLAIN_AFTER_NL,
+    dim_ending_at,
+    unknown_dim_pattern,
+    valid_tokens,
+)
+from .parser import split_lines
+
+TAIL = 600  # values kept for the alert rules (Series.maxlen); report.TAIL is the same
+STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
+
+# (lines, acc_text, acc_n, acc_tail, gen_text, gen_n, gen_tail, dims): a plain run
+PlainRun = tuple[int, bytes, int, list[float], bytes, int, list[float], list[tuple[int, int]]]
+# (lines, data): a run to parse line by line (its tokens failed ``valid_tokens``)
+SerialRun = tuple[int, bytes]
+# bytes: a line handled alone
+Item = Union[bytes, SerialRun, PlainRun]  # noqa: UP007 (a runtime alias: marshal-able data)
+# (items, has_stats, accept token counts, sorted gen_throughput doubles as bytes)
+ChunkSummary = tuple[list[Item], bool, dict[bytes, int], bytes]
+
+
+def new_dims(buf: bytes | bytearray, a: int, b: int) -> list[tuple[int, int]]:
+    """``(dim, line)`` of the first occurrence of each distinct hidden-state dim in the run
+    ``buf[a:b]``, in order, ``line`` counted from 0 at ``a``.
+
+    The serial search (``ReportBuilder._bulk``) finds the first occurrence of each dim not yet
+    known; this is the same with nothing known, so filtering these in order against the known
+    dims gives the same events.
+    """
+    out: list[tuple[int, int]] = []
+    if buf.find(b"])", a, b) < 0:
+        return out
+    known: tuple[int, ...] = ()
+    pattern = unknown_dim_pattern(known)
+    pos = a
+    while (m := pattern.search(buf, pos, b)) is not None:
+        pos = m.end()
+        dim = dim_ending_at(buf, m.start(), a)
+        if dim is not None and dim not in known:
+            out.append((dim, buf.count(b"\n", a, m.start())))
+            known = (*known, dim)
+            pattern = unknown_dim_pattern(known)
+    return out
+
+
+def summarize_chunk(buf: bytes | bytearray, end: int) -> ChunkSummary:
+    """The bulk work of the lines ``buf[1:end]`` (``buf[0]`` and ``buf[end - 1]`` newlines),
+    as ``ReportBuilder.feed`` would do it with the engine known and "serving" seen."""
+    items: list[Item] = []
+    has_stats = False
+    counts: Counter[bytes] = Counter()
+    gen_values: list[float] = []
+    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
+        if alone:
+            items.append(bytes(buf[a:b]))
+            continue
+        lines = buf.count(b"\n", a, b)
+        has_stats = has_stats or any(buf.find(t, a, b) >= 0 for t in STATS_TEXT)
+        acc = ACC_LINE_B.findall(buf, a, b)
+        gen = GEN_LINE_B.findall(buf, a, b)
+        acc_text, gen_text = b",".join(acc), b",".join(gen)
+        if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
+            items.append((lines, bytes(buf[a:b])))
+            continue
+        counts.update(acc)
+        gen_floats = list(map(float, gen))
+        gen_values.extend(gen_floats)
+        items.append((lines, acc_text, len(acc), list(map(float, acc[-TAIL:])),
+                      gen_text, len(gen), gen_floats[-TAIL:], new_dims(buf, a, b)))
+    gen_values.sort()
+    return items, has_stats, dict(counts), array("d", gen_values).tobytes()
+
+
+__all__ = ["STATS_TEXT", "ChunkSummary", "Item", "PlainRun", "SerialRun", "new_dims",
+           "summarize_chunk"]
