@@ -25,6 +25,12 @@ Scenarios (numbers are what the issue asks for):
     python benchmarks/bench_tui.py                # all scenarios, prints a table
     python benchmarks/bench_tui.py --quick        # shorter runs
     python benchmarks/bench_tui.py --write        # and update docs/performance.md
+    python benchmarks/bench_tui.py --baseline /tmp/base   # also the dashboard of another
+                                                  # checkout (e.g. ``git worktree add``), A/B
+
+With ``--baseline DIR`` a third contender, ``baseline``, runs ``python -m eagle_tui`` with
+``PYTHONPATH=DIR`` (ahead of the editable install) right after the dashboard, under the same
+load: on a shared machine, before/after numbers only compare within one run.
 
 Results go into the "dashboard" section of ``docs/performance.md`` (between this script's
 markers); the rest of that file belongs to other benchmarks and is left alone.
@@ -206,6 +212,16 @@ CONTENDERS = {
 }
 
 
+def baseline_contender(tree: Path) -> Contender:
+    """The dashboard of another checkout (``PYTHONPATH`` wins over the editable install)."""
+    dash = CONTENDERS["dashboard"]
+    return Contender(
+        "baseline",
+        lambda log: f"env PYTHONPATH={tree} {sys.executable} -m eagle_tui watch --log {log} "
+                    "--gpu none",
+        dash.first_frame, dash.toggled, dash.seen, dash.keys)
+
+
 def wait_screen(p: Pane, ok: Callable[[str], bool], timeout: float) -> tuple[str, float | None]:
     start = time.monotonic()
     text = p.capture()
@@ -267,7 +283,7 @@ def flood(c: Contender, work: Path, rate: float, seconds: float) -> dict[str, fl
         def caught_up(t: str) -> bool:
             # the dashboard's source may skip the *text* of lines it is behind on (their
             # metrics are still parsed): it has caught up when the last line's numbers show
-            if c.name == "dashboard":
+            if c.name != "bare":
                 return FINAL_TPS[:6] in t and FINAL_ACCEPT in t
             return (c.seen(t) or 0) >= written
 
@@ -286,7 +302,7 @@ def flood(c: Contender, work: Path, rate: float, seconds: float) -> dict[str, fl
             "cpu %": 100 * cpu,
             "rss MB": p.rss_mb(),
         }
-        if c.name == "dashboard":
+        if c.name != "bare":
             out["last metric shown"] = "yes" if catch_up is not None else "NO"
         return out
 
@@ -318,7 +334,7 @@ def open_big(c: Contender, big: Path, lines: int) -> dict[str, float | str]:
     """First frame, then "done": every line shown (bare) or parsed to the end (dashboard: the
     last line's numbers are on screen; older lines take the parser's fast path, unbuffered)."""
     def done(t: str) -> bool:
-        if c.name == "dashboard":
+        if c.name != "bare":
             return FINAL_TPS[:6] in t and FINAL_ACCEPT in t
         return (c.seen(t) or 0) >= lines
 
@@ -390,7 +406,16 @@ def main() -> None:
     ap.add_argument("--only", choices=("flood", "steady", "open"), action="append")
     ap.add_argument("--flood-rate", type=float, default=50_000)
     ap.add_argument("--open-lines", type=int, default=1_000_000)
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also run the dashboard of the checkout in DIR (A/B in one run)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run each scenario N times, contenders interleaved (one table each)")
     args = ap.parse_args()
+    contenders = dict(CONTENDERS)
+    if args.baseline is not None:
+        contenders = {"dashboard": CONTENDERS["dashboard"],
+                      "baseline": baseline_contender(args.baseline.resolve()),
+                      "bare": CONTENDERS["bare"]}
     flood_s, steady_s, idle_s = (4.0, 6.0, 5.0) if args.quick else (10.0, 10.0, 10.0)
     wanted = args.only or ["flood", "steady", "open"]
     sections = [f"Measured on {machine()} by `benchmarks/bench_tui.py"
@@ -398,19 +423,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="eagle-bench-") as tmp:
         work = Path(tmp)
         if "flood" in wanted:
-            rows = {n: flood(c, work, args.flood_rate, flood_s) for n, c in CONTENDERS.items()}
-            sections.append(table(f"Flood: {args.flood_rate:,.0f} lines/s for {flood_s:g} s", rows))
-            print(sections[-1], "\n", flush=True)
+            for _ in range(args.repeat):
+                rows = {n: flood(c, work, args.flood_rate, flood_s) for n, c in contenders.items()}
+                sections.append(table(f"Flood: {args.flood_rate:,.0f} lines/s for {flood_s:g} s",
+                                      rows))
+                print(sections[-1], "\n", flush=True)
         if "steady" in wanted:
-            rows = {n: steady(c, work, 200, steady_s, idle_s) for n, c in CONTENDERS.items()}
-            sections.append(table("Tailing 200 lines/s, then idle", rows))
-            print(sections[-1], "\n", flush=True)
+            for _ in range(args.repeat):
+                rows = {n: steady(c, work, 200, steady_s, idle_s) for n, c in contenders.items()}
+                sections.append(table("Tailing 200 lines/s, then idle", rows))
+                print(sections[-1], "\n", flush=True)
         if "open" in wanted:
             big = work / "big.log"
             write_big_log(big, args.open_lines)
-            rows = {n: open_big(c, big, args.open_lines) for n, c in CONTENDERS.items()}
-            sections.append(table(f"Opening a {args.open_lines:,}-line log", rows))
-            print(sections[-1], "\n", flush=True)
+            for _ in range(args.repeat):
+                rows = {n: open_big(c, big, args.open_lines) for n, c in contenders.items()}
+                sections.append(table(f"Opening a {args.open_lines:,}-line log", rows))
+                print(sections[-1], "\n", flush=True)
     if args.write:
         write_doc("\n\n".join(sections))
         print(f"wrote {DOC}")

@@ -3,7 +3,9 @@
 ``tail`` is a poll loop rather than inotify: it needs nothing beyond the stdlib, behaves the same
 on every filesystem (NFS, overlayfs, bind mounts where inotify silently misses writes), and at a
 20 ms poll costs one ``stat`` per tick; after 2 s without new data it polls every 100 ms
-instead (an idle dashboard must cost next to nothing), and returns to 20 ms with the next byte.
+instead, after 10 s every 250 ms (an idle dashboard must cost next to nothing: each wake-up of
+the session thread also costs the UI thread a GIL hand-over), and returns to 20 ms with the next
+byte. The first line after a long quiet spell is then at most 250 ms late.
 It mirrors ``tail -F``: waits for a missing file, keeps
 reading a file that was deleted but is still written to, restarts at byte 0 when the file shrinks
 below the read position (truncated) or the path now names another inode (replaced, e.g. a new
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import IO
@@ -30,6 +33,8 @@ from .base import CommandNotFound, RunResult, TailChunk, TransportError
 DEFAULT_POLL_S = 0.02
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0
+QUIET_POLL_S = 0.25  # ... and once it has been quiet for QUIET_AFTER_S
+QUIET_AFTER_S = 10.0
 DEFAULT_CHUNK = 1 << 20
 _STDERR_KEEP = 20  # lines of a streamed command's stderr kept for its error message
 
@@ -146,8 +151,7 @@ class LocalTransport:
         ident: tuple[int, int] | None = None
         restarted = ""
         announced_eof = False
-        quiet_polls = 0  # consecutive polls that found nothing new
-        busy_polls = max(1, round(IDLE_AFTER_S / self.poll_interval))
+        quiet_since: float | None = None  # monotonic time of the first poll that found nothing
         try:
             while True:
                 if fh is None:
@@ -169,7 +173,7 @@ class LocalTransport:
                     fh.seek(offset)
                 data = fh.read(self.chunk_size)
                 if data:
-                    quiet_polls = 0
+                    quiet_since = None
                     offset += len(data)
                     at_eof = len(data) < self.chunk_size
                     yield TailChunk(data, offset, restarted, at_eof)
@@ -197,13 +201,21 @@ class LocalTransport:
                     restarted, offset = "truncated", 0
                     fh.seek(0)
                     continue
-                quiet_polls += 1
-                quiet = quiet_polls > busy_polls
-                await asyncio.sleep(max(IDLE_POLL_S, self.poll_interval) if quiet
-                                    else self.poll_interval)
+                now = time.monotonic()
+                if quiet_since is None:
+                    quiet_since = now
+                await asyncio.sleep(self._poll_delay(now - quiet_since))
         finally:
             if fh is not None:
                 fh.close()
+
+    def _poll_delay(self, quiet_s: float) -> float:
+        """The wait before the next poll of a file that has had nothing new for ``quiet_s``."""
+        if quiet_s >= QUIET_AFTER_S:
+            return max(QUIET_POLL_S, self.poll_interval)
+        if quiet_s >= IDLE_AFTER_S:
+            return max(IDLE_POLL_S, self.poll_interval)
+        return self.poll_interval
 
     # ------------------------------------------------------------------ http
     def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:

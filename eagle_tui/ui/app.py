@@ -31,6 +31,7 @@ from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phas
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.format import truncate
+from eagle_tui.ui.frames import PANE_INTERVAL, frame_delay
 from eagle_tui.ui.keys import KEYS, bindings
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.help import HelpScreen
@@ -47,7 +48,6 @@ PANES = ("startup", "log", "gpus", "metrics", "alerts")
 TOP_PANES = ("startup", "metrics", "gpus")
 PANE_TITLES = {"startup": "Startup", "log": "Log", "gpus": "GPUs", "metrics": "Metrics",
                "alerts": "Alerts"}
-PANE_INTERVAL = 0.5  # s between pane redraws while only numbers change
 TOAST_CHARS = 160  # the full text is in the alerts pane; a toast must not hide the screen
 COMPACT_MAX_WIDTH = 120  # below this width, or
 COMPACT_MAX_HEIGHT = 32  # below this height: one pane at a time behind tabs
@@ -162,14 +162,16 @@ class EagleApp(App[int]):
         """Give the panes the new state: at once for a crash or a new phase, else at most
         every ``PANE_INTERVAL`` (a busy server changes tok/s on every batch, and redrawing
         the metrics 20 times a second costs CPU without telling the user more)."""
-        now = time.monotonic()
         urgent = (state.crash is not None and not self._crash_shown) or (
             state.phase is not self._shown_phase)
-        if urgent or now - self._last_panes >= PANE_INTERVAL:
+        if urgent:
             self._update_panes()
-        elif self._pane_timer is None:
-            self._pane_timer = self.set_timer(self._last_panes + PANE_INTERVAL - now,
-                                              self._update_panes)
+        elif self._pane_timer is None:  # (a pending timer may be late: it stays the one update)
+            wait = frame_delay(time.monotonic(), self._last_panes, PANE_INTERVAL)
+            if wait <= 0:
+                self._update_panes()
+            else:  # on the frame grid: shares a screen update with the log's repaint
+                self._pane_timer = self.set_timer(wait, self._update_panes)
         if self.config.notify_critical:
             for alert in state.alerts:
                 if alert.severity == "critical" and alert.kind not in self._notified:
@@ -389,4 +391,4 @@ class EagleApp(App[int]):
         return run
 
 
-__all__ = ["PANES", "EagleApp", "SessionLike"]
+__all__ = ["PANES", "PANE_INTERVAL", "EagleApp", "SessionLike"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -64,6 +65,7 @@ class ThreadedSession:
         self._pending_state: DashboardState | None = None
         self._scheduled = False
         self._ui_loop: asyncio.AbstractEventLoop | None = None
+        self._ui_context: contextvars.Context | None = None
         self._subscribers: list[Subscriber] = []
         self._state = DashboardState()
         self._stop_requested = False
@@ -119,8 +121,11 @@ class ThreadedSession:
             if self._scheduled or self._ui_loop is None:
                 return
             self._scheduled = True
-            loop = self._ui_loop
-        loop.call_soon_threadsafe(self._deliver)
+            loop, context = self._ui_loop, self._ui_context
+        # in the UI's context: a callback scheduled from this thread would otherwise run in a
+        # copy of *this* thread's context, where Textual's ``active_app`` is unset, and every
+        # timer the UI starts while handling the batch would die silently when it fires
+        loop.call_soon_threadsafe(self._deliver, context=context)
 
     # ------------------------------------------------------------------ UI thread
     def _deliver(self) -> None:
@@ -158,6 +163,7 @@ class ThreadedSession:
             self.start()
         with self._lock:
             self._ui_loop = asyncio.get_running_loop()
+            self._ui_context = contextvars.copy_context()
             backlog = self._pending_state is not None and not self._scheduled
             if backlog:
                 self._scheduled = True

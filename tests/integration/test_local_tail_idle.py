@@ -38,3 +38,41 @@ async def test_append_after_idle_arrives_within_the_idle_poll(
     await transport.close()
     assert got[1][0] == b"second\n"
     assert got[1][1] - written < local.IDLE_POLL_S + 0.4  # one idle poll plus scheduling slack
+
+
+def test_poll_slows_down_in_two_steps_and_never_below_the_configured_interval() -> None:
+    transport = LocalTransport()
+    assert transport._poll_delay(0.0) == local.DEFAULT_POLL_S
+    assert transport._poll_delay(local.IDLE_AFTER_S) == local.IDLE_POLL_S
+    assert transport._poll_delay(local.QUIET_AFTER_S + 1) == local.QUIET_POLL_S
+    assert local.QUIET_POLL_S < 0.5  # the first line after a quiet spell stays well under 1 s
+    slow = LocalTransport(poll_interval=0.5)
+    assert slow._poll_delay(local.QUIET_AFTER_S + 1) == 0.5
+
+
+async def test_append_after_a_long_quiet_spell_arrives_within_the_quiet_poll(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local, "IDLE_AFTER_S", 0.1)
+    monkeypatch.setattr(local, "QUIET_AFTER_S", 0.3)
+    path = tmp_path / "server.log"
+    path.write_bytes(b"first\n")
+    transport = LocalTransport()
+    got: list[tuple[bytes, float]] = []
+
+    async def follow() -> None:
+        async for chunk in transport.tail(str(path)):
+            if chunk.data:
+                got.append((chunk.data, time.monotonic()))
+            if len(got) == 2:
+                return
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(1.0)  # past QUIET_AFTER_S: the tail now polls every QUIET_POLL_S
+    written = time.monotonic()
+    with path.open("ab") as fh:
+        fh.write(b"second\n")
+    await asyncio.wait_for(task, 5.0)
+    await transport.close()
+    assert got[1][0] == b"second\n"
+    assert got[1][1] - written < local.QUIET_POLL_S + 0.4

@@ -129,8 +129,16 @@ class LogPane(Vertical):
     def append(self, lines: Sequence[LogLine]) -> None:
         self.view.append(lines)
 
+    def on_mount(self) -> None:
+        view = self.view
+        view.status_sink = self.show_status  # synchronous: repainted with the rows, see there
+        if view.last_status is not None:  # one sent before the sink was set
+            self.show_status(view.last_status)
+
     def on_log_view_status_changed(self, message: LogView.StatusChanged) -> None:
-        status = message.status
+        self.show_status(message.status)
+
+    def show_status(self, status: LogStatus) -> None:
         self.query_one(LogStatusBar).show(status_content(status))
         title = f"Log · {host_label(status)}" if status.hosts > 1 else "Log"
         if title != self._title:

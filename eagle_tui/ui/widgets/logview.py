@@ -25,7 +25,7 @@ import bisect
 import dataclasses
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -41,12 +41,13 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from eagle_tui.model.events import LineKind, LogLine
+from eagle_tui.ui.frames import FRAME_INTERVAL, frame_delay
 from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule, highlight
 from eagle_tui.ui.safety import inert, is_inert
 from eagle_tui.ui.widgets.logtext import LogHosts, LogStatus, compile_query, wrap_cuts, write_lines
+from eagle_tui.ui.widgets.scrollbars import sync_scrollbars
 
 Row = tuple[int, int, int]
-FRAME_INTERVAL = 0.25  # s between repaints caused by streaming lines (keys repaint at once)
 
 
 class LogView(ScrollView, can_focus=True):
@@ -103,6 +104,7 @@ class LogView(ScrollView, can_focus=True):
         self._last_paint = 0.0
         self._paint_timer: Timer | None = None
         self._last_status: LogStatus | None = None
+        self.status_sink: Callable[[LogStatus], None] | None = None
 
     # ------------------------------------------------------------------ queries
     @property
@@ -241,13 +243,15 @@ class LogView(ScrollView, can_focus=True):
         A followed log scrolls every row on every batch, and one full repaint of a 160-column
         view costs ~10 ms of Textual's compositor here: at 20 batches/s that alone was 20-40 %
         of a core for a 200 lines/s tail. Capping streaming repaints at 5 per second keeps the
-        tail live to the eye; keys and scrolling still repaint at once.
+        tail live to the eye; keys and scrolling still repaint at once. The throttled repaints
+        fall on the app's frame grid (:func:`frame_delay`), with the panes' updates.
         """
-        now = time.monotonic()
-        wait = self._last_paint + self.frame_interval - now
+        if self._paint_timer is not None:
+            return  # already due: a late timer must not turn into a second, off-grid repaint
+        wait = frame_delay(time.monotonic(), self._last_paint, self.frame_interval)
         if wait <= 0 or not self.is_mounted:
             self._paint()
-        elif self._paint_timer is None:
+        else:
             self._paint_timer = self.set_timer(wait, self._paint)
 
     def _paint(self) -> None:
@@ -256,8 +260,8 @@ class LogView(ScrollView, can_focus=True):
         if self._scrollbars_stale:
             self._scrollbars_stale = False
             programmatic, self._programmatic = self._programmatic, True
-            try:
-                self._scroll_update(self.virtual_size)
+            try:  # Textual's _scroll_update, without repainting bars that look the same
+                sync_scrollbars(self, self.virtual_size)
             finally:
                 self._programmatic = programmatic
             if self.follow:  # a scrollbar that just appeared took a row: stay at the end
@@ -394,11 +398,25 @@ class LogView(ScrollView, can_focus=True):
     def action_scroll_end(self) -> None:
         self.set_follow(True)
 
+    @property
+    def last_status(self) -> LogStatus | None:
+        """The status last sent to the sink (or posted)."""
+        return self._last_status
+
     def _post_status(self) -> None:
+        """Tell the pane's status line, at once when it gave a sink, else by a message.
+
+        The message takes a few hops (this view's queue, the parent's) before the status line
+        repaints, and the screen update in between then ran twice per streaming frame: once
+        for the rows, once for the status line under them. A sink repaints both in one pass.
+        """
         status = self.status()
         if status != self._last_status:
             self._last_status = status
-            self.post_message(self.StatusChanged(status))
+            if self.status_sink is not None:
+                self.status_sink(status)
+            else:
+                self.post_message(self.StatusChanged(status))
 
     # ------------------------------------------------------------------ filter, search, jumps
     def set_filter(self, query: str) -> None:
@@ -614,4 +632,5 @@ class LogView(ScrollView, can_focus=True):
         return strip
 
 
-__all__ = ["LogStatus", "LogView", "compile_query", "wrap_cuts"]  # the helpers: re-exported
+# the helpers: re-exported
+__all__ = ["FRAME_INTERVAL", "LogStatus", "LogView", "compile_query", "wrap_cuts"]

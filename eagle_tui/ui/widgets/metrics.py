@@ -10,12 +10,12 @@ KV usage; the EAGLE-3 hidden-state dims check. Each row ends with where its numb
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widget import Widget
 
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import NA, fmt_num, fmt_pct, sparkline
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
 Part = str | tuple[str, str] | Content
 WINDOW = 20  # stats lines in the median / mean window
@@ -144,8 +144,9 @@ def _spec_row(state: DashboardState, width: int) -> Content:
     return _row("spec", [("  " + " · ".join(bits), "$text")], inert(spec.source), width)
 
 
-class MetricsPane(Widget):
-    """Renders :func:`metrics_content` for the latest state; redraws only when its slice moves."""
+class MetricsPane(LineDiffWidget):
+    """Renders :func:`metrics_content` for the latest state; redraws only when its slice moves,
+    and then only the rows that changed (usually tok/s and accept)."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -162,10 +163,10 @@ class MetricsPane(Widget):
         self._state = state
         if key != self._key:
             self._key = key
-            self.refresh()
+            self.update_lines()
 
-    def render(self) -> Content:
-        return metrics_content(self._state, self.content_region.width or self.size.width)
+    def build(self, width: int) -> Content:
+        return metrics_content(self._state, width or self.size.width)
 
 
 __all__ = ["MetricsPane", "dims_check", "metrics_content"]

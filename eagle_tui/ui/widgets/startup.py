@@ -23,7 +23,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Static
 
 from eagle_tui.model.events import CrashEvent, Phase
@@ -31,6 +30,7 @@ from eagle_tui.model.state import DashboardState, PhaseMark
 from eagle_tui.ui.format import bar, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.connections import ConnectionList
+from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
 Part = str | tuple[str, str] | Content
 BAR_WIDTH = 16
@@ -223,15 +223,25 @@ class RootCause(Static, can_focus=True):
         self.action_jump()
 
 
-class Stepper(Widget):
-    """Renders :func:`startup_content` at the pane's current width."""
+class Stepper(LineDiffWidget):
+    """Renders :func:`startup_content` at the pane's current width.
+
+    While a step runs its elapsed time and the total tick every second: only those rows are
+    repainted (:class:`LineDiffWidget`), not the pane.
+    """
 
     DEFAULT_CSS = f"Stepper {{ height: {STEPPER_LINES}; }}"
 
-    state: DashboardState = DashboardState()
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.state = DashboardState()
 
-    def render(self) -> Content:
-        return startup_content(self.state, self.content_region.width or 50)
+    def show(self, state: DashboardState) -> None:
+        self.state = state
+        self.update_lines()
+
+    def build(self, width: int) -> Content:
+        return startup_content(self.state, width or 50)
 
 
 class StartupPane(Vertical):
@@ -257,13 +267,13 @@ class StartupPane(Vertical):
         if key == self._key:
             return
         self._key = key
-        stepper = self.query_one(Stepper)
-        stepper.state = state
-        stepper.refresh()  # fixed height (STEPPER_LINES): no layout pass needed
+        self.query_one(Stepper).show(state)  # fixed height (STEPPER_LINES): no layout pass
         self.query_one(ConnectionList).show(state.connections)
         crash = state.crash
         self.set_class(crash is not None, "-crashed")
-        self.border_title = "Startup — CRASHED" if crash is not None else "Startup"
+        title = "Startup — CRASHED" if crash is not None else "Startup"
+        if title != self.border_title:  # assigning repaints the whole pane, even when equal
+            self.border_title = title
         if crash is not None:
             self.query_one("#crash-title", Static).update(crash_title(state, crash))
             cause = self.query_one(RootCause)

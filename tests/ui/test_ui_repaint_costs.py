@@ -1,0 +1,229 @@
+"""What keeps the dashboard cheap: shared frame grid, line-level repaints, quiet scrollbars.
+
+These pin down behaviour that the benchmarks (``benchmarks/bench_tui.py``) measured as costly:
+a pane repainted although its text did not change, a scrollbar re-rendered on every streaming
+frame, throttled repaints that never shared a screen update, timers started from a batch
+delivery that never fired.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import random
+import threading
+
+from rich.console import Console
+from rich.segment import Segment
+from textual.app import App, ComposeResult
+from textual.content import Content
+from textual.geometry import Region, Size
+from textual.scrollbar import ScrollBarRender
+from textual.widget import Widget
+
+from eagle_tui.model.events import LogLine, Tick
+from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.session import Session
+from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay
+from eagle_tui.ui.session_thread import ThreadedSession, session_opener
+from eagle_tui.ui.widgets.linediff import LineDiffWidget
+from eagle_tui.ui.widgets.logview import LogView
+from eagle_tui.ui.widgets.scrollbars import thumb
+from eagle_tui.ui.widgets.startup import StartupPane, Stepper
+
+# ---------------------------------------------------------------------------- frame grid
+
+
+def test_frame_delay_is_zero_once_a_full_interval_has_passed() -> None:
+    assert frame_delay(10.30, 10.0, 0.25) == 0.0
+    assert frame_delay(10.25, 10.0, 0.25) == 0.0
+
+
+def test_throttled_repaints_of_different_widgets_land_on_the_same_grid_points() -> None:
+    # the log painted at 100.01, the panes at 100.03; both are asked again at 100.1
+    log_at = 100.1 + frame_delay(100.1, 100.01, FRAME_INTERVAL)
+    pane_at = 100.1 + frame_delay(100.1, 100.03, PANE_INTERVAL)
+    assert round(log_at / FRAME_INTERVAL, 6).is_integer()
+    assert round(pane_at / PANE_INTERVAL, 6).is_integer()
+    # every pane update falls on a point where the log also repaints: one screen update
+    assert round(pane_at / FRAME_INTERVAL, 6).is_integer()
+    assert pane_at - log_at in (0.0, FRAME_INTERVAL)
+    assert (PANE_INTERVAL / FRAME_INTERVAL).is_integer()
+
+
+def test_a_repaint_that_ran_late_keeps_the_next_grid_point() -> None:
+    # painted 30 ms after the grid point 100.0: the next one is 100.25, not 100.5
+    assert abs(100.05 + frame_delay(100.05, 100.03, 0.25) - 100.25) < 1e-9
+    # never sooner than 3/4 of an interval after the last repaint
+    for last in (100.0, 100.06, 100.2, 100.24):
+        delay = frame_delay(last + 0.01, last, 0.25)
+        assert last + 0.01 + delay - last >= 0.75 * 0.25 - 1e-9
+
+
+# ---------------------------------------------------------------------------- line-level repaints
+
+
+class Lines(LineDiffWidget):
+    DEFAULT_CSS = "Lines { height: 4; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text = ["a", "b", "c", "d"]
+
+    def build(self, width: int) -> Content:
+        return Content("\n".join(self.text))
+
+
+class LinesApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Lines()
+
+
+async def test_line_diff_widget_repaints_only_the_lines_that_changed() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        w = app.query_one(Lines)
+        refreshes = spy_refresh(w)
+        w.update_lines()  # nothing changed
+        assert refreshes == []
+        w.text = ["a", "B", "c", "D"]
+        w.update_lines()
+        assert refreshes == [(Region(0, 1, 40, 1), Region(0, 3, 40, 1))]
+        await pilot.pause()
+        assert [s.text.rstrip() for s in (w.render_line(y) for y in range(4))] == \
+            ["a", "B", "c", "D"]
+        w.text = ["a", "B", "c"]  # fewer lines: everything is repainted
+        w.update_lines()
+        assert refreshes[-1] == ()
+
+
+def _state(now: float, lines: int = 3) -> DashboardState:
+    return dataclasses.replace(
+        reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(lines))]),
+        now=now)
+
+
+def spy_refresh(widget: Widget) -> list[tuple[Region, ...]]:
+    """Record the regions of every ``refresh()`` of ``widget`` (and still refresh)."""
+    calls: list[tuple[Region, ...]] = []
+    original = widget.refresh
+
+    def refresh(*regions: Region, **kwargs: bool) -> Widget:
+        calls.append(regions)
+        return original(*regions, **kwargs)
+
+    widget.refresh = refresh  # type: ignore[method-assign, assignment]
+    return calls
+
+
+class StartupApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield StartupPane(id="startup")
+
+
+async def test_a_clock_tick_repaints_the_stepper_rows_it_changes_not_the_pane() -> None:
+    app = StartupApp()
+    async with app.run_test(size=(60, 16)) as pilot:
+        pane = app.query_one(StartupPane)
+        pane.show(_state(1001.0))
+        await pilot.pause()
+        stepper = app.query_one(Stepper)
+        pane_refreshes = spy_refresh(pane)
+        stepper_refreshes = spy_refresh(stepper)
+        pane.show(_state(1002.0))  # one second later: the active step's time and the total
+        assert pane_refreshes == []  # the border title was not re-assigned
+        assert len(stepper_refreshes) == 1
+        rows = {r.y for r in stepper_refreshes[0]}
+        assert rows and len(rows) <= 2
+        assert all(r.height == 1 for r in stepper_refreshes[0])
+        pane.show(_state(1002.4))  # same second: nothing to draw
+        assert len(stepper_refreshes) == 1
+
+
+# ---------------------------------------------------------------------------- scrollbars
+
+
+def _drawn(size: int, virtual: int, window: int, position: float) -> list[Segment]:
+    bar = ScrollBarRender.render_bar(size=size, virtual_size=virtual, window_size=window,
+                                     position=position)
+    return list(bar.segments) if hasattr(bar, "segments") else list(
+        Console().render(bar))  # pragma: no cover - older Textual
+
+
+def test_thumb_changes_whenever_the_drawn_scrollbar_changes() -> None:
+    rng = random.Random(5)
+    for _ in range(400):
+        size = rng.randint(3, 30)
+        virtual = rng.randint(size + 1, 5000)
+        window = rng.randint(1, size)
+        a = int(rng.uniform(0, virtual - window) * 8) / 8
+        b = min(virtual - window, a + rng.choice([0.125, 1, 7, 50]))
+        if thumb(size, virtual, window, a) == thumb(size, virtual, window, b):
+            assert _drawn(size, virtual, window, a) == _drawn(size, virtual, window, b)
+
+
+class Log(App[None]):
+    def compose(self) -> ComposeResult:
+        yield LogView(max_lines=5000, frame_interval=0.0)
+
+
+async def test_a_followed_log_does_not_repaint_a_scrollbar_whose_thumb_stays_put() -> None:
+    app = Log()
+    async with app.run_test(size=(80, 20)) as pilot:
+        view = app.query_one(LogView)
+        counter = itertools.count(1)
+        view.append([LogLine(next(counter), "x" * 120) for _ in range(3000)])
+        await pilot.pause()
+        calls = [spy_refresh(view.vertical_scrollbar), spy_refresh(view.horizontal_scrollbar)]
+        for _ in range(5):  # following at the end of 3,000+ lines: a 1-cell thumb at the bottom
+            view.append([LogLine(next(counter), "y" * 50) for _ in range(10)])
+            await pilot.pause()
+        assert calls == [[], []]
+        assert view.virtual_size == Size(120, 3050)
+        assert view.vertical_scrollbar.window_virtual_size == 3050
+
+
+# ---------------------------------------------------------------------------- deliveries
+
+
+async def test_timers_started_while_handling_a_batch_fire() -> None:
+    """A delivery from the session thread runs in the UI's context; Textual timers started there
+    (the throttled repaints) used to die silently, so only the next batch could repaint."""
+    fired = asyncio.Event()
+
+    class TimerApp(App[None]):
+        pass
+
+    app = TimerApp()
+    ts = ThreadedSession(session_opener(Session([], tick_interval=None)))
+
+    def on_batch(state: DashboardState, events: object) -> None:
+        app.set_timer(0.01, fired.set)
+
+    async with app.run_test() as pilot:
+        ts.subscribe(on_batch)
+        runner = app.run_worker(ts.run())
+        await pilot.pause(0.05)
+        sender = threading.Thread(target=ts._forward, args=(DashboardState(), [Tick(1.0)]))
+        sender.start()  # from another thread, with that thread's (empty) context
+        sender.join()
+        await asyncio.wait_for(fired.wait(), 2.0)
+        await runner.wait()
+
+
+async def test_log_status_reaches_the_pane_in_the_same_paint() -> None:
+    from eagle_tui.ui.widgets.logpane import LogPane, LogStatusBar
+
+    class PaneApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield LogPane(1000)
+
+    app = PaneApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        await pilot.pause()
+        pane = app.query_one(LogPane)
+        pane.view.append([LogLine(i, f"line {i}") for i in range(1, 8)])
+        # no await: the status bar already has the count (no message round trip)
+        assert "7 lines" in pane.query_one(LogStatusBar).content.plain
