@@ -14,24 +14,16 @@ import os
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from eagle_tui.commands.remote import SshUsageError, add_ssh_args, check_ssh_args
 from eagle_tui.model.events import Baseline, SpecConfig
-from eagle_tui.session import Session
-from eagle_tui.sources.base import Source
-from eagle_tui.sources.connection import ConnectionSource, HasConnectionEvents
-from eagle_tui.sources.draftconfig import DraftConfigSource
-from eagle_tui.sources.gpu import NvmlSampler, SmiStream
-from eagle_tui.sources.health import HealthPoller, listening_urls
-from eagle_tui.sources.logtail import LogTail
-from eagle_tui.sources.metrics import MetricsScraper
-from eagle_tui.sources.multihost import MergedGpu
-from eagle_tui.sources.process import ProcessWatcher
-from eagle_tui.sources.remote_process import RemoteProcessWatcher
-from eagle_tui.sources.serverinfo import ServerInfoSource
-from eagle_tui.transport.base import Transport
-from eagle_tui.transport.local import LocalTransport
+
+if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
+    from eagle_tui.session import Session
+    from eagle_tui.sources.base import Source
+    from eagle_tui.transport.base import Transport
 
 GPU_CHOICES = ("auto", "nvml", "smi", "none")
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "0.0.0.0", "::1", "::", ""}
@@ -145,13 +137,27 @@ def build_sources(
     health_interval: float = 1.0,
     other_hosts: Sequence[Transport] = (),
 ) -> list[Source]:
-    """Sources for ``transport``; ``other_hosts`` (multi-node ``--ssh``) add their log and GPUs."""
+    """Sources for ``transport``; ``other_hosts`` (multi-node ``--ssh``) add their log and GPUs.
+
+    Each source's module (httpx, prometheus_client, psutil, pynvml behind them) is imported
+    here, only when that source is wanted: the dashboard's first frame does not wait for them.
+    """
+    from eagle_tui.sources.connection import ConnectionSource, HasConnectionEvents
+    from eagle_tui.sources.draftconfig import DraftConfigSource
+
     sources: list[Source] = []
     local = transport.host == ""
     if args.log:
+        from eagle_tui.sources.logtail import LogTail
+
         sources.append(LogTail(transport, args.log))
         sources.extend(LogTail(tr, args.log, name=f"log {tr.host}") for tr in other_hosts)
+    if args.url or (args.pid is not None and local):
+        from eagle_tui.sources.health import HealthPoller, listening_urls
     if args.url:
+        from eagle_tui.sources.metrics import MetricsScraper
+        from eagle_tui.sources.serverinfo import ServerInfoSource
+
         sources.append(HealthPoller(transport, args.url, interval=health_interval))
         sources.append(MetricsScraper(transport, args.url))
         sources.append(ServerInfoSource(transport, args.url))
@@ -163,8 +169,12 @@ def build_sources(
     port = url_port(args.url) if args.url and is_local_host(args.url) else None
     if args.pid is not None or port is not None or args.log:
         if local:
+            from eagle_tui.sources.process import ProcessWatcher
+
             sources.append(ProcessWatcher(args.pid, port=port, log_path=args.log))
         else:  # over SSH: ps and /proc on the host ("localhost" in --url is the host itself)
+            from eagle_tui.sources.remote_process import RemoteProcessWatcher
+
             sources.append(RemoteProcessWatcher(transport, args.pid, port=port,
                                                 log_path=args.log))
     if args.draft_config or args.log or args.url:
@@ -172,6 +182,9 @@ def build_sources(
             DraftConfigSource(transport, args.draft_config, spec_provider=spec_provider)
         )
     gpu = getattr(args, "gpu", "auto")
+    if gpu != "none":
+        from eagle_tui.sources.gpu import NvmlSampler, SmiStream
+        from eagle_tui.sources.multihost import MergedGpu
     if gpu == "nvml" or (gpu == "auto" and local):
         sources.append(NvmlSampler())
     elif other_hosts and gpu in ("smi", "auto"):
@@ -195,6 +208,9 @@ def build_session(
 
     ``transport`` may be a list (one per ``--ssh`` host): the first serves ``--url``.
     """
+    from eagle_tui.session import Session
+    from eagle_tui.transport.local import LocalTransport
+
     check_source_args(args)
     if isinstance(transport, Sequence):
         if not transport:

