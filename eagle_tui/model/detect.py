@@ -44,11 +44,8 @@ _CLASS_SRC = (
     rf"(?:{_TS}(?:(Decode batch)|(Prefill batch)|({_ACCESS})|({_DEBUG_TAG}))"
     rf"|({_DEBUG_TAG})|(?:\([\w.-]+ pid=\d+\) )?({_ACCESS}))"
 )
-_ACCESS_SRC = rf"(?:{_TS}|\([\w.-]+ pid=\d+\) )?{_ACCESS}"
 CLASS_B = re.compile(_CLASS_SRC.encode())
 CLASS_S = re.compile(_CLASS_SRC, re.ASCII)
-# Matches at every newline whose following line is not an access line (a subset of bulk lines).
-NON_ACCESS_AFTER_NL = re.compile(("\\n(?!" + _ACCESS_SRC + ")").encode())
 
 
 class LineClass(IntEnum):
@@ -335,7 +332,6 @@ __all__ = [
     "GEN_LINE_B",
     "GEN_S",
     "MAX_INT_DIGITS",
-    "NON_ACCESS_AFTER_NL",
     "NON_PLAIN_AFTER_NL",
     "LineClass",
     "Prefixed",

@@ -15,13 +15,11 @@ Every line is first classified by :func:`detect.classify`. *Bulk* lines (``Decod
 only yield stats / hidden-dims events read from their raw text, and never touch the crash or
 phase machinery. Every other line is normalized, its logger prefix split off, and handed to the
 engine parser and the crash tracker. Because bulk lines cannot change any state, the fast path
-may skip or batch them: :func:`split_lines` finds the other lines of a chunk with one regex pass
-(``\\n(?!SHAPES)``, SHAPES some of the bulk line shapes) and returns the runs in between whole.
-``feed_chunk(..., emit_lines=False)`` skips access-line runs that way and is tested to emit
-exactly the derived events of ``feed_line``; ``report`` (with :func:`read_chunks`) extracts its
-numbers from whole runs. ``feed_chunk(..., emit_lines=True)`` (the live tail) handles whole
-clean stretches of common lines at once (:mod:`.fastlane`) and is tested to emit exactly the
-events of ``feed_line``, ``LogLine`` included.
+may batch them: ``feed_chunk`` handles whole clean stretches of common lines at once
+(:mod:`.fastlane`) and is tested to emit exactly the events of ``feed_line``, ``LogLine``
+included (``emit_lines=False``, catching up, drops the ``LogLine``\\ s); ``report`` finds the
+other lines of a chunk with one regex pass (:func:`split_lines`, ``\\n(?!SHAPES)``) and extracts
+its numbers from the runs in between (with :func:`read_chunks`).
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import chain
 from typing import BinaryIO
 
@@ -39,7 +37,6 @@ from .detect import (
     ACC_S,
     DIM_S,
     GEN_S,
-    NON_ACCESS_AFTER_NL,
     LineClass,
     Prefixed,
     classify,
@@ -77,9 +74,6 @@ _ACCESS_TEXT = re.compile(r"^\S+:\d+ - \"[A-Z]+ ")
 _TRACE_TEXT = ("Traceback (most recent call last)", "During handling of the above exception",
                "The above exception was the direct cause")
 _UVICORN_HTTP = ("Started server process", "Waiting for application startup", "Uvicorn running on")
-# Text without which a non-Decode bulk line yields nothing (``_bulk``): runs lacking all of these
-# can be skipped whole.
-_BULK_TEXT = (b"(token/s)", b"accept len", b"_states")
 _BULK_KIND = {
     LineClass.DECODE: LineKind.STATS,
     LineClass.PREFILL: LineKind.STATS,
@@ -138,30 +132,6 @@ def split_lines(buf: bytes | bytearray, start: int, end: int,
         e = buf.index(b"\n", s, end)
         yield s, e, True
         pos = e + 1
-
-
-def scan_chunk(
-    data: bytes,
-    first_lineno: int,
-    special: re.Pattern[bytes],
-    on_line: Callable[[bytes, int], None],
-    on_run: Callable[[bytes, int, int, int], None],
-    end: int | None = None,
-) -> int:
-    """Walk the complete lines of ``data[:end]`` (see ``split_lines``); return the line count.
-
-    ``on_line(raw, lineno)`` gets the lines to handle alone; ``on_run(data, start, end,
-    lineno)`` each run of other lines ``data[start:end]`` with the number of its first line.
-    """
-    lineno = first_lineno
-    for a, b, alone in split_lines(data, 0, len(data) if end is None else end, special):
-        if alone:
-            on_line(data[a:b], lineno)
-            lineno += 1
-        else:
-            on_run(data, a, b, lineno)
-            lineno += data.count(b"\n", a, b)
-    return lineno - first_lineno
 
 
 def read_chunks(stream: BinaryIO, size: int) -> Iterator[tuple[bytearray, int, bool]]:
@@ -256,20 +226,10 @@ class LogParser:
         out: list[Event] = []
         if not complete:
             return out
-        if emit_lines:  # whole clean stretches at a time (see ``fastlane``)
-            return feed_visible(self, complete)
-
-        def on_line(raw: bytes, lineno: int) -> None:
-            out.extend(self.parse_line(raw, lineno, False))
-
-        def on_run(buf: bytes, a: int, b: int, lineno: int) -> None:
-            # only access lines here: they matter only while the engine is unknown, or if
-            # (absurdly) they quote stats or a hidden-states shape (see ``_bulk``)
-            if self.engine == "unknown" or any(buf.find(t, a, b) >= 0 for t in _BULK_TEXT):
-                self._lines(buf, a, b, lineno, out)
-
-        self.lineno += scan_chunk(complete, self.lineno + 1, NON_ACCESS_AFTER_NL, on_line, on_run)
-        return out
+        # whole clean stretches at a time (see ``fastlane``); catching up drops the lines: the
+        # column-wise path plus a filter is ~2x cheaper than parsing the lines without them
+        events = feed_visible(self, complete)
+        return events if emit_lines else [ev for ev in events if type(ev) is not LogLine]
 
     def finish(self) -> list[Event]:
         out: list[Event] = []
@@ -281,13 +241,6 @@ class LogParser:
         return out
 
     # ------------------------------------------------------------------ lines
-    def _lines(self, buf: bytes, a: int, b: int, lineno: int, out: list[Event]) -> None:
-        while a < b:
-            e = buf.index(b"\n", a, b)
-            out.extend(self.parse_line(buf[a:e], lineno, False))
-            lineno += 1
-            a = e + 1
-
     def parse_line(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
         """Events of one line with a given number (no state change for the line counter)."""
         cls = classify(raw)
@@ -330,7 +283,7 @@ class LogParser:
         else:
             if cls is LineClass.PREFILL:
                 out.append(prefill_stats(text, lineno, time))
-            # a quoted stats line (see detect); keep in step with _BULK_TEXT
+            # a quoted stats line (see detect)
             if "(token/s)" in text or "accept len" in text:
                 stats = DecodeStats(lineno, time, number(GEN_S, text), number(ACC_S, text))
                 if stats.gen_tps is not None or stats.accept_len is not None:
@@ -415,4 +368,4 @@ class LogParser:
         return LineKind.PLAIN
 
 
-__all__ = ["MAX_PARTIAL", "LogParser", "odd_lines", "read_chunks", "scan_chunk", "split_lines"]
+__all__ = ["MAX_PARTIAL", "LogParser", "odd_lines", "read_chunks", "split_lines"]
