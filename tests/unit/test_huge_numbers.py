@@ -17,7 +17,8 @@ from eagle_tui.model.report import build_report
 N = "9" * 5000
 SHAPES = [
     f"[2025-11-20 10:14:31] server_args=ServerArgs(model_path='m', speculative_num_steps={N}, "
-    f"speculative_eagle_topk={N}, speculative_num_draft_tokens={N}, speculative_algorithm='EAGLE3')",
+    f"speculative_eagle_topk={N}, speculative_num_draft_tokens={N}, "
+    f"speculative_algorithm='EAGLE3')",
     f"Loading safetensors checkpoint shards:  50% Completed | {N}/{N} [00:00<?, ?it/s]",
     f"Capturing batches (avail_mem=17.96 GB): 100%|##########| {N}/{N} [00:04<00:00,  3.1it/s]",
     f"(APIServer pid=1) INFO 11-30 01:17:12 [api_utils.py:286] non-default args: "
