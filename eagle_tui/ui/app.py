@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Tab, Tabs
+from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phase, UserMarker
@@ -37,6 +37,7 @@ from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.help import HelpScreen
 from eagle_tui.ui.theme import load_stylesheet, variable_defaults
 from eagle_tui.ui.widgets.alerts import AlertsPane
+from eagle_tui.ui.widgets.footer import KeyFooter
 from eagle_tui.ui.widgets.gpus import GpuPane
 from eagle_tui.ui.widgets.logpane import LogPane
 from eagle_tui.ui.widgets.logview import LogView
@@ -121,7 +122,7 @@ class EagleApp(App[int]):
             yield LogPane(self.config.max_lines, self.config.highlight_rules, id="log-pane",
                           classes="pane")
             yield AlertsPane(id="alerts", classes="pane")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._relayout(self.size.width, self.size.height)
@@ -199,8 +200,9 @@ class EagleApp(App[int]):
 
     @property
     def render_pending(self) -> bool:
-        """Panes or the log have a throttled redraw scheduled (tests wait for it)."""
-        return self._pane_timer is not None or self.log_view.paint_pending
+        """Panes, the log or the footer have a deferred redraw scheduled (tests wait for it)."""
+        return (self._pane_timer is not None or self.log_view.paint_pending
+                or self.query_one(KeyFooter).rebuild_pending)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session":
