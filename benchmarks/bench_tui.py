@@ -212,6 +212,13 @@ CONTENDERS = {
 }
 
 
+# A second probe of the same dashboard in the flood: PgUp pauses the log (the status line says
+# "paused"), End follows again — scrolling the log, the most common key while a log streams.
+SCROLL_PROBE = Contender(
+    "dashboard-scroll", CONTENDERS["dashboard"].command, CONTENDERS["dashboard"].first_frame,
+    lambda t: "⏸ paused" in t, _dash_seen, ("PPage", "End"))
+
+
 def baseline_contender(tree: Path) -> Contender:
     """The dashboard of another checkout (``PYTHONPATH`` wins over the editable install)."""
     dash = CONTENDERS["dashboard"]
@@ -444,7 +451,8 @@ def main() -> None:
             warm_bytecode([args.baseline] if args.baseline else [])
         if "flood" in wanted:
             for _ in range(args.repeat):
-                rows = {n: flood(c, work, args.flood_rate, flood_s) for n, c in contenders.items()}
+                probes = {**contenders, SCROLL_PROBE.name: SCROLL_PROBE}
+                rows = {n: flood(c, work, args.flood_rate, flood_s) for n, c in probes.items()}
                 sections.append(table(f"Flood: {args.flood_rate:,.0f} lines/s for {flood_s:g} s",
                                       rows))
                 print(sections[-1], "\n", flush=True)
