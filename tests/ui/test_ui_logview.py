@@ -89,6 +89,41 @@ async def test_follow_pause_and_resume() -> None:
         assert view.scroll_y == view.max_scroll_y
 
 
+async def test_scrolling_up_pauses_before_the_next_batch_can_undo_it() -> None:
+    # a flood appends between the key and its (animated) scroll: the key must still pause
+    app = LogApp(max_lines=1000)
+    async with app.run_test(size=(40, 12)) as pilot:
+        view = app.query_one(LogView)
+        view.focus()
+        view.append(lines(1, 200))
+        await pilot.pause()
+        for key, more in (("pageup", 201), ("up", 301), ("home", 401)):
+            assert view.follow
+            view.action_page_up() if key == "pageup" else (
+                view.action_scroll_up() if key == "up" else view.action_scroll_home())
+            assert not view.follow  # at once, not when the scroll lands
+            view.append(lines(more, 100))  # the next batch, before any frame
+            await pilot.pause()
+            assert not view.follow and view.unseen >= 100
+            assert view.scroll_y < view.max_scroll_y
+            view.action_scroll_end()
+            await pilot.pause()
+        view.append(lines(501, 3))
+        await pilot.pause()
+        assert view.follow and view.scroll_y == view.max_scroll_y
+
+
+async def test_scrolling_up_with_nothing_to_scroll_keeps_following() -> None:
+    app = LogApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        view = app.query_one(LogView)
+        view.focus()
+        view.append(lines(1, 3))
+        await pilot.pause()
+        await pilot.press("pageup", "up", "home")
+        assert view.follow
+
+
 async def test_paused_view_keeps_its_lines_while_old_ones_are_pruned() -> None:
     app = LogApp(max_lines=100)
     async with app.run_test(size=(40, 12)) as pilot:
