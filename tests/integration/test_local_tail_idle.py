@@ -12,10 +12,8 @@ from eagle_tui.transport import local
 from eagle_tui.transport.local import LocalTransport
 
 
-async def test_append_after_idle_arrives_within_the_idle_poll(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(local, "IDLE_AFTER_S", 0.2)  # go idle quickly for the test
+async def append_latency(tmp_path: Path, quiet_s: float) -> float:
+    """Follow a one-line file, stay quiet ``quiet_s`` s, append a line: seconds until it came."""
     path = tmp_path / "server.log"
     path.write_bytes(b"first\n")
     transport = LocalTransport()
@@ -29,7 +27,7 @@ async def test_append_after_idle_arrives_within_the_idle_poll(
                 return
 
     task = asyncio.create_task(follow())
-    await asyncio.sleep(1.0)  # well past IDLE_AFTER_S: the tail now polls every IDLE_POLL_S
+    await asyncio.sleep(quiet_s)
     assert [d for d, _ in got] == [b"first\n"]
     written = time.monotonic()
     with path.open("ab") as fh:
@@ -37,7 +35,16 @@ async def test_append_after_idle_arrives_within_the_idle_poll(
     await asyncio.wait_for(task, 5.0)
     await transport.close()
     assert got[1][0] == b"second\n"
-    assert got[1][1] - written < local.IDLE_POLL_S + 0.4  # one idle poll plus scheduling slack
+    return got[1][1] - written
+
+
+async def test_append_after_idle_arrives_within_the_idle_poll(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local, "IDLE_AFTER_S", 0.2)  # go idle quickly for the test
+    # well past IDLE_AFTER_S: the tail now polls every IDLE_POLL_S
+    latency = await append_latency(tmp_path, 1.0)
+    assert latency < local.IDLE_POLL_S + 0.4  # one idle poll plus scheduling slack
 
 
 def test_poll_slows_down_in_two_steps_and_never_below_the_configured_interval() -> None:
@@ -55,24 +62,6 @@ async def test_append_after_a_long_quiet_spell_arrives_within_the_quiet_poll(
 ) -> None:
     monkeypatch.setattr(local, "IDLE_AFTER_S", 0.1)
     monkeypatch.setattr(local, "QUIET_AFTER_S", 0.3)
-    path = tmp_path / "server.log"
-    path.write_bytes(b"first\n")
-    transport = LocalTransport()
-    got: list[tuple[bytes, float]] = []
-
-    async def follow() -> None:
-        async for chunk in transport.tail(str(path)):
-            if chunk.data:
-                got.append((chunk.data, time.monotonic()))
-            if len(got) == 2:
-                return
-
-    task = asyncio.create_task(follow())
-    await asyncio.sleep(1.0)  # past QUIET_AFTER_S: the tail now polls every QUIET_POLL_S
-    written = time.monotonic()
-    with path.open("ab") as fh:
-        fh.write(b"second\n")
-    await asyncio.wait_for(task, 5.0)
-    await transport.close()
-    assert got[1][0] == b"second\n"
-    assert got[1][1] - written < local.QUIET_POLL_S + 0.4
+    # past QUIET_AFTER_S: the tail now polls every QUIET_POLL_S
+    latency = await append_latency(tmp_path, 1.0)
+    assert latency < local.QUIET_POLL_S + 0.4
