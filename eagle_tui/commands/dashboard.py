@@ -79,19 +79,17 @@ def watch_dashboard(args: argparse.Namespace, command: str = "watch") -> int:
 
     hosts: list[str] = []
 
-    async def open_session() -> tuple[Session, Callable[[], Awaitable[None]]]:
-        transports = await open_transports(args)
+    async def open_session() -> tuple[Callable[[], Session], Callable[[], Awaitable[None]]]:
+        transports = await open_transports(args)  # SSH refusals: before Textual starts
         hosts.append(transports[0].host)
-        try:
-            session = build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
-        except BaseException:
-            await close_transports(transports)
-            raise
+
+        def build() -> Session:  # on the session thread, after the first frame
+            return build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
 
         async def close() -> None:
             await close_transports(transports)
 
-        return session, close
+        return build, close
 
     threaded = ThreadedSession(open_session)
     try:

@@ -22,6 +22,7 @@ import concurrent.futures
 import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Sequence
+from typing import cast
 
 from eagle_tui.model.events import Event
 from eagle_tui.model.state import DashboardState
@@ -29,7 +30,10 @@ from eagle_tui.session import Session
 
 Subscriber = Callable[[DashboardState, Sequence[Event]], None]
 Closer = Callable[[], Awaitable[None]]
-Opener = Callable[[], Awaitable[tuple[Session, Closer]]]
+# An opener connects (SSH: before the terminal is taken over, so a refusal is a plain message)
+# and returns the session, or a function that builds it: that runs on the session thread after
+# the UI's first frame, so the first frame does not wait for the sources' imports (~50 ms).
+Opener = Callable[[], Awaitable[tuple[Session | Callable[[], Session], Closer]]]
 
 
 async def _no_close() -> None:
@@ -70,6 +74,7 @@ class ThreadedSession:
         self._state = DashboardState()
         self._stop_requested = False
         self._go: asyncio.Event | None = None
+        self._early: list[Event] = []  # posted before the session was built
 
     # ------------------------------------------------------------------ session thread
     def start(self, timeout: float | None = 60.0) -> None:
@@ -91,18 +96,23 @@ class ThreadedSession:
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         try:
-            session, close = await self._opener()
+            opened, close = await self._opener()
         except BaseException as exc:
             self._opened.set_exception(exc)
             raise
-        self._session = session
-        self._state = session.state
-        session.subscribe(self._forward)
+        if isinstance(opened, Session):
+            self._attach(opened)
         self._go = asyncio.Event()
         self._opened.set_result(None)
         try:
             # sources start when the UI asks (after its first frame), not while it starts up
             await self._go.wait()
+            session = self._session
+            if session is None:
+                if self._stop_requested:  # the UI ended before the sources were needed
+                    self._done.set_result(self._state)
+                    return
+                session = self._attach(cast(Callable[[], Session], opened)())
             if self._stop_requested:
                 session.stop()
             final = await session.run()
@@ -112,6 +122,17 @@ class ThreadedSession:
         finally:
             await close()
         self._done.set_result(final)
+
+    def _attach(self, session: Session) -> Session:
+        """On the session thread: adopt the session; events posted before it go in first."""
+        session.subscribe(self._forward)
+        with self._lock:
+            self._state = session.state
+            self._session = session
+            early, self._early = self._early, []
+        if early:
+            session.post(*early)
+        return session
 
     def _forward(self, state: DashboardState, events: Sequence[Event]) -> None:
         """On the session thread: queue the batch; schedule one UI delivery at a time."""
@@ -153,8 +174,12 @@ class ThreadedSession:
         return unsubscribe
 
     def post(self, *events: Event) -> None:
-        session, loop = self._session, self._loop
-        if session is not None and loop is not None and not loop.is_closed():
+        with self._lock:
+            session, loop = self._session, self._loop
+            if session is None:  # not built yet: ``_attach`` posts these first
+                self._early.extend(events)
+                return
+        if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(session.post, *events)
 
     async def run(self) -> DashboardState:

@@ -88,3 +88,50 @@ def test_watch_dashboard_reports_config_errors_before_the_tui(
     args = argparse.Namespace(config=tmp_path / "missing.toml", theme=None, max_lines=None)
     assert watch_dashboard(args) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+async def test_a_session_builder_runs_after_release_and_gets_early_posts() -> None:
+    built: list[str] = []
+    closed: list[bool] = []
+
+    def build() -> Session:  # the dashboard's builder: sources are imported and built here
+        built.append("built")
+        return Session([ScriptedSource([Tick(1.0)])], tick_interval=None, batch_interval=0.0)
+
+    async def opener() -> tuple[object, object]:
+        async def close() -> None:
+            closed.append(True)
+
+        return build, close
+
+    ts = ThreadedSession(opener)  # type: ignore[arg-type]
+    await asyncio.to_thread(ts.start, 10.0)
+    await asyncio.sleep(0.1)
+    assert built == []  # not while the UI starts up
+    ts.post(LogLine(7, "posted before the session existed"))
+    final = await asyncio.wait_for(ts.run(), 10)  # run() releases the thread
+    assert built == ["built"] and final.now == 1.0
+    assert [ln.text for ln in final.recent_lines] == ["posted before the session existed"]
+    await asyncio.to_thread(ts.join, 10.0)
+    assert closed == [True]
+
+
+async def test_stop_before_release_never_builds_the_session() -> None:
+    built: list[str] = []
+    closed: list[bool] = []
+
+    def build() -> Session:
+        built.append("built")
+        return Session([], tick_interval=None)
+
+    async def opener() -> tuple[object, object]:
+        async def close() -> None:
+            closed.append(True)
+
+        return build, close
+
+    ts = ThreadedSession(opener)  # type: ignore[arg-type]
+    await asyncio.to_thread(ts.start, 10.0)
+    ts.stop()
+    await asyncio.to_thread(ts.join, 10.0)
+    assert built == [] and closed == [True]
