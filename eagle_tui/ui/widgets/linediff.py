@@ -9,6 +9,8 @@ compared line by line with the one on screen and only the changed rows are marke
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from textual.content import Content
 from textual.geometry import Region
 from textual.widget import Widget
@@ -22,9 +24,13 @@ class LineDiffWidget(Widget):
         self._lines: list[Content] = []
         self._width = 0  # content width the lines were built for (0: not laid out yet)
 
+    @abstractmethod
     def build(self, width: int) -> Content:
-        """The whole content for ``width`` cells (0 before the first layout)."""
-        raise NotImplementedError
+        """The whole content for ``width`` cells (0 before the first layout).
+
+        Abstract: mypy refuses to instantiate a subclass that lacks it (Textual's metaclass
+        cannot be combined with ``ABCMeta``, so the check is static).
+        """
 
     def _split(self, width: int) -> list[Content]:
         return self.build(width).split("\n", allow_blank=True)
