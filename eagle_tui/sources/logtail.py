@@ -155,7 +155,7 @@ class LogTail:
                 if catching_up and held and self.caught_up_gap > 0:
                     done, _ = await asyncio.wait({pending}, timeout=self.caught_up_gap)
                     if not done:  # the stream paused: everything already written is in
-                        if evs := self._flush_held(held, held_lines):
+                        if evs := self._flush_held(held):
                             yield evs
                         held, held_lines = [], 0
                         catching_up = False
@@ -168,7 +168,7 @@ class LogTail:
                     if pending.done():
                         pending = None
                 if chunk.restarted:
-                    if evs := self._flush_held(held, held_lines):
+                    if evs := self._flush_held(held):
                         yield evs
                     held, held_lines, partial = [], 0, b""
                     self.offset = 0
@@ -190,7 +190,7 @@ class LogTail:
                     if complete:
                         held.append(complete)
                         held_lines += complete.count(b"\n")
-                    if evs := self._flush_held(held, held_lines):
+                    if evs := self._flush_held(held):
                         yield evs
                     held, held_lines = [], 0
                     catching_up = False
@@ -218,7 +218,7 @@ class LogTail:
             if aclose is not None:
                 await aclose()
         # the tail ended (transport closed): surface what was held back
-        if evs := [*self._flush_held(held, held_lines), *self.thinner.flush()]:
+        if evs := self._flush_held(held):
             yield evs
 
     # ------------------------------------------------------------------ feeding the parser
@@ -240,27 +240,16 @@ class LogTail:
             for _ in range(self.catchup_lines):
                 cut = data.rfind(b"\n", 0, cut)
             events.extend(self._feed_fast(data[: cut + 1]))
-            events.extend(self.thinner.flush())
             data = data[cut + 1 :]
+        events.extend(self.thinner.flush())  # held catch-up stats go before any visible line
         events.extend(self.parser.feed_chunk(data, emit_lines=True))
         self.offset += len(data)
         return events
 
-    def _flush_held(self, held: list[bytes], held_lines: int) -> list[Event]:
-        if not held:
-            return self.thinner.flush()
-        data = b"".join(held)
-        skip = held_lines - self.catchup_lines
-        events: list[Event] = []
-        if skip > 0:
-            pos = 0
-            for _ in range(skip):
-                pos = data.index(b"\n", pos) + 1
-            events.extend(self._feed_fast(data[:pos]))
-            data = data[pos:]
-        events.extend(self.thinner.flush())
-        events.extend(self._feed_lines(data))
-        return events
+    def _flush_held(self, held: list[bytes]) -> list[Event]:
+        """The held chunks, caught up: all but the last ``catchup_lines`` lines on the fast path
+        (``_feed_lines`` applies that rule), and any stats the thinner still holds."""
+        return self._feed_lines(b"".join(held)) if held else self.thinner.flush()
 
 
 __all__ = ["CATCHUP_LINES", "STATS_KEEP", "LogTail", "StatsThinner"]

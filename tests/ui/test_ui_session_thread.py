@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,19 @@ from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource
 from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import UiConfig
-from eagle_tui.ui.session_thread import ThreadedSession, session_opener
+from eagle_tui.ui.session_thread import Closer, Opener, ThreadedSession, session_opener
+
+
+def closing_opener(opened: Session | Callable[[], Session], closed: list[bool]) -> Opener:
+    """An opener returning ``opened`` (a session or its builder); closing appends to ``closed``."""
+
+    async def opener() -> tuple[Session | Callable[[], Session], Closer]:
+        async def close() -> None:
+            closed.append(True)
+
+        return opened, close
+
+    return opener
 
 
 def threaded(events: list[Event], *, hold: bool = False) -> ThreadedSession:
@@ -65,14 +78,7 @@ async def test_opener_errors_surface_from_start() -> None:
 async def test_stop_ends_a_held_session_and_closes() -> None:
     closed: list[bool] = []
     session = Session([ScriptedSource([Tick(1.0)], hold=True)], tick_interval=None)
-
-    async def opener() -> tuple[Session, object]:
-        async def close() -> None:
-            closed.append(True)
-
-        return session, close
-
-    ts = ThreadedSession(opener)  # type: ignore[arg-type]
+    ts = ThreadedSession(closing_opener(session, closed))
     await asyncio.to_thread(ts.start, 10.0)
     runner = asyncio.ensure_future(ts.run())
     await asyncio.sleep(0.1)
@@ -98,13 +104,7 @@ async def test_a_session_builder_runs_after_release_and_gets_early_posts() -> No
         built.append("built")
         return Session([ScriptedSource([Tick(1.0)])], tick_interval=None, batch_interval=0.0)
 
-    async def opener() -> tuple[object, object]:
-        async def close() -> None:
-            closed.append(True)
-
-        return build, close
-
-    ts = ThreadedSession(opener)  # type: ignore[arg-type]
+    ts = ThreadedSession(closing_opener(build, closed))
     await asyncio.to_thread(ts.start, 10.0)
     await asyncio.sleep(0.1)
     assert built == []  # not while the UI starts up
@@ -124,13 +124,7 @@ async def test_stop_before_release_never_builds_the_session() -> None:
         built.append("built")
         return Session([], tick_interval=None)
 
-    async def opener() -> tuple[object, object]:
-        async def close() -> None:
-            closed.append(True)
-
-        return build, close
-
-    ts = ThreadedSession(opener)  # type: ignore[arg-type]
+    ts = ThreadedSession(closing_opener(build, closed))
     await asyncio.to_thread(ts.start, 10.0)
     ts.stop()
     await asyncio.to_thread(ts.join, 10.0)

@@ -408,33 +408,27 @@ class LogView(ScrollView, can_focus=True):
         if self.follow and self.max_scroll_y > 0 and self.scroll_y > 0:
             self.set_follow(False)
 
-    def action_scroll_up(self) -> None:
+    def _key_scroll(self, scroll: Callable[..., object], up: bool) -> None:
         if not self.allow_vertical_scroll:
             raise SkipAction
-        self._pause_for_scroll_up()
-        self.scroll_up(animate=False)
+        if up:
+            self._pause_for_scroll_up()
+        scroll(animate=False)
+
+    def action_scroll_up(self) -> None:
+        self._key_scroll(self.scroll_up, up=True)
 
     def action_page_up(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction
-        self._pause_for_scroll_up()
-        self.scroll_page_up(animate=False)
+        self._key_scroll(self.scroll_page_up, up=True)
 
     def action_scroll_home(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction
-        self._pause_for_scroll_up()
-        self.scroll_home(animate=False)
+        self._key_scroll(self.scroll_home, up=True)
 
     def action_scroll_down(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction
-        self.scroll_down(animate=False)
+        self._key_scroll(self.scroll_down, up=False)
 
     def action_page_down(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction
-        self.scroll_page_down(animate=False)
+        self._key_scroll(self.scroll_page_down, up=False)
 
     def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         if not (event.ctrl or event.shift):
