@@ -290,23 +290,18 @@ class Session:
         assert self._queue is not None
         batch: list[Event] = list(self._pending)
         self._pending.clear()
-        if isinstance(first, list):
-            batch.extend(first)
-            self._queued -= len(first)
-        elif first is not None and not isinstance(first, _Wake):
-            batch.append(first)
-            self._queued -= 1
+        item = first
         while True:
+            if isinstance(item, list):
+                batch.extend(item)
+                self._queued -= len(item)
+            elif item is not None and not isinstance(item, _Wake):
+                batch.append(item)
+                self._queued -= 1
             try:
                 item = self._queue.get_nowait()
             except asyncio.QueueEmpty:
                 break
-            if isinstance(item, list):
-                batch.extend(item)
-                self._queued -= len(item)
-            elif not isinstance(item, _Wake):
-                batch.append(item)
-                self._queued -= 1
         if self._room is not None:
             self._room.set()
         return batch
