@@ -10,10 +10,13 @@ Decode lines, 45 % debug lines, 10 % prefill and access lines.
 For each size the same file is measured with ``grep -c "Decode batch"`` and with
 ``python -m eagle_tui report --json FILE`` (fresh process, startup included, output to a file —
 not ``/dev/null``, where GNU grep stops at the first match), alternately: best wall time of
-``--runs`` runs each, and the peak RSS: from ``wait4``, or for a ``report`` that has
-``--debug-rss`` the sum of its own and its workers' peaks (``wait4`` alone shows only the
-largest process of the tree). The table is printed and, with
-``--write``, put into the "report" section of ``docs/performance.md``.
+``--runs`` runs each, and the peak memory: ``wait4``'s peak RSS, or for a ``report`` that has
+``--debug-rss`` its own peak RSS plus each forked worker's peak private memory (the tree's
+memory, every page counted once at most; ``wait4`` alone shows only the largest process of the
+tree), and beside it the plain sum of every process's peak RSS (pages a worker shares with the
+parent counted in each: an overstatement). The table is printed and, with
+``--write``, put into the "report" section of ``docs/performance.md``. ``--workers 1 2 4 8``
+measures each process count side by side (one row each).
 
 Python's bytecode cache is on, in a private temporary folder warmed by one untimed run, as for
 an installed package (pip compiles it at install time); ``--no-bytecode-cache`` measures with
@@ -128,13 +131,14 @@ def generate(path: Path, lines: int, seed: int = 1) -> int:
     return path.stat().st_size
 
 
-def _run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
-    """Wall time (s) and peak RSS (KiB) of one fresh process and the workers it forks.
+def _run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int]:
+    """Wall time (s), peak memory and summed peak RSS (KiB) of one fresh process and the
+    workers it forks.
 
-    The RSS is ``wait4``'s, which for a process tree is the *largest* process's peak, not their
-    sum; a ``report`` run with ``--debug-rss`` prints its own peak and each worker's, and then
-    their sum is used instead (an upper bound of the tree's peak: pages shared after ``fork``
-    count in every process).
+    ``wait4``'s RSS is, for a process tree, the *largest* process's peak; a ``report`` run with
+    ``--debug-rss`` prints its own peak RSS and each worker's peak RSS and private memory: the
+    memory is then its own peak plus the workers' private peaks (``tree``), and the sum adds
+    every RSS (pages shared after ``fork`` counted in every process).
     """
     ok = (0, 1) if argv[0] == "grep" else (0,)  # grep -c exits 1 when it counts nothing
     # a real file, not /dev/null: GNU grep stops at the first match when its output is
@@ -149,8 +153,10 @@ def _run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, i
         text = err.read().decode(errors="replace")
     if proc.returncode not in ok:
         raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {text}")
-    tree = re.search(r"peak RSS KiB: .* sum (\d+)", text)
-    return wall, int(tree.group(1)) if tree else usage.ru_maxrss
+    total = re.search(r"peak RSS KiB: .* sum (\d+)", text)
+    tree = re.search(r"peak RSS KiB: .* tree (\d+)", text) or total
+    return (wall, int(tree.group(1)) if tree else usage.ru_maxrss,
+            int(total.group(1)) if total else usage.ru_maxrss)
 
 
 def supports_debug_rss(src: Path, env: dict[str, str]) -> bool:
@@ -179,27 +185,35 @@ def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str], lis
     jobs = [(["grep", "-c", "Decode batch", str(path)], ROOT, dict(os.environ))]
     jobs += [([sys.executable, "-m", "eagle_tui", "report", "--json", *extra, str(path)], src,
               env) for src, env, extra in reports]
-    best = [{"s": float("inf"), "kb": 0.0} for _ in jobs]
+    best = [{"s": float("inf"), "kb": 0.0, "sum_kb": 0.0} for _ in jobs]
     for _ in range(runs):
         for (argv, cwd, env), b in zip(jobs, best, strict=True):
-            wall, kb = _run_once(argv, env, cwd)
+            wall, kb, sum_kb = _run_once(argv, env, cwd)
             b["s"], b["kb"] = min(b["s"], wall), max(b["kb"], kb)
+            b["sum_kb"] = max(b["sum_kb"], sum_kb)
     return best
 
 
 def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]],
-        bytecode_cache: bool = True, workers: int | None = None) -> list[dict[str, Any]]:
+        bytecode_cache: bool = True, workers: list[int] | None = None) -> list[dict[str, Any]]:
     """Measure ``report`` from each ``(label, checkout)`` of ``srcs`` against ``grep -c``
-    (``workers``: ``EAGLE_TUI_REPORT_WORKERS`` for checkouts that read it)."""
+    (``workers``: each a ``EAGLE_TUI_REPORT_WORKERS`` for checkouts that read it, one row
+    each)."""
     reports = []
     warm = workdir / "warm.log"
     generate(warm, 200)
-    for i, (_, src) in enumerate(srcs):
-        env = report_env(src, workdir / f"pycache{i}" if bytecode_cache else None)
-        if workers is not None:
-            env["EAGLE_TUI_REPORT_WORKERS"] = str(workers)
-        _run_once([sys.executable, "-m", "eagle_tui", "report", "--json", str(warm)], env, src)
-        reports.append((src, env, ["--debug-rss"] if supports_debug_rss(src, env) else []))
+    contenders: list[tuple[str, Path]] = []
+    for i, (label, src) in enumerate(srcs):
+        for w in workers or [None]:
+            env = report_env(src, workdir / f"pycache{i}" if bytecode_cache else None)
+            if w is not None:
+                env["EAGLE_TUI_REPORT_WORKERS"] = str(w)
+            name = " ".join(x for x in (label, f"{w} proc" if w is not None else "") if x)
+            contenders.append((name, src))
+            _run_once([sys.executable, "-m", "eagle_tui", "report", "--json", str(warm)], env,
+                      src)
+            reports.append((src, env, ["--debug-rss"] if supports_debug_rss(src, env) else []))
+    srcs = contenders
     rows = []
     for lines in sizes:
         path = workdir / f"sglang-eagle3-{lines}.log"
@@ -209,24 +223,29 @@ def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]]
         for (label, _), m in zip(srcs, timed, strict=True):
             r: dict[str, Any] = {"lines": lines, "mb": size / 1e6, "grep_s": grep["s"],
                  "grep_mb": grep["kb"] / 1024, "report_s": m["s"], "report_mb": m["kb"] / 1024,
-                 "label": label}
+                 "report_sum_mb": m["sum_kb"] / 1024, "label": label}
             rows.append(r)
             print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {r['grep_s']:6.3f} s  report "
-                  f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x)  peak RSS "
-                  f"{r['report_mb']:5.1f} MB  {label}", flush=True)
+                  f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x)  memory "
+                  f"{r['report_mb']:5.1f} MB (RSS sum {r['report_sum_mb']:5.1f})  {label}",
+                  flush=True)
     return rows
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     code = any(r.get("label") for r in rows)
+    total = any("report_sum_mb" in r for r in rows)
     out = ["| lines | file | " + ("code | " if code else "") + "`grep -c` | `report --json` | "
-           "ratio | peak RSS report | peak RSS grep |",
-           "|---:|---:|" + (":--|" if code else "") + "---:|---:|---:|---:|---:|"]
+           "ratio | peak memory report | " + ("RSS sum report | " if total else "")
+           + "peak RSS grep |",
+           "|---:|---:|" + (":--|" if code else "") + "---:|---:|---:|---:|"
+           + ("---:|" if total else "") + "---:|"]
     for r in rows:
         label = f"{r.get('label') or ''} | " if code else ""
+        rss_sum = f"{r.get('report_sum_mb', r['report_mb']):.0f} MB | " if total else ""
         out.append(f"| {int(r['lines']):,} | {r['mb']:.0f} MB | {label}{r['grep_s']:.3f} s | "
                    f"{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | "
-                   f"{r['report_mb']:.0f} MB | {r['grep_mb']:.0f} MB |")
+                   f"{r['report_mb']:.0f} MB | {rss_sum}{r['grep_mb']:.0f} MB |")
     return "\n".join(out)
 
 
@@ -274,8 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-bytecode-cache", action="store_true",
                    help="PYTHONDONTWRITEBYTECODE=1: compile every module at every start")
     p.add_argument("--note", default="", help="added to the table's heading")
-    p.add_argument("--workers", type=int, default=None,
-                   help="EAGLE_TUI_REPORT_WORKERS for report (default: its own choice)")
+    p.add_argument("--workers", type=int, nargs="+", default=None,
+                   help="EAGLE_TUI_REPORT_WORKERS for report, one row per value (default: its "
+                        "own choice)")
     args = p.parse_args(argv)
     if any(n < 100 for n in args.lines) or args.runs < 1:
         p.error("--lines must be ≥ 100 and --runs ≥ 1")

@@ -95,7 +95,7 @@ def human(report: dict[str, Any], out: TextIO) -> None:
 
 def run(args: argparse.Namespace) -> int:
     name: str = args.log
-    rss: list[int] = []
+    rss: list[tuple[int, int]] = []
     try:
         if name == "-":
             report = build_report(sys.stdin.buffer, "-", baseline=args.baseline)
@@ -122,14 +122,23 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_rss(workers: list[int]) -> None:
-    """Peak RSS (KiB) of this process and of each worker: their sum bounds the tree's peak
-    (shared pages counted in each), which a parent's ``wait4`` alone does not show."""
+def _print_rss(workers: list[tuple[int, int]]) -> None:
+    """Peak RSS (KiB) of this process and of each worker, which a parent's ``wait4`` alone does
+    not show.
+
+    ``sum`` adds every peak RSS: pages a forked worker shares with the parent are counted once
+    per process, so it overstates. ``tree`` is this process's peak RSS plus each worker's peak
+    private memory: every page the tree uses is counted once at most, so it bounds the tree's
+    peak from above without that double count.
+    """
     import resource  # only here: --debug-rss is for benchmarks
 
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"eagle-tui report: peak RSS KiB: self {own}, workers {workers}, "
-          f"sum {own + sum(workers)}", file=sys.stderr)
+    peaks = [r for r, _ in workers]
+    private = [p for _, p in workers]
+    print(f"eagle-tui report: peak RSS KiB: self {own}, workers {peaks}, "
+          f"sum {own + sum(peaks)}, workers private {private}, "
+          f"tree {own + sum(private)}", file=sys.stderr)
 
 
 __all__ = ["EXIT_OK", "EXIT_USAGE", "human", "register", "run"]

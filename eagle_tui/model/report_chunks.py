@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from collections.abc import Iterator
 from typing import Union
 
 from .detect import (
@@ -47,6 +48,7 @@ from .series import Series
 
 TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
 STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
+PIECE = 1 << 18  # bytes of a plain run summarized at a time (see ``summarize_chunk``)
 
 # (lines, acc_text, acc_n, acc_tail, gen_text, gen_n, gen_tail, dims): a plain run
 PlainRun = tuple[int, bytes, int, list[float], bytes, int, list[float], list[tuple[int, int]]]
@@ -56,6 +58,15 @@ SerialRun = tuple[int, bytes]
 Item = Union[bytes, SerialRun, PlainRun]  # noqa: UP007 (a runtime alias: marshal-able data)
 # (items, has_stats, accept token counts, sorted gen_throughput doubles as bytes)
 ChunkSummary = tuple[list[Item], bool, dict[bytes, int], bytes]
+
+
+def _runs(buf: bytes | bytearray, end: int, piece: int) -> Iterator[tuple[int, int, bool]]:
+    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
+        if alone:
+            yield a, b, True
+        else:
+            for x, y in pieces(buf, a, b, piece):
+                yield x, y, False
 
 
 def new_dims(buf: bytes | bytearray, a: int, b: int) -> list[tuple[int, int]]:
@@ -83,33 +94,87 @@ def new_dims(buf: bytes | bytearray, a: int, b: int) -> list[tuple[int, int]]:
     return out
 
 
-def summarize_chunk(buf: bytes | bytearray, end: int) -> ChunkSummary:
+def pieces(buf: bytes | bytearray, a: int, b: int, size: int) -> Iterator[tuple[int, int]]:
+    """``buf[a:b]`` (whole lines) cut into runs of whole lines of about ``size`` bytes (a line
+    longer than that is a run of its own)."""
+    while b - a > size:
+        cut = buf.find(b"\n", a + size, b) + 1
+        if cut <= 0 or cut >= b:
+            break
+        yield a, cut
+        a = cut
+    yield a, b
+
+
+class ChunkSummarizer:
+    """Builds one chunk's :data:`ChunkSummary` from its lines, given in one or more windows.
+
+    A worker reads its chunk a window at a time (``add`` each window's whole lines) so that
+    its buffer stays small; the summary is the same as for the chunk in one piece up to how
+    the runs of plain lines are cut, and ``apply`` adds runs up exactly. Runs are also
+    summarized ``piece`` bytes at a time: the lists a run's ``findall`` builds stay small,
+    which is most of a worker's own memory.
+    """
+
+    def __init__(self, piece: int = PIECE) -> None:
+        self.piece = piece
+        self.items: list[Item] = []
+        self.has_stats = False
+        self.counts: Counter[bytes] = Counter()
+        self.gen_values = array("d")  # 8 bytes a value, not a float object
+    def add(self, buf: bytes | bytearray, end: int) -> None:
+        """The lines ``buf[1:end]`` (``buf[0]`` and ``buf[end - 1]`` newlines), as
+        ``ReportBuilder.feed`` would do them with the engine known and "serving" seen."""
+        items = self.items
+        for a, b, alone in _runs(buf, end, self.piece):
+            if alone:
+                items.append(bytes(buf[a:b]))
+                continue
+            lines = buf.count(b"\n", a, b)
+            if not self.has_stats:
+                self.has_stats = any(buf.find(t, a, b) >= 0 for t in STATS_TEXT)
+            acc = ACC_LINE_B.findall(buf, a, b)
+            gen = GEN_LINE_B.findall(buf, a, b)
+            acc_text, gen_text = b",".join(acc), b",".join(gen)
+            if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
+                items.append((lines, bytes(buf[a:b])))
+                continue
+            self.counts.update(acc)
+            values = self.gen_values
+            values.extend(map(float, gen))
+            items.append((lines, acc_text, len(acc), list(map(float, acc[-TAIL:])),
+                          gen_text, len(gen), values[len(values) - min(len(gen), TAIL):].tolist(),
+                          new_dims(buf, a, b)))
+
+    def result(self) -> ChunkSummary:
+        _trim_tails(self.items)
+        return (self.items, self.has_stats, dict(self.counts),
+                array("d", sorted(self.gen_values)).tobytes())
+
+
+def summarize_chunk(buf: bytes | bytearray, end: int, piece: int = PIECE) -> ChunkSummary:
     """The bulk work of the lines ``buf[1:end]`` (``buf[0]`` and ``buf[end - 1]`` newlines),
     as ``ReportBuilder.feed`` would do it with the engine known and "serving" seen."""
-    items: list[Item] = []
-    has_stats = False
-    counts: Counter[bytes] = Counter()
-    gen_values: list[float] = []
-    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
-        if alone:
-            items.append(bytes(buf[a:b]))
-            continue
-        lines = buf.count(b"\n", a, b)
-        has_stats = has_stats or any(buf.find(t, a, b) >= 0 for t in STATS_TEXT)
-        acc = ACC_LINE_B.findall(buf, a, b)
-        gen = GEN_LINE_B.findall(buf, a, b)
-        acc_text, gen_text = b",".join(acc), b",".join(gen)
-        if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
-            items.append((lines, bytes(buf[a:b])))
-            continue
-        counts.update(acc)
-        gen_floats = list(map(float, gen))
-        gen_values.extend(gen_floats)
-        items.append((lines, acc_text, len(acc), list(map(float, acc[-TAIL:])),
-                      gen_text, len(gen), gen_floats[-TAIL:], new_dims(buf, a, b)))
-    gen_values.sort()
-    return items, has_stats, dict(counts), array("d", gen_values).tobytes()
+    summarizer = ChunkSummarizer(piece)
+    summarizer.add(buf, end)
+    return summarizer.result()
 
 
-__all__ = ["STATS_TEXT", "ChunkSummary", "Item", "PlainRun", "SerialRun", "new_dims",
-           "summarize_chunk"]
+def _trim_tails(items: list[Item]) -> None:
+    """Empty the tails of plain runs whose values later plain runs push out of ``TAIL`` anyway
+    (values of other items only push more out): a chunk of many runs carries one tail's worth."""
+    acc_after = gen_after = 0
+    for i in range(len(items) - 1, -1, -1):
+        item = items[i]
+        if isinstance(item, bytes) or len(item) == 2:
+            continue
+        n, acc_text, acc_n, acc_tail, gen_text, gen_n, gen_tail, dims = item
+        if acc_after >= TAIL or gen_after >= TAIL:
+            items[i] = (n, acc_text, acc_n, [] if acc_after >= TAIL else acc_tail,
+                        gen_text, gen_n, [] if gen_after >= TAIL else gen_tail, dims)
+        acc_after += acc_n
+        gen_after += gen_n
+
+
+__all__ = ["PIECE", "STATS_TEXT", "ChunkSummarizer", "ChunkSummary", "Item", "PlainRun",
+           "SerialRun", "new_dims", "pieces", "summarize_chunk"]

@@ -24,7 +24,9 @@ from eagle_tui.cli import main
 from eagle_tui.commands import report_parallel as rp
 from eagle_tui.model.parser import read_chunks
 from eagle_tui.model.report import ReportBuilder, build_report, close, dump
-from eagle_tui.model.report_chunks import summarize_chunk
+from eagle_tui.model.report_chunks import PIECE, summarize_chunk
+
+summarize_at = rp.summarize_at  # the real one, for wrappers that tests patch in
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"
@@ -203,6 +205,36 @@ def test_generated_benchmark_log(tmp_path: Path) -> None:
     check(path, 3)
 
 
+@pytest.mark.parametrize("window", [40, 300, 5000])
+@pytest.mark.parametrize("log", [LOGS[0], LOGS[-1]], ids=lambda p: p.name)
+def test_workers_read_their_chunks_in_small_windows(tmp_path: Path, log: Path, window: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker reads a chunk ``WINDOW`` bytes at a time, growing its buffer for a longer line
+    (40: nearly every line): the JSON is still the serial one."""
+    monkeypatch.setattr(rp, "WINDOW", window)
+    path = tmp_path / "x.log"
+    path.write_bytes(repeat_to(log.read_bytes() + b"x" * 3 * window + b"\n", 6 * SMALL))
+    check(path, 3)
+
+
+@pytest.mark.parametrize("piece", [1, 100, PIECE, 1 << 30])
+def test_summaries_cut_runs_into_pieces_and_keep_one_tail(tmp_path: Path, piece: int) -> None:
+    """Runs summarized ``piece`` bytes at a time (1: a line each) apply to the same report, and
+    only the last ``TAIL`` values of a chunk travel as floats."""
+    path = tmp_path / "x.log"
+    path.write_text("".join(decode(i) + debug() for i in range(3000)))
+    data = b"\n" + path.read_bytes()
+    items = summarize_chunk(data, len(data), piece)[0]
+    runs = [it for it in items if not isinstance(it, bytes) and len(it) == 8]
+    assert len(runs) > 1 if piece < len(data) else len(runs) == 1
+    assert sum(len(r[3]) for r in runs) == min(600, 3000)
+    b = ReportBuilder("x.log")
+    b.apply(summarize_chunk(data, len(data), piece), lambda: bytearray(data))
+    ref = ReportBuilder("x.log")
+    ref.feed(bytearray(data), len(data))
+    assert as_json(b.finish()) == as_json(ref.finish())
+
+
 # ------------------------------------------------------------------------------ failures
 @pytest.mark.parametrize("fail_after", [0, 2])
 def test_a_failing_worker_is_read_serially_and_reaped(tmp_path: Path, fail_after: int,
@@ -214,14 +246,14 @@ def test_a_failing_worker_is_read_serially_and_reaped(tmp_path: Path, fail_after
     parent = os.getpid()
     calls = [0]
 
-    def fail_in_workers(buf: bytearray, end: int) -> Any:
+    def fail_in_workers(fd: int, offset: int, n: int, buf: bytearray) -> Any:
         if os.getpid() != parent:
             calls[0] += 1  # this process's own copy
             if calls[0] > fail_after:
                 raise RuntimeError("boom")
-        return summarize_chunk(buf, end)
+        return summarize_at(fd, offset, n, buf)
 
-    monkeypatch.setattr(rp, "summarize_chunk", fail_in_workers)
+    monkeypatch.setattr(rp, "summarize_at", fail_in_workers)
     assert parallel(path, 3) == expected
     assert "a worker failed (RuntimeError: boom)" in capfd.readouterr().err
 
@@ -235,16 +267,16 @@ def test_a_slow_worker_makes_the_parent_wait_not_pile_up(tmp_path: Path,
     most = [0]
     real_own = rp._Merge.own
 
-    def slow_in_workers(buf: bytearray, end: int) -> Any:
+    def slow_in_workers(fd: int, offset: int, n: int, buf: bytearray) -> Any:
         if os.getpid() != parent:
             time.sleep(0.3)
-        return summarize_chunk(buf, end)
+        return summarize_at(fd, offset, n, buf)
 
     def own(self: Any, index: int, buf: bytearray) -> None:
         real_own(self, index, buf)
         most[0] = max(most[0], len(self.pending))
 
-    monkeypatch.setattr(rp, "summarize_chunk", slow_in_workers)
+    monkeypatch.setattr(rp, "summarize_at", slow_in_workers)
     monkeypatch.setattr(rp._Merge, "own", own)
     assert parallel(path, 2) == expected
     assert 4 <= most[0] <= 8 == rp._Merge.PENDING  # without the wait: one per chunk (~50)
