@@ -41,9 +41,10 @@ from eagle_tui.model.report_chunks import ChunkSummarizer, ChunkSummary, summari
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
 MIN_BYTES = 8 << 20  # at least this much of the file per process
 MAX_WORKERS = 4  # each worker adds ~22 MB RSS (~10 MB PSS: the rest is shared with the parent)
-MAX_CHUNKS = 16_000  # chunk indices the work pipe holds (4 bytes each, 64 KiB): ~64 GB
+MAX_CHUNKS = 16_000  # chunk indices the work pipe holds (4 bytes each, 64 KiB): ~16 GB
 ENV_WORKERS = "EAGLE_TUI_REPORT_WORKERS"
 _WINDOW = 1 << 16
+PAR_CHUNK = 2 << 20  # the chunks handed out: ~17,000 lines; many more than processes
 WINDOW = 1 << 19  # a worker reads its chunks this much at a time
 
 Chunk = tuple[int, int]  # (file offset, length): whole lines, as the serial reader yields them
@@ -175,10 +176,11 @@ def private_kib() -> int:
 
 def _worker(fd: int, queue: int, chunks: list[Chunk], out: str, done: int, me: int,
             length: int, measure: bool) -> int:
-    """A forked worker's whole life: summarize the chunks it claims into ``out`` (one marshal
-    record each, in claim order, i.e. ascending), telling the parent through ``done`` as each
-    record is complete; the exit status. With ``measure``, the peak of :func:`private_kib`
-    (taken after each chunk, its summary still alive) goes to ``out + ".mem"``."""
+    """A forked worker's whole life: summarize the chunks it claims into ``out`` (one record
+    each, its length and its ``marshal`` bytes, in claim order, i.e. ascending), telling the
+    parent through ``done`` as each record is complete; the exit status. With ``measure``, the
+    peak of :func:`private_kib` (after each chunk, its summary still alive) goes to
+    ``out + ".mem"``."""
     try:
         buf = bytearray(min(length, WINDOW + 1))
         buf[0] = 0x0A
@@ -188,8 +190,11 @@ def _worker(fd: int, queue: int, chunks: list[Chunk], out: str, done: int, me: i
                 summary, buf = summarize_at(fd, *chunks[index], buf)
                 if measure:
                     peak = max(peak, private_kib())
-                marshal.dump((index, summary), f)
+                record = marshal.dumps((index, summary))
                 del summary
+                f.write(len(record).to_bytes(8, "little"))
+                f.write(record)
+                del record
                 f.flush()
                 os.write(done, me.to_bytes(4, "little") + index.to_bytes(4, "little"))
         if measure:
@@ -204,6 +209,16 @@ def _worker(fd: int, queue: int, chunks: list[Chunk], out: str, done: int, me: i
         sys.stderr.write(f"eagle-tui report: a worker failed ({type(exc).__name__}: {exc}); "
                          "reading its part serially\n")
         return 1
+
+
+def _load(f: BinaryIO) -> Any:
+    """The next record of a worker's file: its length, then its ``marshal`` bytes. Read whole:
+    ``marshal.load`` on a file reads it a few bytes at a time (~1 ms for a chunk's record)."""
+    size = int.from_bytes(f.read(8), "little")
+    data = f.read(size)
+    if len(data) != size:
+        raise RuntimeError("a worker's record is cut short")
+    return marshal.loads(data)
 
 
 def _fork(parent_only: tuple[int, ...], *args: Any) -> int:
@@ -309,7 +324,7 @@ class _Merge:
                 me = self.done.pop(index)
                 if me not in self.readers:
                     self.readers[me] = open(self.outs[me], "rb")  # noqa: SIM115 (closed in close)
-                got, summary = marshal.load(self.readers[me])
+                got, summary = _load(self.readers[me])
                 if got != index:
                     raise RuntimeError(f"worker {me} wrote chunk {got} where {index} was due")
                 self.b.apply(summary, reread)
@@ -332,7 +347,7 @@ class _Merge:
 
 def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                           workers: int | None = None, threshold: int = THRESHOLD,
-                          min_bytes: int = MIN_BYTES, chunk: int = CHUNK,
+                          min_bytes: int = MIN_BYTES, chunk: int = PAR_CHUNK,
                           rss: list[tuple[int, int]] | None = None) -> dict[str, Any]:
     """``build_report(f, name)``, with worker processes for a big regular file.
 
@@ -347,7 +362,7 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
         and hasattr(os, "preadv")  # POSIX (Linux, BSD); elsewhere the serial path
     layout = plan(fd, st.st_size, chunk) if usable else None
     if layout is None or not 2 <= len(layout[0]) <= MAX_CHUNKS:
-        return build_report(f, name, baseline=baseline, chunk=chunk)
+        return build_report(f, name, baseline=baseline)
     import signal  # these two only for a big file: each import counts in a short command
     import tempfile
 

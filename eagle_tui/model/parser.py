@@ -57,7 +57,6 @@ from .events import (
     Phase,
     PhaseEvent,
 )
-from .fastlane import feed_visible
 from .normalize import normalize, sanitize, to_text
 from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
@@ -227,7 +226,10 @@ class LogParser:
         if not complete:
             return out
         # whole clean stretches at a time (see ``fastlane``); catching up drops the lines: the
-        # column-wise path plus a filter is ~2x cheaper than parsing the lines without them
+        # column-wise path plus a filter is ~2x cheaper than parsing the lines without them.
+        # Imported here: ``report`` never feeds, and its start should not compile this.
+        from .fastlane import feed_visible
+
         events = feed_visible(self, complete)
         return events if emit_lines else [ev for ev in events if type(ev) is not LogLine]
 
