@@ -48,10 +48,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--baseline", type=_positive, metavar="TOK_S",
                    help="non-speculative tok/s to compare against (adds a below-baseline alert)")
     p.add_argument("--workers", type=_count, metavar="N",
-                   help="processes for a big file (default: usable CPUs, at most 4, or "
-                   "$EAGLE_TUI_REPORT_WORKERS); 1 reads serially")
+                   help="processes for a big file (default: usable CPUs, at most 12, at least "
+                   "8 MiB of the file each, or $EAGLE_TUI_REPORT_WORKERS); 1 reads serially")
     p.add_argument("--debug-rss", action="store_true",
-                   help="print the peak RSS of the report and its workers to stderr")
+                   help="print the peak memory of the report and its workers to stderr")
     p.set_defaults(func=run)
 
 
