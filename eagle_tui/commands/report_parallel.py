@@ -60,32 +60,42 @@ def buffer_size(st_size: int, chunk: int = CHUNK) -> int:
 
 def plan(fd: int, size: int, chunk: int = CHUNK) -> tuple[list[Chunk], int] | None:
     """The chunks ``read_chunks(stream, chunk)`` yields for the first ``size`` bytes of ``fd``
-    while its buffer fills, and the offset of the rest (less than one buffer, which the serial
-    reader itself then reads). ``None`` when a line is longer than the buffer (the reader grows
-    it; such a log is read serially).
+    while its buffer fills, then the whole lines left after them as one more chunk; and the
+    offset of the rest: a last line without its newline, which the serial reader reads. ``None``
+    when a line is longer than the buffer (the reader grows it; such a log is read serially).
 
     The reader's buffer holds a newline and then ``window = length - 1`` bytes of the file from
-    the start of the pending line; each step yields up to the last newline in it.
+    the start of the pending line; each step yields up to the last newline in it. The chunks
+    only need to be whole lines that fit the buffer (a report is the same however its lines are
+    cut); following the reader keeps them as even as it makes them.
     """
     window = buffer_size(size, chunk) - 1
     chunks: list[Chunk] = []
     p = 0
-    while size - p >= window:
-        top = p + window
-        nl = -1
-        while nl < 0 and top > p:
-            lo = max(p, top - _WINDOW)
-            data = os.pread(fd, top - lo, lo)
-            if len(data) != top - lo:  # the file shrank: let the serial path read it
-                return None
-            i = data.rfind(b"\n")
-            nl = lo + i if i >= 0 else -1
-            top = lo
-        if nl < 0:
+    while p < size:
+        nl = _last_newline(fd, p, min(p + window, size))
+        if nl is None or (nl < 0 and size - p >= window):  # shrank, or a line too long
             return None
+        if nl < 0:  # the rest is one line without its newline
+            break
         chunks.append((p, nl + 1 - p))
         p = nl + 1
     return chunks, p
+
+
+def _last_newline(fd: int, p: int, top: int) -> int | None:
+    """The offset of the last newline in ``fd``'s bytes ``[p, top)``, -1 if none, ``None`` if
+    the file is shorter than ``top`` (it shrank: let the serial path read it)."""
+    while top > p:
+        lo = max(p, top - _WINDOW)
+        data = os.pread(fd, top - lo, lo)
+        if len(data) != top - lo:
+            return None
+        i = data.rfind(b"\n")
+        if i >= 0:
+            return lo + i
+        top = lo
+    return -1
 
 
 def default_workers() -> int:
@@ -261,7 +271,9 @@ class _Merge:
     A chunk is fed directly when the parent claims it next in order; a chunk the parent claims
     out of order is summarized and kept (a few at most: the parent waits for the workers when
     ``PENDING`` pile up); a worker's chunk is read from its file once its "done" message came.
-    Applying as the records arrive keeps the merge off the end of the run.
+    Applying as the records arrive keeps the merge off the end of the run, and the parent
+    claims a chunk only when no record is ready to apply (:meth:`step`): with many workers,
+    records come faster than one process applies them and summarizes chunks too.
     """
 
     PENDING = 8
@@ -314,6 +326,13 @@ class _Merge:
             me = int.from_bytes(data[i : i + 4], "little")
             self.done[int.from_bytes(data[i + 4 : i + 8], "little")] = me
         self._partial = data[whole:]
+
+    def step(self) -> bool:
+        """Apply what has arrived without waiting; whether anything was applied."""
+        before = self.applied
+        self.messages(block=False)
+        self.advance()
+        return self.applied > before
 
     def advance(self) -> None:
         while self.applied < len(self.chunks):
@@ -399,6 +418,8 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
             index = first
             while index is not None:
                 merge.own(index, buf)
+                while merge.step():  # merging first: with many workers it is the long pole
+                    pass
                 index = _claim(queue)
             merge.finish()
             for pid in list(pids):
