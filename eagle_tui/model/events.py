@@ -14,9 +14,10 @@ zone (SGLang) and must not be guessed at.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
+
+from .record import Record, record
 
 Engine = Literal["sglang", "vllm", "unknown"]
 Severity = Literal["info", "warning", "critical"]
@@ -64,8 +65,8 @@ class LineKind(str, Enum):
 # --------------------------------------------------------------------------- log-derived events
 
 
-@dataclass(frozen=True, slots=True)
-class LogLine:
+@record
+class LogLine(Record):
     """One sanitized log line (no ESC, no C0/C1 controls). ``lineno`` is 1-based in the stream."""
 
     lineno: int
@@ -74,14 +75,14 @@ class LogLine:
     host: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class EngineDetected:
+@record
+class EngineDetected(Record):
     engine: Engine
     lineno: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class PhaseEvent:
+@record
+class PhaseEvent(Record):
     """A startup milestone. ``role`` is ``"target"`` or ``"draft"`` (EAGLE draft worker)."""
 
     phase: Phase
@@ -91,8 +92,8 @@ class PhaseEvent:
     role: str = "target"
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
+@record
+class Progress(Record):
     """Progress inside a phase: ``what`` is ``"shards"`` (weights) or ``"graphs"`` (capture)."""
 
     what: Literal["shards", "graphs"]
@@ -103,8 +104,8 @@ class Progress:
     label: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class SpecConfig:
+@record
+class SpecConfig(Record):
     """Speculative-decoding settings as the server was launched (log, /server_info or flags)."""
 
     algorithm: str | None = None
@@ -115,8 +116,8 @@ class SpecConfig:
     source: str = "log"
 
 
-@dataclass(frozen=True, slots=True)
-class DecodeStats:
+@record
+class DecodeStats(Record):
     """A decode-side stats sample: SGLang ``Decode batch`` or vLLM ``Engine 000:`` line.
 
     ``gen_tps`` is committed tokens per second including accepted drafts (both engines agree on
@@ -137,8 +138,8 @@ class DecodeStats:
     source: str = "log"
 
 
-@dataclass(frozen=True, slots=True)
-class PrefillStats:
+@record
+class PrefillStats(Record):
     lineno: int
     time: str | None = None
     new_seq: int | None = None
@@ -149,8 +150,8 @@ class PrefillStats:
     input_tps: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SpecStats:
+@record
+class SpecStats(Record):
     """Acceptance figures of one stats interval (vLLM ``SpecDecoding metrics`` / V0 line).
 
     ``mean_accept_len`` includes the bonus token (range 1 .. k+1). ``acceptance_rate`` is a 0..1
@@ -170,8 +171,8 @@ class SpecStats:
     source: str = "log"
 
 
-@dataclass(frozen=True, slots=True)
-class HiddenStateDims:
+@record
+class HiddenStateDims(Record):
     """``[EAGLE3-DEBUG] hidden_states shape=torch.Size([n, D])`` → ``dim=D``."""
 
     dim: int
@@ -179,8 +180,8 @@ class HiddenStateDims:
     tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
+@record
+class ModelInfo(Record):
     """Facts about the loaded models from the log: architecture per role, hidden size."""
 
     role: str
@@ -188,8 +189,8 @@ class ModelInfo:
     lineno: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class CrashEvent:
+@record
+class CrashEvent(Record):
     """A classified fatal error. ``lineno`` is the 1-based root-cause line."""
 
     kind: str
@@ -199,8 +200,8 @@ class CrashEvent:
     time: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LogRestarted:
+@record
+class LogRestarted(Record):
     """The followed file was truncated or replaced; line numbers restart at 1."""
 
     reason: str
@@ -214,8 +215,8 @@ class LogRestarted:
 HealthState = Literal["no_listener", "starting", "ready", "error", "timeout", "unknown"]
 
 
-@dataclass(frozen=True, slots=True)
-class HealthSample:
+@record
+class HealthSample(Record):
     state: HealthState
     t: float
     status_code: int | None = None
@@ -223,8 +224,8 @@ class HealthSample:
     error: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class MetricsSample:
+@record
+class MetricsSample(Record):
     """Windowed values from ``/metrics`` (counters already turned into rates by the scraper)."""
 
     t: float
@@ -239,8 +240,8 @@ class MetricsSample:
     counter_reset: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ServerInfo:
+@record
+class ServerInfo(Record):
     t: float
     spec: SpecConfig | None = None
     avg_accept_len: float | None = None
@@ -249,8 +250,8 @@ class ServerInfo:
     version: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DraftConfig:
+@record
+class DraftConfig(Record):
     """What the draft checkpoint's ``config.json`` says about itself (EAGLE-3 markers)."""
 
     path: str
@@ -264,8 +265,8 @@ class DraftConfig:
 ProcessStatus = Literal["running", "sleeping", "zombie", "exited", "not_found", "unknown"]
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessSample:
+@record
+class ProcessSample(Record):
     t: float
     pid: int
     status: ProcessStatus
@@ -276,23 +277,23 @@ class ProcessSample:
     num_procs: int = 1
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessExited:
+@record
+class ProcessExited(Record):
     t: float
     pid: int
     exit_code: int | None = None
     signal: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GpuProcess:
+@record
+class GpuProcess(Record):
     pid: int
     name: str = ""
     used_bytes: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GpuInfo:
+@record
+class GpuInfo(Record):
     """One GPU at one instant. ``None`` in a field means "not supported / N/A", never an error."""
 
     index: int
@@ -314,8 +315,8 @@ class GpuInfo:
 GpuState = Literal["ok", "no_driver", "error", "unknown"]
 
 
-@dataclass(frozen=True, slots=True)
-class GpuSample:
+@record
+class GpuSample(Record):
     t: float
     state: GpuState
     gpus: tuple[GpuInfo, ...] = ()
@@ -324,8 +325,8 @@ class GpuSample:
     backend: str = ""  # "nvml" | "nvidia-smi"
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFailed:
+@record
+class SourceFailed(Record):
     source: str
     error: str
     t: float
@@ -333,14 +334,14 @@ class SourceFailed:
     retry_in_s: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRecovered:
+@record
+class SourceRecovered(Record):
     source: str
     t: float
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionState:
+@record
+class ConnectionState(Record):
     """Transport state (SSH): ``connected``, ``reconnecting`` (with attempt/error), ``failed``."""
 
     host: str
@@ -350,23 +351,23 @@ class ConnectionState:
     error: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Tick:
+@record
+class Tick(Record):
     """Clock event so elapsed times and staleness advance with no other input."""
 
     t: float
 
 
-@dataclass(frozen=True, slots=True)
-class Baseline:
+@record
+class Baseline(Record):
     """A known non-speculative tok/s to compare against (``--baseline``, demo's 90 tok/s)."""
 
     tok_s: float
     source: str = "user"
 
 
-@dataclass(frozen=True, slots=True)
-class UserMarker:
+@record
+class UserMarker(Record):
     lineno: int
     t: float
     label: str = ""
