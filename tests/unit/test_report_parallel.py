@@ -9,6 +9,7 @@ startup, in runs of stats lines.
 from __future__ import annotations
 
 import io
+import marshal
 import os
 import random
 import subprocess
@@ -60,7 +61,7 @@ def serial(path: Path) -> bytes:
         return as_json(build_report(f, path.name, chunk=SMALL))
 
 
-def parallel(path: Path, workers: int = 4, rss: list[int] | None = None) -> bytes:
+def parallel(path: Path, workers: int = 4, rss: list[tuple[int, int]] | None = None) -> bytes:
     with path.open("rb") as f:
         return as_json(rp.build_report_parallel(f, path.name, workers=workers, threshold=0,
                                                 min_bytes=1, chunk=SMALL, rss=rss))
@@ -71,7 +72,7 @@ def check(path: Path, workers: int = 4) -> bytes:
     layout = rp.plan(os.open(path, os.O_RDONLY), path.stat().st_size, SMALL)
     assert layout is not None and len(layout[0]) >= 2, "the file must span several chunks"
     expected = serial(path)
-    rss: list[int] = []
+    rss: list[tuple[int, int]] = []
     assert parallel(path, workers, rss) == expected
     assert len(rss) == min(workers, len(layout[0])) - 1  # the workers did run
     return expected
@@ -358,3 +359,25 @@ def test_no_worker_outlives_a_signalled_report(tmp_path: Path, how: str) -> None
     while any(map(alive, workers)) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(map(alive, workers))
+
+
+def test_records_are_length_prefixed_and_a_short_one_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "rec.bin"
+    record = marshal.dumps((3, ["x", 1]))
+    path.write_bytes(len(record).to_bytes(8, "little") + record
+                     + (100).to_bytes(8, "little") + b"cut")
+    with path.open("rb") as f:
+        assert rp._load(f) == (3, ["x", 1])
+        with pytest.raises(RuntimeError, match="cut short"):
+            rp._load(f)
+
+
+def test_debug_rss_reports_the_tree_from_workers_private_memory(tmp_path: Path) -> None:
+    path = tmp_path / "x.log"
+    path.write_text("".join(decode(i) + debug() for i in range(6000)))
+    rss: list[tuple[int, int]] = []
+    parallel(path, 3, rss)
+    assert len(rss) == 2
+    if Path("/proc/self/smaps_rollup").exists():
+        assert rp.private_kib() > 0
+        assert all(0 < private < peak for peak, private in rss)  # private: a part of the RSS
