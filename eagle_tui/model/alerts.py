@@ -28,6 +28,8 @@ SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
 @dataclass(frozen=True, slots=True)
 class Alert:
+    """One alert rule's finding: kind, severity, message and the line it points at."""
+
     kind: str
     severity: Severity
     message: str

@@ -234,6 +234,8 @@ def kind_of(message: str) -> str | None:
 
 @dataclass(slots=True)
 class _Candidate:
+    """A crash line seen but not yet decided on (a more specific cause may follow)."""
+
     kind: str
     lineno: int
     message: str

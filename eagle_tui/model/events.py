@@ -77,6 +77,8 @@ class LogLine(Record):
 
 @record
 class EngineDetected(Record):
+    """The log's engine was recognized (SGLang or vLLM) at ``lineno``."""
+
     engine: Engine
     lineno: int = 0
 
@@ -140,6 +142,8 @@ class DecodeStats(Record):
 
 @record
 class PrefillStats(Record):
+    """An SGLang ``Prefill batch`` line: new sequences and tokens, cache hits, queue."""
+
     lineno: int
     time: str | None = None
     new_seq: int | None = None
@@ -217,6 +221,8 @@ HealthState = Literal["no_listener", "starting", "ready", "error", "timeout", "u
 
 @record
 class HealthSample(Record):
+    """One ``/health`` poll: its state, HTTP status and latency, or the error."""
+
     state: HealthState
     t: float
     status_code: int | None = None
@@ -242,6 +248,8 @@ class MetricsSample(Record):
 
 @record
 class ServerInfo(Record):
+    """What the server reports about itself (``/get_server_info``, ``/version``)."""
+
     t: float
     spec: SpecConfig | None = None
     avg_accept_len: float | None = None
@@ -267,6 +275,8 @@ ProcessStatus = Literal["running", "sleeping", "zombie", "exited", "not_found", 
 
 @record
 class ProcessSample(Record):
+    """The server process (tree) at one instant: status, RSS, CPU, child count."""
+
     t: float
     pid: int
     status: ProcessStatus
@@ -279,6 +289,8 @@ class ProcessSample(Record):
 
 @record
 class ProcessExited(Record):
+    """The watched server process ended: its exit code, or the signal that killed it."""
+
     t: float
     pid: int
     exit_code: int | None = None
@@ -287,6 +299,8 @@ class ProcessExited(Record):
 
 @record
 class GpuProcess(Record):
+    """A process holding GPU memory, as NVML or nvidia-smi lists it."""
+
     pid: int
     name: str = ""
     used_bytes: int | None = None
@@ -317,6 +331,8 @@ GpuState = Literal["ok", "no_driver", "error", "unknown"]
 
 @record
 class GpuSample(Record):
+    """Every GPU of one host at one instant, or the state that explains why none."""
+
     t: float
     state: GpuState
     gpus: tuple[GpuInfo, ...] = ()
@@ -327,6 +343,8 @@ class GpuSample(Record):
 
 @record
 class SourceFailed(Record):
+    """A source stopped working; it retries in ``retry_in_s`` (``None``: gives up)."""
+
     source: str
     error: str
     t: float
@@ -336,6 +354,8 @@ class SourceFailed(Record):
 
 @record
 class SourceRecovered(Record):
+    """A source that had failed works again."""
+
     source: str
     t: float
 
@@ -368,6 +388,8 @@ class Baseline(Record):
 
 @record
 class UserMarker(Record):
+    """A marker line the user put into the log view (``m``)."""
+
     lineno: int
     t: float
     label: str = ""

@@ -68,6 +68,12 @@ class PhaseMark:
 
 @dataclass(frozen=True, slots=True)
 class DashboardState:
+    """Everything the dashboard shows, folded from the events by :func:`reduce`.
+
+    (A docstring also spares ``dataclass`` from building one out of the 50-field signature
+    with ``inspect`` at every start.)
+    """
+
     engine: Engine = "unknown"
     phase: Phase = Phase.NONE  # furthest phase reached (never goes back, except on restart)
     phases: tuple[PhaseMark, ...] = ()
