@@ -18,6 +18,7 @@ from typing import Protocol
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Container, Horizontal
+from textual.driver import Driver
 from textual.events import Resize
 from textual.reactive import var
 from textual.screen import Screen
@@ -71,6 +72,17 @@ class SessionLike(Protocol):
     def stop(self) -> None: ...
 
 
+class MainScreen(Screen[None]):
+    """The dashboard's screen: focus starts on the log view.
+
+    Textual focuses the first focusable widget (the tab bar) when the screen is composed; the
+    log view then took the focus in ``on_mount``, and each move restyles both widgets and their
+    ancestors before the first frame.
+    """
+
+    AUTO_FOCUS = "#log"
+
+
 class EagleApp(App[int]):
     CSS = load_stylesheet()
     TITLE = "eagle-tui"
@@ -96,6 +108,7 @@ class EagleApp(App[int]):
         for theme in themes:
             self.register_theme(theme)
         self.theme = config.theme
+        self._active_pane = "startup"  # the pane the compact layout shows (``_activate``)
         self.session_error: str | None = None
         self.session_done = False
         self._gpu_samples: list[GpuSample] = []
@@ -108,8 +121,35 @@ class EagleApp(App[int]):
         self._unsubscribe: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ composition
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's Linux driver with a short Esc wait (``ui/driver.py``: Esc took 100 ms)."""
+        driver_class = super().get_driver_class()
+        if driver_class.__name__ == "LinuxDriver":  # (not Windows, not a TEXTUAL_DRIVER)
+            from eagle_tui.ui.driver import EscapeDriver  # termios: only where Linux's works
+
+            if driver_class in EscapeDriver.__mro__:
+                return EscapeDriver
+        return driver_class
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return variable_defaults()
+
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen(id="_default")
+
+    def refresh_css(self, animate: bool = True) -> None:
+        """Textual's, except before any screen exists: then only the theme's variables.
+
+        Setting the theme in ``__init__`` queues a ``refresh_css``, which runs before the first
+        screen is styled: it parsed every stylesheet source once in a throwaway stylesheet, and
+        the first styling parsed them all again (the variables had cleared the cache). With
+        nothing styled yet, the variables alone are all the refresh has to carry: one full
+        CSS parse less before the first frame (~10–20 ms).
+        """
+        if not self.screen_stack:
+            self.stylesheet.set_variables(self.get_css_variables())
+            return
+        super().refresh_css(animate)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(self.source_label, id="status")
@@ -200,9 +240,8 @@ class EagleApp(App[int]):
 
     @property
     def render_pending(self) -> bool:
-        """Panes, the log or the footer have a deferred redraw scheduled (tests wait for it)."""
-        return (self._pane_timer is not None or self.log_view.paint_pending
-                or self.query_one(KeyFooter).rebuild_pending)
+        """Panes or the log have a deferred redraw scheduled (tests wait for it)."""
+        return self._pane_timer is not None or self.log_view.paint_pending
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session":
@@ -228,13 +267,21 @@ class EagleApp(App[int]):
         screen = self.screen
         compact = width < COMPACT_MAX_WIDTH or height < COMPACT_MAX_HEIGHT
         screen.set_class(compact, "-compact")
-        if compact and not any(p.has_class("-active") for p in self.query(".pane")):
-            self._activate("startup")
+        if compact:
+            self._activate(self._active_pane)
 
     def _activate(self, pane: str) -> None:
-        for name in PANES:
-            self.query_one(f"#{self._pane_id(name)}").set_class(name == pane, "-active")
-        self.query_one("#top").set_class(pane in TOP_PANES, "-active")
+        """Make ``pane`` the one the compact layout shows (and the tab bar's choice).
+
+        The ``-active`` classes only matter in the compact layout (themes/layout.tcss), so they
+        are set only there (``_relayout`` sets them on entering it): each change restyles the
+        pane's whole subtree, and the wide layout's first frame need not pay for it.
+        """
+        self._active_pane = pane
+        if self.screen.has_class("-compact"):
+            for name in PANES:
+                self.query_one(f"#{self._pane_id(name)}").set_class(name == pane, "-active")
+            self.query_one("#top").set_class(pane in TOP_PANES, "-active")
         tabs = self.query_one(Tabs)
         if tabs.active != f"tab-{pane}":
             tabs.active = f"tab-{pane}"
@@ -265,7 +312,9 @@ class EagleApp(App[int]):
         focusable: dict[str, type[Widget]] = {"log": LogView, "gpus": GpuPane}
         target = focusable.get(pane)
         if target is not None:
-            self.query_one(target).focus()
+            widget = self.query_one(target)
+            if not widget.has_focus:  # focus() repaints the widget even when it has the focus
+                widget.focus()
 
     def action_filter(self) -> None:
         self.action_show_pane("log")

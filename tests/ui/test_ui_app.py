@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import pytest
+from textual.events import Paste
 from ui_helpers import make_app, screen_text, settle
 from ui_scenarios import SCENARIOS
 
@@ -19,7 +20,7 @@ from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.keys import KEYS
 from eagle_tui.ui.screens.help import HelpScreen
 from eagle_tui.ui.widgets.gpus import GpuPane
-from eagle_tui.ui.widgets.logpane import FindInput, LogPane
+from eagle_tui.ui.widgets.logpane import LogPane, LogStatusBar
 from eagle_tui.ui.widgets.logview import LogView
 from eagle_tui.ui.widgets.startup import RootCause
 
@@ -150,23 +151,77 @@ async def test_filter_box_live_filter_enter_and_escape() -> None:
     app = make_app(SCENARIOS["ready_metrics"]())
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot, app)
+        pane = app.query_one(LogPane)
         await pilot.press("slash")
         await pilot.pause()
-        assert isinstance(app.focused, FindInput)
+        # the box is drawn in the status row; the log keeps the focus
+        assert pane.mode == "filter" and isinstance(app.focused, LogView)
+        assert "filter: show only matching lines" in screen_text(app)
         await pilot.press(*"debug")
         await pilot.pause()
         view = app.log_view
         assert view.filter_text == "debug" and view.row_count == 3
+        assert "filter: debug   (3 shown)" in screen_text(app)
         await pilot.press("enter")
         await pilot.pause()
-        assert isinstance(app.focused, LogView) and view.filter_text == "debug"
+        assert pane.mode is None and isinstance(app.focused, LogView)
+        assert view.filter_text == "debug"
         assert "filter debug (3 shown)" in screen_text(app)
         await pilot.press("slash")
         await pilot.pause()
-        assert app.query_one(FindInput).value == "debug"
+        assert pane.query_text == "debug"
         await pilot.press("escape")
         await pilot.pause()
-        assert view.filter_text == "" and not app.query_one(LogPane).has_class("-finding")
+        assert view.filter_text == "" and pane.mode is None
+        assert "filter:" not in screen_text(app)
+
+
+async def test_filter_box_keys_type_instead_of_acting() -> None:
+    """While the box is open, q / ? / f / End edit the query; the app's keys wait."""
+    app = make_app(SCENARIOS["ready_metrics"]())
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot, app)
+        pane, view = app.query_one(LogPane), app.log_view
+        await pilot.press("slash", *"q?f/", "left", "left", "backspace", "end", "x")
+        await pilot.pause()
+        assert app.is_running and not isinstance(app.screen, HelpScreen)
+        assert pane.query_text == "qf/x" and view.filter_text == "qf/x"
+        await pilot.press("home", "delete", "ctrl+e", "ctrl+w")
+        assert pane.query_text == ""  # "f/x" was one word
+        await pilot.press(*"a b", "ctrl+a", "ctrl+k")
+        assert pane.query_text == ""
+        await pilot.press(*"zz", "ctrl+u")
+        assert pane.query_text == "" and view.filter_text == ""
+        app.post_message(Paste("warn\x1b[2J\nx"))  # first line, printable characters only
+        await pilot.pause()
+        assert pane.query_text == "warn[2J" and view.filter_text == "warn[2J"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert pane.mode is None and view.filter_text == ""
+        await pilot.press("f")  # the keys act again
+        assert view.follow
+
+
+async def test_filter_box_markup_is_shown_literally() -> None:
+    app = make_app(SCENARIOS["ready_metrics"]())
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("slash", *"[b]x[/b]")
+        await pilot.pause()
+        assert "filter: [b]x[/b]" in screen_text(app)
+
+
+async def test_focus_elsewhere_closes_the_box_and_keeps_the_filter() -> None:
+    app = make_app(SCENARIOS["ready_metrics"]())
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot, app)
+        pane = app.query_one(LogPane)
+        await pilot.press("slash", *"debug")
+        await pilot.pause()
+        app.query_one(GpuPane).focus()
+        await pilot.pause()
+        assert pane.mode is None and app.log_view.filter_text == "debug"
+        assert app.query_one(LogStatusBar).box is None
 
 
 async def test_search_enter_then_n_and_shift_n() -> None:

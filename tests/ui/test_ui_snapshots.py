@@ -56,3 +56,10 @@ def test_snapshot(snap_compare: Any, scenario: str, size: str, theme: str) -> No
     width, height = SIZES[size]
     keys = (COMPACT_TAB[scenario],) if width < 120 else ()
     assert snap_compare(app, terminal_size=(width, height), run_before=before(app, keys))
+
+
+def test_snapshot_filter_box_open(snap_compare: Any) -> None:
+    """The filter box drawn in the log's status row, with its footer keys."""
+    app = snapshot_app("ready_metrics", "eagle-dark")
+    keys = ("slash", *"debug", "left")
+    assert snap_compare(app, terminal_size=SIZES["160x48"], run_before=before(app, keys))

@@ -1,67 +1,197 @@
-"""The key footer: rebuilt only when the keys it shows change, and never in a key's frame.
+"""The key footer: one widget that draws the keys as one line of text, repainted in place.
 
-Textual's ``Footer`` recomposes (~20 ``FooterKey`` widgets, their styles, a layout pass) on every
-change of the screen's bindings, in the same refresh as the change. Moving the focus changes
-them: opening the log's filter box (``/``) focuses an ``Input``, which hides the printable-key
-bindings, and the rebuild was about half of that key's key→screen time (~150 of ~300 ms on a
-loaded 2-core machine, measured with the rebuild switched off). Here the first composition is
-immediate; later ones happen only if the shown keys differ, ``FOOTER_DELAY`` after the last
-change (so a key's own effect reaches the screen first, and open/close in quick succession
-rebuilds once, or not at all).
+Textual's ``Footer`` recomposes on every change of the screen's bindings: it removes and mounts
+~20 ``FooterKey`` widgets, styles them and lays out the whole screen (one or two layout
+passes per rebuild). The bindings change whenever the focus moves or the log's filter box opens or
+closes (its text keys stop being shortcuts). On the 2-core machine a rebuild cost 10-20 ms
+idle and 30-65 ms per layout pass under the 50k lines/s flood, and it delayed the keys that
+came after it: in the flood, the filter box probe's p50 was 190-260 ms with the rebuilds and
+40-80 ms with them switched off. Deferring the rebuild (the previous fix) only moved it onto
+the next key.
+
+This footer draws the same items (``key`` in the key colour, the description after it, the
+command palette key on the right behind a thin bar, keys that do not fit cut off) from one
+``render``; a change of the keys is a repaint of one row, done when the bindings change.
+Clicking a key presses it, as in ``Footer``; the key under the mouse is highlighted. Binding
+groups (``Binding.Group``) are not drawn as groups: the app has none.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import Footer
-
-FOOTER_DELAY = 0.25  # s after the last bindings change before the footer is rebuilt
-
-Shown = tuple[tuple[str, str, str, str, bool, str], ...]
+from textual.widget import Widget
 
 
-class KeyFooter(Footer):
-    """A ``Footer`` whose rebuilds are skipped when nothing shown changes, and deferred."""
+@dataclass(frozen=True, slots=True)
+class FooterItem:
+    """One key as the footer shows it."""
 
-    _shown: Shown | None = None
-    _pending: Timer | None = None
+    key: str  # Textual's key name, pressed when the item is clicked
+    display: str  # e.g. "f/End"
+    description: str
+    enabled: bool = True
 
+
+Shown = tuple[tuple[FooterItem, ...], FooterItem | None]  # the keys, the palette key
+
+
+class KeyFooter(Widget, can_focus=False):
+    """The key footer (see the module doc): ``Footer``'s look, drawn by one widget."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "footer-key--key",
+        "footer-key--description",
+        "footer-key--bar",
+        "footer-key--hover",
+    }
+    DEFAULT_CSS = """
+    KeyFooter {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+        .footer-key--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        .footer-key--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        .footer-key--bar {
+            color: $foreground 20%;
+        }
+        .footer-key--hover {
+            background: $block-hover-background;
+        }
+    }
+    """
+
+    def __init__(self, *, show_command_palette: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.show_command_palette = show_command_palette
+        self._shown: Shown | None = None  # None until the screen first reports its bindings
+        self._spans: list[tuple[int, int, FooterItem]] = []  # cells of each drawn item
+        self._hover: FooterItem | None = None
+
+    # ------------------------------------------------------------------ the keys
     def shown_keys(self, screen: Screen[object]) -> Shown:
-        """What ``Footer.compose`` reads from the bindings, in its order."""
-        palette = self.app.COMMAND_PALETTE_BINDING if self.show_command_palette else None
-        return tuple(
-            (binding.key, self.app.get_key_display(binding), binding.description,
-             binding.action, enabled, tooltip)
-            for key, (_, binding, enabled, tooltip) in screen.active_bindings.items()
-            if binding.show or key == palette
-        )
+        """What ``Footer.compose`` shows: the first shown binding of each action, in order,
+        and the command palette's key."""
+        app = self.app
+        palette = app.COMMAND_PALETTE_BINDING if (
+            self.show_command_palette and app.ENABLE_COMMAND_PALETTE) else None
+        items: dict[str, FooterItem] = {}
+        palette_item: FooterItem | None = None
+        for key, (_, binding, enabled, _tooltip) in screen.active_bindings.items():
+            item = FooterItem(binding.key, app.get_key_display(binding), binding.description,
+                              enabled)
+            if binding.show:
+                items.setdefault(binding.action, item)
+            if key == palette:
+                palette_item = item
+        return tuple(items.values()), palette_item
 
     @property
-    def rebuild_pending(self) -> bool:
-        return self._pending is not None
+    def items(self) -> tuple[FooterItem, ...]:
+        """The keys drawn now, left to right (without the palette key)."""
+        return self._shown[0] if self._shown is not None else ()
 
-    def _composes(self, screen: Screen[object]) -> bool:
-        """Whether ``Footer.bindings_changed`` will recompose now (else it records nothing)."""
-        return screen.app.app_focus and self.is_attached and screen is self.screen
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        if self._shown is None:  # the first composition: at once, as Textual does
-            if self._composes(screen):
-                self._shown = self.shown_keys(screen)
-            super().bindings_changed(screen)
+        """Textual's signal (after focus moves, ``refresh_bindings``...): repaint if the keys
+        differ. As ``Footer`` does, nothing changes while the terminal has lost the focus."""
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return
-        if self._pending is not None:
-            self._pending.stop()
-        self._pending = self.set_timer(FOOTER_DELAY, lambda: self._rebuild(screen))
-
-    def _rebuild(self, screen: Screen[object]) -> None:
-        self._pending = None
         shown = self.shown_keys(screen)
         if shown != self._shown:
-            if self._composes(screen):
-                self._shown = shown
-            super().bindings_changed(screen)
+            self._shown = shown
+            self.refresh()
+
+    # ------------------------------------------------------------------ drawing
+    def render(self) -> Text:
+        if self._shown is None:
+            return Text()
+        keys, palette = self._shown
+        key_style = self.get_component_rich_style("footer-key--key")
+        description_style = self.get_component_rich_style("footer-key--description")
+        hover = self.get_component_rich_style("footer-key--hover", partial=True)
+        spans: list[tuple[int, int, FooterItem]] = []
+
+        def item_text(item: FooterItem, key_pad: str, description_pad: tuple[str, str]) -> Text:
+            if item.description:
+                text = Text.assemble(
+                    (f"{key_pad}{item.display}{key_pad}", key_style),
+                    (f"{description_pad[0]}{item.description}{description_pad[1]}",
+                     description_style))
+            else:
+                text = Text(item.display, key_style)
+            if not item.enabled:
+                text.stylize(Style(dim=True))
+            if item == self._hover:
+                text.stylize(hover)
+            return text
+
+        left = Text(no_wrap=True, end="")
+        for item in keys:
+            start = left.cell_len
+            left.append_text(item_text(item, " ", ("", " ")))
+            spans.append((start, left.cell_len, item))
+        right = Text(no_wrap=True, end="")
+        if palette is not None:  # docked right: "▏^p palette "
+            right.append("▏", self.get_component_rich_style("footer-key--bar"))
+            right.append_text(item_text(palette, "", (" ", "")))
+            right.append(" ")
+        width = self.size.width
+        room = max(0, width - right.cell_len)
+        left.truncate(room, overflow="crop", pad=True)
+        self._spans = [(a, min(b, room), item) for a, b, item in spans if a < room]
+        if palette is not None:
+            self._spans.append((room + 1, width, palette))
+        line = left + right
+        line.stylize_before(Style(bgcolor=self.rich_style.bgcolor))  # gaps: as Footer's
+        return line
+
+    def item_at(self, x: int) -> FooterItem | None:
+        """The item drawn at cell ``x`` (None: none)."""
+        for start, end, item in self._spans:
+            if start <= x < end:
+                return item
+        return None
+
+    # ------------------------------------------------------------------ mouse
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        item = self.item_at(event.x)
+        if item is None:
+            return
+        if item.enabled:
+            self.app.simulate_key(item.key)
+        else:
+            self.app.bell()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._set_hover(self.item_at(event.x))
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._set_hover(None)
+
+    def _set_hover(self, item: FooterItem | None) -> None:
+        if item != self._hover:
+            self._hover = item
+            self.refresh()
 
 
-__all__ = ["FOOTER_DELAY", "KeyFooter"]
+__all__ = ["FooterItem", "KeyFooter"]

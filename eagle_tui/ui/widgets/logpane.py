@@ -6,41 +6,117 @@ lines. The status line is built as ``Content`` from plain strings, so a filter q
 
 On a multi-node run the status line and the pane's title name the host shown ("all hosts" or
 one host): with ``h`` switching hosts, a view that silently held only some lines would mislead.
+
+The filter/search box is drawn *in the status row* while it is open, and the pane edits its
+query from the keys that bubble up from the (still focused) log view. An ``Input`` below the
+status line cost ~50 ms per open or close on the 2-core machine (instrumented in tmux): the
+``-finding`` class restyled the pane's subtree, the focus move restyled it again (``.pane:
+focus-within``) and the log view twice more (each restyle of the view re-resolves its 15
+component classes and drops its cached rows, so every visible row was highlighted again), and
+showing the input changed the layout (a full compositor pass). Now ``/`` and ``Esc`` repaint
+one row. The footer still changes (``check_consume_key`` hides the keys that type, the
+pane's ``Enter``/``Esc`` bindings show): :class:`~.footer.KeyFooter` repaints its one row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from rich.cells import get_character_cell_size
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.message import Message
+from textual.keys import REPLACED_KEYS, key_to_character
 from textual.widget import Widget
-from textual.widgets import Input
 
 from eagle_tui.model.events import LogLine
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.widgets.logtext import QueryLine
 from eagle_tui.ui.widgets.logview import LogStatus, LogView
 
 FindMode = Literal["filter", "search"]
 
 
-class FindInput(Input):
-    """The query box; ``escape`` cancels (clears the query) instead of doing nothing."""
+# what the open box says before anything is typed (the benchmark looks for "filter: show only")
+PROMPTS: dict[FindMode, tuple[str, str]] = {
+    "filter": ("filter: ", "show only matching lines (regex or text)"),
+    "search": ("search: ", "Enter jumps to the next match, then n / N"),
+}
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", show=False)
-    ]
+# keys the open box edits with (besides printable text); the pane's bindings handle Enter and Esc
+EDIT_KEYS = frozenset({
+    "backspace", "ctrl+h", "delete", "left", "right", "home", "end", "ctrl+a", "ctrl+e",
+    "ctrl+u", "ctrl+k", "ctrl+w",
+})
 
-    class Cancelled(Message):
-        pass
 
-    def action_cancel(self) -> None:
-        self.post_message(self.Cancelled())
+@dataclass(frozen=True, slots=True)
+class FindBox:
+    """The open filter/search box, as the status row draws it."""
+
+    mode: FindMode
+    text: str
+    cursor: int
+    selected: bool = False  # all of the text (the query the box was opened on)
+    note: str = ""  # e.g. the filter's "(12 shown)", drawn after the query when there is room
+
+
+def find_box_content(box: FindBox, width: int) -> Content:
+    """``filter: query`` with the cursor cell reversed; a hint while the query is empty.
+
+    A query wider than the row scrolls so that the cursor stays visible (``…`` marks the cut
+    ends). The query is a plain part of ``Content``, never markup.
+    """
+    label, hint = PROMPTS[box.mode]
+    label_part = (label, "$accent bold")
+    if not box.text:
+        return Content.assemble(label_part, (hint[:1], "reverse"), (hint[1:], "$text-muted"))
+    text, cursor = box.text, box.cursor
+    widths = [get_character_cell_size(c) for c in text]
+    room = max(1, width - len(label))
+    start, end = _window(widths, cursor, room)
+    parts: list[str | tuple[str, str]] = [label_part]
+    if start:
+        parts.append(("…", "$text-muted"))
+    style = "reverse" if box.selected else ""
+    parts.append((text[start:cursor], style))
+    parts.append((text[cursor : cursor + 1] or " ", "reverse"))
+    parts.append((text[cursor + 1 : end], style))
+    if end < len(text):
+        parts.append(("…", "$text-muted"))
+    elif start == 0:  # all of the query is shown: the note, if it fits
+        used = sum(widths) + (cursor == len(text))
+        if box.note and used + len(box.note) <= room:
+            parts.append((box.note, "$text-muted"))
+    return Content.assemble(*parts)
+
+
+def _window(widths: Sequence[int], cursor: int, room: int) -> tuple[int, int]:
+    """The slice of the query shown in ``room`` cells: the cursor's cell, then as much before
+    it as fits, then after it (one cell kept for each ``…`` a cut end needs)."""
+    n = len(widths)
+    if sum(widths) + (cursor == n) <= room:
+        return 0, n
+    start, end = cursor, min(cursor + 1, n)
+    used = widths[cursor] if cursor < n else 1
+    while start > 0:
+        need = widths[start - 1] + (start - 1 > 0) + (end < n)
+        if used + need > room:
+            break
+        start -= 1
+        used += widths[start]
+    while end < n:
+        need = widths[end] + (start > 0) + (end + 1 < n)
+        if used + need > room:
+            break
+        used += widths[end]
+        end += 1
+    return start, end
 
 
 def status_content(status: LogStatus) -> Content:
@@ -84,23 +160,57 @@ def host_label(status: LogStatus) -> str:
 
 
 class LogStatusBar(Widget):
-    """One fixed-height line; repainted without a layout pass (it changes every batch)."""
+    """One fixed-height line: the log's status, or the open filter/search box in its place.
+
+    Repainted without a layout pass (the status changes every batch); opening or closing the
+    box only changes what this one row draws.
+    """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.content = Content("")
+        self.box: FindBox | None = None
 
     def show(self, content: Content) -> None:
+        """The status to draw (kept, not drawn, while the box is open)."""
         if not content.is_same(self.content):
             self.content = content
+            if self.box is None:
+                self.refresh()
+
+    def edit(self, box: FindBox | None) -> None:
+        """Draw ``box`` instead of the status; ``None`` draws the status again."""
+        if box != self.box:
+            self.box = box
             self.refresh()
 
     def render(self) -> Content:
+        if self.box is not None:
+            return find_box_content(self.box, self.content_size.width)
         return self.content
 
 
 class LogPane(Vertical):
-    """Log view + status + query input, as one pane of the dashboard."""
+    """Log view + status row (which turns into the filter/search box), as one dashboard pane.
+
+    While the box is open the log view keeps the focus: its keys bubble up to :meth:`on_key`,
+    which edits the query (the view has no bindings for text or editing keys, and a stopped
+    key reaches no binding); ``Enter`` and ``Esc`` are this pane's bindings, so the footer
+    lists them. Scrolling keys still scroll the log. Moving the focus elsewhere (Tab, a click)
+    closes the box and keeps the query, as ``Enter`` does for a filter.
+    """
+
+    # one pair per mode, so that the footer says what Enter and Esc do in each
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "find_keep", "Keep filter", key_display="Enter"),
+        Binding("escape", "find_clear", "Clear filter", key_display="Esc"),
+        Binding("enter", "find_search", "Find", key_display="Enter"),
+        Binding("escape", "find_cancel", "Cancel", key_display="Esc"),
+    ]
+    MODE_ACTIONS: ClassVar[dict[str, FindMode]] = {
+        "find_keep": "filter", "find_clear": "filter",
+        "find_search": "search", "find_cancel": "search",
+    }
 
     def __init__(
         self,
@@ -115,16 +225,22 @@ class LogPane(Vertical):
         self._max_lines = max_lines
         self._rules = tuple(rules)
         self.mode: FindMode | None = None
+        self.query_line = QueryLine()
+        self._status: LogStatus | None = None
         self._title = "Log"
 
     @property
     def view(self) -> LogView:
         return self.query_one(LogView)
 
+    @property
+    def query_text(self) -> str:
+        """What is typed in the box (kept after it closes, until it opens again)."""
+        return self.query_line.text
+
     def compose(self) -> ComposeResult:
         yield LogView(self._max_lines, self._rules, id="log")
         yield LogStatusBar(id="log-status")
-        yield FindInput(id="find", compact=True)
 
     def append(self, lines: Sequence[LogLine]) -> None:
         self.view.append(lines)
@@ -139,54 +255,130 @@ class LogPane(Vertical):
         self.show_status(message.status)
 
     def show_status(self, status: LogStatus) -> None:
+        self._status = status
         self.query_one(LogStatusBar).show(status_content(status))
+        if self.mode == "filter":
+            self._draw_box()  # its "(N shown)" follows the stream
         title = f"Log · {host_label(status)}" if status.hosts > 1 else "Log"
         if title != self._title:
             self._title = title
             self.border_title = Content(title)  # Content: a host name is never markup
 
+    # ------------------------------------------------------------------ the box
     def open_find(self, mode: FindMode) -> None:
         """Open the query box for a live filter or a search; it starts with the current query."""
         self.mode = mode
-        box = self.query_one(FindInput)
-        box.placeholder = (
-            "filter: show only matching lines (regex or text)"
-            if mode == "filter"
-            else "search: Enter jumps to the next match, then n / N"
-        )
-        box.value = self.view.filter_text if mode == "filter" else self.view.search_text
-        self.add_class("-finding")
-        box.focus()
+        view = self.view
+        self.query_line.set(view.filter_text if mode == "filter" else view.search_text,
+                            select=True)
+        self._draw_box()
+        if not view.has_focus:  # (``/`` focuses the view first; the palette may not have)
+            view.focus()
+        self.refresh_bindings()
 
     def close_find(self) -> None:
         self.mode = None
-        self.remove_class("-finding")
-        self.view.focus()
+        self.query_one(LogStatusBar).edit(None)
+        self.refresh_bindings()
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        if self.mode == "filter":
-            self.view.set_filter(event.value)
+    def _draw_box(self) -> None:
+        if self.mode is None:
+            return
+        line, status = self.query_line, self._status
+        note = ""
+        if (self.mode == "filter" and status is not None and line.text
+                and status.filter == line.text):
+            note = f"  ({status.shown:,} shown)"
+        box = FindBox(self.mode, line.text, line.cursor, line.selected, note)
+        self.query_one(LogStatusBar).edit(box)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """While the box is open, text and editing keys are the box's: the app's bindings for
+        them (``q``, ``/``, ``End``...) neither fire nor show in the footer."""
+        if self.mode is None:
+            return False
+        if character is None:  # Textual finds no character for "slash", "minus", "at"...
+            character = key_to_character(REPLACED_KEYS.get(key, key))
+        return (character is not None and character.isprintable()) or key in EDIT_KEYS
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The box's bindings exist only while it is open (and ``Enter`` differs by mode)."""
+        mode = self.MODE_ACTIONS.get(action)
+        return mode is None or mode == self.mode
+
+    def on_key(self, event: events.Key) -> None:
+        if self.mode is None:
+            return
+        line = self.query_line
+        key = event.key
+        text = line.text
+        if event.is_printable and event.character is not None:
+            line.insert(event.character)
+        elif key in ("backspace", "ctrl+h"):
+            line.backspace()
+        elif key == "delete":
+            line.delete()
+        elif key == "left":
+            line.move(line.cursor - 1)
+        elif key == "right":
+            line.move(line.cursor + 1)
+        elif key in ("home", "ctrl+a"):
+            line.move(0)
+        elif key in ("end", "ctrl+e"):
+            line.move(len(line.text))
+        elif key == "ctrl+u":
+            line.delete_to_start()
+        elif key == "ctrl+k":
+            line.delete_to_end()
+        elif key == "ctrl+w":
+            line.delete_word()
+        else:
+            return  # Enter, Esc: bindings; arrows up/down, PgUp...: the view scrolls
         event.stop()
-        if self.mode == "search":
-            self.view.set_search(event.value)
-            if event.value:
-                found, _ = self.view.find(forward=True)
-                if not found:
-                    self.app.notify(
-                        f"No line matches {event.value!r}", severity="warning", markup=False
-                    )
+        event.prevent_default()
+        self._edited(text)
+
+    def on_paste(self, event: events.Paste) -> None:
+        if self.mode is None:
+            return
+        event.stop()
+        text = self.query_line.text
+        self.query_line.insert(event.text)
+        self._edited(text)
+
+    def _edited(self, before: str) -> None:
+        if self.mode == "filter" and self.query_line.text != before:
+            self.view.set_filter(self.query_line.text)  # live; its status redraws the box
+        self._draw_box()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """The focus moved to another widget (Tab, a click): close, keeping the query. (The
+        terminal losing the focus leaves nothing focused; the box stays open then.)"""
+        focused = self.screen.focused
+        if self.mode is not None and focused is not None and focused is not self.view:
+            self.close_find()
+
+    def action_find_keep(self) -> None:
         self.close_find()
 
-    def on_find_input_cancelled(self, event: FindInput.Cancelled) -> None:
-        event.stop()
-        if self.mode == "filter":
-            self.view.set_filter("")
-        elif self.mode == "search":
-            self.view.set_search("")
+    def action_find_search(self) -> None:
+        query = self.query_line.text
+        view = self.view
+        view.set_search(query)
+        self.close_find()
+        if query:
+            found, _ = view.find(forward=True)
+            if not found:
+                self.app.notify(f"No line matches {query!r}", severity="warning", markup=False)
+
+    def action_find_clear(self) -> None:
+        self.view.set_filter("")
+        self.close_find()
+
+    def action_find_cancel(self) -> None:
+        self.view.set_search("")
         self.close_find()
 
 
-__all__ = ["FindInput", "LogPane", "LogStatusBar", "host_label", "status_content"]
+__all__ = ["PROMPTS", "FindBox", "FindMode", "LogPane", "LogStatusBar", "find_box_content",
+           "host_label", "status_content"]

@@ -55,6 +55,108 @@ def wrap_cuts(text: str, width: int) -> list[tuple[int, int]]:
     return cuts
 
 
+class QueryLine:
+    """The text of the filter/search box and its cursor: a one-line editor without a widget.
+
+    The log pane draws the box in its status row and feeds it the keys while it is open (see
+    :class:`~eagle_tui.ui.widgets.logpane.LogPane`): a real ``Input`` would need the focus, and
+    moving the focus restyled the whole log pane and repainted every row of the log, which
+    made ``/`` and ``Esc`` several times slower than a scroll key. Only printable text gets in,
+    so a pasted control character can never reach the terminal or the pattern.
+
+    A box opened on an existing query has it all *selected*, as ``Input`` does on focus: typing
+    replaces it, Backspace clears it, Enter keeps it, and a cursor key starts editing it.
+    """
+
+    __slots__ = ("cursor", "selected", "text")
+
+    def __init__(self, text: str = "") -> None:
+        self.text = ""
+        self.cursor = 0
+        self.selected = False
+        self.set(text)
+
+    def set(self, text: str, *, select: bool = False) -> None:
+        """Replace the text (printable characters only); the cursor goes to its end."""
+        self.text = "".join(c for c in text if c.isprintable())
+        self.cursor = len(self.text)
+        self.selected = select and bool(self.text)
+
+    def _take_selection(self) -> bool:
+        """Delete the selected text (all of it); True if there was some."""
+        if not self.selected:
+            return False
+        self.selected = False
+        self.text, self.cursor = "", 0
+        return True
+
+    def insert(self, text: str) -> bool:
+        """Insert at the cursor: the first line of ``text``, printable characters only."""
+        lines = text.splitlines()
+        clean = "".join(c for c in (lines[0] if lines else "") if c.isprintable())
+        if not clean:
+            return False
+        self._take_selection()
+        self.text = self.text[: self.cursor] + clean + self.text[self.cursor :]
+        self.cursor += len(clean)
+        return True
+
+    def backspace(self) -> bool:
+        if self._take_selection():
+            return True
+        if not self.cursor:
+            return False
+        self.text = self.text[: self.cursor - 1] + self.text[self.cursor :]
+        self.cursor -= 1
+        return True
+
+    def delete(self) -> bool:
+        if self._take_selection():
+            return True
+        if self.cursor >= len(self.text):
+            return False
+        self.text = self.text[: self.cursor] + self.text[self.cursor + 1 :]
+        return True
+
+    def delete_to_start(self) -> bool:
+        """``ctrl+u``, as in a shell: everything before the cursor."""
+        self.selected = False
+        if not self.cursor:
+            return False
+        self.text = self.text[self.cursor :]
+        self.cursor = 0
+        return True
+
+    def delete_to_end(self) -> bool:
+        """``ctrl+k``: everything from the cursor on."""
+        self.selected = False
+        if self.cursor >= len(self.text):
+            return False
+        self.text = self.text[: self.cursor]
+        return True
+
+    def delete_word(self) -> bool:
+        """``ctrl+w``: the word before the cursor (and the spaces between it and the cursor)."""
+        self.selected = False
+        start = len(self.text[: self.cursor].rstrip(" "))
+        while start and self.text[start - 1] != " ":
+            start -= 1
+        if start == self.cursor:
+            return False
+        self.text = self.text[:start] + self.text[self.cursor :]
+        self.cursor = start
+        return True
+
+    def move(self, position: int) -> bool:
+        """Put the cursor at ``position`` (clamped) and end the selection; True if either
+        changed."""
+        position = max(0, min(position, len(self.text)))
+        changed = position != self.cursor or self.selected
+        self.cursor = position
+        self.selected = False
+        return changed
+
+
 @dataclass(frozen=True, slots=True)
 class LogStatus:
     """What the pane's status line shows about the view."""
@@ -168,5 +270,5 @@ class LogHosts:
         self.width = width
 
 
-__all__ = ["TAG_CHARS", "LogHosts", "LogStatus", "compile_query", "short_host", "wrap_cuts",
-           "write_lines"]
+__all__ = ["TAG_CHARS", "LogHosts", "LogStatus", "QueryLine", "compile_query", "short_host",
+           "wrap_cuts", "write_lines"]

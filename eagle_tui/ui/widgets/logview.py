@@ -457,7 +457,12 @@ class LogView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ filter, search, jumps
     def set_filter(self, query: str) -> None:
-        """Show only lines matching ``query`` (regex or literal, smart case); "" shows all."""
+        """Show only lines matching ``query`` (regex or literal, smart case); "" shows all.
+
+        The same query again changes nothing (``Esc`` on an empty filter box must not rebuild
+        the rows and re-highlight every visible line)."""
+        if query == self._filter_text:
+            return
         self._filter_text = query
         self._filter = compile_query(query)
         self._rebuild_rows()
@@ -493,6 +498,8 @@ class LogView(ScrollView, can_focus=True):
         self._post_status()
 
     def set_search(self, query: str) -> None:
+        if query == self._search_text:
+            return
         self._search_text = query
         self._search = compile_query(query)
         self._cache.clear()
