@@ -250,6 +250,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+FIRST_KEY_AFTER = 1_000  # lines on screen before the flood's first probe key
+
+
 def flood(c: Contender, work: Path, rate: float, seconds: float) -> dict[str, float | str]:
     log = work / f"flood-{c.name}.log"
     log.write_bytes(b"")
@@ -266,6 +269,9 @@ def flood(c: Contender, work: Path, rate: float, seconds: float) -> dict[str, fl
         lags: list[float] = []
         misses = 0
         state = False
+        # the first key only once the log fills more than a screen: PgUp on a log that fits
+        # (nothing to scroll) rightly stays in follow mode, and was counted as a lost key
+        wait_screen(p, lambda t: (c.seen(t) or 0) >= FIRST_KEY_AFTER, 5.0)
         while writer.poll() is None:
             sent = time.monotonic()
             p.send(c.keys[1] if state else c.keys[0])
