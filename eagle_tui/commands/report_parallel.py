@@ -1,18 +1,21 @@
 """``report`` on a big regular file with several processes: chunks, forked workers, a merge.
 
 The serial report (``model.report.build_report``) reads a log in chunks; nearly all of its time is
-stateless bulk work on runs of plain lines. Here the parent first computes the serial reader's
-own chunk boundaries (:func:`plan`: a few small reads near each boundary) and puts the chunk
-indices in a pipe. It and the forked workers (``os.fork``: the modules are already imported, and
-nothing but the indices needs to cross) claim indices from the pipe (a 4-byte read is atomic),
-so the work stays balanced on a busy machine, whoever is slowed. The parent feeds chunks with
-the serial code as long as it claims the next chunk in order (always the first one, which holds
-the startup); every other claimed chunk is summarized (``model.report_chunks.summarize_chunk``)
-into the claiming process's temporary file (``marshal``, one record per chunk: no process holds
-much in memory). Then the parent applies the summaries in file order (``ReportBuilder.apply``:
-rare lines through the ordinary parser; a chunk whose assumption fails is re-read and fed) and
-reads the last, partial chunk with the serial reader. The JSON is byte-identical to the serial
-report's (tested on every fixture with tiny chunks and many workers).
+stateless bulk work on runs of plain lines. Here the parent first cuts the file into chunks of
+whole lines (:func:`plan`: the serial reader's own cuts at ``PAR_CHUNK``, found by a few small
+reads near each one, the last whole lines included) and puts the chunk indices in a pipe. It
+and the forked workers (``os.fork``: the modules are already imported, and nothing but the
+indices needs to cross) claim indices from the pipe (a 4-byte read is atomic), so the work stays
+balanced on a busy machine, whoever is slowed. The parent feeds chunks with the serial code as
+long as it claims the next chunk in order (always the first one, which holds the startup);
+every other claimed chunk is summarized (``model.report_chunks``; a worker reads its chunk a
+``WINDOW`` at a time) into a temporary file of its own (``marshal``, one record per chunk: no
+process holds much in memory). The parent applies the summaries in file order as they arrive
+(``ReportBuilder.apply``: rare lines through the ordinary parser; a chunk whose assumption fails
+is re-read and fed), deletes each file once applied, claims a chunk of its own only when no
+summary is ready, and reads a last line without its newline with the serial reader. The JSON is
+byte-identical to the serial report's (tested on every fixture with tiny chunks and windows and
+many workers).
 
 A worker that fails (an exception, a signal) is not fatal: the chunks it claimed are read
 serially. Workers are killed and reaped when the parent leaves early (Ctrl-C, an error), so none
@@ -186,31 +189,41 @@ def private_kib() -> int:
     return total
 
 
-def _worker(fd: int, queue: int, chunks: list[Chunk], out: str, done: int, me: int,
+def record_path(tmp: str, index: int) -> str:
+    """The file of chunk ``index``'s summary in the temporary directory ``tmp``."""
+    return os.path.join(tmp, f"chunk-{index}.bin")
+
+
+def memory_path(tmp: str, me: int) -> str:
+    """Where worker ``me`` leaves its peak private memory (``--debug-rss``)."""
+    return os.path.join(tmp, f"worker-{me}.mem")
+
+
+def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: int,
             length: int, measure: bool) -> int:
-    """A forked worker's whole life: summarize the chunks it claims into ``out`` (one record
-    each, its length and its ``marshal`` bytes, in claim order, i.e. ascending), telling the
-    parent through ``done`` as each record is complete; the exit status. With ``measure``, the
-    peak of :func:`private_kib` (after each chunk, its summary still alive) goes to
-    ``out + ".mem"``."""
+    """A forked worker's whole life: summarize each chunk it claims into its own file in
+    ``tmp`` (the record's length, then its ``marshal`` bytes), telling the parent through
+    ``done`` once the file is complete; the exit status. The parent deletes a file as soon as
+    it has applied it, so the temporary files hold only what is not merged yet. With
+    ``measure``, the peak of :func:`private_kib` (after each chunk, its summary still alive)
+    goes to ``memory_path(tmp, me)``."""
     try:
         buf = bytearray(min(length, WINDOW + 1))
         buf[0] = 0x0A
         peak = 0
-        with open(out, "wb") as f:
-            while (index := _claim(queue)) is not None:
-                summary, buf = summarize_at(fd, *chunks[index], buf)
-                if measure:
-                    peak = max(peak, private_kib())
-                record = marshal.dumps((index, summary))
-                del summary
+        while (index := _claim(queue)) is not None:
+            summary, buf = summarize_at(fd, *chunks[index], buf)
+            if measure:
+                peak = max(peak, private_kib())
+            record = marshal.dumps((index, summary))
+            del summary
+            with open(record_path(tmp, index), "wb") as f:
                 f.write(len(record).to_bytes(8, "little"))
                 f.write(record)
-                del record
-                f.flush()
-                os.write(done, me.to_bytes(4, "little") + index.to_bytes(4, "little"))
+            del record
+            os.write(done, me.to_bytes(4, "little") + index.to_bytes(4, "little"))
         if measure:
-            with open(out + ".mem", "w") as m:
+            with open(memory_path(tmp, me), "w") as m:
                 m.write(str(peak))
         return 0
     except KeyboardInterrupt:
@@ -224,8 +237,8 @@ def _worker(fd: int, queue: int, chunks: list[Chunk], out: str, done: int, me: i
 
 
 def _load(f: BinaryIO) -> Any:
-    """The next record of a worker's file: its length, then its ``marshal`` bytes. Read whole:
-    ``marshal.load`` on a file reads it a few bytes at a time (~1 ms for a chunk's record)."""
+    """A record: its length, then its ``marshal`` bytes. Read whole: ``marshal.load`` on a
+    file reads it a few bytes at a time (~1 ms for a chunk's record)."""
     size = int.from_bytes(f.read(8), "little")
     data = f.read(size)
     if len(data) != size:
@@ -253,7 +266,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds through ``finally``: the workers are reaped
 
 
-def _reap(pids: dict[int, str]) -> None:
+def _reap(pids: dict[int, int]) -> None:
     """Kill and reap the workers still listed (the parent is leaving early)."""
     import signal
 
@@ -270,7 +283,8 @@ class _Merge:
 
     A chunk is fed directly when the parent claims it next in order; a chunk the parent claims
     out of order is summarized and kept (a few at most: the parent waits for the workers when
-    ``PENDING`` pile up); a worker's chunk is read from its file once its "done" message came.
+    ``PENDING`` pile up); a worker's chunk is read from its file (and the file deleted) once its
+    "done" message came.
     Applying as the records arrive keeps the merge off the end of the run, and the parent
     claims a chunk only when no record is ready to apply (:meth:`step`): with many workers,
     records come faster than one process applies them and summarizes chunks too.
@@ -279,10 +293,8 @@ class _Merge:
     PENDING = 8
 
     def __init__(self, b: ReportBuilder, fd: int, chunks: list[Chunk], done: int,
-                 outs: dict[int, str]) -> None:
-        self.b, self.fd, self.chunks, self.done_fd = b, fd, chunks, done
-        self.outs = outs  # worker number → its file
-        self.readers: dict[int, BinaryIO] = {}
+                 tmp: str) -> None:
+        self.b, self.fd, self.chunks, self.done_fd, self.tmp = b, fd, chunks, done, tmp
         self.pending: dict[int, ChunkSummary] = {}  # the parent's own, out of order
         self.done: dict[int, int] = {}  # chunk → worker whose record for it is complete
         self.applied = 0  # chunks applied so far (the next one to apply)
@@ -290,10 +302,6 @@ class _Merge:
         self.gone = False  # every worker has exited: what they did not deliver, never comes
         self._partial = b""
         os.set_blocking(done, False)
-
-    def close(self) -> None:
-        for f in self.readers.values():
-            f.close()
 
     def own(self, index: int, buf: bytearray) -> None:
         """A chunk the parent claimed."""
@@ -343,9 +351,10 @@ class _Merge:
                 self.b.apply(self.pending.pop(index), reread)
             elif index in self.done:
                 me = self.done.pop(index)
-                if me not in self.readers:
-                    self.readers[me] = open(self.outs[me], "rb")  # noqa: SIM115 (closed in close)
-                got, summary = _load(self.readers[me])
+                path = record_path(self.tmp, index)
+                with open(path, "rb") as f:
+                    got, summary = _load(f)
+                os.unlink(path)
                 if got != index:
                     raise RuntimeError(f"worker {me} wrote chunk {got} where {index} was due")
                 self.b.apply(summary, reread)
@@ -389,11 +398,10 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
 
     chunks, rest = layout
     length = buffer_size(st.st_size, chunk)
-    pids: dict[int, str] = {}
+    pids: dict[int, int] = {}  # pid → worker number
     with tempfile.TemporaryDirectory(prefix="eagle-tui-report-") as tmp:
         queue, w = os.pipe()
         done_r, done_w = os.pipe()
-        merge: _Merge | None = None
         sigterm: Any = None
         with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
             sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -404,15 +412,13 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
             finally:
                 os.close(w)
             first = _claim(queue)  # 0: the parent starts with the state-dependent beginning
-            outs: dict[int, str] = {}
             for me in range(1, min(procs, len(chunks))):
-                outs[me] = os.path.join(tmp, f"worker-{me}.bin")
-                pids[_fork((done_r,), fd, queue, chunks, outs[me], done_w, me, length,
-                                 rss is not None)] = outs[me]
+                pids[_fork((done_r,), fd, queue, chunks, tmp, done_w, me, length,
+                           rss is not None)] = me
             os.close(done_w)  # the workers hold it now: end of file once they are all gone
             done_w = -1
             b = ReportBuilder(name, baseline)
-            merge = _Merge(b, fd, chunks, done_r, outs)
+            merge = _Merge(b, fd, chunks, done_r, tmp)
             buf = bytearray(length)
             buf[0] = 0x0A
             index = first
@@ -424,16 +430,14 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
             merge.finish()
             for pid in list(pids):
                 _, _, usage = os.wait4(pid, 0)
-                out = pids.pop(pid)
+                me = pids.pop(pid)
                 if rss is not None:
-                    rss.append((usage.ru_maxrss, _read_int(out + ".mem")))
+                    rss.append((usage.ru_maxrss, _read_int(memory_path(tmp, me))))
             f.seek(rest)
             for data, end, last in read_chunks(f, chunk):
                 b.chunk(data, end, last)
             return b.finish()
         finally:
-            if merge is not None:
-                merge.close()
             for end_fd in (queue, done_r, done_w):
                 if end_fd >= 0:
                     os.close(end_fd)

@@ -381,3 +381,27 @@ def test_debug_rss_reports_the_tree_from_workers_private_memory(tmp_path: Path) 
     if Path("/proc/self/smaps_rollup").exists():
         assert rp.private_kib() > 0
         assert all(0 < private < peak for peak, private in rss)  # private: a part of the RSS
+
+
+def test_a_record_file_is_deleted_once_applied(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The temporary files hold only summaries not merged yet (/tmp may be memory)."""
+    path = tmp_path / "x.log"
+    path.write_text("".join(decode(i) + debug() for i in range(6000)))
+    expected = serial(path)
+    real_load, real_apply = rp._load, ReportBuilder.apply
+    loaded: list[str] = []
+    left: list[str] = []
+
+    def load(f: Any) -> Any:
+        loaded.append(f.name)
+        return real_load(f)
+
+    def apply(self: ReportBuilder, summary: Any, reread: Any) -> None:
+        left.extend(p for p in loaded if os.path.exists(p))
+        real_apply(self, summary, reread)
+
+    monkeypatch.setattr(rp, "_load", load)
+    monkeypatch.setattr(ReportBuilder, "apply", apply)
+    assert parallel(path, 3) == expected
+    assert len(loaded) >= 2 and left == []
