@@ -405,3 +405,23 @@ def test_a_record_file_is_deleted_once_applied(tmp_path: Path,
     monkeypatch.setattr(ReportBuilder, "apply", apply)
     assert parallel(path, 3) == expected
     assert len(loaded) >= 2 and left == []
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_mixes_of_fixture_lines_long_lines_and_endings(tmp_path: Path, seed: int,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """Fixture lines shuffled with blank, binary and window-sized lines, any ending: the same
+    JSON from 2-5 processes, with worker windows smaller than many lines."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(rp, "WINDOW", rng.choice([64, 1000, 1 << 14]))
+    pool = [line for log in LOGS for line in log.read_bytes().splitlines()]
+    odd = [b"", b"\xff\xfe garbage \x1b[2J", b"x" * rng.randint(2000, 20_000), b"\r", b"[ ] )"]
+    lines = [rng.choice(odd) if rng.random() < 0.05 else rng.choice(pool)
+             for _ in range(rng.randint(3000, 9000))]
+    data = b"\n".join(lines) + rng.choice([b"", b"\n", b"tail without newline"])
+    path = tmp_path / "mix.log"
+    path.write_bytes(data)
+    with path.open("rb") as f:
+        expected = as_json(build_report(f, path.name, chunk=SMALL))
+    assert parallel(path, rng.randint(2, 5)) == expected
