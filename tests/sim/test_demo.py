@@ -24,6 +24,10 @@ pytestmark = pytest.mark.slow
 FAST = ("--speed", "60", "--gpus", "2")
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class DemoRun:
     """The demo process, its output and every descendant it had (sampled every 50 ms)."""
 
@@ -31,9 +35,11 @@ class DemoRun:
         self.tmp = tmp / "tmp"
         self.tmp.mkdir()
         env = dict(os.environ, TMPDIR=str(self.tmp), PYTHONUNBUFFERED="1")
+        # SIGINT as at a terminal, even when the suite runs as a background job (which starts
+        # with SIGINT ignored, and Python then never raises KeyboardInterrupt)
         self.proc = subprocess.Popen([sys.executable, "-m", "eagle_tui", "demo", "--headless",
                                       *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, env=env)
+                                     text=True, env=env, preexec_fn=_default_sigint)
         self.seen: dict[int, psutil.Process] = {}
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -333,9 +333,12 @@ def test_no_worker_outlives_a_signalled_report(tmp_path: Path, how: str) -> None
     path = tmp_path / "big.log"
     block = "".join(decode(i) + debug() for i in range(16_000)).encode()
     path.write_bytes(block * (rp.THRESHOLD * 3 // len(block)))
+    # SIGINT as at a terminal, even when the suite runs as a background job (which starts
+    # with SIGINT ignored, and Python then never raises KeyboardInterrupt)
     proc = subprocess.Popen([sys.executable, "-m", "eagle_tui", "report", "--json", "--workers",
                              "2", str(path)], stdout=subprocess.DEVNULL, cwd=ROOT,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     me = psutil.Process(proc.pid)
     deadline = time.monotonic() + 30
     while not (workers := me.children()) and proc.poll() is None and time.monotonic() < deadline:
