@@ -30,14 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 from .alerts import evaluate_alerts
-from .detect import (
-    ACC_LINE_B,
-    GEN_LINE_B,
-    NON_PLAIN_AFTER_NL,
-    dim_ending_at,
-    unknown_dim_pattern,
-    valid_tokens,
-)
+from .detect import NON_PLAIN_AFTER_NL
 from .events import (
     Baseline,
     CrashEvent,
@@ -50,7 +43,7 @@ from .events import (
     SpecStats,
 )
 from .parser import LogParser, read_chunks, split_lines
-from .report_chunks import STATS_TEXT, TAIL, ChunkSummary
+from .report_chunks import STATS_TEXT, TAIL, ChunkSummary, new_dims, run_tokens
 from .series import Series
 from .spool import NumberSpool
 from .state import DashboardState, reduce
@@ -70,7 +63,6 @@ class ReportBuilder:
         self.lines = 0
         self.accept = NumberSpool()
         self.gen = NumberSpool(median=True)
-        self._unknown = unknown_dim_pattern(())
 
     # ------------------------------------------------------------------ events
     def _serving_pending(self) -> bool:
@@ -94,10 +86,7 @@ class ReportBuilder:
                 self._reduce(ev)
 
     def _reduce(self, ev: Event) -> None:
-        before = self.state.hidden_dims
         self.state = reduce(self.state, [ev])
-        if self.state.hidden_dims != before:
-            self._unknown = unknown_dim_pattern(self.state.hidden_dims)
 
     def line(self, raw: bytes, lineno: int) -> None:
         self.add(self.parser.parse_line(raw, lineno, False))
@@ -153,23 +142,15 @@ class ReportBuilder:
             return
 
     def _bulk(self, buf: bytearray, a: int, b: int, lineno: int) -> None:
-        acc = ACC_LINE_B.findall(buf, a, b)
-        gen = GEN_LINE_B.findall(buf, a, b)
-        acc_text, gen_text = b",".join(acc), b",".join(gen)
-        # every token a plain decimal and finite (the line-by-line path drops an infinite value):
-        # else this run goes line by line, which is rare and exact
-        if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
+        tokens = run_tokens(buf, a, b)
+        if tokens is None:
             self.lines_of(buf, a, b, lineno)
             return
+        acc, acc_text, gen, gen_text = tokens
         self.accept.add_tokens(acc, acc_text)
         self.gen.add_tokens(gen, gen_text)
-        pos = a if buf.find(b"])", a, b) >= 0 else b  # no shape at all: skip the search
-        while (m := self._unknown.search(buf, pos, b)) is not None:
-            pos = m.end()
-            dim = dim_ending_at(buf, m.start(), a)
-            if dim is not None and dim not in self.state.hidden_dims:
-                at = lineno + buf.count(b"\n", a, m.start())
-                self._reduce(HiddenStateDims(dim, at))
+        for dim, at in new_dims(buf, a, b, self.state.hidden_dims):
+            self._reduce(HiddenStateDims(dim, lineno + at))
 
     def chunk(self, buf: bytearray, end: int, last: bool, fast: bool = True) -> None:
         """One step of ``parser.read_chunks``: whole lines ``buf[1:end]``, or (``last``) the

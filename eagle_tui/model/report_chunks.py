@@ -69,19 +69,18 @@ def _runs(buf: bytes | bytearray, end: int, piece: int) -> Iterator[tuple[int, i
                 yield x, y, False
 
 
-def new_dims(buf: bytes | bytearray, a: int, b: int) -> list[tuple[int, int]]:
-    """``(dim, line)`` of the first occurrence of each distinct hidden-state dim in the run
-    ``buf[a:b]``, in order, ``line`` counted from 0 at ``a``.
+def new_dims(buf: bytes | bytearray, a: int, b: int,
+             known: tuple[int, ...] = ()) -> list[tuple[int, int]]:
+    """``(dim, line)`` of the first occurrence of each distinct hidden-state dim not in
+    ``known`` in the run ``buf[a:b]``, in order, ``line`` counted from 0 at ``a``.
 
-    The serial search (``ReportBuilder._bulk``) finds the first occurrence of each dim not yet
-    known, with a pattern that skips the known ones (faster on the usual run, where every
-    debug line shows the one known dim); this is the same with nothing known, so filtering
-    these in order against the known dims gives the same events.
+    The pattern skips the dims already found (a debug-heavy run repeats one dim on every debug
+    line), so the serial report passes the dims it knows; a worker, which knows none, passes
+    nothing, and filtering its results in order against the known dims gives the same events.
     """
     out: list[tuple[int, int]] = []
-    if buf.find(b"])", a, b) < 0:
+    if buf.find(b"])", a, b) < 0:  # no shape at all: skip the search
         return out
-    known: tuple[int, ...] = ()
     pattern = unknown_dim_pattern(known)
     pos = a
     while (m := pattern.search(buf, pos, b)) is not None:
@@ -92,6 +91,22 @@ def new_dims(buf: bytes | bytearray, a: int, b: int) -> list[tuple[int, int]]:
             known = (*known, dim)
             pattern = unknown_dim_pattern(known)
     return out
+
+
+RunTokens = tuple[list[bytes], bytes, list[bytes], bytes]
+
+
+def run_tokens(buf: bytes | bytearray, a: int, b: int) -> RunTokens | None:
+    """The first ``accept len`` and ``gen throughput`` token of every line of the plain run
+    ``buf[a:b]``, each list with its JSON text; ``None`` when a token is not a plain finite
+    decimal (the line-by-line path drops an infinite value): such a run is parsed line by line,
+    which is rare and exact."""
+    acc = ACC_LINE_B.findall(buf, a, b)
+    gen = GEN_LINE_B.findall(buf, a, b)
+    acc_text, gen_text = b",".join(acc), b",".join(gen)
+    if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
+        return None
+    return acc, acc_text, gen, gen_text
 
 
 def pieces(buf: bytes | bytearray, a: int, b: int, size: int) -> Iterator[tuple[int, int]]:
@@ -133,12 +148,11 @@ class ChunkSummarizer:
             lines = buf.count(b"\n", a, b)
             if not self.has_stats:
                 self.has_stats = any(buf.find(t, a, b) >= 0 for t in STATS_TEXT)
-            acc = ACC_LINE_B.findall(buf, a, b)
-            gen = GEN_LINE_B.findall(buf, a, b)
-            acc_text, gen_text = b",".join(acc), b",".join(gen)
-            if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
+            tokens = run_tokens(buf, a, b)
+            if tokens is None:
                 items.append((lines, bytes(buf[a:b])))
                 continue
+            acc, acc_text, gen, gen_text = tokens
             self.counts.update(acc)
             values = self.gen_values
             values.extend(map(float, gen))
@@ -177,4 +191,4 @@ def _trim_tails(items: list[Item]) -> None:
 
 
 __all__ = ["PIECE", "STATS_TEXT", "ChunkSummarizer", "ChunkSummary", "Item", "PlainRun",
-           "SerialRun", "new_dims", "pieces", "summarize_chunk"]
+           "RunTokens", "SerialRun", "new_dims", "pieces", "run_tokens", "summarize_chunk"]
