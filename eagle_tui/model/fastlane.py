@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate, chain, compress, repeat
 from operator import add, itemgetter, not_
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
@@ -243,38 +243,52 @@ def _floats(values: list[str]) -> Iterable[float | None]:
     return map(float, values) if all(values) else [float(v) if v else None for v in values]
 
 
-def _decodes(rows: list[Row], linenos: Iterable[int]) -> list[DecodeStats]:
-    """The ``DecodeStats`` of Decode rows: the values ``decode_stats`` reads from their lines."""
-    objs = _DECODES.new(len(rows))
+Convert = Callable[[list[str]], Iterable[Any]]
+
+
+def _ints(values: list[str]) -> Iterable[int]:
+    return map(int, values)
+
+
+def _plain_floats(values: list[str]) -> Iterable[float]:
+    return map(float, values)
+
+
+def _graphs(values: list[str]) -> Iterable[bool | None]:
+    return map(_GRAPH, values)
+
+
+# field → (row index, conversion): what ``decode_stats`` / ``prefill_stats`` read from a line
+_DECODE_COLUMNS: dict[str, tuple[int, Convert]] = {
+    "gen_tps": (_GEN_TPS, _plain_floats), "accept_len": (_ACCEPT_LEN, _floats),
+    "accept_rate": (_ACCEPT_RATE, _floats), "running": (_RUNNING, _ints),
+    "queued": (_QUEUED, _ints), "kv_usage": (_USAGE, _plain_floats),
+    "num_tokens": (_TOKENS, _ints), "cuda_graph": (_GRAPH_ON, _graphs),
+}
+_PREFILL_COLUMNS: dict[str, tuple[int, Convert]] = {
+    "new_seq": (_NEW_SEQ, _ints), "new_tokens": (_NEW_TOKENS, _ints),
+    "cached_tokens": (_CACHED, _ints), "running": (_P_RUNNING, _ints),
+    "queued": (_P_QUEUED, _ints), "input_tps": (_INPUT_TPS, _floats),
+}
+
+
+def _stats(records: Records[T], columns: dict[str, tuple[int, Convert]], rows: list[Row],
+           linenos: Iterable[int]) -> list[T]:
+    """The stats events of ``rows`` (Decode or Prefill rows), built column by column."""
+    objs = records.new(len(rows))
     if rows:
-        _DECODES.fill(objs, {
-            "lineno": linenos, "time": _column(rows, _TIME),
-            "gen_tps": map(float, _column(rows, _GEN_TPS)),
-            "accept_len": _floats(_column(rows, _ACCEPT_LEN)),
-            "accept_rate": _floats(_column(rows, _ACCEPT_RATE)),
-            "running": map(int, _column(rows, _RUNNING)),
-            "queued": map(int, _column(rows, _QUEUED)),
-            "kv_usage": map(float, _column(rows, _USAGE)),
-            "num_tokens": map(int, _column(rows, _TOKENS)),
-            "cuda_graph": map(_GRAPH, _column(rows, _GRAPH_ON)),
-        })
+        records.fill(objs, {"lineno": linenos, "time": _column(rows, _TIME),
+                            **{name: convert(_column(rows, i))
+                               for name, (i, convert) in columns.items()}})
     return objs
+
+
+def _decodes(rows: list[Row], linenos: Iterable[int]) -> list[DecodeStats]:
+    return _stats(_DECODES, _DECODE_COLUMNS, rows, linenos)
 
 
 def _prefills(rows: list[Row], linenos: Iterable[int]) -> list[PrefillStats]:
-    """The ``PrefillStats`` of Prefill rows (what ``prefill_stats`` reads)."""
-    objs = _PREFILLS.new(len(rows))
-    if rows:
-        _PREFILLS.fill(objs, {
-            "lineno": linenos, "time": _column(rows, _TIME),
-            "new_seq": map(int, _column(rows, _NEW_SEQ)),
-            "new_tokens": map(int, _column(rows, _NEW_TOKENS)),
-            "cached_tokens": map(int, _column(rows, _CACHED)),
-            "running": map(int, _column(rows, _P_RUNNING)),
-            "queued": map(int, _column(rows, _P_QUEUED)),
-            "input_tps": _floats(_column(rows, _INPUT_TPS)),
-        })
-    return objs
+    return _stats(_PREFILLS, _PREFILL_COLUMNS, rows, linenos)
 
 
 __all__ = ["Records", "feed_visible"]
