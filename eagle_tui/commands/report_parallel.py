@@ -48,7 +48,7 @@ MIN_BYTES = 8 << 20  # at least this much of the file per process
 MAX_WORKERS = 12
 MAX_CHUNKS = 16_000  # chunk indices the work pipe holds (4 bytes each, 64 KiB): ~16 GB
 ENV_WORKERS = "EAGLE_TUI_REPORT_WORKERS"
-_WINDOW = 1 << 16
+_SCAN = 1 << 16  # bytes ``plan`` reads at a time, backwards, to find a cut
 PAR_CHUNK = 2 << 20  # the chunks handed out: ~17,000 lines; many more than processes
 WINDOW = 1 << 19  # a worker reads its chunks this much at a time
 
@@ -90,7 +90,7 @@ def _last_newline(fd: int, p: int, top: int) -> int | None:
     """The offset of the last newline in ``fd``'s bytes ``[p, top)``, -1 if none, ``None`` if
     the file is shorter than ``top`` (it shrank: let the serial path read it)."""
     while top > p:
-        lo = max(p, top - _WINDOW)
+        lo = max(p, top - _SCAN)
         data = os.pread(fd, top - lo, lo)
         if len(data) != top - lo:
             return None
@@ -301,7 +301,7 @@ class _Merge:
         self.claimed = -1  # every chunk up to this one has been claimed by someone
         self.gone = False  # every worker has exited: what they did not deliver, never comes
         self._partial = b""
-        os.set_blocking(done, False)
+        self._blocking = True  # the pipe's mode, switched only when a call needs the other
 
     def own(self, index: int, buf: bytearray) -> None:
         """A chunk the parent claimed."""
@@ -320,7 +320,9 @@ class _Merge:
         """Read the workers' "done" messages (end of file: every worker is gone)."""
         if self.gone:
             return
-        os.set_blocking(self.done_fd, block)
+        if block != self._blocking:  # (``step`` asks many times a chunk: no syscall each)
+            os.set_blocking(self.done_fd, block)
+            self._blocking = block
         try:
             data = os.read(self.done_fd, 1 << 12)
         except BlockingIOError:
