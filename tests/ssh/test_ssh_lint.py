@@ -26,7 +26,8 @@ echo "0, NVIDIA H200, 143771, 20000"
 """
 
 
-def test_remote_lint_reads_the_remote_host(tmp_path: Path, make_sshd: Callable[..., object]) -> None:
+def test_remote_lint_reads_the_remote_host(tmp_path: Path,
+                                           make_sshd: Callable[..., object]) -> None:
     remote = tmp_path / "remote models"
     shutil.copytree(FIX, remote)
     bindir = tmp_path / "bin"
