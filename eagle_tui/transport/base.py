@@ -71,7 +71,8 @@ class Transport(Protocol):
         """``""`` for local, the SSH destination otherwise (shown in the UI)."""
         ...
 
-    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
+    async def run(self, argv: list[str], timeout: float = 10.0, *,
+                  stdin: bytes | None = None) -> RunResult:
         """Run a command to completion (argv is quoted for the remote shell by the transport)."""
         ...
 

@@ -85,7 +85,8 @@ class SshTransport:
     def state(self) -> ConnectionState:
         return self._conn.state
 
-    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
+    async def run(self, argv: list[str], timeout: float = 10.0, *,
+                  stdin: bytes | None = None) -> RunResult:
         if not argv:
             raise TransportError("empty command")
         deadline = time.monotonic() + timeout
@@ -93,6 +94,14 @@ class SshTransport:
         stream = await ChannelStream.open(
             link, shlex.join(argv), self._executor, self._conn.on_lost, timeout
         )
+        if stdin is not None:  # small (a launch's --env values): written before reading
+            data = stdin
+
+            def feed() -> None:
+                stream.send(data)
+                stream.send_eof()
+
+            await asyncio.get_running_loop().run_in_executor(self._executor, feed)
         out: list[bytes] = []
         err: list[bytes] = []
         try:

@@ -118,6 +118,10 @@ class ChannelStream:
         """Write to the command's stdin (blocking; only for small writes)."""
         self._chan.sendall(data)
 
+    def send_eof(self) -> None:
+        """Close the command's stdin (it reads to the end of what was sent)."""
+        self._chan.shutdown_write()
+
     async def aclose(self) -> None:
         """Stop reading and close the channel (off the loop: a close can block on a hung link)."""
         self._stop.set()
