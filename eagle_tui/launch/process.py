@@ -72,8 +72,12 @@ export EAGLE_TUI_RUN="$token"
 setsid "$@" </dev/null >>"$log" 2>&1 &
 pid=$!
 i=0
-while [ ! -r "/proc/$pid/stat" ] && [ $i -lt 20 ]; do sleep 0.01; i=$((i+1)); done
-stat=$(cat "/proc/$pid/stat" 2>/dev/null) || { echo "exited $pid"; exit 0; }
+while [ $i -lt 200 ]; do  # until setsid has run: the new session's leader is $pid
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || { echo "exited $pid"; exit 0; }
+  set -- ${stat##*) }
+  [ "$3" = "$pid" ] && break
+  sleep 0.01; i=$((i+1))
+done
 echo "started $pid ${stat##*) }"
 """
 
@@ -83,6 +87,7 @@ for d in /proc/[0-9]*; do
   s=$(cat "$d/stat" 2>/dev/null) || continue
   set -- ${s##*) }
   [ "$3" = "$want" ] || continue
+  case $1 in Z|X|x) continue ;; esac  # a zombie has exited: nothing left to stop
   m=0
   tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qx "EAGLE_TUI_RUN=$token" && m=1
   echo "${d#/proc/} $3 $4 ${20} $m"
@@ -183,7 +188,7 @@ async def stop_group(transport: Transport, pgid: int, proc_start: str, token: st
 
 
 async def _kill(transport: Transport, sig: str, pgid: int) -> None:
-    await transport.run(["sh", "-c", f'kill -{sig} -- "-$1" 2>/dev/null; true', "eagle-tui-stop",
+    await transport.run(["sh", "-c", f'kill -{sig} "-$1" 2>/dev/null; true', "eagle-tui-stop",
                          str(pgid)], 10.0)
 
 
