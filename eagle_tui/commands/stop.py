@@ -61,7 +61,12 @@ async def stop_async(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     where = f" on {rec.host}" if rec.host else ""
     if rec.host and not args.ssh:
-        args.ssh = [rec.host]
+        args.ssh = [rec.host]  # the host it was launched on (--ssh overrides: an alias)
+    try:
+        check_ssh_args(args)
+    except ValueError as exc:
+        print(f"eagle-tui stop: error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     question = (f"Stop run {sanitize(rec.label)}{where} (process group {rec.pgid}: "
                 f"{sanitize(rec.command or '')[:120]})?")
     if not args.yes and not _confirm(question):
@@ -101,7 +106,6 @@ async def stop_async(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        check_ssh_args(args)
         if not args.grace >= 0:
             raise ValueError("--grace must be >= 0")
     except ValueError as exc:
