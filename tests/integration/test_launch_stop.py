@@ -59,9 +59,11 @@ def shim_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def cli(args: list[str], env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(args: list[str], env: dict[str, str],
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "eagle_tui", *args], capture_output=True,
-                          text=True, env=env, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+                          text=True, env=env, timeout=timeout, check=False,
+                          stdin=subprocess.DEVNULL)
 
 
 def group_alive(pgid: int) -> list[int]:
