@@ -71,7 +71,7 @@ def test_two_processes_writing_at_once(tmp_path: Path) -> None:
 def test_unusable_directory_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(HistoryError, match="unusable.*EAGLE_TUI_DATA_DIR"):
+    with pytest.raises(HistoryError, match=r"unusable.*EAGLE_TUI_DATA_DIR"):
         RunStore(blocker / "sub" / "h.sqlite3")
     env = {**os.environ, "EAGLE_TUI_DATA_DIR": str(blocker / "sub")}
     p = subprocess.run([sys.executable, "-m", "eagle_tui", "runs", "list"], capture_output=True,
