@@ -81,8 +81,8 @@ def print_text(cmd: ParsedCommand, res: LintResult, out: TextIO, host: str = "")
 
 
 async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) -> int:
-    from eagle_tui.lint.facts import gather
-    from eagle_tui.lint.tables import load_tables
+    from eagle_tui.probe.facts import gather
+    from eagle_tui.probe.tables import load_tables
     from eagle_tui.transport.base import TransportError
 
     try:

@@ -16,11 +16,11 @@ from typing import Any
 from eagle_tui.history.records import RunRecord
 from eagle_tui.history.store import RunStore, data_dir
 from eagle_tui.launch.process import Launched, start_detached
-from eagle_tui.lint.facts import gather
-from eagle_tui.lint.tables import load_tables
 from eagle_tui.model.cmdline import ParsedCommand, parse_command
 from eagle_tui.model.lint import LintResult, lint
 from eagle_tui.model.redact import redact_words
+from eagle_tui.probe.facts import gather
+from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.base import Transport
 
 REMOTE_LOG_DIR = ".cache/eagle-tui/logs"  # relative to the login folder on an SSH host

@@ -8,7 +8,7 @@ So this module re-implements exactly the parts of argparse that decide *which fl
 and *which tokens are its value*, driven by a :class:`FlagTable` dumped from the installed
 engine's own parser (``eagle_tui/data/flags/``; see ``tests/realserver/dump_flags.py``).
 
-Pure: no I/O. The tables are loaded by ``eagle_tui.lint.tables``. Work is bounded: the command
+Pure: no I/O. The tables are loaded by ``eagle_tui.probe.tables``. Work is bounded: the command
 is at most :data:`MAX_TOKENS` tokens of at most :data:`MAX_TOKEN` characters each (longer
 input is cut and reported), and JSON values are parsed only up to :data:`MAX_JSON` characters.
 """

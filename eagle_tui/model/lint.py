@@ -6,7 +6,7 @@ collapses acceptance length to ~1.0 (FORMATS.md §1.5). Only comparing the comma
 checkpoints' ``config.json`` shows it, and minutes of loading are saved by doing it first.
 
 Pure: :func:`lint` takes the parsed command (:mod:`.cmdline`) and the facts gathered about the
-host (``eagle_tui.lint.facts``: configs, port, GPUs) and returns findings. Each finding has a
+host (``eagle_tui.probe.facts``: configs, port, GPUs) and returns findings. Each finding has a
 level (``error``: the server will fail or run wrong; ``warning``: likely not what was meant;
 ``info``: what was checked or could not be), a stable ``code`` for scripts, and a fix in the
 engine's own terms where there is one.

@@ -155,3 +155,27 @@ def test_launch_refused_on_lint_errors_unless_forced(tmp_path: Path,
         assert last["status"] == "ready"
     finally:
         assert cli(["stop", "last", "--yes"], shim_env).returncode == 0
+
+
+def test_attach_discovers_the_launched_server(tmp_path: Path, shim_env: dict[str, str]) -> None:
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    port = free_port()
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(target),
+           "--port", str(port)]
+    assert cli(["launch", "--no-tui", "--timeout", "30", *cmd], shim_env).returncode == 0
+    try:
+        run = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3").get("last")
+        p = cli(["attach", "--list", "--json"], shim_env)
+        found = [f for f in json.loads(p.stdout) if f["pid"] == run.pid]
+        assert len(found) == 1 and found[0]["log"] == run.log_path
+        assert found[0]["port"] == port and found[0]["log_kind"] == "file"
+        pick = json.loads(p.stdout).index(found[0]) + 1
+        w = cli(["attach", "--pick", str(pick), "--headless", "--json", "--duration", "3"],
+                shim_env)
+        assert w.returncode == 0, w.stderr
+        lines = [json.loads(x) for x in w.stdout.splitlines() if x.startswith("{")]
+        assert any(x.get("health") == "ready" or x.get("status") == "ready" for x in lines), \
+            w.stdout[-2000:]
+        assert "pid " + str(run.pid) in w.stderr
+    finally:
+        assert cli(["stop", "last", "--yes"], shim_env).returncode == 0

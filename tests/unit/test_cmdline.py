@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from eagle_tui.lint.tables import available, load_table, load_tables
 from eagle_tui.model.cmdline import CommandError, parse_command, split_command
+from eagle_tui.probe.tables import available, load_table, load_tables
 
 TABLES = load_tables()
 
