@@ -28,13 +28,14 @@ from typing import Any
 import httpx
 
 from eagle_tui.commands.common import UsageError, normalize_url
+from eagle_tui.errors import EagleError
 
 PROMPT = "Count from one hundred, one number after another, in words:"
 ERROR_BODY_MAX = 300
 MAX_ERRORS_KEPT = 5
 
 
-class BenchError(Exception):
+class BenchError(EagleError):
     """The load could not start (server unreachable, no model to name): exit 1."""
 
 
