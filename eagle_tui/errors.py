@@ -7,7 +7,8 @@ error comes from; the leaves live beside the code that raises them::
 
     EagleError
     ├── UsageError          a bad command line or argument value (exit 2)
-    │   └── SmiUsageError               the fake nvidia-smi's bad arguments (sim/smi.py)
+    │   ├── SmiUsageError               the fake nvidia-smi's bad arguments (sim/smi.py)
+    │   └── CommandError                not an SGLang/vLLM launch command (model/cmdline.py)
     ├── ConfigError         a bad config or theme file
     │   ├── ui.config.ConfigError       the config file (ui/config.py)
     │   └── ui.theme.ThemeError         a theme file (ui/theme.py)
@@ -19,7 +20,10 @@ error comes from; the leaves live beside the code that raises them::
     │   ├── DestinationError            a bad ``user@host:port`` (transport/ssh/config.py)
     │   ├── AuthError                   SSH authentication refused (transport/ssh/link.py)
     │   ├── MetricsError                ``/metrics`` unreadable (sources/metrics.py)
-    │   └── DraftConfigError            the draft model's config (sources/draftconfig.py)
+    │   ├── DraftConfigError            the draft model's config (sources/draftconfig.py)
+    │   └── DiscoveryError              the host's processes unreadable (probe/discover.py)
+    ├── LaunchError         a server not started, or a group not ours to stop (launch/process.py)
+    ├── HistoryError        the run history unusable, or no such run (history/store.py)
     ├── BenchError          ``bench`` could not start its load (commands/bench.py, exit 1)
     └── ApiError            the simulator refuses an OpenAI request (sim/openai_api.py)
 

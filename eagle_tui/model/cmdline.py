@@ -22,6 +22,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from eagle_tui.errors import UsageError
+
 from .record import Record, record
 
 Engine = Literal["sglang", "vllm"]
@@ -125,7 +127,7 @@ class ParsedCommand:
         return any(g.spec.dest == dest for g in self.given)
 
 
-class CommandError(ValueError):
+class CommandError(UsageError):
     """Not a launch command of a known engine (the lint cannot say anything about it)."""
 
 
