@@ -21,9 +21,8 @@ plain decimal and a finite double) is parsed line by line instead, so ``fast=Tru
 gives the same state and spools as :meth:`ReportBuilder.feed` on that chunk: the parallel report
 is byte-identical to this one.
 
-:meth:`ReportBuilder.finish` returns the report as a dict whose two number arrays are
-:class:`~.spool.NumberSpool`\\ s (a 5 M-line log has millions of values): :mod:`.output` writes
-it, streaming the arrays, and closes it.
+:meth:`ReportBuilder.finish` returns the report as a dict, its two number arrays still
+spooled: :mod:`.output` writes it (streaming the arrays) and closes it; nothing here writes.
 """
 
 from __future__ import annotations

@@ -130,9 +130,9 @@ def memory_path(tmp: str, me: int) -> str:
 def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: int,
             length: int, measure: bool) -> int:
     """A forked worker's whole life: summarize each chunk it claims into its own file in
-    ``tmp`` (the length of its ``marshal`` bytes, then those), telling the parent through
-    ``done`` once the file is complete; the exit status. The parent deletes a file as soon as
-    it has applied it, so the temporary files hold only what is not merged yet. With
+    ``tmp`` (``to_wire``'s tuples as ``marshal`` bytes, after their length), telling the parent
+    through ``done`` once the file is complete; the exit status. The parent deletes a file as
+    soon as it has applied it, so the temporary files hold only what is not merged yet. With
     ``measure``, the peak of :func:`private_kib` (after each chunk, its summary still alive)
     goes to ``memory_path(tmp, me)``."""
     try:
