@@ -5,9 +5,11 @@ function of this state, and the state is a pure function of the event stream. Th
 recorded session replay into exactly the live state, and lets tests drive the whole product with
 scripted events.
 
-Log *text* is deliberately not kept here beyond a short tail (``recent_lines``): the log view owns
-its own bounded line buffer, fed with the same ``LogLine`` events, so a 50k lines/s log never
-copies a 10,000-line tuple per batch.
+Log *text* is deliberately not kept here beyond a short tail (``recent_lines``): the bounded line
+buffer (:class:`~eagle_tui.model.logbuffer.LogBuffer`) lives beside this state, fed with the same
+``LogLine`` events, so a 50k lines/s log never copies a 10,000-line tuple per batch. Which line is
+an error is the buffer's rule (``ERROR_KINDS``); ``first_error_line`` is its stream line number.
+Which of the log's, /metrics' and /server_info's numbers is shown is :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from .events import (
     GpuSample,
     HealthSample,
     HiddenStateDims,
-    LineKind,
     LogLine,
     LogRestarted,
     MetricsSample,
@@ -48,10 +49,10 @@ from .events import (
     SpecStats,
     UserMarker,
 )
+from .logbuffer import ERROR_KINDS
 from .series import Series
 
 RECENT_LINES = 20
-_ERROR_KINDS = (LineKind.ERROR, LineKind.TRACEBACK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +280,7 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
     if ev.lineno > b.max_lineno:
         b.max_lineno = ev.lineno
     s = b.s
-    if s.first_error_line is None and ev.kind in _ERROR_KINDS:
+    if s.first_error_line is None and ev.kind in ERROR_KINDS:  # the buffer's one rule
         _setattr(s, "first_error_line", ev.lineno)
 
 
