@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from . import figures
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -139,25 +140,21 @@ class DashboardState:
                 return m
         return None
 
+    # the shown numbers: which source wins is decided once, in .figures
     @property
     def tok_s(self) -> float | None:
-        """Best current tok/s: the log's last value, else /metrics' windowed rate."""
-        if self.gen_tps.last is not None:
-            return self.gen_tps.last
-        return self.m_gen_tps.last
+        """Best current tok/s (:func:`.figures.tok_s`)."""
+        return figures.tok_s(self).value
 
     @property
     def current_accept_len(self) -> float | None:
-        if self.accept_len.last is not None:
-            return self.accept_len.last
-        return self.m_accept_len.last
+        """Best current accept length (:func:`.figures.accept_len`)."""
+        return figures.accept_len(self).value
 
     @property
     def speedup(self) -> float | None:
-        tps = self.gen_tps.median(last_n=10) or self.m_gen_tps.median(last_n=10)
-        if tps is None or not self.baseline_tok_s:
-            return None
-        return tps / self.baseline_tok_s
+        """Median tok/s over the baseline (:func:`.figures.speedup`)."""
+        return figures.speedup(self).value
 
 
 _FIELDS: tuple[str, ...] = ()  # filled below, once the class exists
