@@ -16,11 +16,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from eagle_tui.errors import EagleError
+
 if TYPE_CHECKING:
     import httpx
 
 
-class TransportError(Exception):
+class TransportError(EagleError):
     """Base of every error a transport raises. ``str(err)`` is shown to the user as is."""
 
 

@@ -151,10 +151,10 @@ class EagleApp(App[int]):
         nothing styled yet, the variables alone are all the refresh has to carry: one full
         CSS parse less before the first frame (~10–20 ms).
         """
-        if not self.screen_stack:
-            self.stylesheet.set_variables(self.get_css_variables())
-            return
-        super().refresh_css(animate)
+        from eagle_tui.ui.textual_private import defer_css_refresh  # relies on Textual's order
+
+        if not defer_css_refresh(self):
+            super().refresh_css(animate)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(self.source_label, id="status")

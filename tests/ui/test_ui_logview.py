@@ -269,3 +269,23 @@ async def test_following_stays_at_the_end_when_a_scrollbar_appears() -> None:
         assert view.scroll_y == view.max_scroll_y
         bottom = int(view.scroll_y) + view.scrollable_content_region.height - 1
         assert view.row_text(bottom) == "line 36"
+
+
+async def test_the_mouse_wheel_up_pauses_following_and_scrolls() -> None:
+    """The public ``on_mouse_scroll_up`` pauses first; Textual's own handler still scrolls."""
+    from textual import events
+
+    app = LogApp(max_lines=1000)
+    async with app.run_test(size=(40, 12)) as pilot:
+        view = app.query_one(LogView)
+        view.append(lines(1, 200))
+        await pilot.pause()
+        assert view.follow and view.scroll_y == view.max_scroll_y
+        bottom = view.scroll_y
+        view.post_message(events.MouseScrollUp(view, 1, 1, 0, -1, 0, False, False, False))
+        await pilot.pause()
+        assert not view.follow and view.scroll_y < bottom
+        sideways = view.scroll_y
+        view.post_message(events.MouseScrollUp(view, 1, 1, 0, -1, 0, True, False, False))
+        await pilot.pause()
+        assert not view.follow and view.scroll_y == sideways  # shift+wheel: horizontal only

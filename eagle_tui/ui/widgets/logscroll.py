@@ -185,10 +185,10 @@ class LogScroll(ScrollView):
     def action_page_down(self) -> None:
         self._key_scroll(self.scroll_page_down, up=False)
 
-    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        """Pause following first; Textual's own handler (``Widget``'s, run after) scrolls."""
         if not (event.ctrl or event.shift):
             self._pause_for_scroll_up()
-        super()._on_mouse_scroll_up(event)
 
 
 __all__ = ["FRAME_INTERVAL", "LogScroll"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from eagle_tui.transport.base import ConnectionLost
-from eagle_tui.transport.ssh_link import Link
+from eagle_tui.transport.ssh.link import Link
 
 _CHUNK = 65536
 _MAX_QUEUED = 256
