@@ -56,7 +56,7 @@ VIOLATIONS = [
     ("sim/_probe.py", "import eagle_tui.session\n", "layers"),  # siblings: independent
     ("ui/_probe.py", "from eagle_tui.sources import logtail\n", "sources"),
     ("session_probe.py", "import eagle_tui.transport.local\n", "transport"),
-    ("sources/_probe.py", "import eagle_tui.sim.scenario\n", "sim"),
+    ("ui/_probe.py", "import eagle_tui.sim.scenario\n", "sim"),
     ("session_probe.py", "import textual.app\n", "textual"),
     ("sources/_probe.py", "def connect() -> None:\n    import paramiko\n", "paramiko"),
     # packages still to come are held to their (optional) layer from the commit that adds them
