@@ -51,6 +51,7 @@ from .events import (
     UserMarker,
 )
 from .logbuffer import ERROR_KINDS
+from .logclock import log_seconds
 from .series import Series
 
 RECENT_LINES = 20
@@ -66,6 +67,7 @@ class PhaseMark:
     t: float | None
     detail: str = ""
     role: str = "target"
+    log_s: float | None = None  # the server's clock (``logclock``): durations on attach
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +216,8 @@ def _with_phase(b: _Batch, ev: PhaseEvent) -> None:
     if s.crash is not None:
         return
     if s.phase_mark(ev.phase) is None:
-        mark = PhaseMark(ev.phase, ev.lineno, ev.time, s.now, ev.detail, ev.role)
+        mark = PhaseMark(ev.phase, ev.lineno, ev.time, s.now, ev.detail, ev.role,
+                         log_seconds(ev.time))
         b.set(phases=(*s.phases, mark))
     if ev.phase.rank > s.phase.rank:
         b.set(phase=ev.phase)

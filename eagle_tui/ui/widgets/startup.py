@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from eagle_tui.model.events import CrashEvent, Phase
+from eagle_tui.model.logclock import best_span, span
 from eagle_tui.model.state import DashboardState, PhaseMark
 from eagle_tui.ui.format import bar, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
@@ -70,9 +71,24 @@ def _mark(state: DashboardState, phases: tuple[Phase, ...]) -> PhaseMark | None:
     return min(marks, key=lambda m: m.phase.rank) if marks else None
 
 
-def _end_time(state: DashboardState, done_at: Phase) -> float | None:
-    times = [m.t for m in state.phases if m.phase.rank >= done_at.rank and m.t is not None]
-    return min(times) if times else None
+def _end_mark(state: DashboardState, done_at: Phase) -> PhaseMark | None:
+    marks = [m for m in state.phases if m.phase.rank >= done_at.rank and m.t is not None]
+    return min(marks, key=lambda m: m.t or 0.0) if marks else None
+
+
+def _first_logged(state: DashboardState) -> PhaseMark | None:
+    marks = [m for m in state.phases if m.log_s is not None]
+    return min(marks, key=lambda m: m.lineno) if marks else None
+
+
+def _span(start: PhaseMark | None, end: PhaseMark | None,
+          start_t: float | None) -> float | None:
+    """Observed seconds from start to end, or the log's own when both came in one catch-up
+    burst (attached to a server that was already up: see ``model.logclock``)."""
+    observed = (max(0.0, end.t - start_t) if end is not None and end.t is not None
+                and start_t is not None else None)
+    logged = span(start.log_s, end.log_s) if start is not None and end is not None else None
+    return best_span(observed, logged)
 
 
 def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
@@ -90,11 +106,11 @@ def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
         elapsed: float | None = None
         if done:
             status = "done"
-            end_t = _end_time(state, step.done_at)
-            if step.label == "ready" and end_t is not None and state.t_start is not None:
-                elapsed = max(0.0, end_t - state.t_start)  # time to ready, from the start
-            elif start_t is not None and end_t is not None and step.starts[0] != step.done_at:
-                elapsed = max(0.0, end_t - start_t)
+            end = _end_mark(state, step.done_at)
+            if step.label == "ready":  # time to ready, from the start
+                elapsed = _span(_first_logged(state), end, state.t_start)
+            elif step.starts[0] != step.done_at:
+                elapsed = _span(start_mark, end, start_t)
         elif reached and not active_given:
             status = "failed" if state.crash is not None else "active"
             active_given = True
