@@ -30,10 +30,9 @@ import re
 import stat
 from collections.abc import Iterator
 from itertools import chain
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-from .crash import CrashTracker
-from .detect import (
+from .classify import (
     ACC_S,
     DIM_S,
     GEN_S,
@@ -45,6 +44,7 @@ from .detect import (
     small_int,
     split_prefix,
 )
+from .crash import CrashTracker
 from .events import (
     CrashEvent,
     DecodeStats,
@@ -57,11 +57,14 @@ from .events import (
     Phase,
     PhaseEvent,
 )
+from .framing import CUT_MARK
 from .normalize import normalize, sanitize, to_text
 from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
 
-MAX_PARTIAL = 1 << 20  # a "line" still unterminated after this many bytes is emitted as is
+if TYPE_CHECKING:
+    from .bulk import Row
+
 _STAMP = re.compile(r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)", re.ASCII)
 _DEBUG_DIM = re.compile(
     r"hidden[_ ]?states?(?:\.shape|\s+shape)?\s*[=:]\s*(?:torch\.Size\()?[\[(]"
@@ -197,50 +200,101 @@ class LogParser:
         self.phase = Phase.NONE  # furthest phase before any crash (for hints and policy)
         self.crashed = False
         self.last_dim: int | None = None
-        self._partial = b""
         self._sglang = SglangParser()
         self._vllm = VllmParser()
         self.crash = CrashTracker()
 
     # ------------------------------------------------------------------ public API
-    def feed_line(self, raw: str | bytes) -> list[Event]:
-        out: list[Event] = []
-        if self._partial:
-            pending, self._partial = self._partial, b""
-            self.lineno += 1
-            out.extend(self.parse_line(pending, self.lineno, True))
+    def feed_line(self, raw: str | bytes, *, cut: bool = False) -> list[Event]:
+        """The events of the next line (without its newline), its ``LogLine`` first.
+
+        ``cut``: the framer cut the line at ``framing.MAX_LINE_BYTES`` (its rest is the next
+        line): its text is marked with ``framing.CUT_MARK``.
+        """
         self.lineno += 1
-        out.extend(self.parse_line(raw, self.lineno, True))
+        out = self.parse_line(raw, self.lineno, True)
+        if cut:
+            out = [LogLine(ev.lineno, ev.text + CUT_MARK, ev.kind, ev.host)
+                   if type(ev) is LogLine else ev for ev in out]
         return out
 
-    def feed_chunk(self, data: bytes, emit_lines: bool = True) -> list[Event]:
-        if self._partial:
-            data = self._partial + data
-        cut = data.rfind(b"\n") + 1
-        if len(data) - cut > MAX_PARTIAL:  # binary garbage or a runaway line: bounded memory
-            data = data + b"\n"
-            cut = len(data)
-        self._partial = bytes(data[cut:])
-        complete = data[:cut]
-        out: list[Event] = []
-        if not complete:
-            return out
-        # whole clean stretches at a time (see ``fastlane``); catching up drops the lines: the
-        # column-wise path plus a filter is ~2x cheaper than parsing the lines without them.
-        # Imported here: ``report`` never feeds, and its start should not compile this.
-        from .fastlane import feed_visible
+    def feed_lines(self, data: bytes, emit_lines: bool = True) -> list[Event]:
+        """The events of the complete lines ``data`` (it ends with a newline), exactly what
+        :meth:`feed_line` on each would give; ``emit_lines=False`` (catching up) drops the
+        ``LogLine`` s: the column-wise path plus a filter is ~2x cheaper than without them.
 
-        events = feed_visible(self, complete)
-        return events if emit_lines else [ev for ev in events if type(ev) is not LogLine]
+        Whole clean stretches of common lines go through :mod:`.bulk` at once (imported here:
+        ``report`` never feeds, and its start should not compile its regexes).
+        """
+        if not data:
+            return []
+        if data[-1] != 0x0A:
+            raise ValueError("feed_lines takes complete lines: the data must end with a newline"
+                             " (the partial last line is the framer's)")
+        from . import bulk
+
+        out: list[Event] = []
+        for piece in bulk.pieces(data):
+            if type(piece) is str:
+                self._stretch(piece, out)
+            else:
+                self.lineno += 1
+                out.extend(self.parse_line(piece, self.lineno, True))
+        return out if emit_lines else [ev for ev in out if type(ev) is not LogLine]
 
     def finish(self) -> list[Event]:
-        out: list[Event] = []
-        if self._partial:
-            pending, self._partial = self._partial, b""
+        """The end of the log: a crash still pending (a traceback without its last line)."""
+        return self._crash_events(self.crash.finish(self.engine, self.phase))
+
+    # ------------------------------------------------------------------ bulk stretches
+    def _stretch(self, text: str, out: list[Event]) -> None:
+        """The lines of a clean stretch (printable ASCII and TAB, whole lines) into ``out``:
+        segments of common-shape rows column-wise, each other row alone, in order."""
+        from . import bulk
+
+        rows = bulk.rows(text)
+        if self.engine == "unknown":  # a bulk line may detect the engine: one by one till known
+            self._one_by_one(rows, out)
+            return
+        shapes, kinds, others = bulk.plan(rows)
+        k = len(rows)
+        start = 0
+        for stop in chain(others, (k,)):
+            if stop > start:
+                seg = rows[start:stop]
+                found = bulk.dims(seg)
+                if found and (len(found) > 1 or small_int(found.pop()) != self.last_dim):
+                    self._one_by_one(seg, out)  # a new hidden size (rare): its event
+                else:  # goes between the lines
+                    events, serving = bulk.build(seg, shapes[start:stop], kinds[start:stop],
+                                                 self.lineno + 1, self.host)
+                    self.lineno += stop - start
+                    if serving:
+                        self._advance(Phase.SERVING)
+                    out.extend(events)
+            if stop < k:
+                self.lineno += 1
+                out.extend(self.parse_line(rows[stop][bulk.TEXT], self.lineno, True))
+            start = stop + 1
+
+    def _one_by_one(self, rows: list[Row], out: list[Event]) -> None:
+        """Rows one at a time (a segment with a new hidden size, or the engine still unknown)."""
+        from . import bulk
+
+        for row in rows:
             self.lineno += 1
-            out.extend(self.parse_line(pending, self.lineno, True))
-        out.extend(self._crash_events(self.crash.finish(self.engine, self.phase)))
-        return out
+            shape = row[bulk.SHAPE]
+            if shape in ("D", "P") and self.engine != "unknown":  # (access: the line path)
+                kind = LineKind.STATS
+                events, serving = bulk.build([row], [shape], [kind], self.lineno, self.host)
+                out.extend(events)
+                if serving:
+                    self._advance(Phase.SERVING)
+            elif row[bulk.DEBUG_SHAPE]:
+                out.append(LogLine(self.lineno, row[bulk.TEXT], LineKind.DEBUG, self.host))
+                self._dims([row[bulk.DIM]], self.lineno, out)
+            else:
+                out.extend(self.parse_line(row[bulk.TEXT], self.lineno, True))
 
     # ------------------------------------------------------------------ lines
     def parse_line(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
@@ -370,4 +424,4 @@ class LogParser:
         return LineKind.PLAIN
 
 
-__all__ = ["MAX_PARTIAL", "LogParser", "odd_lines", "read_chunks", "split_lines"]
+__all__ = ["LogParser", "odd_lines", "read_chunks", "split_lines"]

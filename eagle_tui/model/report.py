@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 from .alerts import evaluate_alerts
-from .detect import NON_PLAIN_AFTER_NL
+from .classify import NON_PLAIN_AFTER_NL
 from .events import (
     Baseline,
     CrashEvent,

@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Union
 
-from .detect import (
+from .classify import (
     ACC_LINE_B,
     GEN_LINE_B,
     NON_PLAIN_AFTER_NL,

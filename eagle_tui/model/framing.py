@@ -1,0 +1,433 @@
+"""The one line framer: bytes of a log as they are read → frames of whole lines for the parser.
+
+Every reader of a log (the live tail, the raw-log replay) hands its bytes to a
+:class:`LineFramer` and the frames it gives to the parser (:class:`LogFeed` does both, with the
+stats thinning of a catch-up). The framer owns, and is the only place that decides:
+
+* **the byte offset.** ``offset`` is the file offset just after the last byte handed out in a
+  frame: a reader that resumes there (a dropped SSH link) loses and repeats nothing. A frame
+  knows its own ``start``; ``frame.start + len(frame.data)`` is the next frame's start.
+* **the partial last line.** Bytes after the last newline are held until their newline arrives
+  (or :meth:`LineFramer.finish`, at the end of a finished file); they are not part of
+  ``offset`` yet.
+* **the over-long cut.** A line still unterminated after :data:`MAX_LINE_BYTES` bytes (binary
+  garbage, a runaway print) is handed out as a *cut* frame of that many bytes (backed up to a
+  UTF-8 character boundary); its rest follows as further lines. The parser marks such a line's
+  text with :data:`CUT_MARK`, so the view can show that it was cut.
+* **catch-up vs visible.** Attaching to a log that already holds a million lines must not build a
+  million ``LogLine`` s nobody will scroll to. While catching up, complete lines are *held*; once
+  the reader is at the end of the file (:meth:`LineFramer.caught_up`) the held lines are handed
+  out, all but the last ``tail_lines`` lines (and at most ``tail_bytes`` bytes) as catch-up
+  frames (``visible=False``: the parser's derived events only), the rest visible. Lines pushed
+  out of the held tail go out at once as catch-up frames. After that every read is visible, but
+  a read larger than the tail (a burst after a stall) shows only its tail, like an attach.
+  ``visible_from`` instead says where the visible part starts, in bytes: lines that start
+  before it are catch-up frames, all the others visible at once, and nothing is held (so a
+  later reader can show the end of a large file first while another summarizes the rest;
+  ``visible_from=0``: every line visible).
+
+Every buffer is bounded in bytes: the partial line by ``max_line``, the held tail by
+``tail_bytes`` (and ``tail_lines``), so a file without a single newline cannot grow memory.
+Pure: no I/O, no clock, no parser import (a :class:`LogFeed` is given its parser).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .events import DecodeStats, Event, HiddenStateDims, LogLine, PrefillStats, SpecStats
+from .series import Series
+
+if TYPE_CHECKING:
+    from .parser import LogParser
+
+MAX_LINE_BYTES = 1 << 20  # the one cut: a "line" longer than this is cut (bounded memory)
+TAIL_LINES = 10_000  # lines a catch-up (or a burst) makes visible
+TAIL_BYTES = 8 << 20  # ... and at most this many bytes of them
+CUT_MARK = " \u2026[line cut at 1 MiB]"  # appended to the text of a cut line (see ``is_cut``)
+STATS_KEEP = Series().maxlen  # older catch-up stats cannot be shown by the state anyway
+_THINNED = (DecodeStats, PrefillStats, SpecStats)
+
+
+def is_cut(line: LogLine) -> bool:
+    """True for a line the framer cut at :data:`MAX_LINE_BYTES` (its rest is the next line)."""
+    return line.text.endswith(CUT_MARK)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """Bytes of the log handed to the parser at once.
+
+    ``data`` is whole lines, each ending with a newline; or, when ``single``, one line without
+    its newline: a line ``cut`` at :data:`MAX_LINE_BYTES` (its rest follows), or the last line of
+    a finished file that has no newline. ``start`` is its byte offset in the file (every byte of
+    ``data`` is a byte of the file). ``visible``: its lines are shown; otherwise only their
+    derived events (phases, stats, crashes) matter.
+    """
+
+    data: bytes
+    start: int
+    visible: bool
+    single: bool = False
+    cut: bool = False
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.data)
+
+
+class LineFramer:
+    """Bytes in, :class:`Frame` s out (see the module docstring for what it decides)."""
+
+    def __init__(self, offset: int = 0, *, tail_lines: int = TAIL_LINES,
+                 tail_bytes: int = TAIL_BYTES, max_line: int = MAX_LINE_BYTES,
+                 visible_from: int | None = None, mid_line: bool = False) -> None:
+        if max_line < 4 or tail_lines < 0 or tail_bytes < 0:
+            raise ValueError("max_line must be >= 4, tail_lines and tail_bytes >= 0")
+        self.tail_lines = tail_lines
+        self.tail_bytes = tail_bytes
+        self.max_line = max_line
+        self.offset = offset  # bytes handed out in frames (the resume point)
+        self.visible_from = visible_from
+        self.catching_up = visible_from is None
+        self._partial = b""
+        self._skip = mid_line  # ``offset`` may be inside a line: drop bytes up to its newline
+        self._held: deque[Frame] = deque()
+        self._held_lines = 0
+        self._held_bytes = 0
+
+    # ------------------------------------------------------------------ state
+    @property
+    def partial(self) -> int:
+        """Bytes of the unterminated last line held back (at most ``max_line``)."""
+        return len(self._partial)
+
+    @property
+    def held(self) -> tuple[int, int]:
+        """``(lines, bytes)`` of complete lines held while catching up."""
+        return self._held_lines, self._held_bytes
+
+    @property
+    def read_to(self) -> int:
+        """The offset just after every byte given to :meth:`feed` (held ones included)."""
+        return self.offset + self._held_bytes + len(self._partial)
+
+    # ------------------------------------------------------------------ input
+    def feed(self, data: bytes) -> list[Frame]:
+        """The frames that the bytes read next make ready (in file order)."""
+        out: list[Frame] = []
+        if self._skip:
+            nl = data.find(b"\n")
+            if nl < 0:
+                self.offset += len(data)
+                return out
+            self.offset += nl + 1
+            data = data[nl + 1 :]
+            self._skip = False
+        if self._partial:
+            data = self._partial + data
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:] if cut < len(data) else b""
+        if cut:
+            self._lines(data[:cut] if rest else data, False, out)
+        while len(rest) > self.max_line:  # no newline in sight: cut it
+            at = self.max_line
+            while at > self.max_line - 3 and rest[at] & 0xC0 == 0x80:  # not inside a character
+                at -= 1
+            self._lines(rest[:at], True, out)
+            rest = rest[at:]
+        self._partial = rest
+        return out
+
+    def caught_up(self) -> list[Frame]:
+        """The reader is at the end of the file: hand out the held lines, the tail visible."""
+        self.catching_up = False
+        return self._release()
+
+    def finish(self) -> list[Frame]:
+        """The end of a finished file: the held lines (as :meth:`caught_up`), then the
+        unterminated last line, if any, as a line of its own."""
+        out = self.caught_up()
+        if self._partial:
+            data, self._partial = self._partial, b""
+            if self.visible_from is not None:
+                visible = self.offset >= self.visible_from
+            else:  # the last line of the tail
+                visible = self.tail_lines > 0 and len(data) <= self.tail_bytes
+            out.append(self._frame(data, visible, single=True))
+        return out
+
+    def restart(self) -> list[Frame]:
+        """The file was truncated or replaced: what was held (as :meth:`caught_up`), then
+        everything starts again at byte 0, catching up (the partial line is dropped)."""
+        out = self._release()
+        self.offset = 0
+        self._partial = b""
+        self._skip = False
+        self.visible_from = None
+        self.catching_up = True
+        return out
+
+    def rewind(self) -> None:
+        """The reader failed and will read again from ``offset``: forget what it gave since
+        (held lines, the partial line) and catch up again."""
+        self._partial = b""
+        self._held.clear()
+        self._held_lines = self._held_bytes = 0
+        self.catching_up = self.visible_from is None
+
+    # ------------------------------------------------------------------ framing
+    def _frame(self, data: bytes, visible: bool, *, single: bool = False,
+               cut: bool = False) -> Frame:
+        frame = Frame(data, self.offset, visible, single, cut)
+        self.offset += len(data)
+        return frame
+
+    def _lines(self, data: bytes, cut: bool, out: list[Frame]) -> None:
+        """Complete lines (or one ``cut`` line) read, in order: frames now, or held."""
+        if self.catching_up:
+            self._hold(data, cut, out)
+        elif self.visible_from is not None and self.offset < self.visible_from:
+            if cut or self.offset + len(data) <= self.visible_from:  # every line starts before
+                out.append(self._frame(data, False, single=cut, cut=cut))
+                return
+            # the first line that starts at or after ``visible_from`` is the first visible one
+            at = data.find(b"\n", self.visible_from - self.offset - 1) + 1
+            out.append(self._frame(data[:at], False))
+            if at < len(data):
+                out.append(self._frame(data[at:], True))
+        elif self.visible_from is not None:  # every line from ``visible_from`` on is shown
+            out.append(self._frame(data, True, single=cut, cut=cut))
+        else:
+            self._visible(data, cut, out)
+
+    def _visible(self, data: bytes, cut: bool, out: list[Frame]) -> None:
+        """Visible lines, but of a read larger than the tail only its tail."""
+        if cut:
+            out.append(self._frame(data, True, single=True, cut=True))
+            return
+        at = self._tail_start(data)
+        if at:
+            out.append(self._frame(data[:at], False))
+        if at < len(data):
+            out.append(self._frame(data[at:] if at else data, True))
+
+    def _tail_start(self, data: bytes) -> int:
+        """Where the last ``tail_lines`` lines, at most ``tail_bytes`` bytes, of the complete
+        lines ``data`` start (0: all of it)."""
+        at = 0
+        if len(data) > self.tail_bytes:
+            at = data.find(b"\n", len(data) - self.tail_bytes - 1) + 1
+        if self.tail_lines == 0:
+            return len(data)
+        if data.count(b"\n", at) > self.tail_lines:
+            cut = len(data) - 1
+            for _ in range(self.tail_lines):
+                cut = data.rfind(b"\n", 0, cut)
+            at = cut + 1
+        return at
+
+    def _hold(self, data: bytes, cut: bool, out: list[Frame]) -> None:
+        """Keep the lines that may still become visible; older ones go out as catch-up."""
+        lines = 1 if cut else data.count(b"\n")
+        self._held.append(Frame(data, self.offset + self._held_bytes, False, cut, cut))
+        self._held_lines += lines
+        self._held_bytes += len(data)
+        held = self._held
+        while len(held) > 1 and self._held_lines - _lines_of(held[0]) >= self.tail_lines:
+            self._pop(out)
+        while self._held_bytes > self.tail_bytes:
+            first = held[0]
+            excess = self._held_bytes - self.tail_bytes
+            if first.single or len(first.data) <= excess:
+                self._pop(out)
+                continue
+            at = first.data.find(b"\n", excess - 1) + 1  # the first line start past the excess
+            if at == len(first.data):
+                self._pop(out)
+                continue
+            held[0] = Frame(first.data[at:], first.start + at, False)
+            self._held_lines -= first.data.count(b"\n", 0, at)
+            self._held_bytes -= at
+            out.append(self._frame(first.data[:at], False))
+
+    def _pop(self, out: list[Frame]) -> None:
+        first = self._held.popleft()
+        self._held_lines -= _lines_of(first)
+        self._held_bytes -= len(first.data)
+        out.append(self._frame(first.data, False, single=first.single, cut=first.cut))
+
+    def _release(self) -> list[Frame]:
+        """Every held frame: the lines before the last ``tail_lines`` as catch-up, the rest
+        (at most ``tail_bytes``: :meth:`_hold` saw to it) visible."""
+        out: list[Frame] = []
+        held = self._held
+        while held and self._held_lines - _lines_of(held[0]) >= self.tail_lines:
+            self._pop(out)  # whole frames before the tail (no join of the whole history)
+        excess = self._held_lines - self.tail_lines  # lines of the first frame before the tail
+        if excess > 0:
+            first = held[0]
+            at = _line_start(first.data, excess)
+            held[0] = Frame(first.data[at:], first.start + at, False)
+            out.append(self._frame(first.data[:at], False))
+        run: list[bytes] = []  # consecutive whole-line frames are framed at once
+        for frame in held:
+            if not frame.single:
+                run.append(frame.data)
+                continue
+            if run:
+                out.append(self._frame(b"".join(run), True))
+                run = []
+            out.append(self._frame(frame.data, True, single=True, cut=frame.cut))
+        if run:
+            out.append(self._frame(b"".join(run), True))
+        held.clear()
+        self._held_lines = self._held_bytes = 0
+        return out
+
+
+def _line_start(data: bytes, n: int) -> int:
+    """Where line ``n`` (0-based) of the complete lines ``data`` starts (searched from the
+    nearer end)."""
+    total = data.count(b"\n")
+    if n <= total - n:
+        at = 0
+        for _ in range(n):
+            at = data.index(b"\n", at) + 1
+        return at
+    at = len(data) - 1
+    for _ in range(total - n):
+        at = data.rindex(b"\n", 0, at)
+    return at + 1
+
+
+def _lines_of(frame: Frame) -> int:
+    return 1 if frame.single else frame.data.count(b"\n")
+
+
+class StatsThinner:
+    """Thins the stats events of a catch-up to what the state can still show.
+
+    Reducing an event costs far more than parsing its line (the state is immutable), and a busy
+    server's history is almost all ``Decode batch``/``Engine 000`` stats lines: catching up on
+    300,000 of them took ~30 s. The state's series keep their last 600 points, so of each run of
+    stats events between two other events (a phase, a crash, ...) only the first (it marks when
+    serving began) and the last ``keep`` of each type can still change what is shown; the rest
+    are dropped here, before they are reduced.
+    The order of every kept event is preserved, a repeated ``HiddenStateDims`` is dropped (the
+    state keeps distinct dimensions only), and nothing else is touched.
+    """
+
+    def __init__(self, keep: int = STATS_KEEP) -> None:
+        self.keep = keep
+        self.dropped = 0
+        self._seq = 0
+        self._first: dict[type, tuple[int, Event]] = {}
+        self._held: dict[type, deque[tuple[int, Event]]] = {}
+        self._dims: set[int] = set()
+
+    def feed(self, events: list[Event]) -> list[Event]:
+        out: list[Event] = []
+        for ev in events:
+            if isinstance(ev, _THINNED):
+                item = (self._seq, ev)
+                self._seq += 1
+                if type(ev) not in self._first:
+                    # the first of a run is kept too: it marks when serving began
+                    self._first[type(ev)] = item
+                    continue
+                held = self._held.setdefault(type(ev), deque(maxlen=self.keep))
+                if len(held) == self.keep:
+                    self.dropped += 1
+                held.append(item)
+            elif isinstance(ev, HiddenStateDims):
+                if ev.dim not in self._dims:
+                    self._dims.add(ev.dim)
+                    out.append(ev)
+                else:
+                    self.dropped += 1
+            else:
+                out.extend(self.flush())
+                out.append(ev)
+        return out
+
+    def flush(self) -> list[Event]:
+        """The held stats, in their original order (call before anything that must follow)."""
+        if not self._first:
+            return []
+        items = [*self._first.values(), *(item for held in self._held.values() for item in held)]
+        self._first.clear()
+        self._held.clear()
+        return [ev for _, ev in sorted(items, key=lambda item: item[0])]
+
+    def reset(self) -> None:
+        self._first.clear()
+        self._held.clear()
+        self._dims.clear()
+
+
+class LogFeed:
+    """One log's bytes → its events: a :class:`LineFramer`, the parser, a :class:`StatsThinner`.
+
+    What the live tail and the raw-log replay share; they only read bytes and say when the end
+    of the file is reached. Catch-up frames take the parser's fast path and their stats are
+    thinned (``thin=False``: every event kept); held stats go out before any visible line.
+    """
+
+    def __init__(self, parser: LogParser, framer: LineFramer | None = None, *,
+                 thin: bool = True) -> None:
+        self.parser = parser
+        self.framer = framer if framer is not None else LineFramer()
+        self.thinner = StatsThinner() if thin else None
+
+    @property
+    def offset(self) -> int:
+        return self.framer.offset
+
+    def feed(self, data: bytes) -> list[Event]:
+        return self._parse(self.framer.feed(data))
+
+    def caught_up(self) -> list[Event]:
+        return self._parse(self.framer.caught_up(), flush=True)
+
+    def finish(self) -> list[Event]:
+        """The end of a finished log: held lines, the last unterminated line, a pending crash."""
+        return [*self._parse(self.framer.finish(), flush=True), *self.parser.finish()]
+
+    def restart(self) -> list[Event]:
+        """The file restarted: the held lines' events; then parser and thinner start afresh."""
+        out = self._parse(self.framer.restart(), flush=True)
+        self.parser.reset()
+        if self.thinner is not None:
+            self.thinner.reset()
+        return out
+
+    def rewind(self) -> None:
+        self.framer.rewind()
+
+    def _parse(self, frames: list[Frame], flush: bool = False) -> list[Event]:
+        out: list[Event] = []
+        thinner = self.thinner
+        for frame in frames:
+            if frame.single:
+                events = self.parser.feed_line(frame.data, cut=frame.cut)
+                if not frame.visible:
+                    events = [ev for ev in events if type(ev) is not LogLine]
+            else:
+                events = self.parser.feed_lines(frame.data, emit_lines=frame.visible)
+            if thinner is None:
+                out.extend(events)
+            elif frame.visible:
+                out.extend(thinner.flush())  # held catch-up stats go before any visible line
+                out.extend(events)
+            else:
+                out.extend(thinner.feed(events))
+        if flush and thinner is not None:
+            out.extend(thinner.flush())
+        return out
+
+
+__all__ = ["CUT_MARK", "MAX_LINE_BYTES", "STATS_KEEP", "TAIL_BYTES", "TAIL_LINES", "Frame",
+           "LineFramer", "LogFeed", "StatsThinner", "is_cut"]
