@@ -131,15 +131,44 @@ class LineFramer:
         cut = data.rfind(b"\n") + 1
         rest = data[cut:] if cut < len(data) else b""
         if cut:
-            self._lines(data[:cut] if rest else data, False, out)
+            complete = data[:cut] if rest else data
+            if len(complete) > self.max_line:
+                self._long_lines(complete, out)
+            else:
+                self._lines(complete, False, out)
         while len(rest) > self.max_line:  # no newline in sight: cut it
-            at = self.max_line
-            while at > self.max_line - 3 and rest[at] & 0xC0 == 0x80:  # not inside a character
-                at -= 1
+            at = self._cut_at(rest, 0)
             self._lines(rest[:at], True, out)
             rest = rest[at:]
         self._partial = rest
         return out
+
+    def _cut_at(self, data: bytes, start: int) -> int:
+        """Where to cut the line at ``start``: ``max_line`` bytes on, not inside a character."""
+        at = start + self.max_line
+        while at > start + self.max_line - 3 and data[at] & 0xC0 == 0x80:
+            at -= 1
+        return at
+
+    def _long_lines(self, data: bytes, out: list[Frame]) -> None:
+        """Complete lines, any of which may be longer than ``max_line``: those are cut.
+
+        One ``rfind`` per ``max_line`` bytes: the last newline within ``max_line`` bytes of a
+        line start proves every line before it short enough.
+        """
+        m = self.max_line
+        done = pos = 0  # ``data[done:pos]``: lines checked, not handed on yet
+        while len(data) - pos > m:
+            nl = data.rfind(b"\n", pos, pos + m + 1)
+            if nl >= 0:
+                pos = nl + 1
+                continue
+            if pos > done:
+                self._lines(data[done:pos], False, out)
+            at = self._cut_at(data, pos)
+            self._lines(data[pos:at], True, out)
+            done = pos = at
+        self._lines(data[done:] if done else data, False, out)
 
     def caught_up(self) -> list[Frame]:
         """The reader is at the end of the file: hand out the held lines, the tail visible."""
