@@ -7,13 +7,13 @@ hidden_states shape=...`` prints. Line by line each costs a classification regex
 constructions. The parser's chunk method (``LogParser.feed_lines``) drives this module, which
 holds no state and knows nothing of the parser:
 
-* **Per stretch, not per line.** :func:`pieces` looks for bytes that are not printable ASCII
+* **Per stretch, not per line.** :func:`scan` looks for bytes that are not printable ASCII
   (TAB allowed) with one C pass. Between them lie *clean* stretches, decoded once; their lines
   need no ``sanitize`` (it returns such text unchanged). A line holding another byte (UTF-8,
   ESC, CR, a control) comes out alone for the parser's line path.
-* **One regex per stretch.** :func:`rows` (:data:`_ROW` ``findall``) gives a row per line: its
-  text, and the fields of the line when the *whole* line has one of the common shapes;
-  :func:`plan` says which rows those are. The other rows (startup, crash, vLLM, an unusual
+* **One regex per stretch.** :data:`_ROW` ``findall`` gives a row per line: its text, and the
+  fields of the line when the *whole* line has one of the common shapes (:class:`Stretch` says
+  which rows those are). The other rows (startup, crash, vLLM, an unusual
   Decode shape) go through the parser's line path with their text, in order, so state (engine,
   phase, crash tracker, last dim) evolves exactly as line by line.
 * **Column-wise objects.** The rows between two such lines (a *segment*) become ``LogLine`` /
@@ -39,11 +39,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from itertools import accumulate, compress, repeat
 from operator import add, itemgetter, not_
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
+from .classify import MAX_INT_DIGITS
 from .events import DecodeStats, Event, LineKind, LogLine, PrefillStats
 from .sglang import DECODE_FIELDS_SRC, PREFILL_FIELDS_SRC
 
@@ -119,35 +120,41 @@ _CLEAN = b"\t\n" + bytes(range(0x20, 0x7F))
 Row = tuple[str, ...]
 
 
-def pieces(data: bytes) -> Iterator[str | bytes]:
-    """The complete lines ``data`` in file order: clean stretches of whole lines as one ``str``
-    each (decoded once), every line holding another byte alone, as ``bytes`` without its
-    newline (it needs ``sanitize``)."""
+class Stretch(NamedTuple):
+    """A clean stretch of whole lines: a row per line (see :data:`_ROW`), each row's shape
+    ("D", "P", "I", "E" or "") and line kind (``None``: not a common shape, it goes through
+    the parser's line path), and the indices of those other rows."""
+
+    rows: list[Row]
+    shapes: list[str]
+    kinds: list[LineKind | None]
+    others: list[int]
+
+
+def scan(data: bytes) -> list[Stretch | bytes]:
+    """The complete lines ``data`` in file order, in one call: clean stretches of whole lines
+    (decoded once, rows read by one ``findall``), and every line holding another byte alone,
+    as ``bytes`` without its newline (it needs ``sanitize``)."""
     if not data.translate(None, _CLEAN):  # the usual case: a C pass ~15x faster than a search
-        yield data.decode("ascii")
-        return
+        return [_stretch(data.decode("ascii"))]
+    out: list[Stretch | bytes] = []
     pos, end = 0, len(data)
     while pos < end:
         bad = _UNCLEAN.search(data, pos)
         # the clean stretch ends where the line holding ``bad`` starts
         stop = max(data.rfind(b"\n", pos, bad.start()) + 1, pos) if bad is not None else end
         if stop > pos:
-            yield data[pos:stop].decode("ascii")
+            out.append(_stretch(data[pos:stop].decode("ascii")))
         if bad is None:
-            return
+            break
         pos = data.index(b"\n", bad.start())
-        yield data[stop:pos]
+        out.append(data[stop:pos])
         pos += 1
+    return out
 
 
-def rows(text: str) -> list[Row]:
-    """One row per line of a clean stretch (see :data:`_ROW`)."""
-    return _ROW.findall(text)
-
-
-def plan(rows: list[Row]) -> tuple[list[str], list[LineKind | None], list[int]]:
-    """Each row's shape ("D", "P", "I", "E" or "") and line kind (``None``: not a common shape,
-    it goes through the line path), and the indices of those other rows."""
+def _stretch(text: str) -> Stretch:
+    rows: list[Row] = _ROW.findall(text)
     shapes = list(map(max, _column(rows, SHAPE), _column(rows, DEBUG_SHAPE),
                       _column(rows, _ACCESS_SHAPE)))
     kinds: list[LineKind | None] = list(map(_KIND_OF, shapes))
@@ -155,25 +162,23 @@ def plan(rows: list[Row]) -> tuple[list[str], list[LineKind | None], list[int]]:
         line = rows[i][TEXT]  # an access line that quotes what ``_bulk`` reads goes alone
         if "(token/s)" in line or "accept len" in line or "_states" in line:
             kinds[i] = None
-    return shapes, kinds, list(compress(range(len(rows)), map(not_, kinds)))
-
-
-def dims(rows: list[Row]) -> set[str]:
-    """The hidden-state dims the debug rows of ``rows`` print (digits)."""
-    found = set(_column(rows, DIM))
-    found.discard("")
-    return found
+    return Stretch(rows, shapes, kinds, list(compress(range(len(rows)), map(not_, kinds))))
 
 
 def build(rows: list[Row], shapes: list[str], kinds: list[LineKind | None], first: int,
-          host: str) -> tuple[list[Event], bool]:
+          host: str, last_dim: int | None) -> tuple[list[Event], bool] | None:
     """The events of rows that all have a common shape, numbered from ``first``, and whether
-    one is a Decode stats line (serving). Every object is built field by field under ``map``.
+    one is a Decode stats line (serving); ``None`` when they print a hidden size other than
+    ``last_dim`` (rare: its event goes between the lines, so they go one by one). Every object
+    is built field by field under ``map``; the caller has checked that the engine is known.
 
-    The caller has checked that the engine is known and that their dims are the last one.
     No object is created per row but the events themselves (fewer young objects: the cyclic
     GC, which runs every 700 of them, costs less).
     """
+    dims = set(_column(rows, DIM))
+    dims.discard("")
+    if dims and (len(dims) > 1 or _small_int(dims.pop()) != last_dim):
+        return None
     k = len(rows)
     lines = _LINES.new(k)
     _LINES.fill(lines, {"lineno": range(first, first + k), "text": _column(rows, TEXT),
@@ -194,6 +199,11 @@ def build(rows: list[Row], shapes: list[str], kinds: list[LineKind | None], firs
     deque(map(merged.__setitem__, map(add, compress(at, decoding), repeat(1)), decodes), 0)
     deque(map(merged.__setitem__, map(add, compress(at, prefilling), repeat(1)), prefills), 0)
     return cast(list[Event], merged), bool(decodes)
+
+
+def _small_int(digits: str) -> int | None:
+    """``classify.small_int`` (no call into another module per segment)."""
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else None
 
 
 def _column(rows: list[Row], i: int) -> list[str]:
@@ -253,5 +263,4 @@ def _prefills(rows: list[Row], linenos: Iterable[int]) -> list[PrefillStats]:
     return _stats(_PREFILLS, _PREFILL_COLUMNS, rows, linenos)
 
 
-__all__ = ["DEBUG_SHAPE", "DIM", "SHAPE", "TEXT", "Records", "Row", "build", "dims", "pieces",
-           "plan", "rows"]
+__all__ = ["DEBUG_SHAPE", "DIM", "SHAPE", "TEXT", "Records", "Row", "Stretch", "build", "scan"]

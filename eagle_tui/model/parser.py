@@ -30,7 +30,7 @@ import re
 import stat
 from collections.abc import Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from .classify import (
     ACC_S,
@@ -39,10 +39,9 @@ from .classify import (
     LineClass,
     Prefixed,
     classify,
-    engine_of,
     number,
+    read_prefix,
     small_int,
-    split_prefix,
 )
 from .crash import CrashTracker
 from .events import (
@@ -63,7 +62,7 @@ from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
 
 if TYPE_CHECKING:
-    from .bulk import Row
+    from .bulk import Row, Stretch
 
 _STAMP = re.compile(r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)", re.ASCII)
 _DEBUG_DIM = re.compile(
@@ -234,12 +233,12 @@ class LogParser:
         from . import bulk
 
         out: list[Event] = []
-        for piece in bulk.pieces(data):
-            if type(piece) is str:
-                self._stretch(piece, out)
-            else:
+        for piece in bulk.scan(data):
+            if type(piece) is bytes:
                 self.lineno += 1
                 out.extend(self.parse_line(piece, self.lineno, True))
+            else:
+                self._stretch(cast("Stretch", piece), out)
         return out if emit_lines else [ev for ev in out if type(ev) is not LogLine]
 
     def finish(self) -> list[Event]:
@@ -247,31 +246,28 @@ class LogParser:
         return self._crash_events(self.crash.finish(self.engine, self.phase))
 
     # ------------------------------------------------------------------ bulk stretches
-    def _stretch(self, text: str, out: list[Event]) -> None:
+    def _stretch(self, stretch: Stretch, out: list[Event]) -> None:
         """The lines of a clean stretch (printable ASCII and TAB, whole lines) into ``out``:
         segments of common-shape rows column-wise, each other row alone, in order."""
         from . import bulk
 
-        rows = bulk.rows(text)
+        rows, shapes, kinds, others = stretch
         if self.engine == "unknown":  # a bulk line may detect the engine: one by one till known
             self._one_by_one(rows, out)
             return
-        shapes, kinds, others = bulk.plan(rows)
         k = len(rows)
         start = 0
         for stop in chain(others, (k,)):
             if stop > start:
-                seg = rows[start:stop]
-                found = bulk.dims(seg)
-                if found and (len(found) > 1 or small_int(found.pop()) != self.last_dim):
-                    self._one_by_one(seg, out)  # a new hidden size (rare): its event
-                else:  # goes between the lines
-                    events, serving = bulk.build(seg, shapes[start:stop], kinds[start:stop],
-                                                 self.lineno + 1, self.host)
+                built = bulk.build(rows[start:stop], shapes[start:stop], kinds[start:stop],
+                                   self.lineno + 1, self.host, self.last_dim)
+                if built is None:  # a new hidden size (rare): its event goes between the lines
+                    self._one_by_one(rows[start:stop], out)
+                else:
                     self.lineno += stop - start
-                    if serving:
+                    if built[1]:
                         self._advance(Phase.SERVING)
-                    out.extend(events)
+                    out.extend(built[0])
             if stop < k:
                 self.lineno += 1
                 out.extend(self.parse_line(rows[stop][bulk.TEXT], self.lineno, True))
@@ -285,10 +281,10 @@ class LogParser:
             self.lineno += 1
             shape = row[bulk.SHAPE]
             if shape in ("D", "P") and self.engine != "unknown":  # (access: the line path)
-                kind = LineKind.STATS
-                events, serving = bulk.build([row], [shape], [kind], self.lineno, self.host)
-                out.extend(events)
-                if serving:
+                built = bulk.build([row], [shape], [LineKind.STATS], self.lineno, self.host, None)
+                assert built is not None  # (no dims in a stats row)
+                out.extend(built[0])
+                if built[1]:
                     self._advance(Phase.SERVING)
             elif row[bulk.DEBUG_SHAPE]:
                 out.append(LogLine(self.lineno, row[bulk.TEXT], LineKind.DEBUG, self.host))
@@ -356,11 +352,11 @@ class LogParser:
 
     def _full(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
         norm = normalize(raw)
-        pre = split_prefix(norm.text)
+        pre, engine = read_prefix(norm.text, norm.process)
         msg, time = pre.msg, pre.time or norm.stamp
         out: list[Event] = []
         line_at = len(out)
-        self._detected(engine_of(pre, norm.process), lineno, out)
+        self._detected(engine, lineno, out)
         was_tb = self.crash.in_traceback
         source = self.crash.is_source_line(msg)
         kind: LineKind | None = None
