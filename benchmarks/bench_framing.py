@@ -46,7 +46,7 @@ class Chunks:
         total = 0
         for i, data in enumerate(self.reads):
             total += len(data)
-            yield TailChunk(data, total, at_eof=True if i >= self.eof_at else False)
+            yield TailChunk(data, total, at_eof=i >= self.eof_at)
 
 
 def split(data: bytes, size: int) -> list[bytes]:

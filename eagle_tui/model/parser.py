@@ -1,25 +1,32 @@
-"""``LogParser``: raw log lines (or chunks) in, typed events out.
+"""``LogParser``: complete log lines (one, or a chunk of them) in, typed events out.
 
 The contract other layers code against::
 
     p = LogParser(host="")
     p.feed_line(raw)            # one line without newline → [LogLine, derived events...]
-    p.feed_chunk(data, emit_lines=True)   # bytes; splits lines, buffers a partial last line
-    p.feed_chunk(data, emit_lines=False)  # fast path: derived events only (catching up)
-    p.finish()                  # end of input: the partial line, a pending crash
+    p.feed_lines(data, emit_lines=True)   # complete lines (ends with a newline), fast path
+    p.feed_lines(data, emit_lines=False)  # the same, derived events only (catching up)
+    p.finish()                  # end of input: a pending crash
     p.reset()                   # the log restarted; line numbers start at 1 again
     p.lineno                    # lines seen so far
 
-Every line is first classified by :func:`detect.classify`. *Bulk* lines (``Decode batch`` /
-``Prefill batch`` stats, uvicorn access lines, ``[EAGLE3-DEBUG]`` prints — 99 % of a busy log)
-only yield stats / hidden-dims events read from their raw text, and never touch the crash or
-phase machinery. Every other line is normalized, its logger prefix split off, and handed to the
-engine parser and the crash tracker. Because bulk lines cannot change any state, the fast path
-may batch them: ``feed_chunk`` handles whole clean stretches of common lines at once
-(:mod:`.fastlane`) and is tested to emit exactly the events of ``feed_line``, ``LogLine``
-included (``emit_lines=False``, catching up, drops the ``LogLine``\\ s); ``report`` finds the
-other lines of a chunk with one regex pass (:func:`split_lines`, ``\\n(?!SHAPES)``) and extracts
-its numbers from the runs in between (with :func:`read_chunks`).
+Bytes as read (a partial last line, an over-long line) are the framer's business
+(:mod:`.framing`): the parser only ever sees whole lines. A line goes through each stage once:
+sanitize (:mod:`.normalize`), classify (:mod:`.classify`), engine parse (:mod:`.sglang`,
+:mod:`.vllm`, the crash tracker), events. *Bulk* lines (``Decode batch`` / ``Prefill batch``
+stats, uvicorn access lines, ``[EAGLE3-DEBUG]`` prints — 99 % of a busy log) only yield stats /
+hidden-dims events read from their raw text, and never touch the crash or phase machinery.
+Every other line is normalized, its logger prefix split off, and handed to the engine parser
+and the crash tracker. Because bulk lines cannot change any state, ``feed_lines`` may batch
+them: it hands whole clean stretches of common lines to :mod:`.bulk` (column-wise, one call per
+chunk and one per run of common lines) and is tested to emit exactly the events of
+``feed_line``, ``LogLine`` included. ``report`` finds the other lines of a chunk with one regex
+pass (:func:`split_lines`, ``\\n(?!SHAPES)``) and extracts its numbers from the runs in between
+(with :func:`read_chunks`).
+
+Text: every ``LogLine.text`` is sanitized here, once (no ESC, no C0 control but TAB, no DEL or
+C1 control, no Unicode line separator or bidi override); a line the framer cut ends with
+``framing.CUT_MARK``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Follow a server log through the transport and turn it into parsed events.
 
-The bytes read go through the model's one line framer (:class:`~eagle_tui.model.framing.LogFeed`:
+The bytes read go through the model's one line framer (:class:`~eagle_tui.model.logfeed.LogFeed`:
 framer, parser, stats thinning), which decides everything about lines; this source only does the
 I/O and says when the end of the file is reached:
 
@@ -27,7 +27,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from eagle_tui.model.events import Event, LogRestarted
-from eagle_tui.model.framing import STATS_KEEP, TAIL_LINES, LineFramer, LogFeed, StatsThinner
+from eagle_tui.model.framing import TAIL_LINES, LineFramer
+from eagle_tui.model.logfeed import STATS_KEEP, LogFeed, StatsThinner
 from eagle_tui.transport.base import TailChunk, Transport
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ rebuilds exactly the live state. ``speed`` replays with the recorded pacing (``1
 ``10.0`` ten times faster); ``None`` as fast as the session takes it.
 
 A raw log is a tail that ends at the end of the file: its chunks go through the same
-:class:`~eagle_tui.model.framing.LogFeed` as the live tail's catch-up, so all but the last
+:class:`~eagle_tui.model.logfeed.LogFeed` as the live tail's catch-up, so all but the last
 ``visible_lines`` lines take the parser's fast path (phases, stats and crashes only), with the
 same thinning of old stats, and the end of the file releases the visible tail.
 
@@ -23,7 +23,8 @@ from pathlib import Path
 
 from eagle_tui.model.codec import CodecError, from_dict, is_header
 from eagle_tui.model.events import Event
-from eagle_tui.model.framing import LineFramer, LogFeed
+from eagle_tui.model.framing import LineFramer
+from eagle_tui.model.logfeed import LogFeed
 
 CHUNK = 1 << 20
 VISIBLE_LINES = 10_000

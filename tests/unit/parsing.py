@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eagle_tui.model.events import Event
-from eagle_tui.model.framing import LineFramer, LogFeed
+from eagle_tui.model.framing import LineFramer
+from eagle_tui.model.logfeed import LogFeed
 from eagle_tui.model.parser import LogParser
 
 

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.framing import CUT_MARK, Frame, LineFramer, LogFeed, is_cut
+from eagle_tui.model.framing import CUT_MARK, Frame, LineFramer, is_cut
+from eagle_tui.model.logfeed import LogFeed
 from eagle_tui.model.parser import LogParser
 
 SETTINGS = settings(max_examples=150, deadline=None)
