@@ -37,6 +37,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from .events import LogLine
+from .normalize import sanitize
 
 MAX_LINE_BYTES = 1 << 20  # the one cut: a "line" longer than this is cut (bounded memory)
 TAIL_LINES = 10_000  # lines a catch-up (or a burst) makes visible
@@ -47,6 +48,20 @@ CUT_MARK = " \u2026[line cut at 1 MiB]"  # appended to the text of a cut line (s
 def is_cut(line: LogLine) -> bool:
     """True for a line the framer cut at :data:`MAX_LINE_BYTES` (its rest is the next line)."""
     return line.text.endswith(CUT_MARK)
+
+
+def held_to_contract(line: LogLine) -> LogLine:
+    """A ``LogLine`` that did not come from the parser (a record file, which anyone can write)
+    held to what the parser's lines guarantee: sanitized text of at most
+    :data:`MAX_LINE_BYTES` characters (then marked cut). The parser's own lines come back as
+    they are (the same object), for the cost of two C-level checks."""
+    text = line.text
+    if len(text) <= MAX_LINE_BYTES and text.isascii() and text.isprintable():
+        return line
+    safe = sanitize(text)
+    if len(safe) > MAX_LINE_BYTES:
+        safe = safe[:MAX_LINE_BYTES] + CUT_MARK
+    return line if safe == text else LogLine(line.lineno, safe, line.kind, line.host)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,4 +345,4 @@ def _lines_of(frame: Frame) -> int:
 
 
 __all__ = ["CUT_MARK", "MAX_LINE_BYTES", "TAIL_BYTES", "TAIL_LINES", "Frame", "LineFramer",
-           "is_cut"]
+           "held_to_contract", "is_cut"]

@@ -10,6 +10,9 @@ A raw log is a tail that ends at the end of the file: its chunks go through the 
 ``visible_lines`` lines take the parser's fast path (phases, stats and crashes only), with the
 same thinning of old stats, and the end of the file releases the visible tail.
 
+A ``LogLine`` of a record file is held to what the parser's lines guarantee (sanitized text, at
+most ``framing.MAX_LINE_BYTES`` characters): a record file can be written by anyone.
+
 A malformed record line is reported (the session shows ``SourceFailed`` naming the file and line)
 and skipped: the position is kept on the object, so the retry continues after it.
 """
@@ -22,8 +25,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from eagle_tui.model.codec import CodecError, from_dict, is_header
-from eagle_tui.model.events import Event
-from eagle_tui.model.framing import LineFramer
+from eagle_tui.model.events import Event, LogLine
+from eagle_tui.model.framing import LineFramer, held_to_contract
 from eagle_tui.model.logfeed import LogFeed
 
 CHUNK = 1 << 20
@@ -103,6 +106,8 @@ class ReplaySource:
                     ev = from_dict(data)
                 except (ValueError, CodecError) as exc:
                     raise ReplayError(f"{self.path}:{lineno}: {exc}") from None
+                if type(ev) is LogLine:  # a record file is not the parser: hold it to its word
+                    ev = held_to_contract(ev)
                 t = getattr(ev, "t", None)
                 if self.speed is not None and isinstance(t, float) and t > 0:
                     if self._last_t is not None and t > self._last_t:

@@ -6,8 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eagle_tui.model.events import LogLine
-from eagle_tui.model.framing import CUT_MARK, Frame, LineFramer, is_cut
+from eagle_tui.model.events import LineKind, LogLine
+from eagle_tui.model.framing import (
+    CUT_MARK,
+    MAX_LINE_BYTES,
+    Frame,
+    LineFramer,
+    held_to_contract,
+    is_cut,
+)
 from eagle_tui.model.logfeed import LogFeed
 from eagle_tui.model.parser import LogParser
 
@@ -190,3 +197,14 @@ def test_bad_arguments_and_incomplete_lines_are_refused() -> None:
         LineFramer(max_line=2)
     with pytest.raises(ValueError, match="complete lines"):
         LogParser().feed_lines(b"no newline")
+
+
+def test_a_foreign_log_line_is_held_to_the_parsers_contract() -> None:
+    clean = LogLine(3, "plain text", LineKind.WARNING, "h")
+    assert held_to_contract(clean) is clean
+    tabbed = LogLine(3, "a\tb", LineKind.PLAIN)
+    assert held_to_contract(tabbed) is tabbed
+    bad = held_to_contract(LogLine(4, "x\x1b]0;title\x07y\x00z", LineKind.ERROR, "h"))
+    assert bad == LogLine(4, "xy\ufffdz", LineKind.ERROR, "h")
+    long = held_to_contract(LogLine(5, "é" * (MAX_LINE_BYTES + 5)))
+    assert len(long.text) == MAX_LINE_BYTES + len(CUT_MARK) and is_cut(long)
