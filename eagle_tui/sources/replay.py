@@ -24,6 +24,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from eagle_tui.errors import InputError
 from eagle_tui.model.codec import CodecError, from_dict, is_header
 from eagle_tui.model.events import Event, LogLine
 from eagle_tui.model.framing import LineFramer, held_to_contract
@@ -33,7 +34,7 @@ CHUNK = 1 << 20
 VISIBLE_LINES = 10_000
 
 
-class ReplayError(ValueError):
+class ReplayError(InputError):
     """A record line that cannot be replayed; ``str()`` names the file and line."""
 
 
