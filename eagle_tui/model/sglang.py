@@ -1,6 +1,6 @@
 """SGLang log lines → events, for every format era in FORMATS.md §1.
 
-Messages arrive with the logger prefix already removed (``detect.split_prefix``), so this module
+Messages arrive with the logger prefix already removed (``classify.split_prefix``), so this module
 only looks at what SGLang said. It searches for phrases rather than positions: the ``Decode
 batch`` line gained fields in almost every release (``accept rate``, ``cuda graph``, SWA/Mamba
 token fields, PD fields, a trailing ``", "``, ``Decode batch,`` instead of ``.``), so fields are
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .detect import ACC_S, GEN_S, number, small_int
+from .classify import ACC_S, GEN_S, number, small_int
 from .events import (
     DecodeStats,
     Event,
@@ -40,7 +40,7 @@ _DECODE_HEAD = re.compile(r"Decode batch(?: \[\d+\])?[.,] ?")
 # integer part of a float too, so ``float(s)`` is finite as ``_num`` requires. Accept len and
 # gen tps are plain decimals (what ``number`` accepts) followed by ",": their ``[\d.]+`` token is
 # exactly the group. No "]" and no "_states" occur: a line of this shape is a Decode line to
-# ``detect.classify`` whatever its stamp (see ``fastlane``).
+# ``classify.classify`` whatever its stamp (see ``bulk``).
 # (Optional parts are written ``(?:X|)``: ``re`` runs a branch several times faster than a
 # ``(?:X)?`` repeat.)
 _I = r"(\d{1,15})"
