@@ -9,6 +9,7 @@ intervals that generated tokens, and the acceptance length weighted by each inte
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from .events import Phase
@@ -35,7 +36,7 @@ def phase_times(state: DashboardState) -> dict[str, float]:
     """Seconds spent in each phase reached (from one phase's first mark to the next's)."""
     reached = [(p, m) for p in _ORDER if (m := _mark(state, p)) is not None]
     out: dict[str, float] = {}
-    for (phase, mark), (_, nxt) in zip(reached, reached[1:], strict=False):
+    for (phase, mark), (_, nxt) in pairwise(reached):
         secs = _between(mark, nxt)
         if secs is not None:
             out[phase.value] = round(secs, 3)
@@ -90,7 +91,7 @@ def summarize(state: DashboardState) -> dict[str, Any]:
     crash = None
     if state.crash is not None:
         crash = {"kind": str(state.crash.kind), "hint": state.crash.hint,
-                 "line": state.crash.line, "lineno": state.crash.lineno}
+                 "message": state.crash.message, "lineno": state.crash.lineno}
     run_state = ("crashed" if state.crash is not None else
                  "serving" if state.phase is Phase.SERVING else
                  "ready" if state.ready else "starting")
