@@ -49,6 +49,7 @@ from .events import (
     SpecConfig,
     SpecStats,
     UserMarker,
+    UsualTimes,
 )
 from .logbuffer import ERROR_KINDS
 from .logclock import log_seconds
@@ -91,6 +92,7 @@ class DashboardState:
     recent_lines: tuple[LogLine, ...] = ()
     first_error_line: int | None = None
     markers: tuple[UserMarker, ...] = ()
+    usual: UsualTimes | None = None  # earlier runs' phase times (startup ETA, slow phases)
     # metrics, from the log
     accept_len: Series = field(default_factory=Series)  # per stats line (SGLang / vLLM)
     gen_tps: Series = field(default_factory=Series)
@@ -264,7 +266,7 @@ def _restart(b: _Batch) -> None:
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
-        restarts=s.restarts + 1,
+        restarts=s.restarts + 1, usual=s.usual,
     )
     b.pending = {}
     b.recent.clear()
@@ -380,6 +382,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         b.set(baseline_tok_s=ev.tok_s)
     elif isinstance(ev, UserMarker):
         b.set(markers=(*s.markers, ev))
+    elif isinstance(ev, UsualTimes):
+        b.set(usual=ev)
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)
 
 
