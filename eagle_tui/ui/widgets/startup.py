@@ -83,10 +83,12 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
             (f"{label:<{LABEL_W}}", name_style),
             (f"{fmt_duration(elapsed) if elapsed is not None else '':>7} ", "$text-muted"),
         ]
+        eta = _eta_parts(state, step.label, elapsed) if status == "active" else []
+        room = width - 3 - LABEL_W - 8 - sum(len(t) for t, _ in eta)
         if status in ("active", "failed", "done"):
-            row.extend(_progress(state, step.label, width - 3 - LABEL_W - 8))
-        if status == "active":
-            row.extend(_eta_parts(state, step.label, elapsed))
+            row.extend(_progress(state, step.label, room))
+        if eta and Content.assemble(*row, *eta).cell_length <= width:
+            row.extend(eta)
         lines.append(Content.assemble(*row))
     lines.append(Content.assemble((" total ", "$text-muted"), (fmt_clock(state.elapsed), "bold"),
                                   *_health_parts(state)))
@@ -94,7 +96,8 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
     return Content("\n").join(lines)
 
 
-def _eta_parts(state: DashboardState, label: str, elapsed: float | None) -> list[Part]:
+def _eta_parts(state: DashboardState, label: str,
+               elapsed: float | None) -> list[tuple[str, str]]:
     """``~0:32 left`` (usual time from the run history, or the shard rate), or ``usually 0:45``
     in the warning colour once the step has taken more than twice that."""
     eta = step_eta(state, label, elapsed)
