@@ -27,7 +27,8 @@ from typing import Any
 
 import httpx
 
-from eagle_tui.commands.common import UsageError, normalize_url
+from eagle_tui.assembly.spec import normalize_url
+from eagle_tui.errors import UsageError
 
 PROMPT = "Count from one hundred, one number after another, in words:"
 ERROR_BODY_MAX = 300
