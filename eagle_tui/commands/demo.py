@@ -38,6 +38,7 @@ from typing import Any, TextIO
 from eagle_tui.assembly.open import Presenter, open_dashboard, wants_dashboard
 from eagle_tui.assembly.spec import DashboardSpec, check_sources
 from eagle_tui.commands.bench import run_bench
+from eagle_tui.errors import UsageError
 from eagle_tui.headless.lines import clean as clean_text
 from eagle_tui.headless.progress import EXIT_READY, EXIT_USAGE, ProgressPrinter, finish_verdict
 from eagle_tui.model.events import Event
@@ -250,22 +251,22 @@ def register(subparsers: Any) -> None:
 
 def _validate(args: argparse.Namespace) -> None:
     if not args.speed > 0:
-        raise ValueError("--speed must be > 0")
+        raise UsageError("--speed must be > 0")
     if not args.duration > 0:
-        raise ValueError("--duration must be > 0")
+        raise UsageError("--duration must be > 0")
     if not 0 <= args.port <= 65535:
-        raise ValueError("--port must be between 0 and 65535")
+        raise UsageError("--port must be between 0 and 65535")
     cfg = make_config(args.engine, args.scenario, gpus=args.gpus)  # ValueError with a message
     if args.timeout is None:
         args.timeout = build_timeline(cfg).duration / args.speed * 1.5 + 30.0
     elif not args.timeout > 0:
-        raise ValueError("--timeout must be > 0")
+        raise UsageError("--timeout must be > 0")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         _validate(args)
-    except ValueError as exc:
+    except ValueError as exc:  # a UsageError, or make_config's refusal of the scenario
         print(f"eagle-tui demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     server = DemoServer(args)

@@ -72,8 +72,11 @@ async def test_batches_coalesce_when_the_ui_is_behind() -> None:
     s2 = reduce(s1, [LogLine(1, "a")])
     async with app.run_test() as pilot:
         # two batches from the session thread while the UI is busy: one message, merged
-        sender = threading.Thread(target=lambda: (ts._fanout(s1, [Tick(1.0)]), ts._fanout(
-            s2, [LogLine(1, "a"), LogLine(2, "b")])))
+        def two_batches() -> None:
+            ts._fanout(s1, [Tick(1.0)])
+            ts._fanout(s2, [LogLine(1, "a"), LogLine(2, "b")])
+
+        sender = threading.Thread(target=two_batches)
         sender.start()
         sender.join()
         final = await ts.run()  # the session (no sources) ends at once
@@ -149,3 +152,15 @@ async def test_stop_before_release_never_builds_the_session() -> None:
     ts.stop()
     await asyncio.to_thread(ts.join, 10.0)
     assert built == [] and closed == [True]
+
+
+async def test_the_test_app_runs_the_users_wiring_and_a_burst_arrives_merged() -> None:
+    from ui_helpers import make_app
+
+    events: list[Event] = [Tick(1.0), *(LogLine(i, f"line {i}") for i in range(1, 5001))]
+    app = make_app(events)
+    assert isinstance(app.session, ThreadedSession)  # not an in-loop session
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app, expect_lines=5000)
+        assert app.log_view.line_count == 5000 == app.state.lines
+        assert app._inbox.posted < 100  # messages, for 5,001 events: merged while pending
