@@ -7,8 +7,8 @@
   (:class:`~eagle_tui.assembly.threaded.ThreadedSession`) so a flooding log cannot make keys
   wait, and its batches reach the app as Textual messages; or
 * without a terminal (or with ``--headless``/``--json``/``--duration``) runs the headless
-  presenter (:mod:`eagle_tui.headless`): the same spec, transports and :func:`build_session`,
-  in the command's own event loop, since printing lines has no keys to keep responsive.
+  presenter (:mod:`eagle_tui.headless`) over the very same threaded session: its printer is
+  subscribed on the session thread, and the command's loop only waits for the answer.
 
 Everything that can fail with a plain message (a bad config file, an unknown theme, an
 unreachable SSH host) is checked *before* Textual takes the terminal over, so the error is
@@ -30,6 +30,7 @@ from eagle_tui.assembly.threaded import Closer, Opener, Subscriber, ThreadedSess
 from eagle_tui.errors import EagleError
 
 if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless never loads Textual
+    from eagle_tui.headless.progress import Watched
     from eagle_tui.model.state import DashboardState
     from eagle_tui.session import Session
     from eagle_tui.ui.app import EagleApp
@@ -38,7 +39,7 @@ if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless ne
 EXIT_USAGE = 2
 # A headless presenter: given the session, the task running it and where to print, it returns
 # the exit code once it has its answer (the caller then stops the session and closes).
-Presenter = Callable[["Session", "asyncio.Task[DashboardState]", TextIO], Awaitable[int]]
+Presenter = Callable[["Watched", "asyncio.Task[DashboardState]", TextIO], Awaitable[int]]
 
 
 def ui_config(spec: DashboardSpec) -> UiConfig:
@@ -61,7 +62,8 @@ def wants_dashboard(spec: DashboardSpec) -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None) -> Opener:
+def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None,
+                err: TextIO | None = None) -> Opener:
     """The opener that connects the spec's transports and builds its session on the thread.
 
     SSH refusals are raised by ``ThreadedSession.start()``, before Textual starts; the session
@@ -75,7 +77,7 @@ def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None) -> Opener:
 
         if spec.replay is not None:
             return build_session(spec), _no_close
-        transports = await open_transports(spec.ssh)
+        transports = await open_transports(spec.ssh, err or sys.stderr)
         if hosts is not None:
             hosts.append(transports[0].host)
 
@@ -154,14 +156,15 @@ def open_dashboard(
 
     ``presenter`` replaces the default headless one (progress lines until the run ends or
     ``spec.duration`` passes; ``demo`` waits for ready and prints live metrics); subscribers
-    run on the session's loop in both modes. A refusal (a bad config, a bad spec, an SSH host
-    key refused: see :func:`_refusals`) is printed as ``eagle-tui COMMAND: error: ...``, exit 2.
+    run on the session thread in both modes. ``opener`` replaces the spec's (tests). A refusal
+    (a bad config, a bad spec, an SSH host key refused: see :func:`_refusals`) is printed as
+    ``eagle-tui COMMAND: error: ...``, exit 2.
     """
     out = out or sys.stdout
     err = err or sys.stderr
     try:
         if not wants_dashboard(spec):
-            return asyncio.run(run_headless(spec, presenter, subscribers, out, err))
+            return asyncio.run(run_headless(spec, presenter, subscribers, out, err, opener))
         dashboard = prepare_dashboard(spec, opener=opener, subscribers=subscribers)
     except _refusals() as exc:  # (evaluated only when something was raised)
         print(f"eagle-tui {spec.command}: error: {exc}", file=err)
@@ -178,34 +181,36 @@ def _refusals() -> tuple[type[Exception], ...]:
 
 
 async def run_headless(spec: DashboardSpec, presenter: Presenter | None,
-                       subscribers: Sequence[Subscriber], out: TextIO, err: TextIO) -> int:
-    """The headless presenter over the spec's session, in this loop; closes what it opened."""
-    from eagle_tui.assembly.build import build_session
-    from eagle_tui.assembly.remote import close_transports, open_transports
+                       subscribers: Sequence[Subscriber], out: TextIO, err: TextIO,
+                       opener: Opener | None = None) -> int:
+    """The headless presenter over the spec's session, on the same session thread as the
+    dashboard's; the presenter waits here, its subscribers print on the session thread."""
     from eagle_tui.headless.progress import follow
 
     if spec.replay is not None:  # the replay keeps as many lines as the dashboard would
         spec = replace(spec, max_lines=ui_config(spec).max_lines)
-        transports = []
-    else:
-        transports = await open_transports(spec.ssh, err)
+    hosts: list[str] = []
+    threaded = ThreadedSession(opener or spec_opener(spec, hosts, err))
+    for cb in subscribers:
+        threaded.subscribe(cb)
+    await asyncio.to_thread(threaded.start)  # connects: an SSH refusal is raised here
     try:
-        session = build_session(spec, transports)
-        for cb in subscribers:
-            session.subscribe(cb)
-        host = transports[0].host if transports else ""
         if presenter is None:
-            def presenter(s: Session, r: asyncio.Task[DashboardState], o: TextIO) -> Awaitable[int]:
-                return follow(s, r, o, as_json=spec.json, has_url=spec.health_decides(host),
+            has_url = spec.health_decides(hosts[0] if hosts else "")
+
+            def presenter(s: Watched, r: asyncio.Task[DashboardState], o: TextIO
+                          ) -> Awaitable[int]:
+                return follow(s, r, o, as_json=spec.json, has_url=has_url,
                               duration=spec.duration, crash_exit=spec.replay is not None)
-        runner = asyncio.create_task(session.run())
+        runner = asyncio.ensure_future(threaded.run())
         try:
-            return await presenter(session, runner, out)
+            return await presenter(threaded, runner, out)
         finally:
-            session.stop()
+            threaded.stop()
             await runner
     finally:
-        await close_transports(transports)
+        threaded.stop()  # (started, never run: the thread still ends and closes)
+        await asyncio.to_thread(threaded.join)
 
 
 def tune_gc() -> None:

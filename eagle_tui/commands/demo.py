@@ -40,10 +40,15 @@ from eagle_tui.assembly.spec import DashboardSpec, check_sources
 from eagle_tui.commands.bench import run_bench
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.lines import clean as clean_text
-from eagle_tui.headless.progress import EXIT_READY, EXIT_USAGE, ProgressPrinter, finish_verdict
+from eagle_tui.headless.progress import (
+    EXIT_READY,
+    EXIT_USAGE,
+    ProgressPrinter,
+    Watched,
+    finish_verdict,
+)
 from eagle_tui.model.events import Event
 from eagle_tui.model.state import DashboardState
-from eagle_tui.session import Session
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
 from eagle_tui.sim.timeline import build_timeline
@@ -150,12 +155,12 @@ def live_line(state: DashboardState, seconds: float) -> str:
     return f"[live {seconds:4.1f}s] " + " | ".join(parts)
 
 
-async def _wait_ready(session: Session, runner: asyncio.Task[Any], out: TextIO,
+async def _wait_ready(session: Watched, runner: asyncio.Task[Any], out: TextIO,
                       timeout: float) -> int:
     """``wait``'s behaviour: progress lines, then READY or the crash diagnosis; its exit code."""
     progress = ProgressPrinter(out, as_json=False, has_url=True)
     unsubscribe = session.subscribe(progress.on_batch)
-    waiter = asyncio.create_task(progress.decided.wait())
+    waiter = asyncio.create_task(progress.wait_decided())
     try:
         done, _ = await asyncio.wait({runner, waiter}, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
@@ -166,7 +171,7 @@ async def _wait_ready(session: Session, runner: asyncio.Task[Any], out: TextIO,
                           timeout=timeout)
 
 
-async def _live(session: Session, url: str, duration: float, out: TextIO) -> None:
+async def _live(session: Watched, url: str, duration: float, out: TextIO) -> None:
     """Drive the built-in load and print a metrics line every second for ``duration`` s."""
     load = asyncio.create_task(run_bench(url, concurrency=1, requests=LOAD_REQUESTS,
                                          max_tokens=LOAD_MAX_TOKENS, timeout=duration + 30))
@@ -193,7 +198,7 @@ async def _live(session: Session, url: str, duration: float, out: TextIO) -> Non
 def headless_presenter(server: DemoServer, args: argparse.Namespace) -> Presenter:
     """``wait``'s answer, then (once serving) live metrics under the demo's own load."""
 
-    async def present(session: Session, runner: asyncio.Task[DashboardState],
+    async def present(session: Watched, runner: asyncio.Task[DashboardState],
                       out: TextIO) -> int:
         code = await _wait_ready(session, runner, out, args.timeout)
         if code == EXIT_READY:

@@ -63,7 +63,7 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO) -> int:
                                has_url=spec.health_decides(transports[0].host))
     session.subscribe(progress.on_batch)
     runner = asyncio.create_task(session.run())
-    waiter = asyncio.create_task(progress.decided.wait())
+    waiter = asyncio.create_task(progress.wait_decided())
     try:
         done, _ = await asyncio.wait({runner, waiter}, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)

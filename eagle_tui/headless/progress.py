@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
-from typing import Any, TextIO
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TextIO
 
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
 from eagle_tui.model.events import Event
 from eagle_tui.model.state import DashboardState
-from eagle_tui.session import Session
+from eagle_tui.session import Subscriber
 
 EXIT_READY = 0
 EXIT_CRASHED = 1
@@ -60,8 +61,10 @@ class ProgressPrinter:
         self.as_json = as_json
         self.has_url = has_url
         self.decide = decide
-        self.decided = asyncio.Event()
+        self.decided = asyncio.Event()  # set in the loop that awaits :meth:`wait_decided`
         self.outcome: tuple[str, str] | None = None
+        self._lock = threading.Lock()
+        self._waiter: asyncio.AbstractEventLoop | None = None
         self.state = DashboardState()
         self._last_key: tuple[Any, ...] | None = None
         self._last_print: float | None = None
@@ -95,7 +98,7 @@ class ProgressPrinter:
             self._last_key = key
             self._last_print = loop.time()
         found = verdict(state, has_url=self.has_url)
-        if found is None or self.decided.is_set():
+        if found is None or self.outcome is not None:
             return
         status, reason = found
         if status == "crashed":
@@ -106,21 +109,38 @@ class ProgressPrinter:
                 loop.call_later(CRASH_SETTLE_S, self._settle)
             return
         if self.decide:
-            self.outcome = found
-            self.decided.set()
+            self._decide(found)
         elif not self._ready_reported:
             self._ready_reported = True
             self.finish(state, status, reason, EXIT_READY, final=False)
 
     def _settle(self) -> None:
         found = verdict(self.state, has_url=self.has_url)
-        if self.decided.is_set() or found is None:
+        if self.outcome is not None or found is None:
             return
         if self.decide:
-            self.outcome = ("crashed", found[1]) if found[0] == "crashed" else found
-            self.decided.set()
+            self._decide(("crashed", found[1]) if found[0] == "crashed" else found)
         else:
             self.finish(self.state, "crashed", found[1], EXIT_CRASHED, final=False)
+
+    def _decide(self, outcome: tuple[str, str]) -> None:
+        """Record the answer and wake :meth:`wait_decided`, whichever loop or thread it is in:
+        the printer runs where the session runs (its own thread under ``open_dashboard``)."""
+        with self._lock:
+            self.outcome = outcome
+            waiter = self._waiter
+        if waiter is None:  # nobody waits yet: the flag is enough (wait_decided checks outcome)
+            self.decided.set()
+        elif not waiter.is_closed():
+            waiter.call_soon_threadsafe(self.decided.set)
+
+    async def wait_decided(self) -> None:
+        """Return once the printer has decided (``decide=True``)."""
+        with self._lock:
+            if self.outcome is not None:
+                return
+            self._waiter = asyncio.get_running_loop()
+        await self.decided.wait()
 
     def finish(self, state: DashboardState, status: str, reason: str, code: int, *,
                final: bool = True) -> None:
@@ -147,7 +167,17 @@ def finish_verdict(progress: ProgressPrinter, state: DashboardState, *, sources_
     return code
 
 
-async def follow(session: Session, runner: asyncio.Task[DashboardState], out: TextIO, *,
+class Watched(Protocol):
+    """What a presenter needs of a session: in-loop, or on its own thread (then subscribers are
+    called there, and must only print or hand over thread-safely)."""
+
+    @property
+    def state(self) -> DashboardState: ...
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]: ...
+
+
+async def follow(session: Watched, runner: asyncio.Task[DashboardState], out: TextIO, *,
                  as_json: bool, has_url: bool, duration: float | None = None,
                  crash_exit: bool = False) -> int:
     """``watch``/``replay`` without the dashboard: print as the run goes, never decide.
@@ -165,4 +195,4 @@ async def follow(session: Session, runner: asyncio.Task[DashboardState], out: Te
 
 
 __all__ = ["CRASH_SETTLE_S", "EXIT_CRASHED", "EXIT_READY", "EXIT_TIMEOUT", "EXIT_USAGE",
-           "PROGRESS_EVERY_S", "ProgressPrinter", "finish_verdict", "follow", "verdict"]
+           "PROGRESS_EVERY_S", "ProgressPrinter", "Watched", "finish_verdict", "follow", "verdict"]
