@@ -69,3 +69,23 @@ def test_a_live_spec_builds_the_sources_it_names(tmp_path: Path) -> None:
     spec = check_sources(DashboardSpec(log=str(tmp_path / "s.log"), gpu="none", baseline=50.0))
     names = sorted(type(s).__name__ for s in build_session(spec).sources)
     assert names == ["DraftConfigSource", "LogTail", "ProcessWatcher"]
+
+
+def test_open_dashboard_headless_runs_the_presenter_over_the_threaded_session() -> None:
+    import io
+    import threading
+
+    from eagle_tui.assembly.open import open_dashboard
+    from eagle_tui.assembly.threaded import session_opener
+    from eagle_tui.model.events import LogLine, Tick
+    from eagle_tui.session import Session
+    from eagle_tui.sources.scripted import ScriptedSource
+
+    session = Session([ScriptedSource([Tick(1.0), LogLine(1, "hello")])], tick_interval=None)
+    threads: set[str] = set()
+    out = io.StringIO()
+    rc = open_dashboard(DashboardSpec(headless=True), opener=session_opener(session), out=out,
+                        subscribers=[lambda _s, _e: threads.add(threading.current_thread().name)])
+    assert rc == 0 and "phase: none" in out.getvalue()
+    assert threads == {"eagle-session"}  # the same session thread as the dashboard's
+    assert session.finished and session.state.lines == 1
