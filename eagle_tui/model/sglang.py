@@ -105,8 +105,8 @@ _CLI_KEYS = {
     "draft-model": "draft_model", "draft": "draft_model", "num-steps": "num_steps",
     "eagle-topk": "eagle_topk", "num-draft-tokens": "num_draft_tokens",
 }
-_INIT_TEXT = (
-    "server_args=", "Init torch distributed", "Max running requests is reset",
+_INIT_TEXT = (  # "Init parallel" is 0.5.x's name for "Init torch distributed"
+    "server_args=", "Init torch distributed", "Init parallel", "Max running requests is reset",
     "Mixed chunked prefill is disabled", "speculative_num_draft_tokens is adjusted",
 )
 _KV_TEXT = ("KV Cache is allocated", "Memory pool end", "Using KV cache dtype",

@@ -179,9 +179,11 @@ class SglangServer:
                                     stdin=subprocess.DEVNULL, cwd=work, start_new_session=True)
         return cls(name, root, port, log, proc)
 
-    def ready(self, limit_s: float = SGLANG_STARTUP_LIMIT_S) -> None:
-        """Block until /health answers 200 (bounded); fail with the log's tail otherwise."""
-        deadline = self.started_at + limit_s
+    def ready(self, within_s: float | None = None) -> None:
+        """Block until /health answers 200, within ``within_s`` from now or else within
+        :data:`SGLANG_STARTUP_LIMIT_S` of the launch; fail with the log's tail otherwise."""
+        deadline = (self.started_at + SGLANG_STARTUP_LIMIT_S if within_s is None
+                    else time.monotonic() + within_s)
         with httpx.Client(trust_env=False, timeout=2.0) as client:
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
@@ -196,8 +198,8 @@ class SglangServer:
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.5)
-        pytest.fail(f"the real SGLang server {self.name} was not healthy after {limit_s:.0f} s:"
-                    f"\n{self.tail()}")
+        pytest.fail(f"the real SGLang server {self.name} was not healthy "
+                    f"{time.monotonic() - self.started_at:.0f} s after its launch:\n{self.tail()}")
 
     def tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
