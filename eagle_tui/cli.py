@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from eagle_tui import __version__
 
 # Order = order in --help.
-COMMANDS: tuple[str, ...] = ("wait", "watch", "replay", "bench", "demo", "report")
+COMMANDS: tuple[str, ...] = ("lint", "launch", "stop", "runs", "attach", "wait", "watch", "replay",
+                             "bench", "demo", "report")
 
 
 class _Parser(argparse.ArgumentParser):

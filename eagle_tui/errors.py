@@ -7,10 +7,30 @@ error comes from; the leaves live beside the code that raises them::
 
     EagleError
     ├── UsageError          a bad command line or argument value (exit 2)
-    ├── ConfigError         a bad config or theme file          (ui/config.py, ui/theme.py)
-    ├── InputError          a file or stream that cannot be read as asked (record, log)
-    └── TransportError      the host, the connection, a remote command (transport/base.py)
-        └── ...             host keys, authentication, lost connections, HTTP sources
+    │   ├── SmiUsageError               the fake nvidia-smi's bad arguments (sim/smi.py)
+    │   └── CommandError                not an SGLang/vLLM launch command (model/cmdline.py)
+    ├── ConfigError         a bad config or theme file
+    │   ├── ui.config.ConfigError       the config file (ui/config.py)
+    │   └── ui.theme.ThemeError         a theme file (ui/theme.py)
+    ├── InputError          a file or stream that cannot be read as asked
+    │   ├── CodecError                  a JSON value that is not an event (model/codec.py)
+    │   └── ReplayError                 a record line that cannot be replayed (sources/replay.py)
+    ├── TransportError      the host, the connection, a remote command (transport/base.py)
+    │   ├── ConnectionLost, HostKeyError, CommandNotFound            (transport/base.py)
+    │   ├── DestinationError            a bad ``user@host:port`` (transport/ssh/config.py)
+    │   ├── AuthError                   SSH authentication refused (transport/ssh/link.py)
+    │   ├── MetricsError                ``/metrics`` unreadable (sources/metrics.py)
+    │   ├── DraftConfigError            the draft model's config (sources/draftconfig.py)
+    │   └── DiscoveryError              the host's processes unreadable (probe/discover.py)
+    ├── LaunchError         a server not started, or a group not ours to stop (launch/process.py)
+    ├── HistoryError        the run history unusable, or no such run (history/store.py)
+    ├── BenchError          ``bench`` could not start its load (commands/bench.py, exit 1)
+    └── ApiError            the simulator refuses an OpenAI request (sim/openai_api.py)
+
+UsageError, ConfigError and InputError are also ValueErrors: callers that caught the ValueError
+of a bad argument, file or record line before this tree existed keep working. TransportError is
+not: a lost connection is not a bad value. ``tests/unit/test_errors.py`` checks that every
+exception class defined in eagle_tui is in this tree.
 
 This module is a leaf: it imports nothing, so every layer (the pure model included) may use it.
 """

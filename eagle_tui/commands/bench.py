@@ -23,18 +23,20 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from eagle_tui.commands.common import UsageError, normalize_url
+from eagle_tui.errors import EagleError
+
+if TYPE_CHECKING:  # imported when a load runs: with click installed, httpx imports rich (~30 ms)
+    import httpx
 
 PROMPT = "Count from one hundred, one number after another, in words:"
 ERROR_BODY_MAX = 300
 MAX_ERRORS_KEPT = 5
 
 
-class BenchError(Exception):
+class BenchError(EagleError):
     """The load could not start (server unreachable, no model to name): exit 1."""
 
 
@@ -130,6 +132,8 @@ def _text_of(obj: dict[str, Any]) -> str:
 async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any],
                       timeout: float) -> RequestResult:
     """Stream one request; every failure becomes ``RequestResult(ok=False, error=...)``."""
+    import httpx
+
     start = time.perf_counter()
     res = RequestResult(ok=False)
     first = last = None
@@ -170,6 +174,8 @@ async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any]
 
 
 async def detect_model(client: httpx.AsyncClient, timeout: float) -> str:
+    import httpx
+
     try:
         resp = await client.get("/v1/models", timeout=timeout)
         resp.raise_for_status()
@@ -188,6 +194,8 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
     In-flight requests at the deadline are cancelled and not counted. Cancelling the task that
     runs this (the demo does) closes every connection.
     """
+    import httpx
+
     base_url = normalize_url(url)
     path = "/v1/chat/completions" if endpoint == "chat" else "/v1/completions"
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)

@@ -74,7 +74,7 @@ def check_ssh_args(args: argparse.Namespace) -> None:
     for kh in getattr(args, "known_hosts", None) or ():
         if kh.is_dir():
             raise SshUsageError(f"--known-hosts {kh}: is a directory")
-    from eagle_tui.transport.ssh_config import DestinationError, resolve
+    from eagle_tui.transport.ssh.config import DestinationError, resolve
 
     for dest in dests:
         try:
@@ -92,7 +92,7 @@ def make_transports(args: argparse.Namespace) -> list[Transport]:
     if not dests:
         return [LocalTransport()]
     from eagle_tui.transport.ssh import SshTransport
-    from eagle_tui.transport.ssh_link import SshOptions
+    from eagle_tui.transport.ssh.link import SshOptions
 
     options = SshOptions(
         identity_files=tuple(getattr(args, "identity", None) or ()),
@@ -122,7 +122,7 @@ async def connect_transports(transports: Sequence[Transport], err: TextIO = sys.
     the background; the sources wait for the connection.
     """
     from eagle_tui.transport.ssh import SshTransport
-    from eagle_tui.transport.ssh_link import AuthError
+    from eagle_tui.transport.ssh.link import AuthError
 
     for tr in transports:
         if not isinstance(tr, SshTransport):

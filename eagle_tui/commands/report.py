@@ -1,19 +1,19 @@
 """``eagle-tui report LOG [--json]``: what a finished (or running) server log says.
 
-Reads a file, or ``-`` for stdin, once and in constant memory (see ``model.report``), then prints
-a human summary or, with ``--json``, the JSON object other tools rely on. Exit 0 whenever the log
-could be read, whatever it shows; 2 for a usage error or an unreadable file, with a one-line
-message on stderr.
+Reads a file, or ``-`` for stdin, once and in constant memory (the ``eagle_tui.report``
+engine), then prints a human summary or, with ``--json``, the JSON object other tools rely on.
+Exit 0 whenever the log could be read, whatever it shows; 2 for a usage error or an unreadable
+file, with a one-line message on stderr. This module is only the command: its arguments, and
+where the output goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO
 
-from eagle_tui.commands.report_parallel import build_report_parallel
-from eagle_tui.model.report import build_report, close, dump
+from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -55,46 +55,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _fmt(x: float | None, digits: int = 2) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def human(report: dict[str, Any], out: TextIO) -> None:
-    r = report
-    ready = "ready" if r["ready"] else "not ready"
-    w = out.write
-    w(f"{r['file']}: {r['engine']}, {r['lines']} lines\n")
-    w(f"phase: {r['phase']} ({ready})\n")
-    for p in r["phases"]:
-        w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}\n".rstrip() + "\n")
-    c = r["crash"]
-    if c is None:
-        w("crash: none\n")
-    else:
-        w(f"crash: {c['kind']} at line {c['line']}\n  {c['message']}\n  fix: {c['hint']}\n")
-    s = r["speculative"]
-    if s is None and r["accept_len"].count:  # only a speculating engine logs accept len
-        w("speculative: on (accept len on the stats lines; its settings are not in the log)\n")
-    elif s is None:
-        w("speculative: not seen in the log\n")
-    else:
-        parts = [f"{k}={v}" for k, v in s.items() if v is not None]
-        w(f"speculative: {', '.join(parts)}\n")
-    acc, gen, summ = r["accept_len"], r["gen_throughput"], r["summary"]
-    w(f"accept len: {acc.count} values, mean {_fmt(summ['accept_len_mean'])}")
-    w(f", last {_fmt(acc.tail[-1])}\n" if acc.count else "\n")
-    w(f"gen throughput: {gen.count} values, median {_fmt(summ['gen_throughput_median'], 1)} "
-      "tok/s")
-    w(f", last {_fmt(gen.tail[-1], 1)}\n" if gen.count else "\n")
-    dims = r["hidden_state_dims"]
-    w(f"hidden-state dims: {', '.join(map(str, dims)) if dims else '-'}\n")
-    alerts = [a for a in r["alerts"] if a["kind"] != "crash"]  # the crash is shown above
-    if not alerts:
-        w("alerts: none\n")
-    for a in alerts:
-        w(f"alert [{a['severity']}] {a['kind']}: {a['message']}\n")
-
-
 def run(args: argparse.Namespace) -> int:
     name: str = args.log
     rss: list[tuple[int, int]] = []
@@ -112,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.json:
             out: BinaryIO = sys.stdout.buffer
-            dump(report, out)
+            write_json(report, out)
             out.flush()
         else:
-            human(report, sys.stdout)
+            sys.stdout.write(render_text(report))
             sys.stdout.flush()
     finally:
         close(report)
@@ -143,4 +103,4 @@ def _print_rss(workers: list[tuple[int, int]]) -> None:
           f"tree {own + sum(private)}", file=sys.stderr)
 
 
-__all__ = ["EXIT_OK", "EXIT_USAGE", "human", "register", "run"]
+__all__ = ["EXIT_OK", "EXIT_USAGE", "register", "run"]

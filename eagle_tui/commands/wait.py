@@ -44,6 +44,7 @@ EXIT_READY = 0
 EXIT_CRASHED = 1
 EXIT_USAGE = 2
 EXIT_TIMEOUT = 3
+EXIT_ALERTS = 4  # ready, but with alerts at the --fail-on level
 PROGRESS_EVERY_S = 10.0
 CRASH_SETTLE_S = 0.4
 HEALTH_INTERVAL_S = 0.5
@@ -342,14 +343,30 @@ def register(subparsers: Any) -> None:
         "wait",
         help="wait until a server is ready or crashed (exit 0 ready, 1 crashed, 3 timeout)",
         description="Follow a starting server and exit as soon as the answer is known: 0 ready, "
-        "1 crashed (with the root cause and a fix hint), 3 timed out, 2 usage error.",
+        "1 crashed (with the root cause and a fix hint), 3 timed out, 4 ready with alerts at "
+        "the --fail-on level, 2 usage error (never 1 for an error of eagle-tui itself).",
     )
     add_source_args(p)
     p.add_argument("--timeout", metavar="SECONDS", type=float, default=600.0,
                    help="give up after this long (default 600)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object per progress event, then a result object")
+    add_fail_on_arg(p)
     p.set_defaults(func=run)
+
+
+def add_fail_on_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fail-on", choices=("critical", "warning"), default=None,
+                   help="at ready, exit 4 when alerts of this level (or worse) are present "
+                   "(e.g. the EAGLE/EAGLE3 mistake is critical)")
+
+
+def failing_alerts(state: DashboardState, fail_on: str | None) -> list[str]:
+    """The alerts at ``fail_on`` level or worse (``critical`` ⊂ ``warning``)."""
+    if fail_on is None:
+        return []
+    levels = ("critical",) if fail_on == "critical" else ("critical", "warning")
+    return [a.message for a in state.alerts if a.severity in levels]
 
 
 async def wait_async(args: argparse.Namespace, out: TextIO) -> int:
@@ -370,11 +387,11 @@ async def wait_async(args: argparse.Namespace, out: TextIO) -> int:
         finally:
             await close_transports(transports)
     return finish_verdict(progress, session.state, sources_ended=runner in done,
-                          timeout=args.timeout)
+                          timeout=args.timeout, fail_on=getattr(args, "fail_on", None))
 
 
 def finish_verdict(progress: Progress, state: DashboardState, *, sources_ended: bool,
-                   timeout: float) -> int:
+                   timeout: float, fail_on: str | None = None) -> int:
     """Turn how the wait ended into (status, reason, exit code), print it, return the code.
 
     Shared by ``wait`` and ``demo --headless`` so both answer with the same words and codes.
@@ -382,6 +399,10 @@ def finish_verdict(progress: Progress, state: DashboardState, *, sources_ended: 
     if progress.outcome is not None:
         status, reason = progress.outcome
         code = EXIT_READY if status == "ready" else EXIT_CRASHED
+        failing = failing_alerts(state, fail_on) if code == EXIT_READY else []
+        if failing:
+            reason = f"{reason}; --fail-on {fail_on}: {failing[0]}"
+            code = EXIT_ALERTS
     elif sources_ended:
         status, reason, code = "crashed", "every source ended without an answer", EXIT_CRASHED
     else:
@@ -405,4 +426,5 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
-__all__ = ["EXIT_CRASHED", "EXIT_READY", "EXIT_TIMEOUT", "EXIT_USAGE", "register", "run", "verdict"]
+__all__ = ["EXIT_ALERTS", "EXIT_CRASHED", "EXIT_READY", "EXIT_TIMEOUT", "EXIT_USAGE", "register",
+           "run", "verdict"]

@@ -1,7 +1,9 @@
 """Alert rules: pure functions from the dashboard state to a tuple of alerts.
 
 Each rule looks at the state only (no clock, no I/O), so the same rules drive the TUI's alert
-pane, ``wait``'s diagnosis and ``report``'s JSON, and each rule is a one-line unit test.
+pane, ``wait``'s diagnosis and ``report``'s JSON, and each rule is a one-line unit test. Which
+tok/s and accept length a rule judges (the log's or ``/metrics'``) is :mod:`.figures`' choice,
+the one the status line and the Metrics pane show.
 
 The rules exist mostly for one failure that nothing else reports: an EAGLE-3 draft launched with
 ``--speculative-algorithm EAGLE`` (or NEXTN). The target then hands the draft its final hidden
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .events import Severity
+from .figures import accept_len, tok_s
 
 if TYPE_CHECKING:
     from .state import DashboardState
@@ -67,7 +70,7 @@ def _expected_concat_dim(state: DashboardState) -> int | None:
 
 
 def rule_drafts_rejected(state: DashboardState) -> Alert | None:
-    vals = state.accept_len.values(last_n=REJECT_CONSECUTIVE)
+    vals = accept_len(state).series.values(last_n=REJECT_CONSECUTIVE)
     if len(vals) < REJECT_CONSECUTIVE or any(v > REJECT_ACCEPT_LEN for v in vals):
         return None
     return Alert(
@@ -120,8 +123,7 @@ def rule_below_baseline(state: DashboardState) -> Alert | None:
     base = state.baseline_tok_s
     if not base:
         return None
-    series = state.gen_tps if len(state.gen_tps) else state.m_gen_tps
-    vals = [v for v in series.values(last_n=5) if v > 0]
+    vals = [v for v in tok_s(state).series.values(last_n=5) if v > 0]
     if len(vals) < 3:
         return None
     med = sorted(vals)[len(vals) // 2]

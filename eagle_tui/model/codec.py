@@ -19,6 +19,8 @@ import typing
 from functools import cache
 from typing import Any, Final, Literal
 
+from eagle_tui.errors import InputError
+
 from .events import EVENT_TYPES, Event
 
 RECORD_FORMAT: Final = "eagle-tui-record"
@@ -28,7 +30,7 @@ RECORD_HEADER: Final = {"format": RECORD_FORMAT, "version": RECORD_VERSION}
 _EVENT_CLASSES: Final = frozenset(typing.get_args(Event))
 
 
-class CodecError(ValueError):
+class CodecError(InputError):
     """A JSON value that is not a valid event; ``str()`` says which field and why."""
 
 

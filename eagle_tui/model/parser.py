@@ -24,13 +24,9 @@ its numbers from the runs in between (with :func:`read_chunks`).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import stat
 from collections.abc import Iterator
 from itertools import chain
-from typing import BinaryIO
 
 from .crash import CrashTracker
 from .detect import (
@@ -131,57 +127,6 @@ def split_lines(buf: bytes | bytearray, start: int, end: int,
         e = buf.index(b"\n", s, end)
         yield s, e, True
         pos = e + 1
-
-
-def read_chunks(stream: BinaryIO, size: int) -> Iterator[tuple[bytearray, int, bool]]:
-    """Read ``stream`` to the end, ``size`` bytes at a time, into one reused buffer.
-
-    Yields ``(buf, end, False)`` where ``buf[1:end]`` is whole lines and ``buf[0]`` a newline, so
-    that every line follows one (the buffer changes after the next step: use it before);
-    then ``(buf, end, True)`` if the stream ends with a line ``buf[1:end]`` lacking its newline.
-    No allocation or copy per chunk but the read itself; the buffer grows only for a line
-    longer than it, and is smaller for a small regular file.
-    """
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        st = os.fstat(stream.fileno())
-        if stat.S_ISREG(st.st_mode):
-            size = max(min(size, st.st_size + 1), 1 << 16)
-    buf = bytearray(size + 1)
-    buf[0] = 0x0A
-    filled = 1
-    while True:
-        if filled == len(buf):  # one line longer than the buffer
-            buf.extend(bytes(len(buf)))
-        top = _fill(stream, buf, filled)
-        cut = buf.rfind(b"\n", 1, top) + 1
-        if cut:
-            yield buf, cut, False
-            rest = top - cut
-            buf[1 : 1 + rest] = buf[cut:top]
-            filled = 1 + rest
-        else:
-            filled = top
-        if top < len(buf):  # end of the stream
-            break
-    if filled > 1:
-        yield buf, filled, True
-
-
-def _fill(stream: BinaryIO, buf: bytearray, filled: int) -> int:
-    """Read into ``buf[filled:]`` until it is full or the stream ends; return the new fill."""
-    readinto = getattr(stream, "readinto", None)
-    while filled < len(buf):
-        if readinto is not None:
-            with memoryview(buf) as view, view[filled:] as free:
-                n = readinto(free)
-        else:
-            data = stream.read(len(buf) - filled)
-            n = len(data)
-            buf[filled : filled + n] = data
-        if not n:
-            break
-        filled += n
-    return filled
 
 
 class LogParser:
@@ -370,4 +315,4 @@ class LogParser:
         return LineKind.PLAIN
 
 
-__all__ = ["MAX_PARTIAL", "LogParser", "odd_lines", "read_chunks", "split_lines"]
+__all__ = ["MAX_PARTIAL", "LogParser", "odd_lines", "split_lines"]

@@ -5,9 +5,11 @@ function of this state, and the state is a pure function of the event stream. Th
 recorded session replay into exactly the live state, and lets tests drive the whole product with
 scripted events.
 
-Log *text* is deliberately not kept here beyond a short tail (``recent_lines``): the log view owns
-its own bounded line buffer, fed with the same ``LogLine`` events, so a 50k lines/s log never
-copies a 10,000-line tuple per batch.
+Log *text* is deliberately not kept here beyond a short tail (``recent_lines``): the bounded line
+buffer (:class:`~eagle_tui.model.logbuffer.LogBuffer`) lives beside this state, fed with the same
+``LogLine`` events, so a 50k lines/s log never copies a 10,000-line tuple per batch. Which line is
+an error is the buffer's rule (``ERROR_KINDS``); ``first_error_line`` is its stream line number.
+Which of the log's, /metrics' and /server_info's numbers is shown is :mod:`.figures`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from . import figures
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -31,7 +34,6 @@ from .events import (
     GpuSample,
     HealthSample,
     HiddenStateDims,
-    LineKind,
     LogLine,
     LogRestarted,
     MetricsSample,
@@ -48,10 +50,10 @@ from .events import (
     SpecStats,
     UserMarker,
 )
+from .logbuffer import ERROR_KINDS
 from .series import Series
 
 RECENT_LINES = 20
-_ERROR_KINDS = (LineKind.ERROR, LineKind.TRACEBACK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,25 +140,21 @@ class DashboardState:
                 return m
         return None
 
+    # the shown numbers: which source wins is decided once, in .figures
     @property
     def tok_s(self) -> float | None:
-        """Best current tok/s: the log's last value, else /metrics' windowed rate."""
-        if self.gen_tps.last is not None:
-            return self.gen_tps.last
-        return self.m_gen_tps.last
+        """Best current tok/s (:func:`.figures.tok_s`)."""
+        return figures.tok_s(self).value
 
     @property
     def current_accept_len(self) -> float | None:
-        if self.accept_len.last is not None:
-            return self.accept_len.last
-        return self.m_accept_len.last
+        """Best current accept length (:func:`.figures.accept_len`)."""
+        return figures.accept_len(self).value
 
     @property
     def speedup(self) -> float | None:
-        tps = self.gen_tps.median(last_n=10) or self.m_gen_tps.median(last_n=10)
-        if tps is None or not self.baseline_tok_s:
-            return None
-        return tps / self.baseline_tok_s
+        """Median tok/s over the baseline (:func:`.figures.speedup`)."""
+        return figures.speedup(self).value
 
 
 _FIELDS: tuple[str, ...] = ()  # filled below, once the class exists
@@ -279,7 +277,7 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
     if ev.lineno > b.max_lineno:
         b.max_lineno = ev.lineno
     s = b.s
-    if s.first_error_line is None and ev.kind in _ERROR_KINDS:
+    if s.first_error_line is None and ev.kind in ERROR_KINDS:  # the buffer's one rule
         _setattr(s, "first_error_line", ev.lineno)
 
 

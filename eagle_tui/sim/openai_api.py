@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eagle_tui.errors import EagleError
+
 from . import sglang_log
 from .scenario import NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, ServerConfig
 
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 _IDS = itertools.count(0x5EED)
 
 
-class ApiError(Exception):
+class ApiError(EagleError):
     def __init__(self, status: int, message: str, kind: str = "BadRequestError") -> None:
         super().__init__(message)
         self.status, self.message, self.kind = status, message, kind

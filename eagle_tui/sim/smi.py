@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from eagle_tui.errors import UsageError
+
 NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
              "sure that the latest NVIDIA driver is installed and running.")
 BAD_ARGS = "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."
@@ -59,8 +61,8 @@ APP_FIELDS: dict[str, tuple[str, str, Getter]] = {
 }
 
 
-class UsageError(Exception):
-    pass
+class SmiUsageError(UsageError):
+    """A command line the fake nvidia-smi refuses; printed like the real one's, exit 2."""
 
 
 def _read(state_path: str) -> list[dict[str, Any]] | None:
@@ -122,18 +124,18 @@ def _parse(argv: list[str]) -> dict[str, Any]:
             try:
                 n = float(val)
             except ValueError as e:
-                raise UsageError(BAD_ARGS) from e
+                raise SmiUsageError(BAD_ARGS) from e
             opts["loop_s"] = max(0.01, n / 1000 if key in ("-lms", "--loop-ms") else n)
         elif key in ("-L", "--list-gpus"):
             opts["list"] = True
         else:
-            raise UsageError(BAD_ARGS)
+            raise SmiUsageError(BAD_ARGS)
     for fields, spec in ((opts["gpu"], GPU_FIELDS), (opts["apps"], APP_FIELDS)):
         for f in fields or ():
             if f not in spec:
-                raise UsageError(f'Field "{f}" is not a valid field to query.')
+                raise SmiUsageError(f'Field "{f}" is not a valid field to query.')
     if (opts["gpu"] or opts["apps"]) and not opts["fmt"]:
-        raise UsageError(BAD_ARGS)
+        raise SmiUsageError(BAD_ARGS)
     return opts
 
 
@@ -163,7 +165,7 @@ def _render(opts: dict[str, Any], gpus: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str], state_path: str) -> int:
     try:
         opts = _parse(argv)
-    except UsageError as e:
+    except SmiUsageError as e:
         print(e, file=sys.stderr if "valid field" not in str(e) else sys.stdout)
         return 2
     parent = os.getppid()

@@ -12,6 +12,9 @@ Zombies: a child that exited but was not reaped still "exists" (``is_running()``
 MEASURED.md); its status is ``zombie`` and that counts as exited. On Linux the exit status of a
 zombie is still readable from ``/proc/PID/stat`` (field 52), so it is reported when known. For a
 process that is fully gone and not our child, the status is unknown and said so.
+
+The rules shared with the remote watcher (states, which holder is the server, how a watch
+ends) are in :mod:`eagle_tui.sources.process_rules`.
 """
 
 from __future__ import annotations
@@ -25,19 +28,18 @@ from collections.abc import AsyncIterator, Callable
 
 import psutil
 
-from eagle_tui.model.events import Event, ProcessExited, ProcessSample, ProcessStatus
+from eagle_tui.model.events import Event, ProcessSample, ProcessStatus
+from eagle_tui.sources.process_rules import (
+    STATUS_BY_PSUTIL_NAME,
+    end_of_watch,
+    has_exited,
+    topmost,
+)
 
 DEFAULT_POLL_S = 0.2
 DEFAULT_SAMPLE_S = 1.0
 
-_STATUS: dict[str, ProcessStatus] = {
-    psutil.STATUS_RUNNING: "running",
-    psutil.STATUS_SLEEPING: "sleeping",
-    psutil.STATUS_DISK_SLEEP: "sleeping",
-    psutil.STATUS_IDLE: "sleeping",
-    psutil.STATUS_ZOMBIE: "zombie",
-    psutil.STATUS_DEAD: "exited",
-}
+_STATUS: dict[str, ProcessStatus] = STATUS_BY_PSUTIL_NAME  # (process_rules: the shared states)
 
 
 def zombie_exit_status(pid: int) -> tuple[int | None, int | None]:
@@ -102,14 +104,14 @@ def find_log_holder(path: str) -> int | None:
         except (psutil.Error, OSError):
             continue
     holders.discard(os.getpid())
-    for pid in sorted(holders):
-        try:
-            parent = psutil.Process(pid).ppid()
-        except psutil.Error:
-            continue
-        if parent not in holders:
-            return pid
-    return None
+    return topmost(holders, _parent_of)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        return psutil.Process(pid).ppid()
+    except psutil.Error:
+        return None
 
 
 class ProcessWatcher:
@@ -176,7 +178,8 @@ class ProcessWatcher:
         return ProcessSample(self._clock(), proc.pid, status, name, rss, round(cpu, 1), started,
                              procs)
 
-    def _exited(self, proc: psutil.Process) -> ProcessExited:
+    def _exit_status(self, proc: psutil.Process) -> tuple[int | None, int | None]:
+        """``(exit_code, signal)``: exact for our own child, from ``/proc`` for a zombie."""
         code: int | None = None
         sig: int | None = None
         with contextlib.suppress(psutil.Error, ChildProcessError):
@@ -191,12 +194,11 @@ class ProcessWatcher:
                         sig = code - 128
         if code is None:
             code, sig = zombie_exit_status(proc.pid)
-        return ProcessExited(self._clock(), proc.pid, code, sig)
+        return code, sig
 
     def _dead(self, proc: psutil.Process) -> bool:
         try:
-            return not proc.is_running() or proc.status() in (psutil.STATUS_ZOMBIE,
-                                                              psutil.STATUS_DEAD)
+            return not proc.is_running() or has_exited(_STATUS.get(proc.status(), "unknown"))
         except psutil.NoSuchProcess:
             return True
         except psutil.Error:
@@ -211,15 +213,17 @@ class ProcessWatcher:
         try:
             proc = psutil.Process(self.pid)
         except psutil.NoSuchProcess:
-            yield ProcessSample(self._clock(), self.pid, "not_found")
-            yield ProcessExited(self._clock(), self.pid)
+            for event in end_of_watch(self._clock(), self.pid, seen=False):
+                yield event
             return
         next_sample = 0.0
         while True:
             if self._dead(proc):
-                if (zombie := self._zombie(proc)) is not None:
-                    yield zombie
-                yield self._exited(proc)
+                final, name = self._zombie(proc)
+                code, sig = self._exit_status(proc)
+                for event in end_of_watch(self._clock(), proc.pid, seen=True, final=final,
+                                          name=name, exit_code=code, signal=sig):
+                    yield event
                 return
             if loop.time() >= next_sample:
                 try:
@@ -232,11 +236,12 @@ class ProcessWatcher:
                 next_sample = loop.time() + self.sample_interval
             await asyncio.sleep(self.poll_interval)
 
-    def _zombie(self, proc: psutil.Process) -> ProcessSample | None:
+    def _zombie(self, proc: psutil.Process) -> tuple[ProcessStatus | None, str]:
+        """``("zombie", its name)`` for a zombie that can still be read, else ``(None, "")``."""
         with contextlib.suppress(psutil.Error):
             if proc.status() == psutil.STATUS_ZOMBIE:
-                return ProcessSample(self._clock(), proc.pid, "zombie", proc.name())
-        return None
+                return "zombie", proc.name()
+        return None, ""
 
 
 def status_of(pid: int) -> ProcessStatus:

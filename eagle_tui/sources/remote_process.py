@@ -13,6 +13,9 @@ connection (~3 ms on a quiet host):
 
 The exit status of a process that is not our child is not knowable remotely: ``ProcessExited``
 carries ``exit_code=None`` and the log tells why it died.
+
+Its rules (states, which holder is the server, how a watch ends) are the local watcher's:
+both take them from :mod:`eagle_tui.sources.process_rules`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from eagle_tui.model.events import Event, ProcessExited, ProcessSample, ProcessStatus
+from eagle_tui.model.events import Event, ProcessSample
+from eagle_tui.sources.process_rules import STATUS_BY_PS_LETTER, end_of_watch, has_exited, topmost
 from eagle_tui.transport.base import Transport, TransportError
 
 DEFAULT_POLL_S = 1.0
@@ -46,9 +50,6 @@ exit 0
 
 PS_ARGV = ["ps", "-e", "-o", "pid=,ppid=,stat=,rss=,etimes=,comm="]
 
-_STATUS: dict[str, ProcessStatus] = {
-    "R": "running", "S": "sleeping", "D": "sleeping", "I": "sleeping", "Z": "zombie", "X": "exited",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +83,12 @@ def glob_escape(path: str) -> str:
 
 
 def root_of(pids: set[int], rows: dict[int, PsRow]) -> int | None:
-    """The holder whose parent is not itself a holder (the launcher, not its workers)."""
-    roots = sorted(p for p in pids if p in rows and rows[p].ppid not in pids)
-    return roots[0] if roots else (min(pids) if pids else None)
+    """The holder whose parent is not itself a holder (the launcher, not its workers).
+
+    No such holder among the rows (they changed between ``find`` and ``ps``): the lowest pid.
+    """
+    root = topmost(pids, lambda pid: rows[pid].ppid if pid in rows else None)
+    return root if root is not None else (min(pids) if pids else None)
 
 
 def tree(pid: int, rows: dict[int, PsRow]) -> list[PsRow]:
@@ -164,15 +168,15 @@ class RemoteProcessWatcher:
             rows = await self.ps()
             row = rows.get(pid)
             if row is None:
-                if first:
-                    yield ProcessSample(self._clock(), pid, "not_found")
-                yield ProcessExited(self._clock(), pid)
+                for event in end_of_watch(self._clock(), pid, seen=not first):
+                    yield event
                 return
             first = False
-            status = _STATUS.get(row.stat[:1], "unknown")
-            if status in ("zombie", "exited"):
-                yield ProcessSample(self._clock(), pid, status, row.comm)
-                yield ProcessExited(self._clock(), pid)
+            status = STATUS_BY_PS_LETTER.get(row.stat[:1], "unknown")
+            if has_exited(status):  # the exit status of a process not ours is not knowable
+                for event in end_of_watch(self._clock(), pid, seen=True, final=status,
+                                          name=row.comm):
+                    yield event
                 return
             procs = tree(pid, rows)
             now = self._clock()

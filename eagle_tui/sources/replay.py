@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eagle_tui.errors import InputError
 from eagle_tui.model.codec import CodecError, from_dict, is_header
 from eagle_tui.model.events import Event
 from eagle_tui.sources.logtail import StatsThinner
@@ -32,7 +33,7 @@ CHUNK = 1 << 20
 VISIBLE_LINES = 10_000
 
 
-class ReplayError(ValueError):
+class ReplayError(InputError):
     """A record line that cannot be replayed; ``str()`` names the file and line."""
 
 

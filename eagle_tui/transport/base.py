@@ -16,11 +16,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from eagle_tui.errors import EagleError
+
 if TYPE_CHECKING:
     import httpx
 
 
-class TransportError(Exception):
+class TransportError(EagleError):
     """Base of every error a transport raises. ``str(err)`` is shown to the user as is."""
 
 
@@ -71,7 +73,8 @@ class Transport(Protocol):
         """``""`` for local, the SSH destination otherwise (shown in the UI)."""
         ...
 
-    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
+    async def run(self, argv: list[str], timeout: float = 10.0, *,
+                  stdin: bytes | None = None) -> RunResult:
         """Run a command to completion (argv is quoted for the remote shell by the transport)."""
         ...
 

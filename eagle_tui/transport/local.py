@@ -59,10 +59,11 @@ class LocalTransport:
         return ""
 
     # ------------------------------------------------------------------ commands
-    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
-        proc = await self._spawn(argv, stdout=asyncio.subprocess.PIPE)
+    async def run(self, argv: list[str], timeout: float = 10.0, *,
+                  stdin: bytes | None = None) -> RunResult:
+        proc = await self._spawn(argv, stdout=asyncio.subprocess.PIPE, stdin=stdin is not None)
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
         except TimeoutError:
             proc.kill()
             await proc.wait()
@@ -71,13 +72,14 @@ class LocalTransport:
             self._procs.discard(proc)
         return RunResult(proc.returncode if proc.returncode is not None else -1, out, err)
 
-    async def _spawn(self, argv: list[str], stdout: int) -> asyncio.subprocess.Process:
+    async def _spawn(self, argv: list[str], stdout: int,
+                     stdin: bool = False) -> asyncio.subprocess.Process:
         if not argv:
             raise TransportError("empty command")
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=asyncio.subprocess.PIPE,
                 limit=DEFAULT_CHUNK,

@@ -29,6 +29,8 @@ from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phase, UserMarker
+from eagle_tui.model.gpuhistory import GpuHistory
+from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.format import truncate
@@ -112,6 +114,9 @@ class EagleApp(App[int]):
         self.session_error: str | None = None
         self.session_done = False
         self._gpu_samples: list[GpuSample] = []
+        # beside the reduced state, mutated once per batch (the state would copy them)
+        self.log_buffer = LogBuffer(config.max_lines)
+        self.gpu_history = GpuHistory()
         self._log_hosts = 0  # hosts in the log: ``h`` (and its footer entry) needs two
         self._notified: set[str] = set()
         self._crash_shown = False
@@ -146,10 +151,10 @@ class EagleApp(App[int]):
         nothing styled yet, the variables alone are all the refresh has to carry: one full
         CSS parse less before the first frame (~10–20 ms).
         """
-        if not self.screen_stack:
-            self.stylesheet.set_variables(self.get_css_variables())
-            return
-        super().refresh_css(animate)
+        from eagle_tui.ui.textual_private import defer_css_refresh  # relies on Textual's order
+
+        if not defer_css_refresh(self):
+            super().refresh_css(animate)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(self.source_label, id="status")
@@ -158,9 +163,9 @@ class EagleApp(App[int]):
             with Horizontal(id="top"):
                 yield StartupPane(id="startup", classes="pane")
                 yield MetricsPane(id="metrics", classes="pane")
-                yield GpuPane(id="gpus", classes="pane")
-            yield LogPane(self.config.max_lines, self.config.highlight_rules, id="log-pane",
-                          classes="pane")
+                yield GpuPane(history=self.gpu_history, id="gpus", classes="pane")
+            yield LogPane(self.config.max_lines, self.config.highlight_rules,
+                          buffer=self.log_buffer, id="log-pane", classes="pane")
             yield AlertsPane(id="alerts", classes="pane")
         yield KeyFooter()
 

@@ -33,6 +33,7 @@ import platformdirs
 from rich.errors import StyleSyntaxError
 from rich.style import Style
 
+from eagle_tui import errors
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.theme import DEFAULT_THEME
 
@@ -45,7 +46,7 @@ _UI_KEYS = {"theme", "max_lines", "output_dir", "notify_critical"}
 _RULE_KEYS = {"pattern", "style"}
 
 
-class ConfigError(ValueError):
+class ConfigError(errors.ConfigError):
     """The config file is unreadable or has a bad value; ``str()`` is shown to the user."""
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from textual.theme import Theme
 
+from eagle_tui.errors import ConfigError
+
 THEME_PACKAGE = "eagle_tui.themes"
 BUILTIN_THEME_NAMES = ("eagle-dark", "eagle-light", "eagle-high-contrast")
 DEFAULT_THEME = "eagle-dark"
@@ -28,7 +30,7 @@ STYLESHEETS = ("layout.tcss", "panes.tcss", "log.tcss")
 _THEME_FIELDS = {f.name: f.type for f in fields(Theme)}
 
 
-class ThemeError(ValueError):
+class ThemeError(ConfigError):
     """A theme file is malformed; the message names the file and the offending key."""
 
 

@@ -26,7 +26,7 @@ import psutil
 import pytest
 
 from eagle_tui.transport.ssh import SshOptions, SshTransport
-from eagle_tui.transport.ssh_config import SshTarget
+from eagle_tui.transport.ssh.config import SshTarget
 
 SSHD = os.environ.get("EAGLE_TUI_SSHD", "/usr/sbin/sshd")
 SSH_KEYGEN = shutil.which("ssh-keygen") or "/usr/bin/ssh-keygen"

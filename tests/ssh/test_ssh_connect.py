@@ -27,8 +27,8 @@ from eagle_tui.transport.base import (
     TransportError,
 )
 from eagle_tui.transport.ssh import SshTransport, backoff_delay
-from eagle_tui.transport.ssh_config import DestinationError, parse_dest, resolve
-from eagle_tui.transport.ssh_link import AuthError
+from eagle_tui.transport.ssh.config import DestinationError, parse_dest, resolve
+from eagle_tui.transport.ssh.link import AuthError
 
 pytestmark = pytest.mark.sshd
 
@@ -388,7 +388,7 @@ def test_proxyjump_chains_none_and_loops(tmp_path: Path) -> None:
 def test_accept_new_appends_on_a_new_line(tmp_path: Path) -> None:
     import paramiko
 
-    from eagle_tui.transport.ssh_hostkeys import KnownHosts, fingerprint
+    from eagle_tui.transport.ssh.hostkeys import KnownHosts, fingerprint
 
     kh = tmp_path / "known_hosts"
     # a malformed line and a marker line are skipped, as OpenSSH does; no newline at the end

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from eagle_tui.transport.ssh_tail import tail_command
+from eagle_tui.transport.ssh.tail import tail_command
 
 pytestmark = pytest.mark.sshd
 

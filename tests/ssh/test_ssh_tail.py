@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from eagle_tui.transport.base import TailChunk
-from eagle_tui.transport.ssh_tail import TailFollower
+from eagle_tui.transport.ssh.tail import TailFollower
 
 # --------------------------------------------------------------------------- pure bookkeeping
 

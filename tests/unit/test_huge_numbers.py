@@ -12,7 +12,7 @@ import pytest
 
 from eagle_tui.model.detect import small_int
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.report import build_report
+from eagle_tui.report import build_report
 
 N = "9" * 5000
 SHAPES = [

@@ -27,7 +27,7 @@ def test_model_imports_nothing_outside_the_standard_library() -> None:
                           cwd=ROOT, env=env, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
-    assert {"eagle_tui.model.parser", "eagle_tui.model.report", "eagle_tui.model.crash",
+    assert {"eagle_tui.model.parser", "eagle_tui.model.crash", "eagle_tui.model.alerts",
             "eagle_tui.model.normalize", "eagle_tui.model.state"} <= set(result["submodules"])
     foreign = [
         name for name in result["loaded"]
@@ -36,3 +36,29 @@ def test_model_imports_nothing_outside_the_standard_library() -> None:
         and not name.startswith("eagle_tui.model")
     ]
     assert foreign == []
+
+
+IO_MODULES = {"os", "io", "stat", "tempfile", "shutil", "subprocess", "socket", "select",
+              "signal", "mmap", "pathlib", "marshal", "pickle"}
+
+
+def test_model_modules_do_no_io() -> None:
+    """The model reads no files, makes no temporary files and forks nothing: those live in the
+    layers above (``eagle_tui.report`` for the report's reading, spooling and workers)."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "eagle_tui" / "model").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                  and node.func.id == "open"):
+                names = ["open()"]
+            else:
+                continue
+            offenders += [f"{path.name}: {n}" for n in names
+                          if n.split(".")[0] in IO_MODULES or n == "open()"]
+    assert offenders == []

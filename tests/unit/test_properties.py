@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from eagle_tui.model.events import Event, LogLine
 from eagle_tui.model.normalize import normalize, sanitize
 from eagle_tui.model.parser import MAX_PARTIAL, LogParser
-from eagle_tui.model.report import build_report, close, dump
+from eagle_tui.report import build_report, close
+from eagle_tui.report import write_json as dump
 
 UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 SETTINGS = settings(max_examples=150, deadline=None,

@@ -22,7 +22,8 @@ import pytest
 from eagle_tui.cli import main
 from eagle_tui.model.events import Event, LogLine
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.report import NumberSpool, build_report, close, dump
+from eagle_tui.report import NumberSpool, build_report, close
+from eagle_tui.report import write_json as dump
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures"

@@ -1,6 +1,6 @@
 """``report`` with worker processes: byte-identical to the serial report, and no worker left.
 
-The parallel path (``commands.report_parallel``) cuts the file where the serial reader cuts its
+The parallel path (``eagle_tui.report.parallel``) cuts the file where the serial reader cuts its
 chunks; these tests use the reader's smallest chunk (64 KiB for a file), no size threshold and
 several workers, so that small fixture logs are cut in many places: inside tracebacks, in the
 startup, in runs of stats lines.
@@ -22,10 +22,11 @@ import psutil
 import pytest
 
 from eagle_tui.cli import main
-from eagle_tui.commands import report_parallel as rp
-from eagle_tui.model.parser import read_chunks
-from eagle_tui.model.report import ReportBuilder, build_report, close, dump
-from eagle_tui.model.report_chunks import PIECE, summarize_chunk
+from eagle_tui.report import ReportBuilder, build_report, close
+from eagle_tui.report import parallel as rp
+from eagle_tui.report import write_json as dump
+from eagle_tui.report.chunk_summary import PIECE, NumberRun, summarize_chunk
+from eagle_tui.report.reader import plan, read_chunks
 
 summarize_at = rp.summarize_at  # the real one, for wrappers that tests patch in
 
@@ -69,7 +70,7 @@ def parallel(path: Path, workers: int = 4, rss: list[tuple[int, int]] | None = N
 
 def check(path: Path, workers: int = 4) -> bytes:
     """The parallel JSON, asserted byte-identical to the serial one (and really parallel)."""
-    layout = rp.plan(os.open(path, os.O_RDONLY), path.stat().st_size, SMALL)
+    layout = plan(os.open(path, os.O_RDONLY), path.stat().st_size, SMALL)
     assert layout is not None and len(layout[0]) >= 2, "the file must span several chunks"
     expected = serial(path)
     rss: list[tuple[int, int]] = []
@@ -101,7 +102,7 @@ def test_plan_is_the_serial_readers_chunking(tmp_path: Path, seed: int) -> None:
     with path.open("rb") as f:
         cuts: list[tuple[bytes, bool]] = [(bytes(b[1:e]), last) for b, e, last in
                                           read_chunks(f, SMALL)]
-    layout = rp.plan(os.open(path, os.O_RDONLY), len(data), SMALL)
+    layout = plan(os.open(path, os.O_RDONLY), len(data), SMALL)
     assert layout is not None
     chunks, rest = layout
     planned = [(data[o : o + n], False) for o, n in chunks]
@@ -115,7 +116,7 @@ def test_plan_is_the_serial_readers_chunking(tmp_path: Path, seed: int) -> None:
 def test_plan_refuses_a_line_longer_than_the_buffer(tmp_path: Path) -> None:
     path = tmp_path / "x.log"
     path.write_bytes(b"a\n" + b"y" * (3 * SMALL) + b"\n" + b"z\n" * SMALL)
-    assert rp.plan(os.open(path, os.O_RDONLY), path.stat().st_size, SMALL) is None
+    assert plan(os.open(path, os.O_RDONLY), path.stat().st_size, SMALL) is None
     parallel(path)  # and the report still runs (serially)
 
 
@@ -157,7 +158,7 @@ def test_traceback_across_a_chunk_boundary(tmp_path: Path) -> None:
         start = data.index(b"Traceback")
         end = data.index(b"\n", data.index(b"Error", start)) + 1
         path.write_bytes(data)
-        layout = rp.plan(os.open(path, os.O_RDONLY), len(data), SMALL)
+        layout = plan(os.open(path, os.O_RDONLY), len(data), SMALL)
         assert layout is not None
         if any(start < o < end for o, _ in layout[0]):
             break
@@ -226,9 +227,9 @@ def test_summaries_cut_runs_into_pieces_and_keep_one_tail(tmp_path: Path, piece:
     path.write_text("".join(decode(i) + debug() for i in range(3000)))
     data = b"\n" + path.read_bytes()
     items = summarize_chunk(data, len(data), piece)[0]
-    runs = [it for it in items if not isinstance(it, bytes) and len(it) == 8]
+    runs = [it for it in items if isinstance(it, NumberRun)]
     assert len(runs) > 1 if piece < len(data) else len(runs) == 1
-    assert sum(len(r[3]) for r in runs) == min(600, 3000)
+    assert sum(len(r.acc_tail) for r in runs) == min(600, 3000)
     b = ReportBuilder("x.log")
     b.apply(summarize_chunk(data, len(data), piece), lambda: bytearray(data))
     ref = ReportBuilder("x.log")
@@ -364,7 +365,7 @@ def test_no_worker_outlives_a_signalled_report(tmp_path: Path, how: str) -> None
     assert not any(map(alive, workers))
 
 
-def test_records_are_length_prefixed_and_a_short_one_is_an_error(tmp_path: Path) -> None:
+def test_summary_files_are_length_prefixed_and_a_short_one_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "rec.bin"
     record = marshal.dumps((3, ["x", 1]))
     path.write_bytes(len(record).to_bytes(8, "little") + record
@@ -386,7 +387,7 @@ def test_debug_rss_reports_the_tree_from_workers_private_memory(tmp_path: Path) 
         assert all(0 < private < peak for peak, private in rss)  # private: a part of the RSS
 
 
-def test_a_record_file_is_deleted_once_applied(tmp_path: Path,
+def test_a_summary_file_is_deleted_once_applied(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The temporary files hold only summaries not merged yet (/tmp may be memory)."""
     path = tmp_path / "x.log"

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from eagle_tui.model.spool import NumberSpool
+from eagle_tui.report.spool import NumberSpool
 
 
 def tokens(n: int, seed: int) -> list[bytes]:
@@ -56,7 +56,8 @@ def test_summarized_batches_equal_token_batches(median: bool) -> None:
 
 
 def test_a_small_report_does_not_import_tempfile() -> None:
-    probe = ("import io, sys\nfrom eagle_tui.model.report import build_report, dump, close\n"
+    probe = ("import io, sys\n"
+             "from eagle_tui.report import build_report, close, write_json as dump\n"
              "r = build_report(io.BytesIO(b'[2025-11-20 10:15:02] Decode batch, accept len: "
              "2.5, gen throughput (token/s): 10.0\\n'), 'x')\n"
              "dump(r, io.BytesIO()); close(r)\nprint('tempfile' in sys.modules)")

@@ -1,9 +1,9 @@
 """The GPU pane: one compact row per GPU, a selected GPU's processes, rank imbalance, no-driver.
 
 Eight GPUs must fit an 80×24 screen, so a GPU is exactly one line: memory bar, used/total,
-utilisation sparkline, power and temperature. The utilisation history is kept here (the state
-holds only the latest sample), fed with every ``GpuSample`` *event* of a batch rather than with
-state changes, so the sparkline is the same however the session happened to batch the samples.
+utilisation sparkline, power and temperature. The utilisation history and each host's last-seen
+GPUs are the model's :class:`~eagle_tui.model.gpuhistory.GpuHistory` (the state holds only the
+latest sample), fed with every ``GpuSample`` *event* of a batch; this pane only renders it.
 
 Tensor-parallel ranks should hold nearly the same memory; a rank that differs from the median by
 more than a tenth of the card is flagged, since that is how a stuck or mis-sharded rank shows.
@@ -17,7 +17,6 @@ rows on screen, dimmed and marked "last seen", instead of vanishing while it rec
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -28,14 +27,13 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from eagle_tui.model.events import ConnectionState, GpuInfo, GpuSample
+from eagle_tui.model.gpuhistory import GpuHistory
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import GIB, bar, fmt_bytes, sparkline, truncate
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.connections import CONNECTION_STYLE, error_text, fit
 
 Part = str | tuple[str, str] | Content
-Entry = tuple[str, GpuInfo, bool]  # host, GPU, stale (its host's last sample before it dropped)
-HISTORY = 60
 IMBALANCE_FRACTION = 0.10  # of the card's memory, away from the median of loaded ranks
 LOADED_FRACTION = 0.05
 
@@ -125,55 +123,29 @@ class GpuPane(Widget, can_focus=True):
 
     selected: reactive[int | None] = reactive(None)
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(self, *, history: GpuHistory | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = "GPUs"
         self.sample: GpuSample | None = None
-        self.history: dict[tuple[str, int], deque[float]] = {}
-        self.hosts: list[str] = []  # in order of first sight (the merged sample's --ssh order)
-        self._last_seen: dict[str, tuple[GpuInfo, ...]] = {}
+        self.history = history if history is not None else GpuHistory()
         self._conns: dict[str, ConnectionState] = {}
-        self._last_recorded: GpuSample | None = None
         self._line_map: list[int | None] = []  # content line → entry index (None: a header)
 
     def show(self, state: DashboardState, samples: Sequence[GpuSample] = ()) -> None:
-        for s in samples:
-            self._record(s)
-        if not samples and state.gpus is not None and state.gpus is not self._last_recorded:
-            self._record(state.gpus)
+        self.history.update(state.gpus, samples)
         conns = {c.host: c for c in state.connections}
         if state.gpus is not self.sample or conns != self._conns:
             self._conns = conns
             self.sample = state.gpus
             self.refresh()  # the pane's size comes from the layout, never from its rows
 
-    def _record(self, sample: GpuSample) -> None:
-        """Every sample of a batch, not only the last: a host whose GPUs are missing from the
-        newest one must still show the rows it had before its link dropped."""
-        self._last_recorded = sample
-        by_host: dict[str, list[GpuInfo]] = {}
-        for g in sample.gpus:
-            by_host.setdefault(g.host or sample.host, []).append(g)
-            if g.util_gpu is not None:
-                key = (g.host or sample.host, g.index)
-                self.history.setdefault(key, deque(maxlen=HISTORY)).append(g.util_gpu)
-        for host, gpus in by_host.items():
-            if host not in self.hosts:
-                self.hosts.append(host)
-            self._last_seen[host] = tuple(gpus)
-
     @property
     def grouped(self) -> bool:
-        return len(self.hosts) > 1
+        return self.history.grouped
 
-    def _entries(self) -> list[Entry]:
-        s = self.sample
-        if s is None:
-            return []
-        if not self.grouped:
-            return [(g.host, g, False) for g in s.gpus] if s.state == "ok" else []
-        live = {g.host or s.host for g in s.gpus}
-        return [(h, g, h not in live) for h in self.hosts for g in self._last_seen.get(h, ())]
+    def _entries(self) -> list[tuple[str, GpuInfo, bool]]:
+        return self.history.rows(self.sample)
 
     def action_select(self, step: int) -> None:
         entries = self._entries()
@@ -231,7 +203,7 @@ class GpuPane(Widget, can_focus=True):
         lines = [self._head(s, s.gpus, bool(flagged), width)]
         self._line_map = [None]
         for i, g in enumerate(s.gpus):
-            hist = list(self.history.get((g.host or s.host, g.index), ()))
+            hist = self.history.utilisation(g.host or s.host, g.index)
             lines.append(gpu_row(g, hist, width, g.index in flagged, self.selected == i))
             self._line_map.append(i)
         return self._with_processes(lines, [g for _, g, _ in self._entries()], width)
@@ -253,7 +225,7 @@ class GpuPane(Widget, can_focus=True):
                                      why, width))
             self._line_map.append(None)
             for i, g, old in rows:
-                hist = list(self.history.get((host, g.index), ()))
+                hist = self.history.utilisation(host, g.index)
                 row = gpu_row(g, hist, width, g.index in flags[host], self.selected == i)
                 lines.append(row.stylize("dim") if old else row)
                 self._line_map.append(i)

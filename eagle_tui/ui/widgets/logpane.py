@@ -34,6 +34,7 @@ from textual.keys import REPLACED_KEYS, key_to_character
 from textual.widget import Widget
 
 from eagle_tui.model.events import LogLine
+from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.logtext import QueryLine
@@ -217,12 +218,13 @@ class LogPane(Vertical):
         max_lines: int,
         rules: Sequence[HighlightRule] = (),
         *,
+        buffer: LogBuffer | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = "Log"
-        self._max_lines = max_lines
+        self._buffer = buffer if buffer is not None else LogBuffer(max_lines)
         self._rules = tuple(rules)
         self.mode: FindMode | None = None
         self.query_line = QueryLine()
@@ -239,7 +241,7 @@ class LogPane(Vertical):
         return self.query_line.text
 
     def compose(self) -> ComposeResult:
-        yield LogView(self._max_lines, self._rules, id="log")
+        yield LogView(rules=self._rules, buffer=self._buffer, id="log")
         yield LogStatusBar(id="log-status")
 
     def append(self, lines: Sequence[LogLine]) -> None:

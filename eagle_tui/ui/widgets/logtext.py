@@ -1,13 +1,13 @@
-"""The log view's pure helpers: queries, wrapping, its status record and the hosts of its lines.
+"""The log view's terminal-side helpers: wrapping, its status record, host tags, saving.
 
 Kept apart from :mod:`eagle_tui.ui.widgets.logview` so that they are tested without a terminal
-and so that the widget module stays about scrolling and rendering.
+and so that the widget module stays about scrolling and rendering. What the log *knows* (lines,
+rows, filter, search, hosts) is the model's :mod:`eagle_tui.model.logbuffer`; what is here needs
+cell widths (``wrap_cuts``, the host tags) or the file system (``write_lines``).
 
-Hosts: on a multi-node run (``--ssh a --ssh b``) every ``LogLine`` carries its ``host`` and the
-hosts' lines arrive interleaved in one buffer. :class:`LogHosts` remembers which hosts the buffer
-has seen, which one the user picked (``None``: all), and the short tag each line gets while all
-hosts are shown — without a tag, two ranks' identical lines could not be told apart. Line numbers
-restart per host, so the stream's line count is the sum of each host's newest line number.
+Hosts: on a multi-node run the hosts' lines arrive interleaved in one buffer. While all hosts
+are shown each row gets a short tag (:class:`HostTags`) — without it, two ranks' identical lines
+could not be told apart.
 """
 
 from __future__ import annotations
@@ -20,22 +20,12 @@ from pathlib import Path
 from rich.cells import cell_len, get_character_cell_size
 
 from eagle_tui.model.events import LogLine
+from eagle_tui.model.logbuffer import LogHostSet, compile_query
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.safety import inert
 
 TAG_CHARS = 12  # a host tag longer than this is cut; the status line names the host in full
 _DEST = re.compile(r"^(?:ssh://)?(?:[^@/]*@)?(\[[^\]]*\]|[^:]*)(?::\d+)?$")
-
-
-def compile_query(query: str) -> re.Pattern[str] | None:
-    """A filter/search pattern: a regex when valid, else the literal text; smart case."""
-    if not query:
-        return None
-    flags = 0 if any(c.isupper() for c in query) else re.IGNORECASE
-    try:
-        return re.compile(query, flags)
-    except re.error:
-        return re.compile(re.escape(query), flags)
 
 
 def wrap_cuts(text: str, width: int) -> list[tuple[int, int]]:
@@ -192,83 +182,38 @@ def short_host(host: str) -> str:
     return m.group(1) if m and m.group(1) else host
 
 
-class LogHosts:
-    """Which hosts the buffer holds (in order of first sight) and which one is shown."""
+class HostTags:
+    """The short tag each row gets while a multi-host log shows all hosts (drawn at render time).
 
-    __slots__ = ("_known", "last_lineno", "seen", "selected", "tags", "width")
+    Without a tag two ranks' identical lines could not be told apart; which hosts there are and
+    which one is selected is the buffer's (:class:`~eagle_tui.model.logbuffer.LogHostSet`).
+    """
+
+    __slots__ = ("tags", "width")
 
     def __init__(self) -> None:
-        self.seen: list[str] = []
-        self._known: set[str] = set()
-        self.selected: str | None = None
-        self.last_lineno: dict[str, int] = {}
         self.tags: dict[str, str] = {}
         self.width = 0  # cells of the tag column; 0 while no tag is drawn
-
-    def note(self, lines: Sequence[LogLine]) -> bool:
-        """Take in a batch's hosts and line numbers; True when a new host appeared."""
-        hosts = {ln.host for ln in lines}
-        if len(hosts) == 1:  # the common case: one set lookup per batch, not per line
-            self.last_lineno[lines[-1].host] = lines[-1].lineno
-        else:
-            for ln in lines:
-                self.last_lineno[ln.host] = ln.lineno
-        new = [h for h in hosts - self._known if h]
-        self._known |= hosts
-        if not new:
-            return False
-        self.seen.extend(sorted(new, key=lambda h: next(
-            i for i, ln in enumerate(lines) if ln.host == h)))
-        self._retag()
-        return True
-
-    @property
-    def stream(self) -> int:
-        return sum(self.last_lineno.values())
-
-    @property
-    def multi(self) -> bool:
-        return len(self.seen) > 1
-
-    @property
-    def label(self) -> str:
-        return "all hosts" if self.selected is None else self.selected
-
-    def select(self, host: str | None) -> None:
-        self.selected = host if host in self.seen else None
-        self._retag()
-
-    def following(self) -> str | None:
-        """The selection after this one: all hosts → first host → ... → last → all hosts."""
-        if self.selected is None:
-            return self.seen[0] if self.seen else None
-        i = self.seen.index(self.selected) + 1
-        return self.seen[i] if i < len(self.seen) else None
-
-    def keeps(self, line: LogLine, special: bool) -> bool:
-        """Shown under the current selection? A marker of no host shows under every one."""
-        sel = self.selected
-        return sel is None or line.host == sel or (special and not line.host)
 
     def tag(self, host: str, first_row: bool = True) -> str:
         """The padded tag of ``host``; blank on a wrapped line's later rows and for no host."""
         return self.tags.get(host, " " * self.width) if first_row else " " * self.width
 
-    def _retag(self) -> None:
-        if self.selected is not None or not self.multi:
+    def update(self, hosts: LogHostSet) -> None:
+        if hosts.selected is not None or not hosts.multi:
             self.tags, self.width = {}, 0
             return
-        names = [inert(short_host(h)) for h in self.seen]
+        seen = hosts.seen
+        names = [inert(short_host(h)) for h in seen]
         if len(set(names)) < len(names):  # same host on two ports: the full DESTs differ
-            names = [inert(h) for h in self.seen]
+            names = [inert(h) for h in seen]
         cut = [truncate(n, TAG_CHARS) for n in names]
         if len(set(cut)) == len(cut):
             names = cut
         width = max(cell_len(n) for n in names) + 1
-        self.tags = {h: n + " " * (width - cell_len(n)) for h, n in zip(self.seen, names,
-                                                                        strict=True)}
+        self.tags = {h: n + " " * (width - cell_len(n)) for h, n in zip(seen, names, strict=True)}
         self.width = width
 
 
-__all__ = ["TAG_CHARS", "LogHosts", "LogStatus", "QueryLine", "compile_query", "short_host",
+__all__ = ["TAG_CHARS", "HostTags", "LogStatus", "QueryLine", "compile_query", "short_host",
            "wrap_cuts", "write_lines"]

@@ -5,12 +5,17 @@ rate and per-position acceptance; speedup against a known baseline; running/queu
 KV usage; the EAGLE-3 hidden-state dims check. Each row ends with where its number came from
 (``log``, ``/metrics``, ``server_info``), because the two disagree in definition (SGLang's
 ``accept rate`` changed meaning across versions) and the user must know which one they see.
+Which one is shown is not decided here but in :mod:`eagle_tui.model.figures`, so this pane, the
+status line and the alert rules always show and judge the same number.
 """
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from textual.content import Content
 
+from eagle_tui.model.figures import Figure, figures
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import NA, fmt_num, fmt_pct, sparkline
@@ -18,17 +23,10 @@ from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
 Part = str | tuple[str, str] | Content
+T = TypeVar("T")
 WINDOW = 20  # stats lines in the median / mean window
 LABEL_W = 9
 SPARK_MAX = 40
-
-
-def _pick(log: Series, metrics: Series) -> tuple[Series, str]:
-    if len(log):
-        return log, "log"
-    if len(metrics):
-        return metrics, "/metrics"
-    return log, ""
 
 
 def dims_check(state: DashboardState) -> tuple[str, bool] | None:
@@ -74,36 +72,38 @@ def _series_row(label: str, series: Series, source: str, width: int, digits: int
     return _row(label, body, source, width)
 
 
+def _source(fig: Figure[T]) -> str:
+    """The figure's source, printed only when it has a value."""
+    return fig.source if fig.known else ""
+
+
 def metrics_content(state: DashboardState, width: int) -> Content:
     width = max(40, width)
+    figs = figures(state)
     lines: list[Content] = []
-    tps, tps_src = _pick(state.gen_tps, state.m_gen_tps)
-    lines.append(_series_row("tok/s", tps, tps_src, width, 1, "med"))
-    acc, acc_src = _pick(state.accept_len, state.m_accept_len)
-    if not len(acc) and state.server_info is not None and state.server_info.avg_accept_len:
-        lines.append(_row("accept", [(f"{state.server_info.avg_accept_len:>7.2f}", "bold"),
-                                     ("  lifetime average", "$text-muted")], "server_info", width))
+    lines.append(_series_row("tok/s", figs.tok_s.series, figs.tok_s.source, width, 1, "med"))
+    acc, lifetime = figs.accept_len, figs.accept_lifetime
+    if not acc.known and lifetime.known:
+        lines.append(_row("accept", [(f"{lifetime.value:>7.2f}", "bold"),
+                                     (f"  {lifetime.window}", "$text-muted")], lifetime.source,
+                          width))
     else:
-        lines.append(_series_row("accept", acc, acc_src, width, 2, "mean"))
-    rate, rate_src = state.accept_rate.last, "log"
-    if rate is None:
-        rate, rate_src = state.m_acceptance_rate, "/metrics"
-    lines.append(_row("accept %", [(f"{fmt_pct(rate, 1):>7}", "bold")],
-                      rate_src if rate is not None else "", width))
-    per_pos, pp_src = state.per_position, "log"
-    if not per_pos:
-        per_pos, pp_src = state.m_per_position, "/metrics"
-    pp_text = " ".join(f"{p:.2f}" for p in per_pos[:8]) if per_pos else NA
-    lines.append(_row("per-pos", [(f"{pp_text:>7}", "$text")], pp_src if per_pos else "", width))
-    lines.append(_speedup_row(state, width))
-    lines.append(_requests_row(state, width))
+        lines.append(_series_row("accept", acc.series, acc.source, width, 2, "mean"))
+    rate = figs.accept_rate
+    lines.append(_row("accept %", [(f"{fmt_pct(rate.value, 1):>7}", "bold")], _source(rate),
+                      width))
+    per_pos = figs.per_position
+    pp_text = " ".join(f"{p:.2f}" for p in per_pos.value[:8]) if per_pos.value else NA
+    lines.append(_row("per-pos", [(f"{pp_text:>7}", "$text")], _source(per_pos), width))
+    lines.append(_speedup_row(state, figs.speedup, width))
+    lines.append(_requests_row(state, figs.requests, width))
     lines.append(_dims_row(state, width))
     lines.append(_spec_row(state, width))
     return Content("\n").join(lines)
 
 
-def _speedup_row(state: DashboardState, width: int) -> Content:
-    speedup = state.speedup
+def _speedup_row(state: DashboardState, fig: Figure[float], width: int) -> Content:
+    speedup = fig.value
     if speedup is None:
         text = "no baseline" if not state.baseline_tok_s else NA
         return _row("speedup", [(f"{text:>7}", "$text-muted")], "", width)
@@ -113,8 +113,8 @@ def _speedup_row(state: DashboardState, width: int) -> Content:
                 "", width)
 
 
-def _requests_row(state: DashboardState, width: int) -> Content:
-    src = "log" if state.last_decode is not None else "/metrics" if state.last_metrics else ""
+def _requests_row(state: DashboardState, fig: Figure[int], width: int) -> Content:
+    src = fig.source
     running = "—" if state.running is None else str(state.running)
     queued = "—" if state.queued is None else str(state.queued)
     return _row("requests", [(f"{running:>7}", "bold"), (" running · ", "$text-muted"),

@@ -17,6 +17,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar, ScrollBarRender
 
+from eagle_tui.ui.textual_private import show_or_hide_scrollbars
+
 Thumb = tuple[int, int, int] | None  # bar length, first and last eighth of the thumb
 
 
@@ -46,7 +48,7 @@ def _set(bar: ScrollBar, virtual: int, window: int, position: float) -> None:
 
 def sync_scrollbars(view: ScrollView, virtual_size: Size) -> None:
     """``view._scroll_update(virtual_size)`` without repainting bars that look the same."""
-    view._refresh_scrollbars()  # shows or hides them (a layout only when that changes)
+    show_or_hide_scrollbars(view)  # Textual's decision (a layout only when it changes)
     width, height = view.container_size
     if view.show_vertical_scrollbar and view.styles.scrollbar_size_vertical:
         _set(view.vertical_scrollbar, virtual_size.height,

@@ -4,6 +4,7 @@ It is the "at a glance" line that stays visible in the compact 80×24 layout whi
 showing, so a crash or a collapsing accept length is never hidden behind another tab. For the same
 reason an SSH host that is not connected is named right after the phase (the numbers that follow
 are then the last ones received, not live ones); connected hosts come later, as a quiet "●".
+tok/s and accept length are :mod:`eagle_tui.model.figures`' picks, the Metrics pane's numbers.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from textual.content import Content
 from textual.widget import Widget
 
 from eagle_tui.model.events import Phase
+from eagle_tui.model.figures import accept_len, tok_s
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
@@ -45,10 +47,10 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     parts.append((f" {fmt_clock(state.elapsed)}", "$text-muted"))
     down = [c for c in state.connections if c.state != "connected"]
     parts.extend(Content("  ") + connection_content(c, STATUS_ERROR_CHARS) for c in down)
-    tps = state.tok_s
+    tps = tok_s(state).value
     if tps is not None:
         parts.append(Content.assemble("  ", (fmt_num(tps, 1), "bold"), (" tok/s", "$text-muted")))
-    acc = state.current_accept_len
+    acc = accept_len(state).value
     if acc is not None:
         parts.append(Content.assemble(("  accept ", "$text-muted"), (fmt_num(acc, 2), "bold")))
     crit = sum(a.severity == "critical" for a in state.alerts)

@@ -1,4 +1,4 @@
-"""The ``report`` object: one pass over a log, constant memory, the JSON contract.
+"""The report's builder: one pass over a log, constant memory, the JSON contract's object.
 
 :class:`ReportBuilder` consumes the parser's events and folds the rare ones (phases, crash,
 speculative settings, models, hidden dims) into a :class:`DashboardState` with ``reduce``, so the
@@ -6,7 +6,7 @@ report says exactly what the dashboard would. The per-line numbers (``accept_len
 ``gen_throughput``) go to :class:`NumberSpool`\\ s instead: a 5 M-line log has millions of them,
 and memory must stay flat (text on disk, statistics in bounded memory).
 
-:func:`build_report` reads the log in chunks into one reused buffer (``parser.read_chunks``).
+:func:`build_report` reads the log in chunks into one reused buffer (``reader.read_chunks``).
 With ``fast=True`` (the default) the lines of a chunk that are not *plain* bulk lines
 (``detect.NON_PLAIN_AFTER_NL``: one regex pass finds them) go through the parser one by one; a
 run of plain lines costs a handful of C-level passes, whatever its length: ``findall`` the first
@@ -16,22 +16,24 @@ newlines. Python never touches a plain line. A run whose numbers fail the check 
 plain decimal and a finite double) is parsed line by line instead, so ``fast=True`` and
 ``fast=False`` give the same report (tested on every fixture and on generated logs).
 
-:meth:`ReportBuilder.apply` takes a chunk's bulk work done elsewhere, without the state
-(``report_chunks.summarize_chunk``, run by the worker processes of
-``commands.report_parallel``), and gives the same state and spools as :meth:`ReportBuilder.feed`
-on that chunk: the parallel report is byte-identical to this one.
+:meth:`ReportBuilder.apply` takes a chunk's bulk work done elsewhere, without the state (a
+:class:`~.chunk_summary.ChunkSummary`, made by the worker processes of :mod:`.parallel`), and
+gives the same state and spools as :meth:`ReportBuilder.feed` on that chunk: the parallel report
+is byte-identical to this one.
+
+:meth:`ReportBuilder.finish` returns the report as a dict, its two number arrays still
+spooled: :mod:`.output` writes it (streaming the arrays) and closes it; nothing here writes.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
-from .alerts import evaluate_alerts
-from .detect import NON_PLAIN_AFTER_NL
-from .events import (
+from eagle_tui.model.alerts import evaluate_alerts
+from eagle_tui.model.detect import NON_PLAIN_AFTER_NL
+from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
     DecodeStats,
@@ -42,13 +44,22 @@ from .events import (
     PrefillStats,
     SpecStats,
 )
-from .parser import LogParser, read_chunks, split_lines
-from .report_chunks import STATS_TEXT, TAIL, ChunkSummary, new_dims, run_tokens
-from .series import Series
-from .spool import NumberSpool
-from .state import DashboardState, reduce
+from eagle_tui.model.parser import LogParser, split_lines
+from eagle_tui.model.series import Series
+from eagle_tui.model.state import DashboardState, reduce
 
-CHUNK = 4 << 20  # bytes read per chunk (the buffer is reused; it grows only for a longer line)
+from .chunk_summary import (
+    STATS_TEXT,
+    TAIL,
+    ChunkSummary,
+    LoneLine,
+    NumberRun,
+    RawRun,
+    new_dims,
+    run_tokens,
+)
+from .reader import CHUNK, read_chunks
+from .spool import NumberSpool
 
 
 class ReportBuilder:
@@ -146,14 +157,13 @@ class ReportBuilder:
         if tokens is None:
             self.lines_of(buf, a, b, lineno)
             return
-        acc, acc_text, gen, gen_text = tokens
-        self.accept.add_tokens(acc, acc_text)
-        self.gen.add_tokens(gen, gen_text)
+        self.accept.add_tokens(tokens.acc, tokens.acc_text)
+        self.gen.add_tokens(tokens.gen, tokens.gen_text)
         for dim, at in new_dims(buf, a, b, self.state.hidden_dims):
             self._reduce(HiddenStateDims(dim, lineno + at))
 
     def chunk(self, buf: bytearray, end: int, last: bool, fast: bool = True) -> None:
-        """One step of ``parser.read_chunks``: whole lines ``buf[1:end]``, or (``last``) the
+        """One step of ``reader.read_chunks``: whole lines ``buf[1:end]``, or (``last``) the
         log's final line, which lacks its newline."""
         if last:
             self.lines += 1
@@ -165,34 +175,35 @@ class ReportBuilder:
             self.lines += buf.count(b"\n", 1, end)
 
     def apply(self, summary: ChunkSummary, reread: Callable[[], bytearray]) -> None:
-        """The chunk that ``report_chunks.summarize_chunk`` summarized, in file order: the same
+        """The chunk that ``chunk_summary.summarize_chunk`` summarized, in file order: the same
         state, spools and line count as ``feed`` on it. ``reread()`` returns the chunk as ``feed``
         takes it (a newline, then its lines), for when the summary's assumption does not hold."""
-        items, has_stats, counts, block = summary
-        if self.parser.engine == "unknown" or (has_stats and self._serving_pending()):
+        if self.parser.engine == "unknown" or (summary.has_stats and self._serving_pending()):
             buf = reread()
             self.feed(buf, len(buf))
             return
         lineno = self.lines + 1
-        for item in items:
-            if isinstance(item, bytes):
-                self.line(item, lineno)
+        for part in summary.parts:
+            if isinstance(part, LoneLine):
+                self.line(part.text, lineno)
                 lineno += 1
-            elif len(item) == 2:
-                n, data = item
-                self.run(bytearray(data), 0, len(data), lineno)
-                lineno += n
+            elif isinstance(part, RawRun):
+                self.run(bytearray(part.data), 0, len(part.data), lineno)
+                lineno += part.lines
             else:
-                n, acc_text, acc_n, acc_tail, gen_text, gen_n, gen_tail, dims = item
-                self.accept.add_text(acc_text, acc_n, acc_tail)
-                self.gen.add_text(gen_text, gen_n, gen_tail)
-                for dim, at in dims:
-                    if dim not in self.state.hidden_dims:
-                        self._reduce(HiddenStateDims(dim, lineno + at))
-                lineno += n
-        self.accept.add_counts(counts)
-        self.gen.add_block(block)
+                self._numbers(part, lineno)
+                lineno += part.lines
+        self.accept.add_counts(summary.accept_counts)
+        self.gen.add_block(summary.gen_sorted)
         self.lines = lineno - 1
+
+    def _numbers(self, run: NumberRun, lineno: int) -> None:
+        """A summarized run of plain lines starting at line ``lineno``."""
+        self.accept.add_text(run.acc_text, run.acc_n, run.acc_tail)
+        self.gen.add_text(run.gen_text, run.gen_n, run.gen_tail)
+        for dim, at in run.dims:
+            if dim not in self.state.hidden_dims:
+                self._reduce(HiddenStateDims(dim, lineno + at))
 
     # ------------------------------------------------------------------ result
     def finish(self) -> dict[str, Any]:
@@ -232,39 +243,12 @@ class ReportBuilder:
 
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
                  baseline: float | None = None, chunk: int = CHUNK) -> dict[str, Any]:
-    """Read ``stream`` to the end and return the report (spools still open, see ``dump``)."""
+    """Read ``stream`` to the end and return the report (spools still open: see
+    ``output.write_json`` and ``output.close``)."""
     b = ReportBuilder(name, baseline)
     for buf, end, last in read_chunks(stream, chunk):
         b.chunk(buf, end, last, fast)
     return b.finish()
 
 
-def dump(report: dict[str, Any], out: BinaryIO) -> None:
-    """Write the report as one JSON object; spooled arrays are copied, not loaded."""
-    out.write(b"{")
-    for i, (key, value) in enumerate(report.items()):
-        if i:
-            out.write(b", ")
-        out.write(json.dumps(key).encode() + b": ")
-        if isinstance(value, NumberSpool):
-            value.write_json(out)
-        else:
-            out.write(json.dumps(value).encode())
-    out.write(b"}\n")
-
-
-def close(report: dict[str, Any]) -> None:
-    for value in report.values():
-        if isinstance(value, NumberSpool):
-            value.close()
-
-
-def to_plain(report: dict[str, Any]) -> dict[str, Any]:
-    """The report with arrays materialized (tests, small logs)."""
-    out: dict[str, Any] = {}
-    for key, value in report.items():
-        out[key] = value.values() if isinstance(value, NumberSpool) else value
-    return out
-
-
-__all__ = ["CHUNK", "NumberSpool", "ReportBuilder", "build_report", "close", "dump", "to_plain"]
+__all__ = ["ReportBuilder", "build_report"]

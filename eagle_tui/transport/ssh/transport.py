@@ -1,13 +1,13 @@
 """The SSH transport: every source works over one paramiko connection, nothing installed remotely.
 
-One :class:`SshTransport` per host. It holds one SSH connection (a :class:`~.ssh_link.Link`) and
+One :class:`SshTransport` per host. It holds one SSH connection (a :class:`~.link.Link`) and
 multiplexes channels on it: an exec channel per ``tail -F`` / ``nvidia-smi -lms`` / one-shot
 command, a ``direct-tcpip`` channel per HTTP connection. paramiko blocks, so it lives in threads
 (an executor for short calls, one reader thread per stream, one keepalive thread) and hands data
 to asyncio through queues; nothing above this module sees paramiko.
 
 Faults: a keepalive that needs an answer notices a hung host or a dead network within ~3 s; a
-killed session is noticed at once by the readers. The connection (:mod:`.ssh_conn`) then drops
+killed session is noticed at once by the readers. The connection (:mod:`.conn`) then drops
 the link and reconnects with backoff, publishing
 :class:`~eagle_tui.model.events.ConnectionState` events to every :meth:`connection_events`
 subscriber. :meth:`tail` resumes at the exact byte after a reconnect, so
@@ -36,11 +36,11 @@ from eagle_tui.transport.base import (
     TailChunk,
     TransportError,
 )
-from eagle_tui.transport.ssh_config import SshTarget, resolve
-from eagle_tui.transport.ssh_conn import Connection, backoff_delay
-from eagle_tui.transport.ssh_link import SshOptions
-from eagle_tui.transport.ssh_stream import ChannelStream
-from eagle_tui.transport.ssh_tail import TailFollower, tail_command
+from eagle_tui.transport.ssh.config import SshTarget, resolve
+from eagle_tui.transport.ssh.conn import Connection, backoff_delay
+from eagle_tui.transport.ssh.link import SshOptions
+from eagle_tui.transport.ssh.stream import ChannelStream
+from eagle_tui.transport.ssh.tail import TailFollower, tail_command
 
 if TYPE_CHECKING:
     import httpx
@@ -85,7 +85,8 @@ class SshTransport:
     def state(self) -> ConnectionState:
         return self._conn.state
 
-    async def run(self, argv: list[str], timeout: float = 10.0) -> RunResult:
+    async def run(self, argv: list[str], timeout: float = 10.0, *,
+                  stdin: bytes | None = None) -> RunResult:
         if not argv:
             raise TransportError("empty command")
         deadline = time.monotonic() + timeout
@@ -93,6 +94,14 @@ class SshTransport:
         stream = await ChannelStream.open(
             link, shlex.join(argv), self._executor, self._conn.on_lost, timeout
         )
+        if stdin is not None:  # small (a launch's --env values): written before reading
+            data = stdin
+
+            def feed() -> None:
+                stream.send(data)
+                stream.send_eof()
+
+            await asyncio.get_running_loop().run_in_executor(self._executor, feed)
         out: list[bytes] = []
         err: list[bytes] = []
         try:
@@ -219,7 +228,7 @@ class SshTransport:
     def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:
         import httpx
 
-        from eagle_tui.transport.ssh_http import SshHttpTransport, SshNetworkBackend
+        from eagle_tui.transport.ssh.http import SshHttpTransport, SshNetworkBackend
 
         backend = SshNetworkBackend(self._conn.live, self._executor, self._dest)
         return httpx.AsyncClient(
@@ -234,7 +243,7 @@ class SshTransport:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def connect(self, *, retry: bool = False) -> None:
-        """Open the connection now; see :meth:`.ssh_conn.Connection.connect` (``retry``)."""
+        """Open the connection now; see :meth:`.conn.Connection.connect` (``retry``)."""
         await self._conn.connect(retry=retry)
 
     def connection_events(self) -> AsyncIterator[ConnectionState]:

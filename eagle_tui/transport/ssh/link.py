@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from eagle_tui.transport.base import HostKeyError, TransportError
-from eagle_tui.transport.ssh_config import SshTarget
-from eagle_tui.transport.ssh_hostkeys import KnownHosts, default_known_hosts
+from eagle_tui.transport.ssh.config import SshTarget
+from eagle_tui.transport.ssh.hostkeys import KnownHosts, default_known_hosts
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The one SSH connection behind an :class:`~eagle_tui.transport.ssh.SshTransport`, kept alive.
 
-It owns the current :class:`~.ssh_link.Link` and its keepalive thread, notices a dead link (from
+It owns the current :class:`~.link.Link` and its keepalive thread, notices a dead link (from
 the keepalive, or from any reader that saw the connection close), and runs a supervisor task that
 reconnects with backoff: first at once, then 0.1 s doubling to 5 s, forever. Every change is
 published as a :class:`~eagle_tui.model.events.ConnectionState` (``connecting``, ``connected``,
@@ -21,8 +21,8 @@ from concurrent.futures import Executor
 
 from eagle_tui.model.events import ConnectionState
 from eagle_tui.transport.base import ConnectionLost, HostKeyError, TransportError
-from eagle_tui.transport.ssh_config import SshTarget
-from eagle_tui.transport.ssh_link import AuthError, Keepalive, Link, SshOptions, open_link
+from eagle_tui.transport.ssh.config import SshTarget
+from eagle_tui.transport.ssh.link import AuthError, Keepalive, Link, SshOptions, open_link
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from eagle_tui.transport.base import ConnectionLost
-from eagle_tui.transport.ssh_link import Link
+from eagle_tui.transport.ssh.link import Link
 
 _CHUNK = 65536
 _MAX_QUEUED = 256
@@ -117,6 +117,10 @@ class ChannelStream:
     def send(self, data: bytes) -> None:
         """Write to the command's stdin (blocking; only for small writes)."""
         self._chan.sendall(data)
+
+    def send_eof(self) -> None:
+        """Close the command's stdin (it reads to the end of what was sent)."""
+        self._chan.shutdown_write()
 
     async def aclose(self) -> None:
         """Stop reading and close the channel (off the loop: a close can block on a hung link)."""

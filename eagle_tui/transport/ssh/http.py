@@ -31,7 +31,7 @@ import httpcore
 import httpx
 
 from eagle_tui.transport.base import ConnectionLost, TransportError
-from eagle_tui.transport.ssh_link import Link
+from eagle_tui.transport.ssh.link import Link
 
 GetLink = Callable[[float], Awaitable[Link]]
 

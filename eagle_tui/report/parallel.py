@@ -1,21 +1,21 @@
 """``report`` on a big regular file with several processes: chunks, forked workers, a merge.
 
-The serial report (``model.report.build_report``) reads a log in chunks; nearly all of its time is
+The serial report (``builder.build_report``) reads a log in chunks; nearly all of its time is
 stateless bulk work on runs of plain lines. Here the parent first cuts the file into chunks of
-whole lines (:func:`plan`: the serial reader's own cuts at ``PAR_CHUNK``, found by a few small
+whole lines (``reader.plan``: the serial reader's own cuts at ``PAR_CHUNK``, found by a few small
 reads near each one, the last whole lines included) and puts the chunk indices in a pipe. It
 and the forked workers (``os.fork``: the modules are already imported, and nothing but the
 indices needs to cross) claim indices from the pipe (a 4-byte read is atomic), so the work stays
 balanced on a busy machine, whoever is slowed. The parent feeds chunks with the serial code as
 long as it claims the next chunk in order (always the first one, which holds the startup);
-every other claimed chunk is summarized (``model.report_chunks``; a worker reads its chunk a
-``WINDOW`` at a time) into a temporary file of its own (``marshal``, one record per chunk: no
-process holds much in memory). The parent applies the summaries in file order as they arrive
-(``ReportBuilder.apply``: rare lines through the ordinary parser; a chunk whose assumption fails
-is re-read and fed), deletes each file once applied, claims a chunk of its own only when no
-summary is ready, and reads a last line without its newline with the serial reader. The JSON is
-byte-identical to the serial report's (tested on every fixture with tiny chunks and windows and
-many workers).
+every other claimed chunk is summarized (a :class:`~.chunk_summary.ChunkSummary`; a worker reads
+its chunk a ``WINDOW`` at a time) into a temporary file of its own (``marshal``, one chunk
+summary per file: no process holds much in memory). The parent applies the summaries in file
+order as they arrive (``ReportBuilder.apply``: rare lines through the ordinary parser; a chunk
+whose assumption fails is re-read and fed), deletes each file once applied, claims a chunk of its
+own only when no summary is ready, and reads a last line without its newline with the serial
+reader. The JSON is byte-identical to the serial report's (tested on every fixture with tiny
+chunks and windows and many workers).
 
 A worker that fails (an exception, a signal) is not fatal: the chunks it claimed are read
 serially. Workers are killed and reaped when the parent leaves early (Ctrl-C, an error), so none
@@ -37,9 +37,9 @@ import sys
 from functools import partial
 from typing import Any, BinaryIO
 
-from eagle_tui.model.parser import read_chunks
-from eagle_tui.model.report import CHUNK, ReportBuilder, build_report
-from eagle_tui.model.report_chunks import ChunkSummarizer, ChunkSummary, summarize_chunk
+from .builder import ReportBuilder, build_report
+from .chunk_summary import ChunkSummarizer, ChunkSummary, from_wire, summarize_chunk, to_wire
+from .reader import Chunk, buffer_size, chunk_bytes, plan, read_at, read_chunks
 
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
 MIN_BYTES = 8 << 20  # at least this much of the file per process
@@ -48,58 +48,8 @@ MIN_BYTES = 8 << 20  # at least this much of the file per process
 MAX_WORKERS = 12
 MAX_CHUNKS = 16_000  # chunk indices the work pipe holds (4 bytes each, 64 KiB): ~16 GB
 ENV_WORKERS = "EAGLE_TUI_REPORT_WORKERS"
-_SCAN = 1 << 16  # bytes ``plan`` reads at a time, backwards, to find a cut
 PAR_CHUNK = 2 << 20  # the chunks handed out: ~17,000 lines; many more than processes
 WINDOW = 1 << 19  # a worker reads its chunks this much at a time
-
-Chunk = tuple[int, int]  # (file offset, length): whole lines, as the serial reader yields them
-
-
-def buffer_size(st_size: int, chunk: int = CHUNK) -> int:
-    """The length of ``parser.read_chunks``'s buffer for a regular file of ``st_size`` bytes
-    (its formula; a test checks :func:`plan` against the reader itself)."""
-    return max(min(chunk, st_size + 1), 1 << 16) + 1
-
-
-def plan(fd: int, size: int, chunk: int = CHUNK) -> tuple[list[Chunk], int] | None:
-    """The chunks ``read_chunks(stream, chunk)`` yields for the first ``size`` bytes of ``fd``
-    while its buffer fills, then the whole lines left after them as one more chunk; and the
-    offset of the rest: a last line without its newline, which the serial reader reads. ``None``
-    when a line is longer than the buffer (the reader grows it; such a log is read serially).
-
-    The reader's buffer holds a newline and then ``window = length - 1`` bytes of the file from
-    the start of the pending line; each step yields up to the last newline in it. The chunks
-    only need to be whole lines that fit the buffer (a report is the same however its lines are
-    cut); following the reader keeps them as even as it makes them.
-    """
-    window = buffer_size(size, chunk) - 1
-    chunks: list[Chunk] = []
-    p = 0
-    while p < size:
-        nl = _last_newline(fd, p, min(p + window, size))
-        if nl is None or (nl < 0 and size - p >= window):  # shrank, or a line too long
-            return None
-        if nl < 0:  # the rest is one line without its newline
-            break
-        chunks.append((p, nl + 1 - p))
-        p = nl + 1
-    return chunks, p
-
-
-def _last_newline(fd: int, p: int, top: int) -> int | None:
-    """The offset of the last newline in ``fd``'s bytes ``[p, top)``, -1 if none, ``None`` if
-    the file is shorter than ``top`` (it shrank: let the serial path read it)."""
-    while top > p:
-        lo = max(p, top - _SCAN)
-        data = os.pread(fd, top - lo, lo)
-        if len(data) != top - lo:
-            return None
-        i = data.rfind(b"\n")
-        if i >= 0:
-            return lo + i
-        top = lo
-    return -1
-
 
 def default_workers() -> int:
     env = os.environ.get(ENV_WORKERS, "").strip()
@@ -112,21 +62,6 @@ def default_workers() -> int:
     return max(1, min(cpus, MAX_WORKERS))
 
 
-def _read(fd: int, buf: bytearray, offset: int, n: int, at: int = 1) -> None:
-    """``buf[at:at + n]`` = ``n`` bytes of ``fd`` at ``offset`` (no shared file position: parent
-    and workers read the same descriptor at once)."""
-    view = memoryview(buf)
-    got = 0
-    try:
-        while got < n:
-            k = os.preadv(fd, [view[at + got : at + n]], offset + got)
-            if k <= 0:
-                raise OSError(f"the log shrank while it was read (at byte {offset + got})")
-            got += k
-    finally:
-        view.release()
-
-
 def summarize_at(fd: int, offset: int, n: int, buf: bytearray) -> tuple[ChunkSummary, bytearray]:
     """The summary of the chunk ``(offset, n)`` (whole lines), read a window (``len(buf) - 1``
     bytes) at a time into ``buf``, whose first byte is a newline; and the buffer, grown when a
@@ -136,7 +71,7 @@ def summarize_at(fd: int, offset: int, n: int, buf: bytearray) -> tuple[ChunkSum
     pos = keep = 0  # keep: bytes of a pending line at buf[1:1 + keep]
     while pos < n:
         k = min(len(buf) - 1 - keep, n - pos)
-        _read(fd, buf, offset + pos, k, 1 + keep)
+        read_at(fd, buf, offset + pos, k, 1 + keep)
         pos += k
         top = 1 + keep + k
         nl = buf.rfind(b"\n", 1, top)
@@ -156,13 +91,6 @@ def _read_int(path: str) -> int:
             return int(f.read())
     except (OSError, ValueError):
         return 0
-
-
-def _chunk_bytes(fd: int, offset: int, n: int) -> bytearray:
-    buf = bytearray(n + 1)
-    buf[0] = 0x0A
-    _read(fd, buf, offset, n)
-    return buf
 
 
 def _claim(queue: int) -> int | None:
@@ -189,7 +117,7 @@ def private_kib() -> int:
     return total
 
 
-def record_path(tmp: str, index: int) -> str:
+def summary_path(tmp: str, index: int) -> str:
     """The file of chunk ``index``'s summary in the temporary directory ``tmp``."""
     return os.path.join(tmp, f"chunk-{index}.bin")
 
@@ -202,9 +130,9 @@ def memory_path(tmp: str, me: int) -> str:
 def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: int,
             length: int, measure: bool) -> int:
     """A forked worker's whole life: summarize each chunk it claims into its own file in
-    ``tmp`` (the record's length, then its ``marshal`` bytes), telling the parent through
-    ``done`` once the file is complete; the exit status. The parent deletes a file as soon as
-    it has applied it, so the temporary files hold only what is not merged yet. With
+    ``tmp`` (``to_wire``'s tuples as ``marshal`` bytes, after their length), telling the parent
+    through ``done`` once the file is complete; the exit status. The parent deletes a file as
+    soon as it has applied it, so the temporary files hold only what is not merged yet. With
     ``measure``, the peak of :func:`private_kib` (after each chunk, its summary still alive)
     goes to ``memory_path(tmp, me)``."""
     try:
@@ -215,12 +143,12 @@ def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: i
             summary, buf = summarize_at(fd, *chunks[index], buf)
             if measure:
                 peak = max(peak, private_kib())
-            record = marshal.dumps((index, summary))
+            data = marshal.dumps((index, to_wire(summary)))
             del summary
-            with open(record_path(tmp, index), "wb") as f:
-                f.write(len(record).to_bytes(8, "little"))
-                f.write(record)
-            del record
+            with open(summary_path(tmp, index), "wb") as f:
+                f.write(len(data).to_bytes(8, "little"))
+                f.write(data)
+            del data
             os.write(done, me.to_bytes(4, "little") + index.to_bytes(4, "little"))
         if measure:
             with open(memory_path(tmp, me), "w") as m:
@@ -237,12 +165,12 @@ def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: i
 
 
 def _load(f: BinaryIO) -> Any:
-    """A record: its length, then its ``marshal`` bytes. Read whole: ``marshal.load`` on a
-    file reads it a few bytes at a time (~1 ms for a chunk's record)."""
+    """What a worker wrote: the length of its ``marshal`` bytes, then those. Read whole:
+    ``marshal.load`` on a file reads it a few bytes at a time (~1 ms for a chunk's summary)."""
     size = int.from_bytes(f.read(8), "little")
     data = f.read(size)
     if len(data) != size:
-        raise RuntimeError("a worker's record is cut short")
+        raise RuntimeError("a worker's chunk summary is cut short")
     return marshal.loads(data)
 
 
@@ -285,9 +213,9 @@ class _Merge:
     out of order is summarized and kept (a few at most: the parent waits for the workers when
     ``PENDING`` pile up); a worker's chunk is read from its file (and the file deleted) once its
     "done" message came.
-    Applying as the records arrive keeps the merge off the end of the run, and the parent
-    claims a chunk only when no record is ready to apply (:meth:`step`): with many workers,
-    records come faster than one process applies them and summarizes chunks too.
+    Applying as the summaries arrive keeps the merge off the end of the run, and the parent
+    claims a chunk only when no summary is ready to apply (:meth:`step`): with many workers,
+    they come faster than one process applies them and summarizes chunks too.
     """
 
     PENDING = 8
@@ -296,7 +224,7 @@ class _Merge:
                  tmp: str) -> None:
         self.b, self.fd, self.chunks, self.done_fd, self.tmp = b, fd, chunks, done, tmp
         self.pending: dict[int, ChunkSummary] = {}  # the parent's own, out of order
-        self.done: dict[int, int] = {}  # chunk → worker whose record for it is complete
+        self.done: dict[int, int] = {}  # chunk → worker whose summary file for it is complete
         self.applied = 0  # chunks applied so far (the next one to apply)
         self.claimed = -1  # every chunk up to this one has been claimed by someone
         self.gone = False  # every worker has exited: what they did not deliver, never comes
@@ -307,7 +235,7 @@ class _Merge:
         """A chunk the parent claimed."""
         self.claimed = index
         offset, n = self.chunks[index]
-        _read(self.fd, buf, offset, n)
+        read_at(self.fd, buf, offset, n)
         if index == self.applied:
             self.b.feed(buf, n + 1)
             self.applied += 1
@@ -348,18 +276,18 @@ class _Merge:
         while self.applied < len(self.chunks):
             index = self.applied
             offset, n = self.chunks[index]
-            reread = partial(_chunk_bytes, self.fd, offset, n)
+            reread = partial(chunk_bytes, self.fd, offset, n)
             if index in self.pending:
                 self.b.apply(self.pending.pop(index), reread)
             elif index in self.done:
                 me = self.done.pop(index)
-                path = record_path(self.tmp, index)
+                path = summary_path(self.tmp, index)
                 with open(path, "rb") as f:
-                    got, summary = _load(f)
+                    got, wire = _load(f)
                 os.unlink(path)
                 if got != index:
                     raise RuntimeError(f"worker {me} wrote chunk {got} where {index} was due")
-                self.b.apply(summary, reread)
+                self.b.apply(from_wire(wire), reread)
             elif self.gone and index <= self.claimed:  # claimed by a worker that failed
                 self.b.feed(reread(), n + 1)
             else:
@@ -449,4 +377,4 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
 
 
 __all__ = ["ENV_WORKERS", "MAX_CHUNKS", "MAX_WORKERS", "MIN_BYTES", "THRESHOLD",
-           "buffer_size", "build_report_parallel", "default_workers", "plan", "private_kib"]
+           "build_report_parallel", "default_workers", "private_kib", "summarize_at"]

@@ -1,7 +1,8 @@
 """``NumberSpool``: the report's number arrays, text on disk and exact statistics in bounded memory.
 
-Moved out of ``model.report`` (which re-exports it). The temporary files come from ``tempfile``,
-imported only once a spool outgrows memory: a report of a small log never pays for the import.
+A spool outgrows memory into an anonymous temporary file: this is the report's disk I/O (it is
+why the report engine is not in the pure ``eagle_tui.model``). ``tempfile`` is imported only
+once a spool outgrows memory: a report of a small log never pays for the import.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import IO, BinaryIO
 
-from .report_chunks import TAIL
+from .chunk_summary import TAIL
 
 CAP = 1 << 16  # distinct values a mean-only spool counts before folding them into its sum
 BLOCK = 1 << 16  # values a median spool sorts and writes at once
@@ -121,7 +122,7 @@ class NumberSpool:
                 self._fold()
 
     def add_text(self, text: bytes, n: int, tail: list[float]) -> None:
-        """``n`` values summarized elsewhere (``report_chunks``): their JSON text, in log order,
+        """``n`` values summarized elsewhere (``chunk_summary``): their JSON text, in log order,
         and their last ``TAIL`` floats; their statistics come with ``add_counts`` or
         ``add_block``."""
         if n:

@@ -1,0 +1,176 @@
+"""``eagle-tui attach [RUN | --ssh DEST] [--pick N] [--list] [--log PATH]``: watch a server
+without being told where its log, port and process are.
+
+With a RUN (an id, a name, ``last``, ``last~N``) the recorded run is reopened. Without one the
+host's SGLang/vLLM servers are discovered (locally or over ``--ssh``, nothing installed there):
+one server opens at once, several need ``--pick N`` (or a choice at the prompt on a terminal).
+A server's log is found from where its stdout/stderr point; when that is a pipe, a terminal or
+a socket (a container's log) eagle-tui says so and watches the server without its log unless
+``--log`` is given. A server eagle-tui did not launch is always watched read-only.
+Exit codes: those of ``watch`` (0), 2 usage (nothing found, an unknown run, a refused host).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+from eagle_tui.commands.remote import add_ssh_args, check_ssh_args, make_transports
+from eagle_tui.model.normalize import sanitize
+
+EXIT_USAGE = 2
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "attach", help="watch a running server found on the host (or a recorded run)",
+        description=__doc__.split("\n\n")[1] if __doc__ else None)
+    p.add_argument("run", metavar="RUN", nargs="?", default=None,
+                   help="a recorded run (id, name, last, last~N); default: discover")
+    p.add_argument("--pick", metavar="N", type=int, default=None,
+                   help="which of several discovered servers (1 = the first listed)")
+    p.add_argument("--list", action="store_true",
+                   help="only list the discovered servers (with --json: a JSON array)")
+    p.add_argument("--log", metavar="PATH", default=None,
+                   help="the server's log, where its stdout is not a file")
+    p.add_argument("--headless", action="store_true", help="print lines, no dashboard")
+    p.add_argument("--json", action="store_true", help="JSON lines (headless)")
+    p.add_argument("--duration", metavar="SECONDS", type=float, default=None,
+                   help="headless: stop after this long")
+    add_ssh_args(p)
+    p.set_defaults(func=run)
+
+
+def found_dict(f: Any, index: int) -> dict[str, Any]:
+    from eagle_tui.model.redact import redact_words
+
+    return {"index": index, "engine": f.engine, "pid": f.launcher.pid, "port": f.port,
+            "url": f.url, "algorithm": f.algorithm, "draft": f.draft, "tp": f.tp,
+            "processes": [m.pid for m in f.members], "log": f.log_path,
+            "log_kind": f.log_kind, "command": " ".join(redact_words(list(f.launcher.argv)))}
+
+
+async def _discover(args: argparse.Namespace) -> list[Any]:
+    from eagle_tui.probe.discover import discover
+
+    transport = make_transports(args)[0]
+    try:
+        connect = getattr(transport, "connect", None)
+        if connect is not None:
+            await asyncio.wait_for(connect(retry=False), 30.0)
+        return await discover(transport)
+    finally:
+        await transport.close()
+
+
+def _choose(found: list[Any], pick: int | None) -> Any | None:
+    if pick is not None:
+        if not 1 <= pick <= len(found):
+            raise ValueError(f"--pick {pick}: there are {len(found)} servers")
+        return found[pick - 1]
+    if len(found) == 1:
+        return found[0]
+    if not sys.stdin.isatty():
+        raise ValueError(f"{len(found)} servers found: choose one with --pick N")
+    try:
+        answer = input(f"which server (1-{len(found)})? ").strip()
+    except EOFError:
+        return None
+    if not answer.isdigit() or not 1 <= int(answer) <= len(found):
+        raise ValueError(f"not a server number: {answer!r}")
+    return found[int(answer) - 1]
+
+
+def _record(args: argparse.Namespace, f: Any, host: str, log: str | None) -> None:
+    from eagle_tui.history.store import HistoryError, RunStore
+    from eagle_tui.model.redact import redact_words
+
+    words = redact_words(list(f.launcher.argv))
+    try:
+        store = RunStore()
+        for rec in store.list(demo=None, limit=200):  # a run eagle-tui launched: the same run
+            if rec.kind == "launched" and rec.pid == f.launcher.pid and rec.host == host and \
+                    rec.pgid == f.launcher.pgid and rec.ended is None:
+                return
+        store.add(kind="attached", engine=f.engine, host=host, command=" ".join(words),
+                       argv=words, flags={g.spec.dest: g.value for g in f.cmd.given},
+                       cwd=f.launcher.cwd, url=f.url, pid=f.launcher.pid, log_path=log,
+                       state="attached", started=time.time())
+    except HistoryError as exc:  # the history is a convenience: watching goes on without it
+        print(f"eagle-tui attach: warning: {exc}", file=sys.stderr)
+
+
+def watch_namespace(args: argparse.Namespace, log: str | None, url: str | None,
+                    pid: int | None) -> argparse.Namespace:
+    return argparse.Namespace(
+        log=log, url=url, pid=pid, record=None, baseline=None, draft_config=None, gpu="auto",
+        ssh=args.ssh, identity=args.identity, known_hosts=args.known_hosts,
+        accept_new_host_key=args.accept_new_host_key, ssh_config=args.ssh_config,
+        headless=args.headless, json=args.json, duration=args.duration, config=None,
+        theme=None, max_lines=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    from eagle_tui.history.store import HistoryError, RunStore
+    from eagle_tui.transport.base import TransportError
+
+    try:
+        check_ssh_args(args)
+        if args.run is not None:
+            rec = RunStore().get(args.run)
+            if rec.host and not args.ssh:
+                args.ssh = [rec.host]
+                check_ssh_args(args)
+            ns = watch_namespace(args, args.log or rec.log_path, rec.url, rec.pid)
+        else:
+            found = asyncio.run(_discover(args))
+            where = args.ssh[0] if args.ssh else "this machine"
+            if args.list:
+                if args.json:
+                    json.dump([found_dict(f, i) for i, f in enumerate(found, 1)], sys.stdout)
+                    sys.stdout.write("\n")
+                else:
+                    for i, f in enumerate(found, 1):
+                        print(sanitize(f"{i}. {f.describe()}"))
+                    if not found:
+                        print(f"no SGLang or vLLM server running on {sanitize(where)}")
+                return 0
+            if not found:
+                raise ValueError(f"no SGLang or vLLM server running on {where}")
+            if len(found) > 1 and args.pick is None:
+                for i, f in enumerate(found, 1):
+                    print(sanitize(f"{i}. {f.describe()}"), file=sys.stderr)
+            chosen = _choose(found, args.pick)
+            if chosen is None:
+                return EXIT_USAGE
+            log = args.log or (chosen.log_path if chosen.log_kind == "file" else None)
+            if log is None:
+                print(sanitize(f"eagle-tui attach: the server's output goes to a "
+                               f"{chosen.log_kind} (not a file): watching it without its log; "
+                               "give --log PATH to follow it"), file=sys.stderr)
+            print(sanitize(f"eagle-tui attach: {chosen.describe()}"), file=sys.stderr)
+            _record(args, chosen, args.ssh[0] if args.ssh else "", log)
+            ns = watch_namespace(args, log, chosen.url, chosen.launcher.pid)
+    except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
+        print(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}", file=sys.stderr)
+        return EXIT_USAGE
+    from eagle_tui.commands.dashboard import wants_dashboard
+
+    if args.duration is None and wants_dashboard(ns):
+        from eagle_tui.commands.dashboard import watch_dashboard
+
+        return watch_dashboard(ns, command="attach")
+    from eagle_tui.commands.watch import watch_async
+
+    try:
+        return asyncio.run(watch_async(ns, sys.stdout))
+    except TransportError as exc:
+        print(f"eagle-tui attach: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+__all__ = ["found_dict", "register", "run", "watch_namespace"]

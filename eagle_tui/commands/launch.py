@@ -1,0 +1,157 @@
+"""``eagle-tui launch [--ssh DEST] [--log PATH] [--name NAME] [--env K[=V]]... [--force]
+[--no-tui] [--read-only] -- CMD...``: lint, start detached, record, then watch.
+
+Exit codes (``--no-tui``, like ``wait``): 0 ready, 1 the server crashed, 2 usage or refused
+(lint errors without ``--force``, an unknown host key), 3 timeout, 4 ready with alerts at the
+``--fail-on`` level. The server keeps running after eagle-tui exits; ``eagle-tui stop RUN``
+stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from eagle_tui.commands.remote import add_ssh_args, check_ssh_args, make_transports
+
+EXIT_USAGE = 2
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "launch", help="lint, start a server detached, record it and watch it",
+        description="Lint the command (errors refuse the launch unless --force), start the "
+        "server detached in its own process group (locally or over --ssh), record it in the "
+        "run history and open the dashboard on it (--no-tui: print like `wait`). Exit codes "
+        "with --no-tui: 0 ready, 1 crashed, 2 usage/refused, 3 timeout, 4 ready with alerts "
+        "at the --fail-on level.")
+    p.add_argument("--log", metavar="PATH", default=None,
+                   help="server log file (default: a new file per launch in the data dir)")
+    p.add_argument("--name", metavar="NAME", default=None, help="a name for the run")
+    p.add_argument("--env", metavar="K[=V]", action="append", default=[],
+                   help="environment for the server (K alone: the value from this "
+                   "environment); values are never stored")
+    p.add_argument("--cwd", metavar="DIR", default=None,
+                   help="folder to start the server in (default: here; the login folder "
+                   "over SSH)")
+    p.add_argument("--force", action="store_true", help="launch despite lint errors")
+    p.add_argument("--no-tui", action="store_true",
+                   help="no dashboard: print progress like `wait` and exit with its codes")
+    p.add_argument("--read-only", action="store_true",
+                   help="dashboard without the kill/restart/edit keys")
+    p.add_argument("--timeout", metavar="SECONDS", type=float, default=900.0,
+                   help="with --no-tui: give up after this long (default 900)")
+    p.add_argument("--json", action="store_true", help="with --no-tui: JSON lines")
+    p.add_argument("--fail-on", choices=("critical", "warning"), default=None,
+                   help="with --no-tui: exit 4 at ready when alerts of this level are present")
+    p.add_argument("--baseline", metavar="TOKS_PER_S", type=float, default=None,
+                   help="non-speculative tok/s to compare against")
+    add_ssh_args(p)
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD...",
+                   help="the server command (after --)")
+    p.set_defaults(func=run)
+
+
+def watch_args(args: argparse.Namespace, log: str, url: str, pid: int) -> argparse.Namespace:
+    """The ``wait``/``watch`` options that follow the launched run."""
+    return argparse.Namespace(
+        log=log, url=url, pid=pid, record=None, baseline=args.baseline, draft_config=None,
+        gpu="auto", ssh=args.ssh, identity=args.identity, known_hosts=args.known_hosts,
+        accept_new_host_key=args.accept_new_host_key, ssh_config=args.ssh_config,
+        timeout=args.timeout, json=args.json, fail_on=args.fail_on, headless=args.no_tui,
+        duration=None, config=None, theme=None, max_lines=None)
+
+
+async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
+                       out: TextIO) -> tuple[int, argparse.Namespace | None, int | None]:
+    """Lint and start; returns (exit code if finished, the watch options, the run id)."""
+    from eagle_tui.commands.lint import print_text
+    from eagle_tui.history.store import HistoryError, RunStore
+    from eagle_tui.launch.plan import env_values, prepare, start
+    from eagle_tui.launch.process import LaunchError
+    from eagle_tui.model.cmdline import CommandError
+    from eagle_tui.transport.base import TransportError
+
+    try:
+        env = env_values(args.env)
+        store = RunStore()
+    except (ValueError, HistoryError) as exc:
+        print(f"eagle-tui launch: error: {exc}", file=err)
+        return EXIT_USAGE, None, None
+    transport = make_transports(args)[0]
+    try:
+        connect = getattr(transport, "connect", None)
+        if connect is not None:
+            await asyncio.wait_for(connect(retry=False), 30.0)
+        prep = await prepare(transport, words, cwd=args.cwd, env=env)
+        if not prep.result.ok or prep.result.count("warning"):
+            print_text(prep.cmd, prep.result, err, transport.host)
+        if not prep.result.ok and not args.force:
+            print("eagle-tui launch: refused: lint found errors (fix them, or --force)",
+                  file=err)
+            return EXIT_USAGE, None, None
+        run, launched = await start(store, transport, prep, name=args.name, log_path=args.log,
+                                    baseline=args.baseline)
+    except (CommandError, LaunchError, HistoryError, TransportError, TimeoutError) as exc:
+        print(f"eagle-tui launch: error: {exc or 'timed out'}", file=err)
+        return EXIT_USAGE, None, None
+    finally:
+        await transport.close()
+    where = f" on {transport.host}" if transport.host else ""
+    print(f"eagle-tui launch: started run {run.label}{where}: pid {launched.pid}, log "
+          f"{launched.log_path}, {prep.url} (stop: eagle-tui stop {run.id})", file=err,
+          flush=True)
+    return -1, watch_args(args, launched.log_path, prep.url, launched.pid), run.id
+
+
+def _record_outcome(run_id: int, code: int) -> None:
+    from eagle_tui.history.store import HistoryError, RunStore
+
+    state = {0: "ready", 1: "crashed", 3: "timeout", 4: "ready"}.get(code)
+    if state is None:
+        return
+    try:
+        RunStore().update(run_id, state=state, **({"ended": time.time()} if code == 1 else {}))
+    except HistoryError as exc:
+        print(f"eagle-tui launch: warning: {exc}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    from eagle_tui.model.cmdline import CommandError, split_command
+
+    words = list(args.cmd)
+    if words and words[0] == "--":
+        words = words[1:]
+    try:
+        if not words:
+            raise ValueError("no command given (eagle-tui launch -- CMD...)")
+        words = split_command(words)
+        check_ssh_args(args)
+        if not args.timeout > 0:
+            raise ValueError("--timeout must be > 0")
+        if args.log is not None and not args.ssh and Path(args.log).is_dir():
+            raise ValueError(f"--log {args.log}: is a directory")
+    except (ValueError, CommandError) as exc:
+        print(f"eagle-tui launch: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    code, wargs, run_id = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))
+    if wargs is None or run_id is None:
+        return code
+    from eagle_tui.commands.dashboard import wants_dashboard
+
+    if not args.no_tui and wants_dashboard(wargs):
+        from eagle_tui.commands.dashboard import watch_dashboard
+
+        return watch_dashboard(wargs, command="launch")
+    from eagle_tui.commands.wait import wait_async
+
+    code = asyncio.run(wait_async(wargs, sys.stdout))
+    _record_outcome(run_id, code)
+    return code
+
+
+__all__ = ["register", "run", "watch_args"]

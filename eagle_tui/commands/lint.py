@@ -1,0 +1,129 @@
+"""``eagle-tui lint [--ssh DEST] [--json] -- CMD...``: check a launch command before it runs.
+
+Exit codes: 0 no errors (warnings and infos allowed), 1 errors found, 2 usage (not an SGLang
+or vLLM command, a bad option, an SSH host that cannot be reached or is refused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from eagle_tui.commands.remote import add_ssh_args, check_ssh_args, make_transports
+from eagle_tui.model.cmdline import CommandError, ParsedCommand, parse_command
+from eagle_tui.model.lint import LintResult, lint
+from eagle_tui.model.normalize import sanitize
+
+EXIT_OK = 0
+EXIT_ERRORS = 1
+EXIT_USAGE = 2
+_MARK = {"error": "error  ", "warning": "warning", "info": "info   "}
+_ENGINE = {"sglang": "SGLang", "vllm": "vLLM"}
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "lint", help="check an SGLang/vLLM launch command before running it",
+        description="Parse an SGLang or vLLM launch command the way the engine's argparse "
+        "would and check it against the model's and draft's config.json, the port, and the "
+        "GPUs of the host it will run on (locally or over --ssh). Exit codes: 0 no errors, "
+        "1 errors found, 2 usage.",
+        epilog="example: eagle-tui lint -- python -m sglang.launch_server --model-path M "
+        "--speculative-algorithm EAGLE --speculative-draft-model-path D")
+    p.add_argument("--json", action="store_true", help="one JSON object (stable keys)")
+    p.add_argument("--cwd", metavar="DIR", default=None,
+                   help="folder that relative model paths are relative to (default: the "
+                   "current folder locally, the login folder over SSH)")
+    add_ssh_args(p)
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD...",
+                   help="the launch command (after --), or one quoted string")
+    p.set_defaults(func=run)
+
+
+def result_dict(cmd: ParsedCommand, res: LintResult) -> dict[str, Any]:
+    """The ``--json`` contract: engine, flags read, plan, findings and counts."""
+    return {
+        "engine": res.engine,
+        "entry": res.entry,
+        "flag_table": f"{res.engine}-{res.table_version}",
+        "flags": {g.spec.dest: g.value for g in cmd.given},
+        "positionals": list(cmd.positionals),
+        "speculative": {k: v for k, v in asdict(res.plan).items()},
+        "expected_hidden_dim": res.expected_hidden,
+        "findings": [{"level": f.level, "code": f.code, "message": f.message, "flag": f.flag,
+                      "fix": f.fix} for f in res.findings],
+        "errors": res.count("error"),
+        "warnings": res.count("warning"),
+        "infos": res.count("info"),
+    }
+
+
+def print_text(cmd: ParsedCommand, res: LintResult, out: TextIO, host: str = "") -> None:
+    where = f" on {host}" if host else ""
+    out.write(sanitize(f"{_ENGINE[res.engine]} command ({res.entry}){where}; flags of "
+                       f"{_ENGINE[res.engine]} {res.table_version}") + "\n")
+    plan = res.plan
+    if plan.algorithm:
+        draft = f", draft {plan.draft}" if plan.draft else ""
+        out.write(sanitize(f"  speculative: {plan.algorithm}{draft}") + "\n")
+    else:
+        out.write("  speculative: off\n")
+    for f in res.findings:
+        out.write(f"  {_MARK[f.level]} {sanitize(f.message)}\n")
+        if f.fix:
+            out.write(f"           fix: {sanitize(f.fix)}\n")
+    n_err, n_warn = res.count("error"), res.count("warning")
+    out.write(f"{n_err} error{'s' * (n_err != 1)}, {n_warn} warning{'s' * (n_warn != 1)}\n")
+
+
+async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) -> int:
+    from eagle_tui.probe.facts import gather
+    from eagle_tui.probe.tables import load_tables
+    from eagle_tui.transport.base import TransportError
+
+    try:
+        cmd = parse_command(words, load_tables())
+    except CommandError as exc:
+        print(f"eagle-tui lint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    transport = make_transports(args)[0]
+    try:
+        connect = getattr(transport, "connect", None)
+        if connect is not None:
+            await asyncio.wait_for(connect(retry=False), 30.0)
+        facts = await gather(cmd, transport, cwd=args.cwd)
+    except (TransportError, TimeoutError) as exc:
+        print(f"eagle-tui lint: error: {transport.host}: {exc or 'timed out'}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        await transport.close()
+    res = lint(cmd, facts)
+    if args.json:
+        json.dump(result_dict(cmd, res), out, ensure_ascii=True, default=str)
+        out.write("\n")
+    else:
+        print_text(cmd, res, out, facts.host)
+    return EXIT_OK if res.ok else EXIT_ERRORS
+
+
+def run(args: argparse.Namespace) -> int:
+    words = list(args.cmd)
+    if words and words[0] == "--":
+        words = words[1:]
+    if not words:
+        print("eagle-tui lint: error: no command given (eagle-tui lint -- CMD...)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        check_ssh_args(args)
+    except ValueError as exc:
+        print(f"eagle-tui lint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(lint_async(args, words, sys.stdout))
+
+
+__all__ = ["EXIT_ERRORS", "EXIT_OK", "EXIT_USAGE", "register", "result_dict", "run"]

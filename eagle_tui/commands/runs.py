@@ -1,0 +1,195 @@
+"""``eagle-tui runs list | show RUN | compare RUN RUN [...] | note RUN TEXT | rm RUN``.
+
+``RUN`` is an id, a name, ``last`` or ``last~N``. Every subcommand takes ``--json``:
+``list`` prints a JSON array of objects (at least ``id``, ``name``, ``engine``, ``command``,
+``started``, ``state``); ``compare`` an object with ``runs`` (each with at least ``id``,
+``accept_len``, ``tok_s``) and ``flags_changed`` (a list of ``{flag, from, to}``). Demo runs are
+kept apart: ``--demo`` lists them instead of the real ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from eagle_tui.model.normalize import sanitize
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("runs", help="the run history: list, show, compare, note, rm",
+                              description=__doc__.split("\n\n")[1] if __doc__ else None)
+    sub = p.add_subparsers(dest="runs_command", metavar="SUBCOMMAND", required=True)
+    ls = sub.add_parser("list", help="recorded runs, oldest first")
+    ls.add_argument("--demo", action="store_true", help="the demo's runs instead")
+    ls.add_argument("--limit", type=int, default=50)
+    show = sub.add_parser("show", help="one run in full")
+    show.add_argument("run", metavar="RUN")
+    cmp_ = sub.add_parser("compare", help="runs side by side with the flags that changed")
+    cmp_.add_argument("runs", metavar="RUN", nargs="+")
+    cmp_.add_argument("--baseline", metavar="TOKS_PER_S", type=float, default=None)
+    cmp_.add_argument("--baseline-run", metavar="RUN", default=None,
+                      help="take the baseline tok/s from a recorded run")
+    note = sub.add_parser("note", help="attach a note to a run")
+    note.add_argument("run", metavar="RUN")
+    note.add_argument("text", metavar="TEXT", nargs="+")
+    rm = sub.add_parser("rm", help="remove a run from the history")
+    rm.add_argument("run", metavar="RUN")
+    for q in (ls, show, cmp_, note, rm):
+        q.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _iso(t: float | None) -> str | None:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(t)) if t else None
+
+
+def _metric(rec: Any, key: str) -> float | None:
+    value = (rec.metrics or {}).get(key)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def run_dict(rec: Any) -> dict[str, Any]:
+    """A run as ``--json`` shows it (stable keys)."""
+    return {
+        "id": rec.id, "name": rec.name, "kind": rec.kind, "demo": rec.demo,
+        "engine": rec.engine, "version": rec.version, "host": rec.host,
+        "command": rec.command, "flags": rec.flags or {}, "started": _iso(rec.started),
+        "ended": _iso(rec.ended), "state": rec.state, "log": rec.log_path, "url": rec.url,
+        "pid": rec.pid, "parent": rec.parent, "phases": rec.phases or {},
+        "ready_s": rec.ready_s, "crash": rec.crash, "metrics": rec.metrics or {},
+        "windows": rec.windows or [], "baseline": rec.baseline, "notes": rec.notes,
+        "accept_len": _metric(rec, "accept_len"), "tok_s": _metric(rec, "tok_s_median"),
+    }
+
+
+def _fmt(v: float | None, spec: str = ".1f", suffix: str = "") -> str:
+    return "—" if v is None else f"{v:{spec}}{suffix}"
+
+
+def _table(rows: list[list[str]], out: TextIO) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
+
+
+def cmd_list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
+    runs = store.list(demo=bool(args.demo), limit=max(1, args.limit))
+    if args.json:
+        json.dump([run_dict(r) for r in runs], out, ensure_ascii=True)
+        out.write("\n")
+        return EXIT_OK
+    if not runs:
+        out.write("no runs recorded yet (eagle-tui launch ... records one)\n")
+        return EXIT_OK
+    rows = [["ID", "NAME", "ENGINE", "HOST", "STARTED", "STATE", "READY", "TOK/S", "ACCEPT",
+             "COMMAND"]]
+    for r in runs:
+        rows.append([str(r.id), sanitize(r.name or ""), r.engine or "?", sanitize(r.host or
+                     "local"), time.strftime("%m-%d %H:%M", time.localtime(r.started)), r.state,
+                     _fmt(r.ready_s, ".0f", "s"), _fmt(_metric(r, "tok_s_median")),
+                     _fmt(_metric(r, "accept_len"), ".2f"), sanitize(r.command or "")[:60]])
+    _table(rows, out)
+    return EXIT_OK
+
+
+def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
+    rec = store.get(args.run)
+    d = run_dict(rec)
+    if args.json:
+        json.dump(d, out, ensure_ascii=True)
+        out.write("\n")
+        return EXIT_OK
+    out.write(sanitize(f"run {rec.label} ({rec.kind}{', demo' if rec.demo else ''}) "
+                       f"{rec.engine or ''} on {rec.host or 'this machine'}: {rec.state}") + "\n")
+    for key in ("command", "started", "ended", "log", "url", "pid", "ready_s", "baseline",
+                "notes"):
+        if d.get(key) is not None:
+            out.write(sanitize(f"  {key}: {d[key]}") + "\n")
+    for key in ("phases", "crash", "metrics"):
+        if d.get(key):
+            out.write(sanitize(f"  {key}: {json.dumps(d[key], sort_keys=True)}") + "\n")
+    for w in d["windows"]:
+        out.write(sanitize(f"  window: {json.dumps(w, sort_keys=True)}") + "\n")
+    return EXIT_OK
+
+
+def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
+    from eagle_tui.model.compare import flag_changes, speedup
+
+    recs = [store.get(ref) for ref in args.runs]
+    baseline = args.baseline
+    if args.baseline_run:
+        base = store.get(args.baseline_run)
+        baseline = _metric(base, "tok_s_median")
+        if baseline is None:
+            raise ValueError(f"run {base.label} has no tok/s figure to use as the baseline")
+    changes = flag_changes([r.flags or {} for r in recs])
+    runs = []
+    for r in recs:
+        d = run_dict(r)
+        base_r = baseline if baseline is not None else r.baseline
+        d["speedup"] = speedup(d["tok_s"], base_r)
+        runs.append(d)
+    if args.json:
+        json.dump({"runs": runs, "baseline": baseline, "flags_changed": [
+            {"flag": c.flag, "from": c.before, "to": c.after} for c in changes]}, out,
+            ensure_ascii=True)
+        out.write("\n")
+        return EXIT_OK
+    head = ["", *[sanitize(f"#{r.id} {r.name or ''}")[:28] for r in recs]]
+    rows = [head]
+    rows.append(["engine", *[r.engine or "?" for r in recs]])
+    rows.append(["state", *[r.state for r in recs]])
+    phases = sorted({p for r in recs for p in (r.phases or {})})
+    for ph in phases:
+        rows.append([f"  {ph}", *[_fmt((r.phases or {}).get(ph), ".1f", "s") for r in recs]])
+    rows.append(["ready", *[_fmt(r.ready_s, ".1f", "s") for r in recs]])
+    rows.append(["tok/s (median)", *[_fmt(d["tok_s"]) for d in runs]])
+    rows.append(["accept len", *[_fmt(d["accept_len"], ".2f") for d in runs]])
+    rows.append(["speedup", *[_fmt(d["speedup"], ".2f", "×") for d in runs]])
+    _table(rows, out)
+    if changes:
+        out.write("flags changed (first → last):\n")
+        for c in changes:
+            out.write(sanitize(f"  {c.flag}: {c.before} → {c.after}") + "\n")
+    else:
+        out.write("flags: the same\n")
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    from eagle_tui.history.store import HistoryError, RunStore
+
+    out = sys.stdout
+    try:
+        store = RunStore()
+        sub = args.runs_command
+        if sub == "list":
+            return cmd_list(store, args, out)
+        if sub == "show":
+            return cmd_show(store, args, out)
+        if sub == "compare":
+            return cmd_compare(store, args, out)
+        rec = store.get(args.run)
+        if sub == "note":
+            store.note(rec.id, " ".join(args.text))
+        else:
+            store.remove(rec.id)
+        if args.json:
+            json.dump({"id": rec.id, "done": sub}, out)
+            out.write("\n")
+        else:
+            out.write(f"{'noted' if sub == 'note' else 'removed'} run {sanitize(rec.label)}\n")
+        return EXIT_OK
+    except (HistoryError, ValueError) as exc:
+        print(f"eagle-tui runs: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+__all__ = ["register", "run", "run_dict"]

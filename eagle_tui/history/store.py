@@ -1,0 +1,182 @@
+"""The run history: one SQLite file in the user data directory.
+
+Every run eagle-tui launches is a row (and, from the dashboard, every run it watches), so a
+relaunch can be compared with the run before it and ``stop`` knows which process groups are
+eagle-tui's to stop. SQLite in WAL mode with a busy timeout makes two eagle-tui processes
+writing at once safe (a dashboard recording metrics while ``eagle-tui stop`` marks a run
+stopped). Commands are stored redacted (:mod:`eagle_tui.model.redact`); environment values are
+never stored, only the names of variables passed with ``--env``.
+
+Where: ``$EAGLE_TUI_DATA_DIR`` if set, else platformdirs' user data dir for ``eagle-tui``.
+A directory that cannot be created or written gives :class:`HistoryError` with the path and the
+reason, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from eagle_tui.errors import EagleError
+from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5_000
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    {", ".join(f"{name} {kind}" for name, kind in FIELDS)}
+);
+CREATE INDEX IF NOT EXISTS runs_started ON runs (started);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_name ON runs (name);
+"""
+
+
+class HistoryError(EagleError):
+    """The run history cannot be used (unusable directory, unknown run, corrupt file)."""
+
+
+def data_dir() -> Path:
+    """Where the history lives (``$EAGLE_TUI_DATA_DIR`` or the platform's user data dir)."""
+    env = os.environ.get("EAGLE_TUI_DATA_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("eagle-tui", appauthor=False))
+
+
+def _encode(name: str, value: Any) -> Any:
+    if name in JSON_FIELDS:
+        return None if value is None else json.dumps(value, sort_keys=True, default=str)
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _decode(row: sqlite3.Row) -> RunRecord:
+    data: dict[str, Any] = {}
+    for key in row.keys():  # noqa: SIM118 - sqlite3.Row has no __iter__ of keys
+        value = row[key]
+        if key in JSON_FIELDS and value is not None:
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = None
+        data[key] = value
+    data["demo"] = bool(data.get("demo"))
+    return RunRecord(**data)
+
+
+class RunStore:
+    """The history file, opened on demand (one short transaction per call)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else data_dir() / "runs.sqlite3"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as db:
+                db.executescript(_SCHEMA)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except (OSError, sqlite3.Error) as exc:
+            raise HistoryError(f"run history unusable at {self.path}: {exc} (set "
+                               "EAGLE_TUI_DATA_DIR to a writable folder)") from None
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            db.row_factory = sqlite3.Row
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute("PRAGMA journal_mode = WAL")
+            yield db
+        finally:
+            db.close()
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        try:
+            with self._connect() as db:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    rows = db.execute(sql, params).fetchall()
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                return rows
+        except sqlite3.Error as exc:
+            raise HistoryError(f"run history at {self.path}: {exc}") from None
+
+    # ------------------------------------------------------------------ writing
+    def add(self, **fields: Any) -> RunRecord:
+        """A new run; ``name`` defaults to ``<engine>-<id>`` (unique)."""
+        fields.setdefault("started", time.time())
+        fields.setdefault("state", "starting")
+        unknown = set(fields) - {name for name, _ in FIELDS}
+        if unknown:
+            raise ValueError(f"unknown run fields: {sorted(unknown)}")
+        names = list(fields)
+        sql = (f"INSERT INTO runs ({', '.join(names)}) VALUES "
+               f"({', '.join('?' for _ in names)}) RETURNING id")
+        try:
+            rows = self._run(sql, tuple(_encode(n, fields[n]) for n in names))
+        except HistoryError as exc:
+            if "UNIQUE" in str(exc) and "name" in fields:
+                raise HistoryError(f"a run named {fields['name']!r} exists already") from None
+            raise
+        run_id = int(rows[0][0])
+        if not fields.get("name"):
+            self._run("UPDATE runs SET name = ? WHERE id = ?",
+                      (f"{fields.get('engine') or 'run'}-{run_id}", run_id))
+        return self.get(str(run_id))
+
+    def update(self, run_id: int, **fields: Any) -> None:
+        if not fields:
+            return
+        unknown = set(fields) - {name for name, _ in FIELDS}
+        if unknown:
+            raise ValueError(f"unknown run fields: {sorted(unknown)}")
+        sets = ", ".join(f"{n} = ?" for n in fields)
+        self._run(f"UPDATE runs SET {sets} WHERE id = ?",
+                  (*(_encode(n, v) for n, v in fields.items()), run_id))
+
+    def note(self, run_id: int, text: str) -> None:
+        self.update(run_id, notes=text)
+
+    def remove(self, run_id: int) -> None:
+        self._run("DELETE FROM runs WHERE id = ?", (run_id,))
+
+    # ------------------------------------------------------------------ reading
+    def list(self, *, demo: bool | None = False, limit: int = 1000) -> list[RunRecord]:
+        """Runs oldest first (``demo``: only demo runs, ``None``: both)."""
+        where = "" if demo is None else f"WHERE demo = {int(demo)}"
+        rows = self._run(f"SELECT * FROM (SELECT * FROM runs {where} ORDER BY started DESC, "
+                         f"id DESC LIMIT ?) ORDER BY started, id", (limit,))
+        return [_decode(r) for r in rows]
+
+    def get(self, ref: str, *, demo: bool | None = None) -> RunRecord:
+        """A run by id, name, ``last`` or ``last~N`` (N runs before the last)."""
+        ref = ref.strip()
+        if ref == "last" or ref.startswith("last~"):
+            back = ref.removeprefix("last").removeprefix("~") or "0"
+            if not back.isdigit() or len(back) > 6:
+                raise HistoryError(f"bad run reference {ref!r} (last, last~1, an id or a name)")
+            where = "" if demo is None else f"WHERE demo = {int(demo)}"
+            rows = self._run(f"SELECT * FROM runs {where} ORDER BY started DESC, id DESC "
+                             "LIMIT 1 OFFSET ?", (int(back),))
+        elif ref.isdigit() and len(ref) < 19:
+            rows = self._run("SELECT * FROM runs WHERE id = ?", (int(ref),))
+        else:
+            rows = self._run("SELECT * FROM runs WHERE name = ?", (ref,))
+        if not rows:
+            raise HistoryError(f"no run {ref!r} in the history ({self.path})")
+        return _decode(rows[0])
+
+
+__all__ = ["HistoryError", "RunStore", "data_dir"]

@@ -1,0 +1,1 @@
+"""Launching and stopping servers: lint first, start detached, record, stop only our groups."""

@@ -1,0 +1,135 @@
+"""From a command line to a recorded, started run (shared by ``launch`` and the dashboard's R/E).
+
+:func:`prepare` parses and lints the command on the target host; :func:`start` starts it
+detached and records it in the run history. A relaunch (``R``, ``E``) is a new run whose
+``parent`` is the run it replaces, so history and comparison see both.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from eagle_tui.history.records import RunRecord
+from eagle_tui.history.store import RunStore, data_dir
+from eagle_tui.launch.process import Launched, start_detached
+from eagle_tui.model.cmdline import ParsedCommand, parse_command
+from eagle_tui.model.lint import LintResult, lint
+from eagle_tui.model.redact import redact_words
+from eagle_tui.probe.facts import gather
+from eagle_tui.probe.tables import load_tables
+from eagle_tui.transport.base import Transport
+
+REMOTE_LOG_DIR = ".cache/eagle-tui/logs"  # relative to the login folder on an SSH host
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A parsed and linted command, ready to start."""
+
+    argv: list[str]
+    cmd: ParsedCommand
+    result: LintResult
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict, repr=False)  # values: never stored
+
+    @property
+    def port(self) -> int:
+        value = self.cmd.get("port")
+        if isinstance(value, str) and value.isdigit() and len(value) < 6:
+            return int(value)
+        return 30000 if self.cmd.engine == "sglang" else 8000
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def env_values(specs: list[str], environ: dict[str, str] | None = None) -> dict[str, str]:
+    """``--env K`` (value from eagle-tui's environment) and ``--env K=V`` → ``{K: V}``."""
+    source = os.environ if environ is None else environ
+    out: dict[str, str] = {}
+    for spec in specs:
+        key, eq, value = spec.partition("=")
+        if not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
+            raise ValueError(f"--env {spec!r}: not a variable name")
+        if not eq:
+            if key not in source:
+                raise ValueError(f"--env {key}: not set in eagle-tui's environment")
+            value = source[key]
+        out[key] = value
+    return out
+
+
+async def prepare(transport: Transport, argv: list[str], *, cwd: str | None = None,
+                  env: dict[str, str] | None = None) -> Prepared:
+    """Parse (raises ``CommandError``) and lint the command on the transport's host."""
+    cmd = parse_command(argv, load_tables())
+    where = cwd or (os.getcwd() if not transport.host else ".")
+    facts = await gather(cmd, transport, cwd=where, environ=env if transport.host else None)
+    return Prepared(list(argv), cmd, lint(cmd, facts), where, {**dict(cmd.env), **(env or {})})
+
+
+def run_argv(argv: list[str]) -> list[str]:
+    """The command without its leading ``K=V`` words (they travel as environment instead,
+    so a ``HF_TOKEN=...`` never shows in the host's ``ps``)."""
+    i = 0
+    while i < len(argv) and "=" in argv[i] and argv[i].split("=", 1)[0].isidentifier():
+        i += 1
+    return argv[i:]
+
+
+def default_log(transport: Transport, name: str) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    if transport.host:
+        return posixpath.join(REMOTE_LOG_DIR, f"{name}-{stamp}.log")
+    return str(data_dir() / "logs" / f"{name}-{stamp}.log")
+
+
+def _flags(cmd: ParsedCommand) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for g in cmd.given:
+        value = g.value
+        if isinstance(value, list):
+            value = redact_words([g.typed, *value])[1:]
+        elif isinstance(value, str):
+            value = redact_words([g.typed, value])[1]
+        out[g.spec.dest] = value
+    return out
+
+
+async def start(store: RunStore, transport: Transport, prep: Prepared, *,
+                name: str | None = None, log_path: str | None = None, demo: bool = False,
+                parent: int | None = None, baseline: float | None = None,
+                ) -> tuple[RunRecord, Launched]:
+    """Record the run, start it detached, and record how to find its group again."""
+    words = redact_words(prep.argv)
+    run = store.add(kind="launched", demo=demo, engine=prep.cmd.engine, host=transport.host,
+                    command=" ".join(_quote(w) for w in words), argv=words,
+                    flags=_flags(prep.cmd), env_names=sorted(prep.env), cwd=prep.cwd,
+                    url=prep.url, parent=parent, baseline=baseline, state="starting",
+                    **({"name": name} if name else {}))
+    log = log_path or default_log(transport, run.name or f"run-{run.id}")
+    if not transport.host and not os.path.isabs(log):
+        log = os.path.join(prep.cwd, log)
+    try:
+        launched = await start_detached(transport, run_argv(prep.argv), cwd=prep.cwd, log_path=log,
+                                        env=prep.env)
+    except BaseException:
+        store.update(run.id, state="failed", ended=time.time(), log_path=log)
+        raise
+    store.update(run.id, log_path=log, pid=launched.pid, pgid=launched.pgid,
+                 proc_start=launched.proc_start, token=launched.token)
+    return store.get(str(run.id)), launched
+
+
+def _quote(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
+
+
+__all__ = ["Prepared", "default_log", "env_values", "prepare", "run_argv", "start"]

@@ -1,0 +1,44 @@
+"""Scan a host's processes for SGLang/vLLM servers, through the transport (nothing installed).
+
+One ``sh`` script reads ``/proc`` on the host: for every process its parent, group, start
+time, where its stdout/stderr point, its folder and its argv; :func:`find_servers` (pure) does
+the rest. Only processes whose argv mentions an engine (or python) are printed, so a busy host
+costs one short command. Linux only (``/proc``), like the rest of the remote side.
+"""
+
+from __future__ import annotations
+
+from eagle_tui.model.discovery import Found, find_servers, parse_scan
+from eagle_tui.probe.tables import load_tables
+from eagle_tui.transport.base import Transport, TransportError
+
+_SCAN = r"""
+for d in /proc/[0-9]*; do
+  c=$(tr '\0' '\037' 2>/dev/null < "$d/cmdline") || continue
+  case $c in *sglang*|*vllm*|*VLLM*|*python*) ;; *) continue ;; esac
+  s=$(cat 2>/dev/null < "$d/stat") || continue
+  set -- ${s##*) }
+  case $1 in Z|X|x) continue ;; esac
+  o=$(readlink "$d/fd/1" 2>/dev/null); e=$(readlink "$d/fd/2" 2>/dev/null)
+  w=$(readlink "$d/cwd" 2>/dev/null)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${d#/proc/}" "$2" "$3" "${20}" "$o" "$e" "$w" "$c"
+done
+"""
+
+
+class DiscoveryError(TransportError):
+    """The host's processes could not be read."""
+
+
+async def discover(transport: Transport, timeout: float = 15.0) -> list[Found]:
+    """The servers running on the transport's host (outermost launcher of each tree)."""
+    res = await transport.run(["sh", "-c", _SCAN, "eagle-tui-scan"], timeout)
+    if res.exit_code != 0 and not res.stdout:
+        err = res.stderr.decode("utf-8", "replace").strip()
+        raise DiscoveryError(f"cannot list processes on {transport.host or 'this machine'}: "
+                             f"{err or res.exit_code}")
+    rows = parse_scan(res.stdout.decode("utf-8", "replace"))
+    return find_servers(rows, load_tables())
+
+
+__all__ = ["DiscoveryError", "discover"]

@@ -1,0 +1,264 @@
+"""Chunk summaries: the bulk work of one report chunk without the report's state.
+
+This is what the parallel report's worker processes compute (:mod:`.parallel`). The report's
+"records" are called *chunk summaries* here, to keep them apart from the event ``@record``
+classes (``model.record``) and the session's ``--record`` file.
+
+``ReportBuilder.feed`` (:mod:`.builder`) needs a little state that only the lines *before* a
+chunk decide: the engine, whether "serving" was seen, the hidden-state dims already known, the
+line number, the parser's and crash tracker's state. Everything else it does to a chunk is
+stateless bulk work, and that is nearly all of the time. :func:`summarize_chunk` does exactly
+that work on a chunk whose predecessors have not been read yet, assuming only the common case
+(engine known, "serving" seen), and returns a :class:`ChunkSummary`; ``ReportBuilder.apply`` then
+replays its parts *in file order* against the real state. A summary's parts are of three kinds:
+
+- :class:`LoneLine`: a line that is not plain (``detect.NON_PLAIN_AFTER_NL``, ESC, CR), as its
+  bytes; it goes through the ordinary parser, so tracebacks and startup lines that straddle
+  chunks (or workers) are parsed exactly as in one pass;
+- :class:`NumberRun`: a run of plain lines, as its line count, its number tokens as JSON text,
+  the floats of its last ``TAIL`` values, and the first line of each distinct hidden-state dim
+  it shows (``apply`` keeps those not known yet, which is what the serial dim search finds);
+- :class:`RawRun`: a run of plain lines whose tokens fail the check, whole, to be parsed line by
+  line as in one pass;
+
+and the chunk's statistics come pre-folded (token counts for the mean, one sorted block of
+doubles for the median): both statistics are exact whatever the order of their inputs.
+
+When the assumption fails at the chunk's start (engine still unknown, or "serving" pending and
+the chunk has a stats line) ``apply`` reads the chunk again and feeds it serially. Both are
+monotone (an engine once detected stays, the phase only rises, a crash stays), so a chunk that
+starts in the common case stays in it. The chunk boundaries are the serial reader's own
+(``reader.read_chunks``): the runs, and hence the report's bytes, are identical.
+
+The parts are ``NamedTuple``\\ s of bytes, ints, floats and lists. ``marshal`` (builtin, and the
+fastest way between processes) takes exact tuples only, so a summary crosses as
+:func:`to_wire`'s plain tuples (a kind tag and the fields of each part) and
+:func:`from_wire` names them again: a handful of parts per chunk, nothing per line.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from eagle_tui.model.detect import (
+    ACC_LINE_B,
+    GEN_LINE_B,
+    NON_PLAIN_AFTER_NL,
+    dim_ending_at,
+    unknown_dim_pattern,
+    valid_tokens,
+)
+from eagle_tui.model.parser import split_lines
+from eagle_tui.model.series import Series
+
+TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
+STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
+PIECE = 1 << 18  # bytes of a plain run summarized at a time (see ``summarize_chunk``)
+
+DimAt = tuple[int, int]  # (hidden-state dim, line of its first sighting, from 0 in its run)
+
+
+class LoneLine(NamedTuple):
+    """A line that is not plain: through the ordinary parser, alone."""
+
+    text: bytes
+
+
+class RawRun(NamedTuple):
+    """A run of plain lines whose number tokens failed ``valid_tokens``: parsed line by line."""
+
+    lines: int
+    data: bytes
+
+
+class NumberRun(NamedTuple):
+    """A run of plain lines, summarized: each spool's JSON text, value count and last values
+    (``[]`` when later runs of the chunk push them out of ``TAIL`` anyway), and the dims seen."""
+
+    lines: int
+    acc_text: bytes
+    acc_n: int
+    acc_tail: list[float]
+    gen_text: bytes
+    gen_n: int
+    gen_tail: list[float]
+    dims: list[DimAt]
+
+
+ChunkPart = LoneLine | RawRun | NumberRun
+
+
+class ChunkSummary(NamedTuple):
+    """One chunk's bulk work: its parts in file order and its pre-folded statistics."""
+
+    parts: list[ChunkPart]
+    has_stats: bool  # a run holds stats text (``apply`` re-reads if "serving" is pending)
+    accept_counts: dict[bytes, int]  # accept len token → times seen (the exact mean)
+    gen_sorted: bytes  # gen throughput values, sorted, as ``array("d").tobytes()`` (median)
+
+
+class RunTokens(NamedTuple):
+    """The number tokens of a plain run, each list with its JSON text."""
+
+    acc: list[bytes]
+    acc_text: bytes
+    gen: list[bytes]
+    gen_text: bytes
+
+
+def _runs(buf: bytes | bytearray, end: int, piece: int) -> Iterator[tuple[int, int, bool]]:
+    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
+        if alone:
+            yield a, b, True
+        else:
+            for x, y in pieces(buf, a, b, piece):
+                yield x, y, False
+
+
+def new_dims(buf: bytes | bytearray, a: int, b: int,
+             known: tuple[int, ...] = ()) -> list[DimAt]:
+    """``(dim, line)`` of the first occurrence of each distinct hidden-state dim not in
+    ``known`` in the run ``buf[a:b]``, in order, ``line`` counted from 0 at ``a``.
+
+    The pattern skips the dims already found (a debug-heavy run repeats one dim on every debug
+    line), so the serial report passes the dims it knows; a worker, which knows none, passes
+    nothing, and filtering its results in order against the known dims gives the same events.
+    """
+    out: list[DimAt] = []
+    if buf.find(b"])", a, b) < 0:  # no shape at all: skip the search
+        return out
+    pattern = unknown_dim_pattern(known)
+    pos = a
+    while (m := pattern.search(buf, pos, b)) is not None:
+        pos = m.end()
+        dim = dim_ending_at(buf, m.start(), a)
+        if dim is not None and dim not in known:
+            out.append((dim, buf.count(b"\n", a, m.start())))
+            known = (*known, dim)
+            pattern = unknown_dim_pattern(known)
+    return out
+
+
+def run_tokens(buf: bytes | bytearray, a: int, b: int) -> RunTokens | None:
+    """The first ``accept len`` and ``gen throughput`` token of every line of the plain run
+    ``buf[a:b]``, each list with its JSON text; ``None`` when a token is not a plain finite
+    decimal (the line-by-line path drops an infinite value): such a run is parsed line by line,
+    which is rare and exact."""
+    acc = ACC_LINE_B.findall(buf, a, b)
+    gen = GEN_LINE_B.findall(buf, a, b)
+    acc_text, gen_text = b",".join(acc), b",".join(gen)
+    if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
+        return None
+    return RunTokens(acc, acc_text, gen, gen_text)
+
+
+def pieces(buf: bytes | bytearray, a: int, b: int, size: int) -> Iterator[tuple[int, int]]:
+    """``buf[a:b]`` (whole lines) cut into runs of whole lines of about ``size`` bytes (a line
+    longer than that is a run of its own)."""
+    while b - a > size:
+        cut = buf.find(b"\n", a + size, b) + 1
+        if cut <= 0 or cut >= b:
+            break
+        yield a, cut
+        a = cut
+    yield a, b
+
+
+class ChunkSummarizer:
+    """Builds one chunk's :class:`ChunkSummary` from its lines, given in one or more windows.
+
+    A worker reads its chunk a window at a time (``add`` each window's whole lines) so that
+    its buffer stays small; the summary is the same as for the chunk in one piece up to how
+    the runs of plain lines are cut, and ``apply`` adds runs up exactly. Runs are also
+    summarized ``piece`` bytes at a time: the lists a run's ``findall`` builds stay small,
+    which is most of a worker's own memory.
+    """
+
+    def __init__(self, piece: int = PIECE) -> None:
+        self.piece = piece
+        self.parts: list[ChunkPart] = []
+        self.has_stats = False
+        self.counts: Counter[bytes] = Counter()
+        self.gen_values = array("d")  # 8 bytes a value, not a float object
+
+    def add(self, buf: bytes | bytearray, end: int) -> None:
+        """The lines ``buf[1:end]`` (``buf[0]`` and ``buf[end - 1]`` newlines), as
+        ``ReportBuilder.feed`` would do them with the engine known and "serving" seen."""
+        parts = self.parts
+        for a, b, alone in _runs(buf, end, self.piece):
+            if alone:
+                parts.append(LoneLine(bytes(buf[a:b])))
+                continue
+            lines = buf.count(b"\n", a, b)
+            if not self.has_stats:
+                self.has_stats = any(buf.find(t, a, b) >= 0 for t in STATS_TEXT)
+            tokens = run_tokens(buf, a, b)
+            if tokens is None:
+                parts.append(RawRun(lines, bytes(buf[a:b])))
+                continue
+            acc, gen = tokens.acc, tokens.gen
+            self.counts.update(acc)
+            values = self.gen_values
+            values.extend(map(float, gen))
+            parts.append(NumberRun(
+                lines, tokens.acc_text, len(acc), list(map(float, acc[-TAIL:])),
+                tokens.gen_text, len(gen), values[len(values) - min(len(gen), TAIL):].tolist(),
+                new_dims(buf, a, b)))
+
+    def result(self) -> ChunkSummary:
+        _trim_tails(self.parts)
+        return ChunkSummary(self.parts, self.has_stats, dict(self.counts),
+                            array("d", sorted(self.gen_values)).tobytes())
+
+
+def summarize_chunk(buf: bytes | bytearray, end: int, piece: int = PIECE) -> ChunkSummary:
+    """The bulk work of the lines ``buf[1:end]`` (``buf[0]`` and ``buf[end - 1]`` newlines),
+    as ``ReportBuilder.feed`` would do it with the engine known and "serving" seen."""
+    summarizer = ChunkSummarizer(piece)
+    summarizer.add(buf, end)
+    return summarizer.result()
+
+
+def _trim_tails(parts: list[ChunkPart]) -> None:
+    """Empty the tails of number runs whose values later number runs push out of ``TAIL``
+    anyway (values of other parts only push more out): a chunk of many runs carries one tail's
+    worth."""
+    acc_after = gen_after = 0
+    for i in range(len(parts) - 1, -1, -1):
+        part = parts[i]
+        if not isinstance(part, NumberRun):
+            continue
+        if acc_after >= TAIL or gen_after >= TAIL:
+            parts[i] = part._replace(acc_tail=[] if acc_after >= TAIL else part.acc_tail,
+                                     gen_tail=[] if gen_after >= TAIL else part.gen_tail)
+        acc_after += part.acc_n
+        gen_after += part.gen_n
+
+
+# ------------------------------------------------------------------------------ the wire
+_KINDS = (LoneLine, RawRun, NumberRun)  # a part's kind tag on the wire: its index here
+_TAG: dict[type, int] = {kind: tag for tag, kind in enumerate(_KINDS)}
+
+
+def to_wire(summary: ChunkSummary) -> tuple[Any, ...]:
+    """``summary`` as exact tuples, lists, dicts, bytes, ints and floats (what ``marshal``
+    takes): each part as ``(kind tag, its fields)``."""
+    tag = _TAG
+    return ([(tag[type(part)], tuple(part)) for part in summary.parts],
+            summary.has_stats, summary.accept_counts, summary.gen_sorted)
+
+
+def from_wire(data: Any) -> ChunkSummary:
+    """The :class:`ChunkSummary` that :func:`to_wire` gave ``data`` for."""
+    parts, has_stats, counts, block = data
+    kinds = _KINDS
+    named: list[ChunkPart] = [kinds[tag]._make(fields) for tag, fields in parts]
+    return ChunkSummary(named, has_stats, counts, block)
+
+
+__all__ = ["PIECE", "STATS_TEXT", "ChunkPart", "ChunkSummarizer", "ChunkSummary", "DimAt",
+           "LoneLine", "NumberRun", "RawRun", "RunTokens", "from_wire", "new_dims", "pieces",
+           "run_tokens", "summarize_chunk", "to_wire"]

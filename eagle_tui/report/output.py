@@ -1,0 +1,89 @@
+"""Writing a finished report: the JSON object other tools rely on, and the human summary.
+
+A report (``ReportBuilder.finish``) is a dict whose ``accept_len`` and ``gen_throughput`` are
+:class:`~.spool.NumberSpool`\\ s, possibly on disk: :func:`write_json` copies them into the
+stream instead of loading them, and :func:`close` releases their files. :func:`render_text` is
+pure: the command writes the text it returns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, BinaryIO
+
+from .spool import NumberSpool
+
+
+def write_json(report: dict[str, Any], out: BinaryIO) -> None:
+    """Write the report as one JSON object; spooled arrays are copied, not loaded."""
+    out.write(b"{")
+    for i, (key, value) in enumerate(report.items()):
+        if i:
+            out.write(b", ")
+        out.write(json.dumps(key).encode() + b": ")
+        if isinstance(value, NumberSpool):
+            value.write_json(out)
+        else:
+            out.write(json.dumps(value).encode())
+    out.write(b"}\n")
+
+
+def close(report: dict[str, Any]) -> None:
+    """Release the report's spools (their temporary files)."""
+    for value in report.values():
+        if isinstance(value, NumberSpool):
+            value.close()
+
+
+def to_plain(report: dict[str, Any]) -> dict[str, Any]:
+    """The report with arrays materialized (tests, small logs)."""
+    out: dict[str, Any] = {}
+    for key, value in report.items():
+        out[key] = value.values() if isinstance(value, NumberSpool) else value
+    return out
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The human summary of ``eagle-tui report`` (without ``--json``)."""
+    r = report
+    ready = "ready" if r["ready"] else "not ready"
+    parts: list[str] = []
+    w = parts.append
+    w(f"{r['file']}: {r['engine']}, {r['lines']} lines\n")
+    w(f"phase: {r['phase']} ({ready})\n")
+    for p in r["phases"]:
+        w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}\n".rstrip() + "\n")
+    c = r["crash"]
+    if c is None:
+        w("crash: none\n")
+    else:
+        w(f"crash: {c['kind']} at line {c['line']}\n  {c['message']}\n  fix: {c['hint']}\n")
+    s = r["speculative"]
+    if s is None and r["accept_len"].count:  # only a speculating engine logs accept len
+        w("speculative: on (accept len on the stats lines; its settings are not in the log)\n")
+    elif s is None:
+        w("speculative: not seen in the log\n")
+    else:
+        settings = [f"{k}={v}" for k, v in s.items() if v is not None]
+        w(f"speculative: {', '.join(settings)}\n")
+    acc, gen, summ = r["accept_len"], r["gen_throughput"], r["summary"]
+    w(f"accept len: {acc.count} values, mean {_fmt(summ['accept_len_mean'])}")
+    w(f", last {_fmt(acc.tail[-1])}\n" if acc.count else "\n")
+    w(f"gen throughput: {gen.count} values, median {_fmt(summ['gen_throughput_median'], 1)} "
+      "tok/s")
+    w(f", last {_fmt(gen.tail[-1], 1)}\n" if gen.count else "\n")
+    dims = r["hidden_state_dims"]
+    w(f"hidden-state dims: {', '.join(map(str, dims)) if dims else '-'}\n")
+    alerts = [a for a in r["alerts"] if a["kind"] != "crash"]  # the crash is shown above
+    if not alerts:
+        w("alerts: none\n")
+    for a in alerts:
+        w(f"alert [{a['severity']}] {a['kind']}: {a['message']}\n")
+    return "".join(parts)
+
+
+__all__ = ["close", "render_text", "to_plain", "write_json"]

@@ -1,0 +1,137 @@
+"""Every use of Textual's private API in eagle-tui, in one place, each for a measured gain.
+
+Textual's public API does most of the job; three things it cannot do without reaching inside, and
+each is worth it (numbers from this project's measurements, Textual 8.2):
+
+- **The Esc key in ~20 ms instead of ~100–110 ms** (:class:`EscapeParser`,
+  :func:`run_input_loop`). A terminal sends Esc as a lone ``ESC`` byte, which also starts every
+  escape sequence, so the parser waits ``ESCDELAY`` (100 ms) for more bytes, and the input thread
+  only notices that the wait ran out when its fixed 0.1 s ``select`` returns. No public setting
+  changes either (``ESCDELAY`` below 100 still waits for the ``select``), and closing the log's
+  filter box had to meet the key→screen budget (p99 ≤ 100 ms). Here the parser (a subclass of
+  ``textual._xterm_parser.XTermParser``) caps the wait and remembers its deadline, and the input
+  loop (a copy of ``LinuxDriver.run_input_thread``) sleeps only until that deadline.
+- **Scrollbars repainted only when their drawing changes** (:func:`show_or_hide_scrollbars`).
+  Setting a scroll view's ``virtual_size`` (the public way) runs ``Widget._scroll_update``, which
+  repaints both bars; a followed log changes size on every batch, and the two bar renders were
+  the largest cost of a streaming frame (~5 ms each at 200 lines/s). ``ui/widgets/scrollbars.py``
+  does that update itself and needs Textual's own show/hide decision (``_refresh_scrollbars``)
+  rather than a copy of its rules.
+- **One CSS parse less before the first frame** (:func:`defer_css_refresh`): ~15–20 ms of
+  ``Stylesheet.parse`` (measured: 7 parses instead of 8, 22–27 ms instead of 37–50 ms). Setting
+  the theme in ``App.__init__`` makes ``App._watch_theme`` queue a ``refresh_css`` that runs
+  before any screen exists and re-parses every stylesheet; the first screen's styling parses them
+  all again. It uses public names (``refresh_css``, ``stylesheet.set_variables``) but relies on
+  that private ordering, so it lives here too.
+
+``tests/ui/test_textual_private.py`` checks every name used here against the installed Textual
+and fingerprints the Textual code this module copies or relies on: a Textual upgrade that changes
+any of it fails that test with the name of what to re-read, instead of silently slowing Esc down
+or mis-drawing a scrollbar.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import time
+from codecs import getincrementaldecoder
+from typing import TYPE_CHECKING, Any
+
+from textual._loop import loop_last
+from textual._parser import ParseError, Read1
+from textual._xterm_parser import XTermParser
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.drivers.linux_driver import LinuxDriver
+    from textual.widget import Widget
+
+IDLE_WAIT = 0.1  # s between the input thread's checks for exit when no key comes (Textual's)
+
+
+class EscapeParser(XTermParser):
+    """Textual's parser with its ESC wait capped at ``wait``, remembering when that wait runs out.
+
+    The parser asks for its next character through ``read1``; only the ESC wait passes a
+    timeout, so the last call tells whether a deadline is pending (``deadline``). ``wait=None``
+    keeps Textual's wait (``ESCDELAY``).
+    """
+
+    def __init__(self, debug: bool = False, wait: float | None = None) -> None:
+        self.wait = wait
+        self.deadline: float | None = None  # time.monotonic(), as the parser's own clock
+        super().__init__(debug)
+
+    def read1(self, timeout: float | None = None) -> Read1:  # type: ignore[override]
+        if timeout is not None and self.wait is not None:
+            timeout = min(timeout, self.wait)
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        return Read1(timeout)
+
+    def select_timeout(self) -> float:
+        """How long the input thread may block in ``select``: until the ESC deadline, if any."""
+        if self.deadline is None:
+            return IDLE_WAIT
+        # a little past the deadline: tick() must find it expired, not call select(0) in a loop
+        return min(IDLE_WAIT, max(0.0, self.deadline - time.monotonic()) + 0.001)
+
+
+def run_input_loop(driver: LinuxDriver, wait: float | None) -> None:
+    """Textual's ``LinuxDriver.run_input_thread``, with an :class:`EscapeParser` of ``wait``."""
+    parser = EscapeParser(driver._debug, wait)
+    selector = selectors.SelectSelector()
+    selector.register(driver.fileno, selectors.EVENT_READ)
+    fileno = driver.fileno
+    EVENT_READ = selectors.EVENT_READ
+    feed = parser.feed
+    tick = parser.tick
+    decode = getincrementaldecoder("utf-8")().decode
+    read = os.read
+
+    def process_selector_events(
+        selector_events: list[tuple[selectors.SelectorKey, int]], final: bool = False
+    ) -> None:
+        for last, (_selector_key, mask) in loop_last(selector_events):
+            if mask & EVENT_READ:
+                unicode_data = decode(read(fileno, 1024 * 4), final=final and last)
+                if not unicode_data:
+                    break  # stdin is piped
+                for event in feed(unicode_data):
+                    driver.process_message(event)
+        for event in tick():
+            driver.process_message(event)
+
+    try:
+        while not driver.exit_event.is_set():
+            process_selector_events(selector.select(parser.select_timeout()))
+        selector.unregister(driver.fileno)
+        process_selector_events(selector.select(IDLE_WAIT), final=True)
+    finally:
+        selector.close()
+        try:
+            for _event in feed(""):
+                pass
+        except (EOFError, ParseError):
+            pass
+
+
+def show_or_hide_scrollbars(view: Widget) -> None:
+    """Textual's own decision to show or hide ``view``'s scrollbars (a layout only on a change)."""
+    view._refresh_scrollbars()
+
+
+def defer_css_refresh(app: App[Any]) -> bool:
+    """Before any screen exists, carry only the theme's variables; ``True``: nothing else to do.
+
+    With nothing styled yet, the variables are all a ``refresh_css`` has to carry: the first
+    screen's styling parses every stylesheet anyway.
+    """
+    if app.screen_stack:
+        return False
+    app.stylesheet.set_variables(app.get_css_variables())
+    return True
+
+
+__all__ = ["IDLE_WAIT", "EscapeParser", "defer_css_refresh", "run_input_loop",
+           "show_or_hide_scrollbars"]

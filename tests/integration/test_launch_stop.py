@@ -1,0 +1,181 @@
+"""``eagle-tui launch`` / ``stop`` with a stand-in engine that a real ``python -m`` runs.
+
+The stand-in is a package named ``sglang`` on ``PYTHONPATH`` whose ``launch_server`` answers
+``/health`` on ``--port`` and starts a worker child (as SGLang's scheduler is), so the command
+line is exactly the one a user types and the process group has more than one member. The real
+engines are launched by the real-server tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from eagle_tui.history.store import RunStore
+
+SHIM = '''
+import http.server, os, subprocess, sys, threading, time
+port = int(sys.argv[sys.argv.index("--port") + 1])
+print("[2026-12-01 10:00:00] server_args=ServerArgs(model_path='m')", flush=True)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+print(f"worker {child.pid} token={os.environ.get('EAGLE_TUI_RUN', '')[:4]}", flush=True)
+print("secret seen: " + ("yes" if os.environ.get("MY_SECRET") == "s3cr3t" else "no"),
+      flush=True)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
+print("[2026-12-01 10:00:01] The server is fired up and ready to roll!", flush=True)
+srv.serve_forever()
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def shim_env(tmp_path: Path) -> dict[str, str]:
+    pkg = tmp_path / "shim" / "sglang"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "launch_server.py").write_text(SHIM)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path / "shim"), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "EAGLE_TUI_DATA_DIR": str(tmp_path / "data"), "MY_SECRET": "s3cr3t"}
+    return env
+
+
+def cli(args: list[str], env: dict[str, str],
+        timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "eagle_tui", *args], capture_output=True,
+                          text=True, env=env, timeout=timeout, check=False,
+                          stdin=subprocess.DEVNULL)
+
+
+def group_alive(pgid: int) -> list[int]:
+    return [p.pid for p in psutil.process_iter() if _pgid(p.pid) == pgid]
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def test_launch_survives_exit_and_stop_kills_the_group(tmp_path: Path,
+                                                       shim_env: dict[str, str]) -> None:
+    port = free_port()
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(target),
+           "--port", str(port), "--api-key", "sk-abcdefghijklmnopqrstuv"]
+    p = cli(["launch", "--no-tui", "--json", "--timeout", "30", "--name", "first",
+             "--env", "MY_SECRET", *cmd], shim_env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "started run #1 first" in p.stderr
+    store = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3")
+    run = store.get("first")
+    assert run.kind == "launched" and run.pgid == run.pid and run.state == "ready"
+    assert "sk-abc" not in (run.command or "") and "***" in (run.command or "")
+    assert run.env_names == ["MY_SECRET"]
+    raw = (Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3").read_bytes()
+    assert b"s3cr3t" not in raw and b"sk-abcdefghijkl" not in raw
+    # the server outlived eagle-tui, in its own group with a worker, secret passed by stdin
+    assert run.pgid is not None and len(group_alive(run.pgid)) >= 2
+    log = Path(run.log_path or "").read_text()
+    assert "secret seen: yes" in log
+    for proc in psutil.process_iter(["cmdline"]):
+        assert "s3cr3t" not in " ".join(proc.info["cmdline"] or [])
+    # a second launch on the same port is refused by lint
+    p2 = cli(["launch", "--no-tui", *cmd], shim_env)
+    assert p2.returncode == 2 and "port" in p2.stderr and "in use" in p2.stderr
+    # stop without --yes and no terminal: refused, nothing killed
+    assert cli(["stop", "first"], shim_env).returncode == 2
+    assert len(group_alive(run.pgid)) >= 2
+    p3 = cli(["stop", "last", "--yes", "--grace", "5"], shim_env)
+    assert p3.returncode == 0, p3.stderr
+    assert "stopped run #1 first" in p3.stdout
+    deadline = time.monotonic() + 10
+    while group_alive(run.pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert group_alive(run.pgid) == []
+    assert store.get("1").state == "stopped"
+    assert cli(["stop", "1", "--yes"], shim_env).returncode == 0  # already gone: fine
+
+
+def test_stop_refuses_a_foreign_group(tmp_path: Path, shim_env: dict[str, str]) -> None:
+    foreign = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                               start_new_session=True)
+    try:
+        store = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3")
+        stat = Path(f"/proc/{foreign.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        # a record that points at a group eagle-tui did not start (no token in its env)
+        store.add(kind="launched", name="forged", pid=foreign.pid, pgid=foreign.pid,
+                  proc_start=stat[19], token="0123456789abcdef", state="ready")
+        p = cli(["stop", "forged", "--yes"], shim_env)
+        assert p.returncode == 2 and "not launched by eagle-tui" in p.stderr
+        assert foreign.poll() is None
+        watched = store.add(kind="watched", name="seen", pid=foreign.pid, state="ready")
+        p = cli(["stop", str(watched.id), "--yes"], shim_env)
+        assert p.returncode == 2 and "only watched" in p.stderr
+        assert foreign.poll() is None
+    finally:
+        os.killpg(foreign.pid, signal.SIGKILL)
+        foreign.wait()
+
+
+def test_launch_refused_on_lint_errors_unless_forced(tmp_path: Path,
+                                                     shim_env: dict[str, str]) -> None:
+    fix = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
+    port = free_port()
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(fix / "target"),
+           "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path",
+           str(fix / "eagle3-sglang"), "--port", str(port), "--device", "cpu"]
+    p = cli(["launch", "--no-tui", *cmd], shim_env)
+    assert p.returncode == 2
+    assert "use EAGLE3" in p.stderr and "refused: lint found errors" in p.stderr
+    p = cli(["launch", "--no-tui", "--force", "--json", "--timeout", "30", *cmd], shim_env)
+    try:
+        assert p.returncode == 0, p.stderr
+        last = json.loads(p.stdout.strip().splitlines()[-1])
+        assert last["status"] == "ready"
+    finally:
+        assert cli(["stop", "last", "--yes"], shim_env).returncode == 0
+
+
+def test_attach_discovers_the_launched_server(tmp_path: Path, shim_env: dict[str, str]) -> None:
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    port = free_port()
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(target),
+           "--port", str(port)]
+    assert cli(["launch", "--no-tui", "--timeout", "30", *cmd], shim_env).returncode == 0
+    try:
+        run = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3").get("last")
+        p = cli(["attach", "--list", "--json"], shim_env)
+        found = [f for f in json.loads(p.stdout) if f["pid"] == run.pid]
+        assert len(found) == 1 and found[0]["log"] == run.log_path
+        assert found[0]["port"] == port and found[0]["log_kind"] == "file"
+        pick = json.loads(p.stdout).index(found[0]) + 1
+        w = cli(["attach", "--pick", str(pick), "--headless", "--json", "--duration", "3"],
+                shim_env)
+        assert w.returncode == 0, w.stderr
+        lines = [json.loads(x) for x in w.stdout.splitlines() if x.startswith("{")]
+        assert any(x.get("health") == "ready" or x.get("status") == "ready" for x in lines), \
+            w.stdout[-2000:]
+        assert "pid " + str(run.pid) in w.stderr
+    finally:
+        assert cli(["stop", "last", "--yes"], shim_env).returncode == 0

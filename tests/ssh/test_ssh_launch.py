@@ -1,0 +1,56 @@
+"""``eagle-tui launch --ssh`` / ``stop``: the server starts on the "remote" host, detached.
+
+The loopback sshd's sessions get a stand-in ``sglang`` package on their PYTHONPATH; an
+``--env`` secret travels on the exec channel's stdin and must never show in any argv.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from test_launch_stop import SHIM, cli, free_port, group_alive
+
+pytestmark = [pytest.mark.sshd]
+
+
+def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object]) -> None:
+    pkg = tmp_path / "shim" / "sglang"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "launch_server.py").write_text(SHIM)
+    srv = make_sshd({"PYTHONPATH": str(tmp_path / "shim"),
+                     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"})
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+    env.update(HOME=str(home), EAGLE_TUI_DATA_DIR=str(tmp_path / "data"), MY_SECRET="s3cr3t")
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    port = free_port()
+    ssh = srv.cli_args()  # type: ignore[attr-defined]
+    p = cli(["launch", *ssh, "--no-tui", "--timeout", "40", "--env", "MY_SECRET",
+             "--cwd", str(tmp_path), "--", "python", "-m", "sglang.launch_server",
+             "--model-path", str(target), "--port", str(port)], env, timeout=90)
+    assert p.returncode == 0, p.stdout + p.stderr
+    from eagle_tui.history.store import RunStore
+
+    run = RunStore(tmp_path / "data" / "runs.sqlite3").get("last")
+    assert run.host.endswith(f"127.0.0.1:{srv.port}")  # type: ignore[attr-defined]
+    assert run.log_path and run.log_path.startswith(".cache/eagle-tui/logs/")
+    assert run.pgid is not None and len(group_alive(run.pgid)) >= 2
+    for proc in psutil.process_iter(["cmdline"]):
+        assert "s3cr3t" not in " ".join(proc.info["cmdline"] or [])
+    # sshd's sessions start in the login folder: the log is relative to root's home there
+    p = cli(["stop", "last", "--yes", *ssh[2:]], env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    deadline = time.monotonic() + 10
+    while group_alive(run.pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert group_alive(run.pgid) == []

@@ -1,0 +1,81 @@
+"""``ui/textual_private.py`` against the installed Textual: fails loudly when Textual changes.
+
+That module is the only one that reaches into Textual's private API (see its docstring for what
+each hook buys). Two kinds of check:
+
+- every private name it uses exists with the shape it relies on;
+- the Textual code it *copies* (the input loop, the scrollbar update) or whose *order* it relies
+  on (the theme watcher's queued ``refresh_css``) is fingerprinted. A Textual upgrade that changes
+  one fails here, naming the function: re-read it, bring ``textual_private`` in line, then update
+  the fingerprint below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import textual
+from textual import _loop, _parser, _xterm_parser
+from textual.app import App
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
+from textual.widget import Widget
+
+from eagle_tui.ui import textual_private
+
+# sha256 (first 16 hex digits) of each function's dedented source, as of Textual 8.2.8
+FINGERPRINTS: dict[str, tuple[Callable[..., Any], str]] = {
+    # copied by textual_private.run_input_loop
+    "LinuxDriver.run_input_thread": (LinuxDriver.run_input_thread, "03c4634c663e82c5"),
+    # repeated, minus the repaints, by ui/widgets/scrollbars.sync_scrollbars
+    "Widget._scroll_update": (Widget._scroll_update, "520a061d9e6bf463"),
+    # queues the refresh_css that textual_private.defer_css_refresh shortens
+    "App._watch_theme": (App._watch_theme, "585f469c9ae8ca2d"),
+    # what defer_css_refresh leaves out before the first screen (reparse + update)
+    "App.refresh_css": (App.refresh_css, "77928c0b6503177b"),
+}
+
+
+def _fingerprint(fn: Callable[..., Any]) -> str:
+    source = textwrap.dedent(inspect.getsource(fn))
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name", sorted(FINGERPRINTS))
+def test_the_textual_code_relied_on_is_unchanged(name: str) -> None:
+    fn, expected = FINGERPRINTS[name]
+    assert _fingerprint(fn) == expected, (
+        f"Textual {textual.__version__} changed {name}: re-read it, bring "
+        f"eagle_tui/ui/textual_private.py in line, then update FINGERPRINTS")
+
+
+def test_the_private_names_used_exist_with_their_shape() -> None:
+    assert issubclass(textual_private.EscapeParser, _xterm_parser.XTermParser)
+    parse_source = inspect.getsource(_xterm_parser.XTermParser.parse)
+    # the parser asks for characters through self.read1, with a timeout only for the ESC wait
+    assert "read1 = self.read1" in parse_source
+    assert "read1(constants.ESCAPE_DELAY)" in parse_source
+    assert _parser.Read1._fields == ("timeout",)
+    assert issubclass(_parser.ParseError, Exception)
+    assert list(_loop.loop_last([1, 2])) == [(False, 1), (True, 2)]
+    for method in ("feed", "tick"):
+        assert callable(getattr(_xterm_parser.XTermParser, method))
+    assert "self._debug = debug" in inspect.getsource(Driver.__init__)
+    assert str(inspect.signature(Widget._refresh_scrollbars)) == "(self) -> 'None'"
+    assert "animate" in inspect.signature(App.refresh_css).parameters
+
+
+def test_no_other_module_imports_textual_private_api() -> None:
+    """The isolation itself: ``textual._`` appears in no other eagle_tui module."""
+    from pathlib import Path
+
+    root = Path(textual_private.__file__).parents[1]
+    offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
+                 if p.name != "textual_private.py"
+                 and ("from textual._" in p.read_text() or "import textual._" in p.read_text())]
+    assert offenders == []

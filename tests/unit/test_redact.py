@@ -1,0 +1,28 @@
+"""Secrets never reach a stored or shown command line."""
+
+from __future__ import annotations
+
+from eagle_tui.model.redact import MASK, redact_text, redact_words
+
+
+def test_secret_flags_env_words_and_token_shapes() -> None:
+    words = ["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz", "CUDA_VISIBLE_DEVICES=0", "vllm", "serve",
+             "/m", "--api-key", "k1", "k2", "--port", "8000", "--hf-token=hf_x",
+             "--served-model-name", "sk-abcdefghijklmnopqrstuv"]
+    out = redact_words(words)
+    assert out == ["HF_TOKEN=***", "CUDA_VISIBLE_DEVICES=0", "vllm", "serve", "/m", "--api-key",
+                   MASK, MASK, "--port", "8000", "--hf-token=***", "--served-model-name", MASK]
+    joined = " ".join(out)
+    assert "k1" not in joined and "hf_abc" not in joined and "sk-abc" not in joined
+
+
+def test_text_form_and_unsplittable() -> None:
+    assert redact_text("python -m sglang.launch_server --api-key 'my key' --port 1") == \
+        "python -m sglang.launch_server --api-key '***' --port 1"
+    assert redact_text("vllm serve 'unclosed") == MASK
+
+
+def test_plain_command_untouched() -> None:
+    words = ["python", "-m", "sglang.launch_server", "--model-path", "/m",
+             "--speculative-algorithm", "EAGLE3"]
+    assert redact_words(words) == words
