@@ -76,13 +76,10 @@ _CAPTURE = re.compile(
 )
 _TYPE = re.compile(r"\btype=([\w.]+)")
 _DRAFT_ARCH = re.compile(r"Eagle|EAGLE|MTP|NextN|Nextn|Draft|Medusa|Speculator", re.ASCII)
-# Both ``server_args`` forms: the dataclass repr of older releases
-# (``server_args=ServerArgs(speculative_algorithm='EAGLE', ...)``) and the dict repr of 0.5.x
-# (``server_args={'speculative_algorithm': 'EAGLE', ...}``, one ~19 KB line). Only the keys below
-# are read, each by one search of a bounded pattern (never an eval of the line): a literal key,
-# ``=`` or ``': ``, then a quoted string of at most 4096 characters without quotes or backslashes
-# inside (a path; repr escapes anything odd, and such a value is left unread), an integer, or
-# None. Every search is linear in the line's length.
+# Both ``server_args`` forms: ``ServerArgs(speculative_algorithm='EAGLE', ...)`` (older) and
+# 0.5.x's dict ``{'speculative_algorithm': 'EAGLE', ...}`` (one ~19 KB line). Only these keys are
+# read, each by one linear search (never an eval): the key, ``=`` or ``': ``, then a quoted string
+# of at most 4096 characters without quotes or backslashes (else left unread), an int, or None.
 _ARG_SEP = r"(?:=|': )"
 _ARG_STR = _ARG_SEP + r"(?:'([^'\\]{0,4096})'|\"([^\"\\]{0,4096})\"|None\b)"
 _ARG_INT = _ARG_SEP + r"(\d{1,15}|None)\b"
@@ -287,13 +284,11 @@ def cli_spec(text: str) -> dict[str, object]:
 def weighted_accept_len(stats: Iterable[DecodeStats]) -> float | None:
     """Mean acceptance length over ``Decode batch`` lines, each weighed by its verify work.
 
-    A line's ``accept len`` is accepted tokens / verify count over the interval since the line
-    before, and that count is the batch size summed over ``--decode-log-interval`` decode steps.
-    The line does not print the count; the step count is the same for every line, so the best
-    weight it gives is its ``#running-req`` (the batch size; 1 where missing). The cumulative
-    figure SGLang itself reports (``/get_server_info`` ``avg_spec_accept_length``) sums the same
-    intervals, so the two agree up to the line's two decimals and batch-size changes inside an
-    interval. A plain mean of the values would let a near-empty interval count as a full one.
+    A line's ``accept len`` is accepted tokens / verify count since the line before, that count
+    being the batch size summed over ``--decode-log-interval`` steps. The line does not print it;
+    the step count is constant, so the best weight it gives is ``#running-req`` (1 if missing).
+    SGLang's own ``avg_spec_accept_length`` sums the same intervals, so the two agree up to two
+    decimals and batch changes inside an interval; a plain mean would not.
     """
     total = weight = 0.0
     for ev in stats:

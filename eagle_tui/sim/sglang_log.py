@@ -49,7 +49,7 @@ def server_args_fields(cfg: ServerConfig) -> dict[str, Any]:
         "speculative_eagle_topk": 1, "speculative_num_draft_tokens": NUM_DRAFT_TOKENS,
         "speculative_accept_threshold_single": 1.0, "speculative_accept_threshold_acc": 1.0,
         "speculative_token_map": None, "attention_backend": "fa3", "disable_cuda_graph": False,
-        "cuda_graph_max_bs": MAX_RUNNING, "enable_torch_compile": False,
+        "cuda_graph_max_bs_decode": MAX_RUNNING, "enable_torch_compile": False,
     }
 
 

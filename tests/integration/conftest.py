@@ -119,6 +119,7 @@ SGLANG_SERVE_ARGS = (  # CPU-only: no CUDA graphs, no overlap scheduler, a small
     "--sampling-backend", "pytorch", "--disable-cuda-graph", "--disable-overlap-schedule",
     "--max-total-tokens", "8192", "--max-running-requests", "8", "--context-length", "1024",
     "--decode-log-interval", "10",
+    "--sleep-on-idle",  # else the idle scheduler spins at ~95 % of a core (measured; 2 cores here)
 )
 SGLANG_SPEC_ARGS = ("--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
                     "--speculative-num-draft-tokens", "4")
@@ -243,6 +244,28 @@ SGLANG_PROMPTS = (
 )
 
 
+# A live SGLang server costs ~2.5 GB and, between requests, some CPU; on a 2-core box it must not
+# overlap the vLLM tests or the rest of the suite. So a shared server is stopped right after the
+# last collected test that uses it, not at the end of the session (its finalizer then finds it
+# stopped). The misconfigured server is stopped inside its fixture, before its tests run.
+_LAST_USER: dict[str, str] = {}  # fixture name -> node id of the last collected test using it
+_LIVE: dict[str, SglangServer] = {}
+
+
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection: the last test that will run
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _LAST_USER.clear()
+    for item in items:
+        if "sglang_eagle3" in getattr(item, "fixturenames", ()):
+            _LAST_USER["sglang_eagle3"] = item.nodeid
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    for name, nodeid in _LAST_USER.items():
+        if item.nodeid == nodeid and name in _LIVE:
+            _LIVE.pop(name).stop()
+
+
 @pytest.fixture(scope="session")
 def sglang_eagle3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SglangServer]:
     """A correctly configured EAGLE3 server, *launched* only: tests call ``ready()`` (or watch it
@@ -250,9 +273,11 @@ def sglang_eagle3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SglangSe
     root = _require_sglang()
     server = SglangServer.launch(root, tmp_path_factory.mktemp("sglang-eagle3"), "eagle3",
                                  "EAGLE3")
+    _LIVE["sglang_eagle3"] = server
     try:
         yield server
     finally:
+        _LIVE.pop("sglang_eagle3", None)
         server.stop()
 
 
