@@ -112,7 +112,7 @@ def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer
 # asks for one, as ``python -m sglang.launch_server ...``: the CPU workarounds are in the venv's
 # sitecustomize.py (read with SGLANG_CPU_FORCE_AMX=1), so ``ps`` shows a user's command line.
 
-SGLANG_STARTUP_LIMIT_S = 300.0  # measured 60-90 s on 2 cores; a loaded CI box is slower
+SGLANG_STARTUP_LIMIT_S = 300.0  # measured 100-185 s on 2 busy cores (60-90 s when quiet)
 SGLANG_STOP_LIMIT_S = 20.0
 SGLANG_SERVE_ARGS = (  # CPU-only: no CUDA graphs, no overlap scheduler, a small KV pool
     "--device", "cpu", "--enable-metrics", "--attention-backend", "intel_amx",
@@ -282,10 +282,17 @@ def sglang_eagle3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SglangSe
 
 
 @pytest.fixture(scope="session")
-def sglang_misconf_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sglang_misconf_log(tmp_path_factory: pytest.TempPathFactory,
+                       request: pytest.FixtureRequest) -> Path:
     """The real log of the seed's misconfiguration: ``--speculative-algorithm EAGLE`` with the
-    EAGLE-3 draft, after a few bounded requests. The server is stopped before the tests run, so
-    it never competes with the EAGLE3 server for the CPU."""
+    EAGLE-3 draft, after a few bounded requests; the server is stopped before the tests run.
+
+    When EAGLE3 tests will run too, their server is launched at the same moment: a start is
+    mostly one busy thread per server, so two starts side by side on 2 cores take little more
+    than one (measured in the issue-12 report), and the EAGLE3 tests then find it (nearly) up.
+    """
+    if "sglang_eagle3" in _LAST_USER:
+        request.getfixturevalue("sglang_eagle3")
     root = _require_sglang()
     server = SglangServer.launch(root, tmp_path_factory.mktemp("sglang-misconf"), "misconf",
                                  "EAGLE")
