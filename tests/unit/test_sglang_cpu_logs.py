@@ -20,7 +20,7 @@ import pytest
 from parsing import parse
 
 from eagle_tui.cli import main
-from eagle_tui.model.events import DecodeStats, EngineDetected, SpecConfig
+from eagle_tui.model.events import DecodeStats, DraftConfig, EngineDetected, SpecConfig
 from eagle_tui.model.sglang import server_args_spec, weighted_accept_len
 from eagle_tui.model.state import DashboardState, reduce
 
@@ -186,3 +186,18 @@ def test_weighted_accept_len_weighs_by_the_batch() -> None:
     assert weighted_accept_len(stats) == pytest.approx((3 * 4.0 + 1.0) / 4)
     assert weighted_accept_len([DecodeStats(lineno=1, accept_len=2.0)]) == 2.0
     assert weighted_accept_len([]) is None
+
+
+@pytest.mark.parametrize("known", [
+    [],
+    [SpecConfig(algorithm="EAGLE3", draft_model="/d", source="server_info"),
+     DraftConfig(path="/d", architectures=("LlamaForCausalLMEagle3",), is_eagle3=True)],
+    [SpecConfig(algorithm="NGRAM", source="log")],
+    [SpecConfig(algorithm="EAGLE", draft_model="/d", source="log"),
+     DraftConfig(path="/d", architectures=("LlamaForCausalLMEagle",), is_eagle3=False)],
+], ids=["nothing", "eagle3-correct", "ngram", "eagle-with-eagle-draft"])
+def test_the_collapse_alert_from_decode_lines_whatever_else_is_known(known: list[Any]) -> None:
+    """Settings that look right (from /server_info, the draft's config) do not hide it."""
+    decode = [ln for ln in lines("misconf.log") if b"Decode batch" in ln][:3]
+    s = reduce(reduce(DashboardState(), known), parse(decode))
+    assert any(a.kind == "drafts_rejected" and a.severity == "critical" for a in s.alerts)
