@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import figures
+from . import evidence, figures
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -66,6 +66,7 @@ class PhaseMark:
     t: float | None
     detail: str = ""
     role: str = "target"
+    inferred: str = ""  # why the phase is implied, when no milestone line said it (.evidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,8 @@ class DashboardState:
     failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
     connections: tuple[ConnectionState, ...] = ()
     restarts: int = 0
+    # evidence (.evidence): an engine implied by the lines, not detected from a banner
+    engine_inferred: evidence.Inferred | None = None
     # clock
     t_start: float | None = None
     now: float | None = None
@@ -139,6 +142,12 @@ class DashboardState:
             if m.phase is phase:
                 return m
         return None
+
+    @property
+    def phase_inferred(self) -> str:
+        """Why the current phase is implied rather than seen ("" when a milestone said it)."""
+        mark = self.phase_mark(self.phase)
+        return mark.inferred if mark is not None else ""
 
     # the shown numbers: which source wins is decided once, in .figures
     @property
@@ -213,15 +222,47 @@ def _with_phase(b: _Batch, ev: PhaseEvent) -> None:
     # *before* the crash
     if s.crash is not None:
         return
-    if s.phase_mark(ev.phase) is None:
+    old = s.phase_mark(ev.phase)
+    if old is None or old.inferred:  # a milestone line replaces what was only implied
         mark = PhaseMark(ev.phase, ev.lineno, ev.time, s.now, ev.detail, ev.role)
-        b.set(phases=(*s.phases, mark))
+        b.set(phases=(*(m for m in s.phases if m is not old), mark))
     if ev.phase.rank > s.phase.rank:
         b.set(phase=ev.phase)
 
 
+def _infer_phase(b: _Batch, phase: Phase, lineno: int, time: str | None, reason: str) -> None:
+    """Raise the phase to one the evidence implies (never lower it; a crash does not freeze
+    it: the crash itself is the evidence)."""
+    s = b.s
+    if phase.rank <= s.phase.rank:
+        return
+    marks = tuple(m for m in s.phases if m.phase is not phase)
+    mark = PhaseMark(phase, lineno, time, s.now, "", "target", reason)
+    b.set(phase=phase, phases=(*marks, mark))
+
+
+def _evidence_line(b: _Batch, ev: LogLine) -> None:
+    """A traceback or error line: the engine and phase its frames name (.evidence)."""
+    s = b.s
+    if s.engine == "unknown":
+        found = evidence.engine_in_line(ev.text)
+        if found is not None:
+            b.set(engine=found[0], engine_inferred=evidence.Inferred(found[0], ev.lineno, found[1]))
+    elif s.engine_inferred is not None and s.engine_inferred.value == "vllm":
+        found = evidence.engine_in_line(ev.text)
+        if found is not None and found[0] == "sglang":  # old SGLang calls into vllm/distributed
+            b.set(engine="sglang", engine_inferred=evidence.Inferred("sglang", ev.lineno, found[1]))
+    if s.phase.rank < Phase.READY.rank:
+        implied = evidence.phase_in_line(ev.text)
+        if implied is not None:
+            _infer_phase(b, implied[0], ev.lineno, None, implied[1])
+
+
 def _with_crash(b: _Batch, ev: CrashEvent) -> None:
     s = b.s
+    implied = evidence.phase_of_crash(ev)
+    if implied is not None and s.phase.rank < Phase.READY.rank:
+        _infer_phase(b, implied[0], ev.lineno, ev.time, implied[1])
     if s.crash is not None and _specificity(s.crash) >= _specificity(ev):
         return
     if ev.kind == "port_in_use" and s.phase is Phase.READY:
@@ -279,6 +320,9 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
     s = b.s
     if s.first_error_line is None and ev.kind in ERROR_KINDS:  # the buffer's one rule
         _setattr(s, "first_error_line", ev.lineno)
+    if (s.engine == "unknown" or s.engine_inferred or s.phase.rank < Phase.READY.rank) and (
+            evidence.worth_scanning(ev.kind, ev.text)):
+        _evidence_line(b, ev)
 
 
 def _decode(b: _Batch, ev: DecodeStats) -> None:
@@ -302,7 +346,15 @@ def _decode(b: _Batch, ev: DecodeStats) -> None:
     # line (--skip-server-warmup, a log that starts mid-run)
     if (s.phase is not Phase.SERVING and s.crash is None and ev.source == "log"
             and s.phase.rank < Phase.SERVING.rank):
-        _with_phase(b, PhaseEvent(Phase.SERVING, ev.lineno, ev.time))
+        _serving(b, ev.lineno, ev.time, evidence.SERVING_FROM_DECODE)
+
+
+def _serving(b: _Batch, lineno: int, time: str | None, reason: str) -> None:
+    """A stats line: the server is serving; inferred when nothing showed it start."""
+    if evidence.serving_inferred(b.s.phase):
+        _infer_phase(b, Phase.SERVING, lineno, time, reason)
+    else:
+        _with_phase(b, PhaseEvent(Phase.SERVING, lineno, time))
 
 
 def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per event type
@@ -322,12 +374,14 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
 
     if isinstance(ev, SpecStats):
         b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
+        if ev.source == "log" and s.crash is None and s.phase.rank < Phase.SERVING.rank:
+            _serving(b, ev.lineno, ev.time, evidence.SERVING_FROM_SPEC)
         if ev.mean_accept_len is not None:
             b.point("accept_len", now, ev.mean_accept_len)
         if ev.acceptance_rate is not None:
             b.point("accept_rate", now, ev.acceptance_rate)
     elif isinstance(ev, EngineDetected):
-        b.set(engine=ev.engine)
+        b.set(engine=ev.engine, engine_inferred=None)
     elif isinstance(ev, PhaseEvent):
         _with_phase(b, ev)
     elif isinstance(ev, Progress):
