@@ -33,7 +33,6 @@ from typing import Any, BinaryIO
 
 from eagle_tui.model.alerts import evaluate_alerts
 from eagle_tui.model.detect import NON_PLAIN_AFTER_NL
-from eagle_tui.model.evidence import worth_scanning
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -45,6 +44,7 @@ from eagle_tui.model.events import (
     PrefillStats,
     SpecStats,
 )
+from eagle_tui.model.evidence import worth_scanning
 from eagle_tui.model.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState, reduce
