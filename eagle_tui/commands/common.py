@@ -177,6 +177,10 @@ def build_sources(
 
             sources.append(RemoteProcessWatcher(transport, args.pid, port=port,
                                                 log_path=args.log))
+    if args.pid is not None or args.log:  # a model download shows as the startup's verdict
+        from eagle_tui.sources.download import DownloadWatcher
+
+        sources.append(DownloadWatcher(transport, interval=2.0 if local else 5.0))
     if args.draft_config or args.log or args.url:
         sources.append(
             DraftConfigSource(transport, args.draft_config, spec_provider=spec_provider)

@@ -23,6 +23,7 @@ import asyncio
 import json
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -34,6 +35,7 @@ from eagle_tui.commands.common import (
     health_decides,
 )
 from eagle_tui.commands.remote import close_transports, open_transports
+from eagle_tui.model.activity import startup_activity
 from eagle_tui.model.events import Event, Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.state import DashboardState
@@ -88,6 +90,8 @@ def _phase_text(state: DashboardState) -> str:
         text += f" (shards {state.shards.done}/{state.shards.total})"
     elif Phase.WEIGHTS_LOADED.rank <= state.phase.rank <= Phase.CUDA_GRAPH.rank and state.graphs:
         text += f" (graphs {state.graphs.done}/{state.graphs.total})"
+    if state.phase_inferred:
+        text += f" (inferred from {state.phase_inferred})"
     if state.crash is not None:
         text += f", CRASHED ({state.crash.kind})"
     return text
@@ -155,6 +159,10 @@ def progress_line(state: DashboardState) -> str:
         parts.append(proc)
     if (gpu := _gpu_text(state)) is not None:
         parts.append(gpu)
+    if (act := startup_activity(state)) is not None:
+        parts.append(f"{act.kind.replace('_', ' ')}: {act.detail}")
+    if state.engine_inferred is not None:
+        parts.append(f"engine: {state.engine} (inferred from {state.engine_inferred.reason})")
     if state.failures:
         parts.append("failing: " + ", ".join(clean(f"{f.source} ({f.error})")
                                               for f in state.failures))
@@ -185,7 +193,20 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "crash": state.crash.kind if state.crash else None,
         "log_lines": state.lines,
         "failing": [{"source": f.source, "error": f.error} for f in state.failures],
+        "activity": _activity_obj(state),
+        "inferred": _inferred_obj(state),
     }
+
+
+def _activity_obj(state: DashboardState) -> dict[str, str] | None:
+    act = startup_activity(state)
+    return {"kind": act.kind, "detail": act.detail} if act is not None else None
+
+
+def _inferred_obj(state: DashboardState) -> dict[str, str | None]:
+    """What the phase and engine were inferred from (``model/evidence.py``), or nulls."""
+    eng = state.engine_inferred
+    return {"phase": state.phase_inferred or None, "engine": eng.reason if eng else None}
 
 
 def _stuck(state: DashboardState) -> float | None:
@@ -197,13 +218,14 @@ def _stuck(state: DashboardState) -> float | None:
     return max(0.0, state.now - since)
 
 
-def result_dict(state: DashboardState, status: str, reason: str, code: int) -> dict[str, Any]:
+def result_dict(state: DashboardState, status: str, reason: str, code: int,
+                elapsed: float | None = None) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "event": "result",
         "status": status,
         "exit_code": code,
         "reason": reason,
-        "elapsed_s": round(state.elapsed or 0.0, 3),
+        "elapsed_s": round(elapsed if elapsed is not None else state.elapsed or 0.0, 3),
         "phase": state.phase.value,
     }
     if status == "timeout":
@@ -223,8 +245,11 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int) -> d
     return obj
 
 
-def diagnosis_lines(state: DashboardState, status: str, reason: str) -> list[str]:
-    elapsed = state.elapsed or 0.0
+def diagnosis_lines(state: DashboardState, status: str, reason: str,
+                    elapsed: float | None = None) -> list[str]:
+    """``elapsed``: the command's own wall time (the state's clock starts at its first event
+    and stops at its last, so it reads short of what the user waited)."""
+    elapsed = elapsed if elapsed is not None else state.elapsed or 0.0
     out: list[str] = []
     if status == "ready":
         out.append(f"READY after {elapsed:.1f} s: {reason} (phase: {state.phase.value})")
@@ -264,8 +289,10 @@ class Progress:
     but never ends the run.
     """
 
-    def __init__(self, out: TextIO, *, as_json: bool, has_url: bool, decide: bool = True):
+    def __init__(self, out: TextIO, *, as_json: bool, has_url: bool, decide: bool = True,
+                 t0: float | None = None):
         self.out = out
+        self.t0 = time.monotonic() if t0 is None else t0  # for the result's elapsed time
         self.as_json = as_json
         self.has_url = has_url
         self.decide = decide
@@ -287,10 +314,13 @@ class Progress:
     def on_batch(self, state: DashboardState, _events: Sequence[Event]) -> None:
         self.state = state
         loop = asyncio.get_running_loop()
+        # one line per change, not per TP rank's shard or graph count (the periodic lines show
+        # those): 157 lines for one TP-8 startup otherwise
+        act = startup_activity(state)
         key = (
             state.phase,
-            state.shards.done if state.shards else None,
-            state.graphs.done if state.graphs else None,
+            act.kind if act is not None else None,
+            state.engine_inferred is not None,
             state.health.state if state.health else None,
             state.process.status if state.process else None,
             state.crash is not None,
@@ -333,10 +363,11 @@ class Progress:
 
     def finish(self, state: DashboardState, status: str, reason: str, code: int, *,
                final: bool = True) -> None:
-        obj = result_dict(state, status, reason, code)
+        wall = time.monotonic() - self.t0
+        obj = result_dict(state, status, reason, code, wall)
         if not final:
             obj["event"] = status  # watch: a notice, the run goes on
-        self.emit(obj, "\n".join(diagnosis_lines(state, status, reason)))
+        self.emit(obj, "\n".join(diagnosis_lines(state, status, reason, wall)))
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -370,9 +401,11 @@ def failing_alerts(state: DashboardState, fail_on: str | None) -> list[str]:
 
 
 async def wait_async(args: argparse.Namespace, out: TextIO) -> int:
+    t0 = time.monotonic()  # "after N s" counts from here: what the user waited
     transports = await open_transports(args)  # --ssh hosts, or the local machine
     session: Session = build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
-    progress = Progress(out, as_json=args.json, has_url=health_decides(args, transports[0].host))
+    progress = Progress(out, as_json=args.json, has_url=health_decides(args, transports[0].host),
+                        t0=t0)
     session.subscribe(progress.on_batch)
     runner = asyncio.create_task(session.run())
     waiter = asyncio.create_task(progress.decided.wait())
@@ -411,11 +444,23 @@ def finish_verdict(progress: Progress, state: DashboardState, *, sources_ended: 
     return code
 
 
+def check_pid(args: argparse.Namespace) -> None:
+    """A local ``--pid`` that names no process is a typo, not a crash (exit 2, not 1)."""
+    pid = getattr(args, "pid", None)
+    if pid is None or getattr(args, "ssh", None):
+        return
+    import psutil  # only here: ``wait --log`` alone never needs it
+
+    if not psutil.pid_exists(pid):
+        raise UsageError(f"--pid {pid}: no such process")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         check_source_args(args)
         if not args.timeout > 0:
             raise UsageError("--timeout must be > 0")
+        check_pid(args)
     except UsageError as exc:
         print(f"eagle-tui wait: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import evidence, figures
+from . import activity, evidence, figures
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -27,6 +27,7 @@ from .events import (
     ConnectionState,
     CrashEvent,
     DecodeStats,
+    DownloadSample,
     DraftConfig,
     Engine,
     EngineDetected,
@@ -34,6 +35,7 @@ from .events import (
     GpuSample,
     HealthSample,
     HiddenStateDims,
+    LineKind,
     LogLine,
     LogRestarted,
     MetricsSample,
@@ -121,6 +123,8 @@ class DashboardState:
     restarts: int = 0
     # evidence (.evidence): an engine implied by the lines, not detected from a banner
     engine_inferred: evidence.Inferred | None = None
+    # what a silent startup is doing, from when each signal last moved (.activity)
+    activity: activity.ActivityTrack = field(default_factory=activity.ActivityTrack)
     # clock
     t_start: float | None = None
     now: float | None = None
@@ -180,7 +184,7 @@ class _Batch:
     series points so each :class:`Series` is rebuilt once per batch, not once per point.
     """
 
-    __slots__ = ("max_lineno", "pending", "recent", "recent_changed", "s")
+    __slots__ = ("line_now", "max_lineno", "pending", "recent", "recent_changed", "s")
 
     def __init__(self, state: DashboardState) -> None:
         self.s = _copy(state)
@@ -189,6 +193,7 @@ class _Batch:
         self.recent: deque[LogLine] = deque(state.recent_lines, RECENT_LINES)
         self.recent_changed = False
         self.max_lineno = state.lines
+        self.line_now: float | None = None  # the clock at the batch's last log line
 
     def set(self, **changes: object) -> None:
         for name, value in changes.items():
@@ -205,6 +210,7 @@ class _Batch:
         if self.recent_changed:
             _setattr(s, "recent_lines", tuple(self.recent))
             _setattr(s, "lines", max(s.lines, self.max_lineno))
+            _setattr(s, "activity", activity.on_lines(s.activity, self.line_now))
             self.recent_changed = False
         return s
 
@@ -302,7 +308,7 @@ def _restart(b: _Batch) -> None:
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
-        restarts=s.restarts + 1,
+        restarts=s.restarts + 1, activity=s.activity,
     )
     b.pending = {}
     b.recent.clear()
@@ -315,6 +321,7 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
     """The hot path of a busy log (most events): no state field is touched until ``finish``."""
     b.recent.append(ev)
     b.recent_changed = True
+    b.line_now = b.s.now
     if ev.lineno > b.max_lineno:
         b.max_lineno = ev.lineno
     s = b.s
@@ -323,6 +330,8 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
     if (s.engine == "unknown" or s.engine_inferred or s.phase.rank < Phase.READY.rank) and (
             evidence.worth_scanning(ev.kind, ev.text)):
         _evidence_line(b, ev)
+    if ev.kind is LineKind.MILESTONE and "watchdog" in ev.text:  # SGLang's server_args
+        _setattr(s, "activity", activity.on_server_args(s.activity, ev.text))
 
 
 def _decode(b: _Batch, ev: DecodeStats) -> None:
@@ -408,7 +417,9 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, DraftConfig):
         b.set(draft_config=ev)
     elif isinstance(ev, ProcessSample):
-        b.set(process=ev)
+        b.set(process=ev, activity=activity.on_process(s.activity, ev))
+    elif isinstance(ev, DownloadSample):
+        b.set(activity=activity.on_download(s.activity, ev))
     elif isinstance(ev, ProcessExited):
         b.set(process_exit=ev)
     elif isinstance(ev, GpuSample):
@@ -418,7 +429,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
             if g.mem_used is not None:
                 key = (g.host or ev.host, g.index)
                 peaks[key] = max(peaks.get(key, 0), g.mem_used)
-        b.set(gpus=ev, gpu_mem_peak=tuple((h, i, v) for (h, i), v in sorted(peaks.items())))
+        b.set(gpus=ev, gpu_mem_peak=tuple((h, i, v) for (h, i), v in sorted(peaks.items())),
+              activity=activity.on_gpu(s.activity, ev, s.process.pids if s.process else ()))
     elif isinstance(ev, SourceFailed | SourceRecovered):
         b.set(failures=_upsert_failure(s.failures, ev))
     elif isinstance(ev, ConnectionState):
