@@ -160,8 +160,8 @@ def note_parts(state: DashboardState) -> list[Part]:
     else what the phase and engine were inferred from (``model/evidence.py``), else nothing."""
     act = startup_activity(state)
     if act is not None:
-        return [(" ◆ ", ACTIVITY_STYLE.get(act.kind, "$text")),
-                (f"{act.kind.replace('_', ' ')} ", f"{ACTIVITY_STYLE.get(act.kind, '$text')} bold"),
+        style = ACTIVITY_STYLE.get(act.kind, "$text")
+        return [(" ◆ ", style), (f"{act.kind.replace('_', ' ')}: ", f"{style} bold"),
                 (inert(act.detail), "$text-muted")]
     parts: list[Part] = []
     if state.phase_inferred:
