@@ -194,3 +194,18 @@ def test_report_text_lists_the_crash_alert_like_json() -> None:
     assert [a["kind"] for a in rep["alerts"]] == ["crash"]  # type: ignore[union-attr]
     assert "alerts: none" not in text
     assert "alert [critical] crash: port_in_use" in text
+
+
+@pytest.mark.parametrize("path", sorted(FRAGMENTS.glob("*.log")), ids=lambda p: p.name)
+def test_dashboard_path_infers_what_report_infers(path: Path) -> None:
+    from eagle_tui.model.parser import LogParser
+
+    parser = LogParser()
+    s = reduce(DashboardState(), [*parser.feed_chunk(path.read_bytes()), *parser.finish()])
+    rep, _ = _report(path.name)
+    assert (s.engine, s.phase.value) == (rep["engine"], rep["phase"])
+    inferred = rep["inferred"]
+    assert isinstance(inferred, dict)
+    assert (inferred["phase"] or {}).get("reason", "") == s.phase_inferred
+    assert (inferred["engine"] or {}).get("reason") == (
+        s.engine_inferred.reason if s.engine_inferred else None)
