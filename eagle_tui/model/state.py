@@ -171,6 +171,7 @@ class DashboardState:
 
 
 _FIELDS: tuple[str, ...] = ()  # filled below, once the class exists
+_NO_LINE = object()
 _setattr = object.__setattr__
 
 
@@ -184,16 +185,20 @@ class _Batch:
     series points so each :class:`Series` is rebuilt once per batch, not once per point.
     """
 
-    __slots__ = ("line_now", "max_lineno", "pending", "recent", "recent_changed", "s")
+    __slots__ = ("line_now", "max_lineno", "pending", "recent", "s", "scan")
 
     def __init__(self, state: DashboardState) -> None:
         self.s = _copy(state)
         self.pending: dict[str, list[tuple[float, float]]] = {}
         # log lines: the short tail and the highest line number, folded in once per batch
         self.recent: deque[LogLine] = deque(state.recent_lines, RECENT_LINES)
-        self.recent_changed = False
         self.max_lineno = state.lines
-        self.line_now: float | None = None  # the clock at the batch's last log line
+        # the clock at the batch's last log line (_NO_LINE: no line yet), one store per line
+        self.line_now: float | object | None = _NO_LINE
+        # whether log lines may still carry evidence (.evidence): decided once per batch, as the
+        # hot path cannot afford it per line; set again where it can turn true (a restart, a
+        # phase that goes back). Scanning a line needlessly changes nothing.
+        self.scan = _wants_evidence(state)
 
     def set(self, **changes: object) -> None:
         for name, value in changes.items():
@@ -207,12 +212,22 @@ class _Batch:
         for name, pts in self.pending.items():
             _setattr(s, name, getattr(s, name).extend(pts))
         self.pending = {}
-        if self.recent_changed:
+        line_now = self.line_now
+        if line_now is not _NO_LINE:
             _setattr(s, "recent_lines", tuple(self.recent))
             _setattr(s, "lines", max(s.lines, self.max_lineno))
-            _setattr(s, "activity", activity.on_lines(s.activity, self.line_now))
-            self.recent_changed = False
+            assert line_now is None or isinstance(line_now, float)
+            _setattr(s, "activity", activity.on_lines(s.activity, line_now))
+            self.line_now = _NO_LINE
         return s
+
+
+def _wants_evidence(state: DashboardState) -> bool:
+    return (state.engine == "unknown" or state.engine_inferred is not None
+            or state.phase.rank < Phase.READY.rank)
+
+
+_MILESTONE = LineKind.MILESTONE
 
 
 def _copy(state: DashboardState) -> DashboardState:
@@ -275,6 +290,7 @@ def _with_crash(b: _Batch, ev: CrashEvent) -> None:
         # vLLM: "Application startup complete." followed by a bind error was never ready
         marks = tuple(m for m in s.phases if m.phase is not Phase.READY)
         b.set(crash=ev, phase=Phase.HTTP_SERVER, phases=marks)
+        b.scan = True
         return
     b.set(crash=ev)
 
@@ -311,8 +327,9 @@ def _restart(b: _Batch) -> None:
         restarts=s.restarts + 1, activity=s.activity,
     )
     b.pending = {}
+    b.scan = True
     b.recent.clear()
-    b.recent_changed = False
+    b.line_now = _NO_LINE
     b.max_lineno = 0
     b.set(**{name: getattr(fresh, name) for name in _FIELDS})
 
@@ -320,17 +337,15 @@ def _restart(b: _Batch) -> None:
 def _log_line(b: _Batch, ev: LogLine) -> None:
     """The hot path of a busy log (most events): no state field is touched until ``finish``."""
     b.recent.append(ev)
-    b.recent_changed = True
-    b.line_now = b.s.now
+    s = b.s
+    b.line_now = s.now
     if ev.lineno > b.max_lineno:
         b.max_lineno = ev.lineno
-    s = b.s
     if s.first_error_line is None and ev.kind in ERROR_KINDS:  # the buffer's one rule
         _setattr(s, "first_error_line", ev.lineno)
-    if (s.engine == "unknown" or s.engine_inferred or s.phase.rank < Phase.READY.rank) and (
-            evidence.worth_scanning(ev.kind, ev.text)):
+    if b.scan and evidence.worth_scanning(ev.kind, ev.text):  # startup, or a fragment
         _evidence_line(b, ev)
-    if ev.kind is LineKind.MILESTONE and "watchdog" in ev.text:  # SGLang's server_args
+    if ev.kind is _MILESTONE and "watchdog" in ev.text:  # SGLang's server_args (.activity)
         _setattr(s, "activity", activity.on_server_args(s.activity, ev.text))
 
 
