@@ -35,7 +35,7 @@ from eagle_tui.commands.common import (
     health_decides,
 )
 from eagle_tui.commands.remote import close_transports, open_transports
-from eagle_tui.model.activity import startup_activity
+from eagle_tui.model.activity import startup_activity, stuck_collective
 from eagle_tui.model.events import Event, Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.state import DashboardState
@@ -163,6 +163,9 @@ def progress_line(state: DashboardState) -> str:
         parts.append(f"{act.kind.replace('_', ' ')}: {act.detail}")
     if state.engine_inferred is not None:
         parts.append(f"engine: {state.engine} (inferred from {state.engine_inferred.reason})")
+    if (stuck := stuck_collective(state)) is not None:
+        parts.append(f"STUCK COLLECTIVE: GPUs busy, no tokens for {stuck.busy_s:.0f} s, "
+                     f"watchdog in {stuck.remaining_s:.0f} s")
     if state.failures:
         parts.append("failing: " + ", ".join(clean(f"{f.source} ({f.error})")
                                               for f in state.failures))
@@ -321,6 +324,7 @@ class Progress:
             state.phase,
             act.kind if act is not None else None,
             state.engine_inferred is not None,
+            stuck_collective(state) is not None,
             state.health.state if state.health else None,
             state.process.status if state.process else None,
             state.crash is not None,

@@ -72,3 +72,14 @@ def test_progress_says_what_is_inferred_and_what_a_silent_startup_does() -> None
                                       ProcessSample(60.0, 5, "running", cpu_percent=400.0)])
     assert "compiling: CPU 400%" in progress_line(quiet)
     assert progress_dict(quiet)["activity"]["kind"] == "compiling"
+
+
+def test_progress_line_names_a_stuck_collective() -> None:
+    from eagle_tui.model.events import EngineDetected, GpuInfo, GpuSample, LogLine
+
+    busy = (GpuInfo(0, util_gpu=100.0),)
+    s = reduce(DashboardState(), [Tick(1000.0), EngineDetected("vllm"),
+                                  PhaseEvent(Phase.READY, 1), LogLine(2, "x"),
+                                  GpuSample(1001.0, "ok", busy), GpuSample(1100.0, "ok", busy)])
+    line = progress_line(s)
+    assert "STUCK COLLECTIVE: GPUs busy, no tokens for 99 s, watchdog in 501 s" in line
