@@ -111,14 +111,12 @@ def phase_in_line(text: str) -> tuple[Phase, str] | None:
     return None
 
 
-def phase_of_crash(crash: CrashEvent) -> tuple[Phase, str] | None:
+def phase_of_crash(crash: CrashEvent, engine: Engine = "unknown") -> tuple[Phase, str] | None:
     """The phase a classified crash implies (``None`` when its kind says nothing about it)."""
     msg = crash.message
     kind = crash.kind
     if kind == "port_in_use":
-        if _INIT_TEXT.search(msg):
-            return Phase.INIT, "an address-in-use error at the NCCL rendezvous"
-        return Phase.HTTP_SERVER, "an address-in-use error (the HTTP server binds its port)"
+        return _port_phase(msg, engine)
     if kind == "not_enough_memory":
         if _INIT_MEMORY.search(msg):
             return Phase.INIT, "a free-memory check at init"
@@ -133,6 +131,18 @@ def phase_of_crash(crash: CrashEvent) -> tuple[Phase, str] | None:
         return Phase.INIT, "a launch error (arguments or model not found)"
     line = phase_in_line(msg)
     return line
+
+
+def _port_phase(msg: str, engine: Engine) -> tuple[Phase, str]:
+    """Where an address-in-use error happens: uvicorn's bind at the HTTP server, but a current
+    vLLM binds its socket before it builds the engine, and SGLang checks its ports at start."""
+    if _INIT_TEXT.search(msg):
+        return Phase.INIT, "an address-in-use error at the NCCL rendezvous"
+    if "is not available in" in msg:
+        return Phase.INIT, "a port check at start"
+    if "error while attempting to bind" in msg or engine != "vllm":
+        return Phase.HTTP_SERVER, "an address-in-use error (the HTTP server binds its port)"
+    return Phase.INIT, "an address-in-use error (vLLM binds its port before the engine starts)"
 
 
 def serving_inferred(phase: Phase) -> bool:

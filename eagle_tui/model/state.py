@@ -281,7 +281,7 @@ def _evidence_line(b: _Batch, ev: LogLine) -> None:
 
 def _with_crash(b: _Batch, ev: CrashEvent) -> None:
     s = b.s
-    implied = evidence.phase_of_crash(ev)
+    implied = evidence.phase_of_crash(ev, s.engine)
     if implied is not None and s.phase.rank < Phase.READY.rank:
         _infer_phase(b, implied[0], ev.lineno, ev.time, implied[1])
     if s.crash is not None and _specificity(s.crash) >= _specificity(ev):

@@ -68,6 +68,9 @@ def test_phase_in_line(text: str, phase: Phase | None) -> None:
 @pytest.mark.parametrize(("kind", "message", "phase"), [
     ("port_in_use", "OSError: [Errno 98] Address already in use", Phase.HTTP_SERVER),
     ("port_in_use", "torch.distributed TCPStore: EADDRINUSE", Phase.INIT),
+    ("port_in_use", "ERROR:    [Errno 98] error while attempting to bind on address "
+     "('0.0.0.0', 8000): address already in use", Phase.HTTP_SERVER),
+    ("port_in_use", "Port 30000 is not available in 10 seconds", Phase.INIT),
     ("not_enough_memory", "RuntimeError: Not enough memory. Please try to increase "
      "--mem-fraction-static.", Phase.KV_CACHE),
     ("not_enough_memory", "ValueError: No available memory for the cache blocks.",
@@ -84,6 +87,15 @@ def test_phase_in_line(text: str, phase: Phase | None) -> None:
 def test_phase_of_crash(kind: str, message: str, phase: Phase | None) -> None:
     found = phase_of_crash(crash(kind, message))
     assert (found[0] if found else None) is phase
+
+
+def test_vllm_binds_its_port_before_the_engine() -> None:
+    found = phase_of_crash(crash("port_in_use", "OSError: [Errno 98] Address already in use"),
+                           "vllm")
+    assert found is not None and found[0] is Phase.INIT
+    uvicorn = phase_of_crash(crash("port_in_use", "[Errno 98] error while attempting to bind on "
+                                   "address ('0.0.0.0', 8000): address already in use"), "vllm")
+    assert uvicorn is not None and uvicorn[0] is Phase.HTTP_SERVER
 
 
 def test_worth_scanning_is_cheap_and_narrow() -> None:
