@@ -206,7 +206,9 @@ def startup_activity(state: DashboardState) -> Activity | None:
                         f"{dl.files} file{'s' if dl.files != 1 else ''}{rate}")
     if silent < QUIET_S:
         return None
-    quiet = f"log silent {_fmt_s(silent)}"
+    # no line at all: no log is watched, or it is still empty; only a log that stopped is "hung"
+    has_log = state.lines > 0
+    quiet = f"log silent {_fmt_s(silent)}" if has_log else f"no log line in {_fmt_s(silent)}"
     if _recent(tr.last_read_t, now):
         return Activity("loading", f"reading {_fmt_b(tr.read_bps or 0)}/s ({quiet}): loading "
                         "weights")
@@ -221,7 +223,7 @@ def startup_activity(state: DashboardState) -> Activity | None:
     if cpu is not None and cpu >= CPU_BUSY:
         return Activity("compiling", f"CPU {cpu:.0f}% with no reads and GPU memory flat "
                         f"({quiet}): compiling (torch.compile, Triton, JIT kernels)")
-    if silent >= HUNG_S:
+    if silent >= HUNG_S and has_log:
         if cpu is None:
             return Activity("hung", f"{quiet}, no process data to tell compiling from hung")
         return Activity("hung", f"{quiet}, CPU {cpu:.0f}%, no reads, GPU memory flat: hung? "
@@ -264,8 +266,8 @@ def stuck_collective(state: DashboardState) -> Stuck | None:
     if metrics is not None and metrics.gen_tps and state.now - metrics.t <= RECENT_S:
         return None  # tokens are flowing (the log may just be quiet)
     silent = silent_for(state)
-    if silent is None:
-        return None
+    if silent is None or (state.lines == 0 and metrics is None):
+        return None  # neither a log nor /metrics to say that no tokens come
     busy = min(silent, state.now - tr.gpu_busy_since)
     if busy < STUCK_AFTER_S:
         return None

@@ -176,3 +176,12 @@ def test_parse_find_of_the_hf_cache() -> None:
 def test_parse_proc_sums_the_tree() -> None:
     assert parse_proc("100\n10 250 4096\n11 50 -\n12 x 1\n") == (100.0, 300, 4096)
     assert parse_proc("250\n") == (250.0, 0, None)
+
+
+def test_without_a_log_nothing_is_called_hung_or_stuck() -> None:
+    s = reduce(DashboardState(), [Tick(1000.0), proc(1300.0, cpu=0.0)])
+    act = startup_activity(s)
+    assert act is not None and act.kind == "waiting" and "no log line in 5m00s" in act.detail
+    busy = reduce(DashboardState(), [Tick(1000.0), gpu(1001.0, GIB, util=100.0),
+                                     gpu(1200.0, GIB, util=100.0)])
+    assert stuck_collective(busy) is None
