@@ -40,7 +40,7 @@ from eagle_tui.model.events import Event, Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
-from eagle_tui.transport.base import TransportError
+from eagle_tui.transport.base import Transport, TransportError
 
 EXIT_READY = 0
 EXIT_CRASHED = 1
@@ -407,6 +407,13 @@ def failing_alerts(state: DashboardState, fail_on: str | None) -> list[str]:
 async def wait_async(args: argparse.Namespace, out: TextIO) -> int:
     t0 = time.monotonic()  # "after N s" counts from here: what the user waited
     transports = await open_transports(args)  # --ssh hosts, or the local machine
+    try:
+        if getattr(args, "ssh", None) and args.pid is not None:
+            await check_remote_pid(transports[0], args.pid)
+    except UsageError as exc:
+        await close_transports(transports)
+        print(f"eagle-tui wait: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     session: Session = build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
     progress = Progress(out, as_json=args.json, has_url=health_decides(args, transports[0].host),
                         t0=t0)
@@ -457,6 +464,13 @@ def check_pid(args: argparse.Namespace) -> None:
 
     if not psutil.pid_exists(pid):
         raise UsageError(f"--pid {pid}: no such process")
+
+
+async def check_remote_pid(transport: Transport, pid: int) -> None:
+    """``--pid`` over SSH: a process the host does not have is a typo too (exit 2)."""
+    res = await transport.run(["test", "-d", f"/proc/{pid}"], 10.0)
+    if res.exit_code != 0:
+        raise UsageError(f"--pid {pid}: no such process on {transport.host}")
 
 
 def run(args: argparse.Namespace) -> int:

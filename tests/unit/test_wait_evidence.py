@@ -83,3 +83,20 @@ def test_progress_line_names_a_stuck_collective() -> None:
                                   GpuSample(1001.0, "ok", busy), GpuSample(1100.0, "ok", busy)])
     line = progress_line(s)
     assert "STUCK COLLECTIVE: GPUs busy, no tokens for 99 s, watchdog in 501 s" in line
+
+
+async def test_remote_pid_typo_is_a_usage_error() -> None:
+    from eagle_tui.commands.wait import check_remote_pid
+    from eagle_tui.transport.local import LocalTransport
+
+    class Remote(LocalTransport):  # runs the check locally, named like a host
+        @property
+        def host(self) -> str:
+            return "gpu-node"
+
+    gone = 999_999_999
+    while os.path.exists(f"/proc/{gone}"):
+        gone -= 1
+    with pytest.raises(UsageError, match="no such process on gpu-node"):
+        await check_remote_pid(Remote(), gone)
+    await check_remote_pid(Remote(), os.getpid())
