@@ -13,8 +13,9 @@ the lines say more. These rules read what a fragment still shows:
   blocks``) happened in the KV-cache phase;
 * **NCCL init errors** (``ncclCommInitRank``, ``init_distributed_environment``,
   ``initialize_model_parallel``) happened in init;
-* an **address-in-use** error happened at the HTTP server (unless the traceback is NCCL's
-  rendezvous, which is init);
+* an **address-in-use** error happened at the HTTP server (uvicorn's bind), except where the
+  port is taken before the engine starts: a current vLLM binds its socket first, SGLang checks
+  its ports at start, and NCCL's rendezvous is init;
 * a **traceback through** ``sglang/srt/…`` is SGLang's, through ``vllm/…`` vLLM's (old SGLang
   builds call into ``vllm/distributed``: an ``sglang/srt`` frame wins over a ``vllm`` one).
 

@@ -60,7 +60,8 @@ def render_text(report: dict[str, Any]) -> str:
     w(f"{r['file']}: {r['engine']}{eng_note}, {r['lines']} lines\n")
     w(f"phase: {r['phase']} ({ready}{ph_note})\n")
     for p in r["phases"]:
-        w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}\n".rstrip() + "\n")
+        mark = " (inferred)" if ph and (p["phase"], p["line"]) == (ph["value"], ph["line"]) else ""
+        w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}".rstrip() + mark + "\n")
     c = r["crash"]
     if c is None:
         w("crash: none\n")
