@@ -130,8 +130,7 @@ def phase_of_crash(crash: CrashEvent, engine: Engine = "unknown") -> tuple[Phase
         return Phase.INIT, "an NCCL init error"
     if kind in ("config_error", "model_not_found"):
         return Phase.INIT, "a launch error (arguments or model not found)"
-    line = phase_in_line(msg)
-    return line
+    return phase_in_line(msg)  # the exception line may name the step itself
 
 
 def _port_phase(msg: str, engine: Engine) -> tuple[Phase, str]:
