@@ -70,6 +70,10 @@ def build_sources(
 
             sources.append(RemoteProcessWatcher(transport, spec.pid, port=port,
                                                 log_path=spec.log))
+    if spec.pid is not None or spec.log:  # a model download shows as the startup's verdict
+        from eagle_tui.sources.download import DownloadWatcher
+
+        sources.append(DownloadWatcher(transport, interval=2.0 if local else 5.0))
     if spec.draft_config or spec.log or spec.url:
         sources.append(
             DraftConfigSource(transport, spec.draft_config, spec_provider=spec_provider)
