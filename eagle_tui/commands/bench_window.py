@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.model.benchfiles import counter_totals, metrics_figures
-from eagle_tui.model.windows import BenchWindow, WindowTracker, marker_query, own_path
+from eagle_tui.model.windows import (
+    BenchWindow,
+    WindowTracker,
+    client_totals,
+    marker_query,
+    own_path,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -104,16 +110,8 @@ def window_dict(result: BenchResult, t_start: float, t_end: float,
         m = metrics_figures(before, after, duration)
         if m is not None:
             figures.append(m.as_dict())
-    client: dict[str, Any] = {"source": "client", "tok_s": round(result.tokens / duration, 4)
-                              if duration else None, "tokens": result.tokens}
-    if result.verify:
-        client["accept_len"] = round(result.tokens / result.verify, 4)
-        client["note"] = "tokens per verify step (the engine's meta_info.spec_verify_ct)"
-    elif result.events > result.ok > 0:
-        client["accept_len"] = round((result.tokens - result.ok) / (result.events - result.ok), 4)
-        client["note"] = ("tokens per streamed event, prefill event left out "
-                          "(an approximation of the acceptance length)")
-    figures.append(client)
+    client = client_totals(result.tokens, result.events, result.ok, result.verify, duration)
+    figures.append(client.as_dict())
     return {"id": result.bench_id, "url": result.url, "t_start": t_start, "t_end": t_end,
             "duration_s": duration, "requests": result.ok, "figures": figures}
 

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from eagle_tui.commands.remote import SshUsageError, add_ssh_args, check_ssh_args
 from eagle_tui.model.events import Baseline, SpecConfig
+from eagle_tui.model.windows import own_path
 
 if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
     from eagle_tui.session import Session
@@ -153,19 +154,22 @@ def build_sources(
         sources.append(LogTail(transport, args.log))
         sources.extend(LogTail(tr, args.log, name=f"log {tr.host}") for tr in other_hosts)
     if args.url or (args.pid is not None and local):
-        from eagle_tui.sources.health import HealthPoller, listening_urls
+        from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
     if args.url:
         from eagle_tui.sources.metrics import MetricsScraper
         from eagle_tui.sources.serverinfo import ServerInfoSource
 
-        sources.append(HealthPoller(transport, args.url, interval=health_interval))
-        sources.append(MetricsScraper(transport, args.url))
+        # our own polls carry a mark their access lines show: the log view folds them
+        sources.append(HealthPoller(transport, args.url, interval=health_interval,
+                                    ready_interval=READY_INTERVAL_S, path=own_path("/health")))
+        sources.append(MetricsScraper(transport, args.url, path=own_path("/metrics")))
         sources.append(ServerInfoSource(transport, args.url))
     elif args.pid is not None and local:
         # --pid alone: find the server's HTTP port among the ports its process tree listens on
         pid = args.pid
         sources.append(HealthPoller(transport, None, discover=lambda: listening_urls(pid),
-                                    interval=health_interval))
+                                    interval=health_interval, ready_interval=READY_INTERVAL_S,
+                                    path=own_path("/health")))
     port = url_port(args.url) if args.url and is_local_host(args.url) else None
     if args.pid is not None or port is not None or args.log:
         if local:

@@ -10,12 +10,12 @@ query string, and both engines ignore an unknown query parameter. So every poll 
 
 Benchmark windows: ``eagle-tui bench`` sends ``GET /health?eagle-tui-bench=ID&at=start&t=T``
 before its load and ``...&at=end&t=T&tokens=N&events=E&requests=R`` after it (its load
-requests are left as they are: a user's filter on ``POST /v1/`` still finds them). The markers are in the server's own log, so a bench
-run from another terminal (or another machine) is a window for every dashboard and ``report``
-that reads that log; the end marker carries what the client saw, so the window has the
-client-side figures without any other channel. ``T`` is the bench's clock: the window's length
-is ``t_end - t_start`` on one clock, whatever the log's timestamps say (vLLM's access lines
-have none).
+requests are left as they are: a user's filter on ``POST /v1/`` still finds them). The
+markers are in the server's own log, so a bench run from another terminal (or another
+machine) is a window for every dashboard and ``report`` that reads that log; the end marker
+carries what the client saw, so the window has the client-side figures without any other
+channel. ``T`` is the bench's clock: the window's length is ``t_end - t_start`` on one clock,
+whatever the log's timestamps say (vLLM's access lines have none).
 
 Per window :class:`WindowTracker` adds up the log's stats intervals, weighted by their work:
 vLLM's acceptance length is ``1 + Σaccepted / Σdrafts`` (drafts of an interval recovered from
@@ -45,6 +45,7 @@ _OWN_SUFFIXES = (f"?{OWN_TAG} ", f"?{OWN_TAG}&")
 _BENCH_RE = re.compile(
     rf"[?&]{BENCH_TAG}=([A-Za-z0-9_.-]{{1,40}})((?:&[a-z]{{1,12}}=[A-Za-z0-9_.-]{{1,40}})*)")
 SGLANG_DEFAULT_LOG_INTERVAL = 40  # SGLang's --decode-log-interval default
+_LOG_INTERVAL_RE = re.compile(r"decode_log_interval['\"]?\s*[=:]\s*(\d{1,6})")
 
 
 def own_path(path: str) -> str:
@@ -107,10 +108,11 @@ class WindowFigures:
     tokens: float | None = None
     weight: float | None = None  # what the acceptance is weighted by (drafts, verify steps...)
     note: str = ""
+    intervals: int | None = None  # the log's stats intervals that went into it
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"source": self.source}
-        for key in ("accept_len", "tok_s", "tokens", "weight"):
+        for key in ("accept_len", "tok_s", "tokens", "weight", "intervals"):
             v = getattr(self, key)
             if v is not None:
                 d[key] = round(v, 4)
@@ -160,12 +162,13 @@ class BenchWindow:
             tokens = s.spec_tokens if s.spec_tokens > 0 else None
             return WindowFigures("log", 1.0 + s.accepted / s.drafts,
                                  tokens / dur if tokens is not None and dur else None, tokens,
-                                 s.drafts, f"{s.intervals} intervals, weighted by drafts")
+                                 s.drafts, "weighted by drafts", s.intervals)
         if s.sg_weight > 0:
             return WindowFigures("log", s.sg_accept / s.sg_weight,
                                  s.sg_tokens / dur if dur else None, s.sg_tokens, s.sg_weight,
-                                 f"{s.intervals} intervals, weighted by running requests")
-        return WindowFigures("log", note="no stats interval in the window")
+                                 "weighted by running requests; tokens estimated as "
+                                 "decode_log_interval x running x accept len", s.intervals)
+        return WindowFigures("log", note="no stats interval in the window", intervals=0)
 
     def figures(self) -> list[WindowFigures]:
         out = [self.log_figures(), *self.extra]
@@ -180,17 +183,30 @@ class BenchWindow:
                 "figures": [f.as_dict() for f in self.figures()]}
 
 
-def client_figures(mark: BenchMark, duration_s: float | None) -> WindowFigures | None:
-    """What the bench client saw, from its end marker's numbers."""
-    tokens, events, requests = mark.number("tokens"), mark.number("events"), mark.number("requests")
-    if tokens is None:
-        return None
+def client_totals(tokens: float, events: float | None, requests: float | None,
+                  verify: float | None, duration_s: float | None) -> WindowFigures:
+    """The client's figures from its totals: the engine's own verify-step count where it gave
+    one (SGLang's ``meta_info``), else tokens per streamed event without each request's first
+    (prefill) event: one event per verify step carries that step's accepted tokens."""
+    tok_s = tokens / duration_s if duration_s else None
+    if verify:
+        return WindowFigures("client", tokens / verify, tok_s, tokens, verify,
+                             "tokens per verify step (meta_info.spec_verify_ct)")
     accept = None
     if events is not None and requests is not None and events > requests:
         accept = (tokens - requests) / (events - requests)
-    return WindowFigures("client", accept, tokens / duration_s if duration_s else None, tokens,
-                         events, "tokens per streamed event, prefill event left out "
+    return WindowFigures("client", accept, tok_s, tokens, events,
+                         "tokens per streamed event, prefill event left out "
                          "(an approximation of the acceptance length)")
+
+
+def client_figures(mark: BenchMark, duration_s: float | None) -> WindowFigures | None:
+    """What the bench client saw, from its end marker's numbers."""
+    tokens = mark.number("tokens")
+    if tokens is None:
+        return None
+    return client_totals(tokens, mark.number("events"), mark.number("requests"),
+                         mark.number("verify"), duration_s)
 
 
 class WindowTracker:
@@ -223,6 +239,8 @@ class WindowTracker:
         return changed
 
     def _line(self, ln: LogLine) -> BenchWindow | None:
+        if "decode_log_interval" in ln.text and (m := _LOG_INTERVAL_RE.search(ln.text)):
+            self.decode_log_interval = max(1, int(m.group(1)))  # SGLang's server_args line
         mark = bench_mark(ln.text)
         if mark is None:
             return None
@@ -254,7 +272,9 @@ class WindowTracker:
         if isinstance(ev, DecodeStats):
             if w.end_lineno is not None:
                 w._tail += 1
-                if w._tail > 1:  # the interval after the tail: the window is complete
+                # the interval after the tail, or an idle one (vLLM logs one, then none):
+                # nothing more of this window is to come
+                if w._tail > 1 or (ev.gen_tps == 0 and ev.accept_len is None):
                     w.sealed = True
                     return w
             if ev.accept_len is not None:  # SGLang's decode line carries the acceptance
@@ -290,5 +310,5 @@ def with_source(fig: WindowFigures, source: str) -> WindowFigures:
 
 
 __all__ = ["BENCH_TAG", "OWN_TAG", "BenchMark", "BenchWindow", "WindowFigures", "WindowTracker",
-           "bench_mark", "client_figures", "is_own_access", "marker_query", "own_path",
-           "with_source"]
+           "bench_mark", "client_figures", "client_totals", "is_own_access", "marker_query",
+           "own_path", "with_source"]
