@@ -55,7 +55,7 @@ def own_path(path: str) -> str:
 
 def is_own_access(text: str) -> bool:
     """An access line of one of eagle-tui's own polls (not a bench marker or load request)."""
-    return OWN_TAG in text and any(s in text for s in _OWN_SUFFIXES)
+    return OWN_TAG in text and " HTTP/" in text and any(s in text for s in _OWN_SUFFIXES)
 
 
 @dataclass(frozen=True, slots=True)

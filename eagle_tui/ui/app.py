@@ -383,6 +383,12 @@ class EagleApp(App[int]):
     def action_wrap(self) -> None:
         self.log_view.set_wrap(not self.log_view.wrap)
 
+    def action_own_polls(self) -> None:
+        fold = not self.log_view.fold_own
+        self.log_view.set_fold_own(fold)
+        self.notify("eagle-tui's own polls folded" if fold else "eagle-tui's own polls shown",
+                    timeout=2, markup=False)
+
     def action_marker(self) -> None:
         now = self.clock()
         label = time.strftime("%H:%M:%S", time.localtime(now))
