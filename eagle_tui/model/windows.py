@@ -21,7 +21,8 @@ Per window :class:`WindowTracker` adds up the log's stats intervals, weighted by
 vLLM's acceptance length is ``1 + Σaccepted / Σdrafts`` (drafts of an interval recovered from
 its printed mean, ``accepted / (mean - 1)``), its tokens ``Σ gen_tps × dt`` with the interval's
 length ``dt = accepted / accepted_tps`` (both printed on the SpecDecoding line, to four
-significant digits, where the line's second-resolution stamp would be off by up to 50 %).
+significant digits, where the line's second-resolution stamp would be off by up to 50 %), at
+most the window's usual interval (see :func:`_vllm_tokens`).
 SGLang's decode lines print an interval's figures only: acceptance is weighted by the running
 requests (the verify steps of an interval are ``decode_log_interval × running``), tokens are
 ``decode_log_interval × running × accept_len``.
@@ -34,6 +35,7 @@ the one after that seals the window.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -125,7 +127,7 @@ class WindowFigures:
 class _LogSums:
     drafts: float = 0.0
     accepted: float = 0.0
-    spec_tokens: float = 0.0  # Σ gen_tps × dt over intervals whose dt is known (vLLM)
+    spec_intervals: list[tuple[float, float]] = field(default_factory=list)  # (tok/s, dt): vLLM
     intervals: int = 0
     # SGLang: acceptance weighted by running requests, tokens estimated from the interval
     sg_weight: float = 0.0
@@ -159,7 +161,7 @@ class BenchWindow:
     def log_figures(self) -> WindowFigures:
         s, dur = self._sums, self.duration_s
         if s.drafts > 0:
-            tokens = s.spec_tokens if s.spec_tokens > 0 else None
+            tokens = _vllm_tokens(s.spec_intervals) or None
             return WindowFigures("log", 1.0 + s.accepted / s.drafts,
                                  tokens / dur if tokens is not None and dur else None, tokens,
                                  s.drafts, "weighted by drafts", s.intervals)
@@ -223,7 +225,7 @@ class WindowTracker:
         self.max_windows = max_windows
         self._open: BenchWindow | None = None
 
-    def feed(self, events: list[Event] | tuple[Event, ...]) -> list[BenchWindow]:
+    def feed(self, events: Sequence[Event]) -> list[BenchWindow]:
         """Take a batch in; returns the windows that opened, closed or sealed in it."""
         changed: list[BenchWindow] = []
         for ev in events:
@@ -292,9 +294,24 @@ class WindowTracker:
         s.accepted += ev.accepted
         s.drafts += ev.accepted / (ev.mean_accept_len - 1.0)
         if s.pending_tps is not None and ev.accepted_tps:
-            s.spec_tokens += s.pending_tps * (ev.accepted / ev.accepted_tps)
+            s.spec_intervals.append((s.pending_tps, ev.accepted / ev.accepted_tps))
         s.pending_tps = None
         return None
+
+    def banners(self, events: Sequence[Event]) -> list[str]:
+        """:meth:`feed`, as the separator lines the log view shows for what changed."""
+        out: list[str] = []
+        for w in self.feed(events):
+            if w.sealed:
+                out.append(f"──── bench window {w.bench_id} · " + " │ ".join(
+                    _short(f) for f in w.figures()) + " ────")
+            elif w.end_lineno is not None:
+                dur = f"{w.duration_s:.1f} s" if w.duration_s else "?"
+                out.append(f"──── bench window {w.bench_id} ended · {dur}, {w.requests} requests"
+                           + (f" · {_short(w.client)}" if w.client else "") + " ────")
+            else:
+                out.append(f"──── bench window {w.bench_id} started ────")
+        return out
 
     def add_figures(self, bench_id: str, figures: WindowFigures) -> BenchWindow | None:
         """Attach another source's figures (bench's /metrics deltas, a results file)."""
@@ -303,6 +320,24 @@ class WindowTracker:
                 w.extra = [f for f in w.extra if f.source != figures.source] + [figures]
                 return w
         return None
+
+
+def _vllm_tokens(intervals: list[tuple[float, float]]) -> float:
+    """Σ tok/s × dt, each ``dt`` at most the usual interval (the median): vLLM's SpecDecoding
+    logger times its interval from its own last line, and prints none while idle, so the first
+    interval after an idle spell spans the idle time too (its tok/s, from the Engine line, does
+    not)."""
+    if not intervals:
+        return 0.0
+    dts = sorted(dt for _, dt in intervals)
+    usual = dts[len(dts) // 2]
+    return sum(tps * min(dt, usual) for tps, dt in intervals)
+
+
+def _short(f: WindowFigures) -> str:
+    accept = f"accept {f.accept_len:.2f}" if f.accept_len is not None else "accept n/a"
+    tps = f"{f.tok_s:.1f} tok/s" if f.tok_s is not None else "tok/s n/a"
+    return f"{f.source} {accept}, {tps}"
 
 
 def with_source(fig: WindowFigures, source: str) -> WindowFigures:
