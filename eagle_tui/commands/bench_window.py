@@ -91,7 +91,7 @@ async def wait_for_log_window(path: Path, bench_id: str, offset: int) -> BenchWi
         w = await asyncio.to_thread(log_window, path, bench_id, offset)
         if w is not None and w.sealed:
             return w
-        sglang = w is not None and w._sums.sg_weight > 0 and w._sums.drafts == 0
+        sglang = w is not None and w.sums.sglang
         if time.monotonic() >= deadline or (sglang and time.monotonic() - started
                                             > SGLANG_LOG_WAIT_S):
             return w

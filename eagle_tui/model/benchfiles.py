@@ -19,11 +19,14 @@ Two formats, read as their tools write them (pure: the caller reads the file):
 from __future__ import annotations
 
 import json
+import re
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from .windows import WindowFigures
+from .events import DecodeStats, Event, LogLine, SpecStats
+from .windows import _LOG_INTERVAL_RE, SGLANG_DEFAULT_LOG_INTERVAL, LogSums, WindowFigures
 
 _COUNTERS = ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_accepted_tokens",
              "vllm:generation_tokens", "sglang:generation_tokens", "sglang:spec_verify_calls")
@@ -146,4 +149,64 @@ def parse_results(text: str) -> list[ResultsRun]:
     return runs
 
 
-__all__ = ["ResultsRun", "counter_totals", "metrics_figures", "parse_results", "parse_run"]
+_STAMP = re.compile(r"^(?:(\d{4})-)?(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})")
+
+
+def stamp_epoch(text: str | None, year: int) -> float | None:
+    """A stats line's stamp as local epoch seconds: SGLang's ``2026-12-01 13:14:00``, vLLM's
+    ``11-30 00:10:20`` (no year: ``year``'s)."""
+    if not text:
+        return None
+    m = _STAMP.match(text.strip("[] "))
+    if m is None:
+        return None
+    y = int(m.group(1)) if m.group(1) else year
+    try:
+        return time.mktime((y, int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                            int(m.group(5)), int(m.group(6)), 0, 0, -1))
+    except (OverflowError, ValueError):
+        return None
+
+
+@dataclass(slots=True)
+class _Span:
+    run: ResultsRun
+    sums: LogSums = field(default_factory=LogSums)
+    tail: int = 0  # interval lines taken after the run's end (the first one is its tail)
+
+
+def span_figures(events: Iterable[Event], runs: list[ResultsRun]) -> list[WindowFigures | None]:
+    """The log's figures over each run's time span (None for a run the file gives no time):
+    the stats lines stamped inside it, and the first interval line after its end (the tail).
+    Stamps have one-second resolution, so a short run's figures are rough."""
+    spans = [_Span(r) for r in runs if r.t_start is not None and r.t_end is not None]
+    interval = SGLANG_DEFAULT_LOG_INTERVAL
+    for ev in events:
+        if isinstance(ev, LogLine):
+            if "decode_log_interval" in ev.text and (m := _LOG_INTERVAL_RE.search(ev.text)):
+                interval = max(1, int(m.group(1)))
+            continue
+        if not isinstance(ev, DecodeStats | SpecStats) or not spans:
+            continue
+        for sp in spans:
+            assert sp.run.t_start is not None and sp.run.t_end is not None
+            t = stamp_epoch(ev.time, time.localtime(sp.run.t_end).tm_year)
+            if t is None or t < sp.run.t_start:
+                continue
+            if t > sp.run.t_end:
+                if isinstance(ev, DecodeStats):
+                    sp.tail += 1
+                if sp.tail > 1:
+                    continue
+            sp.sums.add(ev, interval)
+    by_run = {id(sp.run): sp for sp in spans}
+    out: list[WindowFigures | None] = []
+    for r in runs:
+        found = by_run.get(id(r))
+        dur = r.t_end - r.t_start if r.t_end is not None and r.t_start is not None else None
+        out.append(found.sums.figures(dur) if found is not None else None)
+    return out
+
+
+__all__ = ["ResultsRun", "counter_totals", "metrics_figures", "parse_results", "parse_run",
+           "span_figures", "stamp_epoch"]

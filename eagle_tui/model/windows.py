@@ -124,7 +124,9 @@ class WindowFigures:
 
 
 @dataclass(slots=True)
-class _LogSums:
+class LogSums:
+    """The log's stats intervals over one window, added up by their work."""
+
     drafts: float = 0.0
     accepted: float = 0.0
     spec_intervals: list[tuple[float, float]] = field(default_factory=list)  # (tok/s, dt): vLLM
@@ -134,6 +136,44 @@ class _LogSums:
     sg_accept: float = 0.0
     sg_tokens: float = 0.0
     pending_tps: float | None = None  # the Engine line's tok/s, waiting for its SpecDecoding line
+
+    @property
+    def sglang(self) -> bool:
+        return self.sg_weight > 0 and self.drafts == 0
+
+    def add(self, ev: DecodeStats | SpecStats, decode_log_interval: int) -> None:
+        if isinstance(ev, DecodeStats):
+            if ev.accept_len is not None:  # SGLang's decode line carries the acceptance
+                running = float(ev.running or 1)
+                self.intervals += 1
+                self.sg_weight += running
+                self.sg_accept += ev.accept_len * running
+                self.sg_tokens += decode_log_interval * running * ev.accept_len
+            else:
+                self.pending_tps = ev.gen_tps
+            return
+        if ev.accepted is None or ev.mean_accept_len is None or ev.mean_accept_len <= 1.0:
+            return
+        self.intervals += 1
+        self.accepted += ev.accepted
+        self.drafts += ev.accepted / (ev.mean_accept_len - 1.0)
+        if self.pending_tps is not None and ev.accepted_tps:
+            self.spec_intervals.append((self.pending_tps, ev.accepted / ev.accepted_tps))
+        self.pending_tps = None
+
+    def figures(self, duration_s: float | None) -> WindowFigures:
+        dur = duration_s
+        if self.drafts > 0:
+            tokens = _vllm_tokens(self.spec_intervals) or None
+            return WindowFigures("log", 1.0 + self.accepted / self.drafts,
+                                 tokens / dur if tokens is not None and dur else None, tokens,
+                                 self.drafts, "weighted by drafts", self.intervals)
+        if self.sg_weight > 0:
+            return WindowFigures("log", self.sg_accept / self.sg_weight,
+                                 self.sg_tokens / dur if dur else None, self.sg_tokens,
+                                 self.sg_weight, "weighted by running requests; tokens estimated "
+                                 "as decode_log_interval x running x accept len", self.intervals)
+        return WindowFigures("log", note="no stats interval in the window", intervals=0)
 
 
 @dataclass(slots=True)
@@ -149,7 +189,7 @@ class BenchWindow:
     requests: int = 0  # load requests the end marker counts (or tagged requests seen)
     client: WindowFigures | None = None
     extra: list[WindowFigures] = field(default_factory=list)  # /metrics, results files
-    _sums: _LogSums = field(default_factory=_LogSums)
+    sums: LogSums = field(default_factory=LogSums)
     _tail: int = 0  # stats intervals taken after the end marker
 
     @property
@@ -159,18 +199,7 @@ class BenchWindow:
         return self.t_end - self.t_start
 
     def log_figures(self) -> WindowFigures:
-        s, dur = self._sums, self.duration_s
-        if s.drafts > 0:
-            tokens = _vllm_tokens(s.spec_intervals) or None
-            return WindowFigures("log", 1.0 + s.accepted / s.drafts,
-                                 tokens / dur if tokens is not None and dur else None, tokens,
-                                 s.drafts, "weighted by drafts", s.intervals)
-        if s.sg_weight > 0:
-            return WindowFigures("log", s.sg_accept / s.sg_weight,
-                                 s.sg_tokens / dur if dur else None, s.sg_tokens, s.sg_weight,
-                                 "weighted by running requests; tokens estimated as "
-                                 "decode_log_interval x running x accept len", s.intervals)
-        return WindowFigures("log", note="no stats interval in the window", intervals=0)
+        return self.sums.figures(self.duration_s)
 
     def figures(self) -> list[WindowFigures]:
         out = [self.log_figures(), *self.extra]
@@ -270,32 +299,14 @@ class WindowTracker:
         w = self._open
         if w is None or w.sealed:
             return None
-        s = w._sums
-        if isinstance(ev, DecodeStats):
-            if w.end_lineno is not None:
-                w._tail += 1
-                # the interval after the tail, or an idle one (vLLM logs one, then none):
-                # nothing more of this window is to come
-                if w._tail > 1 or (ev.gen_tps == 0 and ev.accept_len is None):
-                    w.sealed = True
-                    return w
-            if ev.accept_len is not None:  # SGLang's decode line carries the acceptance
-                running = float(ev.running or 1)
-                s.intervals += 1
-                s.sg_weight += running
-                s.sg_accept += ev.accept_len * running
-                s.sg_tokens += self.decode_log_interval * running * ev.accept_len
-            else:
-                s.pending_tps = ev.gen_tps
-            return None
-        if ev.accepted is None or ev.mean_accept_len is None or ev.mean_accept_len <= 1.0:
-            return None
-        s.intervals += 1
-        s.accepted += ev.accepted
-        s.drafts += ev.accepted / (ev.mean_accept_len - 1.0)
-        if s.pending_tps is not None and ev.accepted_tps:
-            s.spec_intervals.append((s.pending_tps, ev.accepted / ev.accepted_tps))
-        s.pending_tps = None
+        if isinstance(ev, DecodeStats) and w.end_lineno is not None:
+            w._tail += 1
+            # the interval after the tail, or an idle one (vLLM logs one, then none):
+            # nothing more of this window is to come
+            if w._tail > 1 or (ev.gen_tps == 0 and ev.accept_len is None):
+                w.sealed = True
+                return w
+        w.sums.add(ev, self.decode_log_interval)
         return None
 
     def banners(self, events: Sequence[Event]) -> list[str]:
@@ -344,6 +355,6 @@ def with_source(fig: WindowFigures, source: str) -> WindowFigures:
     return replace(fig, source=source)
 
 
-__all__ = ["BENCH_TAG", "OWN_TAG", "BenchMark", "BenchWindow", "WindowFigures", "WindowTracker",
-           "bench_mark", "client_figures", "client_totals", "is_own_access", "marker_query",
-           "own_path", "with_source"]
+__all__ = ["BENCH_TAG", "OWN_TAG", "BenchMark", "BenchWindow", "LogSums", "WindowFigures",
+           "WindowTracker", "bench_mark", "client_figures", "client_totals", "is_own_access",
+           "marker_query", "own_path", "with_source"]
