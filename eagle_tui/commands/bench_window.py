@@ -136,8 +136,9 @@ def save_window(window: dict[str, Any], url: str, run_ref: str | None) -> str | 
 
 def format_window(window: dict[str, Any]) -> list[str]:
     """The window's figures side by side, one line per source."""
-    lines = [f"  window {window['id']}: {window.get('duration_s') or 0:.1f} s, "
-             f"{window.get('requests', 0)} requests"]
+    requests = window.get("requests")
+    lines = [f"  window {window['id']}: {window.get('duration_s') or 0:.1f} s"
+             + (f", {requests} requests" if isinstance(requests, int) else "")]
     for f in window.get("figures", []):
         accept = f"{f['accept_len']:.2f}" if f.get("accept_len") is not None else "n/a"
         tps = f"{f['tok_s']:.1f}" if f.get("tok_s") is not None else "n/a"

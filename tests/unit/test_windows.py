@@ -8,6 +8,8 @@ server, tests/realserver); the markers are what ``eagle-tui bench`` sends.
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import pytest
 from parsing import parse
@@ -167,3 +169,29 @@ def test_log_buffer_folds_own_polls_and_shows_them_on_request() -> None:
     b.set_fold_own(True)
     b.set_filter("health")
     assert b.row_count == 2  # the filter works within the fold
+
+
+def test_report_finds_windows_and_places_results_by_time(tmp_path: Path) -> None:
+    from eagle_tui.commands import report_windows
+
+    log = tmp_path / "server.log"
+    lines = [*interval(10, 0.0, 0, 1), start("w1", 1000.0), *interval(12, 300.0, 200, 100),
+             end("w1", 1002.0, tokens=600, events=200, requests=4),
+             *interval(14, 10.0, 10, 5), ENGINE.format(s=16, tps=0.0)]
+    log.write_text("\n".join(lines) + "\n")
+    assert report_windows.first_marker(log) == len("\n".join(lines[:2])) + 1
+    t_end = time.mktime((time.localtime().tm_year, 11, 30, 0, 10, 13, 0, 0, -1))
+    date = time.strftime("%Y%m%d-%H%M%S", time.localtime(t_end))
+    res = tmp_path / "res.json"
+    res.write_text(json.dumps({"date": date, "duration": 4.0, "completed": 4,
+                               "total_output_tokens": 600, "output_throughput": 150.0,
+                               "spec_decode_acceptance_length": 3.0}))
+    wins = report_windows.windows(log, report_windows.load_results([str(res)]))
+    assert [w["id"] for w in wins] == ["w1", "vllm bench serve"]
+    by_source = {f["source"]: f for f in wins[1]["figures"]}
+    assert by_source["log"]["accept_len"] == pytest.approx(3.0, rel=1e-3)  # stamped 00:10:12
+    assert by_source["vllm bench serve"]["tok_s"] == 150.0
+    assert "benchmark windows:" in report_windows.render(wins)
+    with pytest.raises(ValueError, match=r"res\.txt"):
+        (tmp_path / "res.txt").write_text("not json")
+        report_windows.load_results([str(tmp_path / "res.txt")])
