@@ -180,8 +180,9 @@ async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any]
                     if isinstance(usage.get("spec_verify_ct"), int):
                         res.verify = usage["spec_verify_ct"]
                 text = _text_of(obj)
-                if native:
-                    text, seen = text[len(seen):], text
+                if native:  # the text so far (SGLang's default), or only the new part
+                    text, seen = ((text[len(seen):], text) if text.startswith(seen)
+                                  else (text, seen + text))
                 if text:
                     now = time.perf_counter()
                     first = first if first is not None else now
