@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from eagle_tui.model.benchfiles import counter_totals, metrics_figures
 from eagle_tui.model.windows import (
+    LOG_INTERVAL_RE,
     BenchWindow,
     WindowTracker,
     client_totals,
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 
 MARKER_TIMEOUT_S = 5.0
 LOG_WAIT_S = 15.0  # vLLM logs the window's tail one stats interval (VLLM_LOG_STATS_INTERVAL) later
-SGLANG_LOG_WAIT_S = 2.0  # SGLang logs nothing once decoding stops: only lines in flight
+SGLANG_LOG_WAIT_S = 2.0
+HEAD_BYTES = 4 << 20  # SGLang logs nothing once decoding stops: only lines in flight
 
 
 def new_bench_id() -> str:
@@ -71,12 +73,22 @@ def _read_from(path: Path, offset: int) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
+def log_interval(path: Path) -> int | None:
+    """SGLang's ``decode_log_interval`` from its ``server_args`` line, near the log's start."""
+    with path.open("rb") as fh:
+        head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
+    m = LOG_INTERVAL_RE.search(head)
+    return int(m.group(1)) if m else None
+
+
 def log_window(path: Path, bench_id: str, offset: int = 0) -> BenchWindow | None:
     """The window ``bench_id`` as the log at ``path`` (from byte ``offset``) shows it."""
     from eagle_tui.model.parser import LogParser
 
     parser = LogParser()
     tracker = WindowTracker()
+    if offset and (interval := log_interval(path)) is not None:
+        tracker.decode_log_interval = interval  # (a line before the offset says it)
     for line in _read_from(path, offset):
         tracker.feed(parser.feed_line(line))
     tracker.feed(parser.finish())

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .events import DecodeStats, Event, LogLine, SpecStats
-from .windows import _LOG_INTERVAL_RE, SGLANG_DEFAULT_LOG_INTERVAL, LogSums, WindowFigures
+from .windows import LOG_INTERVAL_RE, SGLANG_DEFAULT_LOG_INTERVAL, LogSums, WindowFigures
 
 _COUNTERS = ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_accepted_tokens",
              "vllm:generation_tokens", "sglang:generation_tokens", "sglang:spec_verify_calls")
@@ -183,7 +183,7 @@ def span_figures(events: Iterable[Event], runs: list[ResultsRun]) -> list[Window
     interval = SGLANG_DEFAULT_LOG_INTERVAL
     for ev in events:
         if isinstance(ev, LogLine):
-            if "decode_log_interval" in ev.text and (m := _LOG_INTERVAL_RE.search(ev.text)):
+            if "decode_log_interval" in ev.text and (m := LOG_INTERVAL_RE.search(ev.text)):
                 interval = max(1, int(m.group(1)))
             continue
         if not isinstance(ev, DecodeStats | SpecStats) or not spans:

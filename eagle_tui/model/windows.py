@@ -25,7 +25,8 @@ significant digits, where the line's second-resolution stamp would be off by up 
 most the window's usual interval (see :func:`_vllm_tokens`).
 SGLang's decode lines print an interval's figures only: acceptance is weighted by the running
 requests (the verify steps of an interval are ``decode_log_interval × running``), tokens are
-``decode_log_interval × running × accept_len``.
+``decode_log_interval × running × accept_len``; the steps after the last decode line of a
+window are never logged, and half an interval of them is added (their expected number).
 
 Which stats line belongs to a window: those after its start marker, and after the end marker
 the next interval line (it covers the load's tail) with the SpecDecoding line that follows it;
@@ -47,7 +48,7 @@ _OWN_SUFFIXES = (f"?{OWN_TAG} ", f"?{OWN_TAG}&")
 _BENCH_RE = re.compile(
     rf"[?&]{BENCH_TAG}=([A-Za-z0-9_.-]{{1,40}})((?:&[a-z]{{1,12}}=[A-Za-z0-9_.-]{{1,40}})*)")
 SGLANG_DEFAULT_LOG_INTERVAL = 40  # SGLang's --decode-log-interval default
-_LOG_INTERVAL_RE = re.compile(r"decode_log_interval['\"]?\s*[=:]\s*(\d{1,6})")
+LOG_INTERVAL_RE = re.compile(r"decode_log_interval['\"]?\s*[=:]\s*(\d{1,6})")
 
 
 def own_path(path: str) -> str:
@@ -135,6 +136,8 @@ class LogSums:
     sg_weight: float = 0.0
     sg_accept: float = 0.0
     sg_tokens: float = 0.0
+    sg_last: float = 0.0  # the last decode line's tokens per step (running × accept len)
+    sg_interval: int = SGLANG_DEFAULT_LOG_INTERVAL
     pending_tps: float | None = None  # the Engine line's tok/s, waiting for its SpecDecoding line
 
     @property
@@ -149,6 +152,7 @@ class LogSums:
                 self.sg_weight += running
                 self.sg_accept += ev.accept_len * running
                 self.sg_tokens += decode_log_interval * running * ev.accept_len
+                self.sg_last, self.sg_interval = running * ev.accept_len, decode_log_interval
             else:
                 self.pending_tps = ev.gen_tps
             return
@@ -169,10 +173,13 @@ class LogSums:
                                  tokens / dur if tokens is not None and dur else None, tokens,
                                  self.drafts, "weighted by drafts", self.intervals)
         if self.sg_weight > 0:
+            # the steps after the last decode line are never logged: half an interval expected
+            tokens = self.sg_tokens + self.sg_interval / 2 * self.sg_last
             return WindowFigures("log", self.sg_accept / self.sg_weight,
-                                 self.sg_tokens / dur if dur else None, self.sg_tokens,
-                                 self.sg_weight, "weighted by running requests; tokens estimated "
-                                 "as decode_log_interval x running x accept len", self.intervals)
+                                 tokens / dur if dur else None, tokens, self.sg_weight,
+                                 "weighted by running requests; tokens estimated as "
+                                 "decode_log_interval x running x accept len, + half an "
+                                 "interval for the unlogged tail", self.intervals)
         return WindowFigures("log", note="no stats interval in the window", intervals=0)
 
 
@@ -270,7 +277,7 @@ class WindowTracker:
         return changed
 
     def _line(self, ln: LogLine) -> BenchWindow | None:
-        if "decode_log_interval" in ln.text and (m := _LOG_INTERVAL_RE.search(ln.text)):
+        if "decode_log_interval" in ln.text and (m := LOG_INTERVAL_RE.search(ln.text)):
             self.decode_log_interval = max(1, int(m.group(1)))  # SGLang's server_args line
         mark = bench_mark(ln.text)
         if mark is None:
@@ -355,6 +362,20 @@ def with_source(fig: WindowFigures, source: str) -> WindowFigures:
     return replace(fig, source=source)
 
 
-__all__ = ["BENCH_TAG", "OWN_TAG", "BenchMark", "BenchWindow", "LogSums", "WindowFigures",
-           "WindowTracker", "bench_mark", "client_figures", "client_totals", "is_own_access",
-           "marker_query", "own_path", "with_source"]
+__all__ = [
+    "BENCH_TAG",
+    "LOG_INTERVAL_RE",
+    "OWN_TAG",
+    "BenchMark",
+    "BenchWindow",
+    "LogSums",
+    "WindowFigures",
+    "WindowTracker",
+    "bench_mark",
+    "client_figures",
+    "client_totals",
+    "is_own_access",
+    "marker_query",
+    "own_path",
+    "with_source",
+]

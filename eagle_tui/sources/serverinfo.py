@@ -35,6 +35,10 @@ _SGLANG_PATHS = ("/server_info", "/get_server_info")
 _VLLM_PATH = "/v1/models"
 
 
+class _Starting(httpx.ConnectError):
+    """503: the server answers but is not ready (not a sign of a restart)."""
+
+
 def _opt_int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -137,7 +141,7 @@ class ServerInfoSource:
             self.missing[path] = time.monotonic()
             return None
         if resp.status_code == 503:
-            raise httpx.ConnectError("server starting (503)")
+            raise _Starting("server starting (503)")
         if resp.status_code != 200:
             raise ValueError(f"{path} answered HTTP {resp.status_code}")
         try:
@@ -162,6 +166,8 @@ class ServerInfoSource:
                 if path == _VLLM_PATH:
                     return parse_openai_models(data, self._clock())
                 return parse_sglang_server_info(data, self._clock())
+        except _Starting:
+            return None
         except (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError):
             self.missing.clear()  # not answering: it may come back as another server
             return None

@@ -109,7 +109,7 @@ def test_sglang_decode_lines_weigh_by_running_requests() -> None:
     (w,) = tracker.windows
     log = w.log_figures()
     assert log.accept_len == pytest.approx((3.5 * 4 + 2.0) / 5)
-    assert log.tokens == pytest.approx(10 * (4 * 3.5 + 1 * 2.0))
+    assert log.tokens == pytest.approx(10 * (4 * 3.5 + 1 * 2.0) + 10 / 2 * 2.0)  # + the tail
     assert w.client is not None and w.client.accept_len == pytest.approx(160 / 50)
 
 
