@@ -195,3 +195,30 @@ def test_report_finds_windows_and_places_results_by_time(tmp_path: Path) -> None
     with pytest.raises(ValueError, match=r"res\.txt"):
         (tmp_path / "res.txt").write_text("not json")
         report_windows.load_results([str(tmp_path / "res.txt")])
+
+
+def test_a_window_is_kept_in_its_run_and_runs_show_lists_its_sources(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+    import io
+
+    from eagle_tui.commands.bench_window import save_window
+    from eagle_tui.commands.runs import cmd_show
+    from eagle_tui.history.store import RunStore
+
+    monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path))
+    store = RunStore()
+    run = store.add(kind="watched", engine="vllm", url="http://127.0.0.1:8000")
+    window = {"id": "ab12", "duration_s": 8.3, "requests": 40, "figures": [
+        {"source": "log", "accept_len": 3.434, "tok_s": 618.0, "note": "weighted by drafts"},
+        {"source": "/metrics", "accept_len": 3.432, "tok_s": 618.4},
+        {"source": "client", "accept_len": 3.353, "tok_s": 618.4}]}
+    assert save_window(window, "http://127.0.0.1:8000", None) == run.label
+    assert save_window(window, "http://elsewhere:1", None) is None
+    assert store.get(str(run.id)).windows == [window]
+    out = io.StringIO()
+    cmd_show(store, argparse.Namespace(run=str(run.id), json=False), out)
+    text = out.getvalue()
+    assert "window ab12: 8.3 s, 40 requests" in text
+    assert "log       accept  3.43  tok/s    618.0  (weighted by drafts)" in text
+    assert "client    accept  3.35" in text
