@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from .events import DecodeStats, Event, LogLine, SpecStats
@@ -195,7 +195,6 @@ class BenchWindow:
     sealed: bool = False
     requests: int = 0  # load requests the end marker counts (or tagged requests seen)
     client: WindowFigures | None = None
-    extra: list[WindowFigures] = field(default_factory=list)  # /metrics, results files
     sums: LogSums = field(default_factory=LogSums)
     _tail: int = 0  # stats intervals taken after the end marker
 
@@ -209,7 +208,7 @@ class BenchWindow:
         return self.sums.figures(self.duration_s)
 
     def figures(self) -> list[WindowFigures]:
-        out = [self.log_figures(), *self.extra]
+        out = [self.log_figures()]
         if self.client is not None:
             out.append(self.client)
         return out
@@ -272,7 +271,7 @@ class WindowTracker:
                 w = self._stats(ev)
             else:
                 continue
-            if w is not None and w not in changed:
+            if w is not None and all(w is not c for c in changed):
                 changed.append(w)
         return changed
 
@@ -331,14 +330,6 @@ class WindowTracker:
                 out.append(f"──── bench window {w.bench_id} started ────")
         return out
 
-    def add_figures(self, bench_id: str, figures: WindowFigures) -> BenchWindow | None:
-        """Attach another source's figures (bench's /metrics deltas, a results file)."""
-        for w in reversed(self.windows):
-            if w.bench_id == bench_id:
-                w.extra = [f for f in w.extra if f.source != figures.source] + [figures]
-                return w
-        return None
-
 
 def _vllm_tokens(intervals: list[tuple[float, float]]) -> float:
     """Σ tok/s × dt, each ``dt`` at most the usual interval (the median): vLLM's SpecDecoding
@@ -358,10 +349,6 @@ def _short(f: WindowFigures) -> str:
     return f"{f.source} {accept}, {tps}"
 
 
-def with_source(fig: WindowFigures, source: str) -> WindowFigures:
-    return replace(fig, source=source)
-
-
 __all__ = [
     "BENCH_TAG",
     "LOG_INTERVAL_RE",
@@ -377,5 +364,4 @@ __all__ = [
     "is_own_access",
     "marker_query",
     "own_path",
-    "with_source",
 ]
