@@ -172,7 +172,7 @@ async def test_bench_window_log_metrics_and_client_agree(real_server: RealServer
 
     real_server.ready()
     await asyncio.sleep(3.0)  # idle before: the previous load's last interval is logged
-    res = await run_bench(real_server.url, concurrency=4, requests=40, max_tokens=128,
+    res = await run_bench(real_server.url, concurrency=4, requests=40, max_tokens=192,
                           endpoint="completions", timeout=150, log_path=str(real_server.log))
     assert res.ok == 40 and res.failed == 0, res.errors
     assert res.window is not None
