@@ -35,10 +35,6 @@ _SGLANG_PATHS = ("/server_info", "/get_server_info")
 _VLLM_PATH = "/v1/models"
 
 
-class _Starting(httpx.ConnectError):
-    """503: the server answers but is not ready (not a sign of a restart)."""
-
-
 def _opt_int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -124,6 +120,7 @@ class ServerInfoSource:
         self.models_interval = max(interval, models_interval)
         self.forget_after = forget_after
         self.missing: dict[str, float] = {}  # path → when it answered 404 (monotonic)
+        self._answered = False
         self.transport = transport
         self.base_url = base_url
         self.interval = interval
@@ -141,7 +138,8 @@ class ServerInfoSource:
             self.missing[path] = time.monotonic()
             return None
         if resp.status_code == 503:
-            raise _Starting("server starting (503)")
+            self._answered = True  # it answers, only not yet: not a restart
+            raise httpx.ConnectError("server starting (503)")
         if resp.status_code != 200:
             raise ValueError(f"{path} answered HTTP {resp.status_code}")
         try:
@@ -154,6 +152,7 @@ class ServerInfoSource:
         """One attempt; ``None`` when the server is not answering yet."""
         now = time.monotonic()
         self.missing = {p: t for p, t in self.missing.items() if now - t < self.forget_after}
+        self._answered = False
         paths = (self.path,) if self.path else tuple(
             p for p in (*_SGLANG_PATHS, _VLLM_PATH) if p not in self.missing)
         try:
@@ -166,10 +165,9 @@ class ServerInfoSource:
                 if path == _VLLM_PATH:
                     return parse_openai_models(data, self._clock())
                 return parse_sglang_server_info(data, self._clock())
-        except _Starting:
-            return None
         except (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError):
-            self.missing.clear()  # not answering: it may come back as another server
+            if not self._answered:
+                self.missing.clear()  # not answering: it may come back as another server
             return None
         raise ValueError("neither /server_info, /get_server_info nor /v1/models exist here")
 
