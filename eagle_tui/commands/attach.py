@@ -19,7 +19,9 @@ import sys
 import time
 from typing import Any
 
-from eagle_tui.commands.remote import add_ssh_args, check_ssh_args, make_transports
+from eagle_tui.assembly.remote import connect_one, one_transport
+from eagle_tui.assembly.spec import DashboardSpec, SshSpec, ssh_spec_from_args
+from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.model.normalize import sanitize
 
 EXIT_USAGE = 2
@@ -54,14 +56,12 @@ def found_dict(f: Any, index: int) -> dict[str, Any]:
             "log_kind": f.log_kind, "command": " ".join(redact_words(list(f.launcher.argv)))}
 
 
-async def _discover(args: argparse.Namespace) -> list[Any]:
+async def _discover(ssh: SshSpec) -> list[Any]:
     from eagle_tui.probe.discover import discover
 
-    transport = make_transports(args)[0]
+    transport = one_transport(ssh)
     try:
-        connect = getattr(transport, "connect", None)
-        if connect is not None:
-            await asyncio.wait_for(connect(retry=False), 30.0)
+        await connect_one(transport)
         return await discover(transport)
     finally:
         await transport.close()
@@ -104,14 +104,14 @@ def _record(args: argparse.Namespace, f: Any, host: str, log: str | None) -> Non
         print(f"eagle-tui attach: warning: {exc}", file=sys.stderr)
 
 
-def watch_namespace(args: argparse.Namespace, log: str | None, url: str | None,
-                    pid: int | None) -> argparse.Namespace:
-    return argparse.Namespace(
-        log=log, url=url, pid=pid, record=None, baseline=None, draft_config=None, gpu="auto",
-        ssh=args.ssh, identity=args.identity, known_hosts=args.known_hosts,
-        accept_new_host_key=args.accept_new_host_key, ssh_config=args.ssh_config,
-        headless=args.headless, json=args.json, duration=args.duration, config=None,
-        theme=None, max_lines=None)
+def watch_spec(args: argparse.Namespace, ssh: SshSpec, log: str | None, url: str | None,
+               pid: int | None, label: str = "") -> DashboardSpec:
+    from eagle_tui.assembly.spec import HEALTH_INTERVAL_S, check_sources
+
+    return check_sources(DashboardSpec(
+        log=log, url=url, pid=pid, ssh=ssh, headless=args.headless, json=args.json,
+        duration=args.duration, health_interval=HEALTH_INTERVAL_S, label=label,
+        command="attach"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,15 +119,19 @@ def run(args: argparse.Namespace) -> int:
     from eagle_tui.transport.base import TransportError
 
     try:
-        check_ssh_args(args)
+        ssh = ssh_spec_from_args(args)
+        one_transport(ssh)  # checks the SSH options
         if args.run is not None:
             rec = RunStore().get(args.run)
-            if rec.host and not args.ssh:
-                args.ssh = [rec.host]
-                check_ssh_args(args)
-            ns = watch_namespace(args, args.log or rec.log_path, rec.url, rec.pid)
+            if rec.host and not ssh.dests:
+                ssh = SshSpec(dests=(rec.host,), identity_files=ssh.identity_files,
+                              known_hosts_files=ssh.known_hosts_files,
+                              accept_new_host_key=ssh.accept_new_host_key,
+                              config_path=ssh.config_path)
+            spec = watch_spec(args, ssh, args.log or rec.log_path, rec.url, rec.pid,
+                              f"{rec.label}")
         else:
-            found = asyncio.run(_discover(args))
+            found = asyncio.run(_discover(ssh))
             where = args.ssh[0] if args.ssh else "this machine"
             if args.list:
                 if args.json:
@@ -154,23 +158,14 @@ def run(args: argparse.Namespace) -> int:
                                "give --log PATH to follow it"), file=sys.stderr)
             print(sanitize(f"eagle-tui attach: {chosen.describe()}"), file=sys.stderr)
             _record(args, chosen, args.ssh[0] if args.ssh else "", log)
-            ns = watch_namespace(args, log, chosen.url, chosen.launcher.pid)
+            spec = watch_spec(args, ssh, log, chosen.url, chosen.launcher.pid,
+                              f"{chosen.engine} pid {chosen.launcher.pid}")
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
         print(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}", file=sys.stderr)
         return EXIT_USAGE
-    from eagle_tui.commands.dashboard import wants_dashboard
+    from eagle_tui.assembly.open import open_dashboard
 
-    if args.duration is None and wants_dashboard(ns):
-        from eagle_tui.commands.dashboard import watch_dashboard
-
-        return watch_dashboard(ns, command="attach")
-    from eagle_tui.commands.watch import watch_async
-
-    try:
-        return asyncio.run(watch_async(ns, sys.stdout))
-    except TransportError as exc:
-        print(f"eagle-tui attach: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    return open_dashboard(spec)
 
 
-__all__ = ["found_dict", "register", "run", "watch_namespace"]
+__all__ = ["found_dict", "register", "run", "watch_spec"]

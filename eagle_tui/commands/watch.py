@@ -1,30 +1,23 @@
-"""``eagle-tui watch``: run the session and keep printing the live state.
+"""``eagle-tui watch``: follow a server in the dashboard, or keep printing its live state.
 
 Same sources and the same progress lines as ``wait`` (a line at every phase/health/process
 change and every 10 s, a diagnosis when the server crashes, a notice when it is ready), but it
-never exits on an answer: it runs until interrupted or until every source has ended. This is the
-headless path; on a terminal the dashboard takes over ``watch`` (``commands/dashboard.py``), and
-``--headless`` (or stdout not being a TTY) keeps this printing mode.
+never exits on an answer: it runs until interrupted or until every source has ended. On a
+terminal the dashboard takes over; ``--headless``, ``--json``, ``--duration`` (or stdout not
+being a TTY) keep the printing mode. Both are opened by
+:func:`~eagle_tui.assembly.open.open_dashboard` from the command line's spec.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from typing import Any, TextIO
+from typing import Any
 
-from eagle_tui.commands.common import (
-    UsageError,
-    add_source_args,
-    build_session,
-    check_source_args,
-    health_decides,
-)
-from eagle_tui.commands.dashboard import add_ui_args, wants_dashboard, watch_dashboard
-from eagle_tui.commands.remote import close_transports, open_transports
-from eagle_tui.commands.wait import EXIT_USAGE, HEALTH_INTERVAL_S, Progress
-from eagle_tui.transport.base import TransportError
+from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
+from eagle_tui.assembly.spec import spec_from_args
+from eagle_tui.commands.common import add_source_args, add_ui_args
+from eagle_tui.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -44,39 +37,13 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-async def watch_async(args: argparse.Namespace, out: TextIO) -> int:
-    transports = await open_transports(args)  # --ssh hosts, or the local machine
-    session = build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
-    progress = Progress(out, as_json=args.json, has_url=health_decides(args, transports[0].host),
-                        decide=False)
-    session.subscribe(progress.on_batch)
-    runner = asyncio.create_task(session.run())
-    try:
-        await asyncio.wait({runner}, timeout=args.duration)
-    finally:
-        session.stop()
-        try:
-            await runner
-        finally:
-            await close_transports(transports)
-    return 0
-
-
 def run(args: argparse.Namespace) -> int:
     try:
-        check_source_args(args)
-        if args.duration is not None and not args.duration > 0:
-            raise UsageError("--duration must be > 0")
+        spec = spec_from_args(args, "watch")
     except UsageError as exc:
         print(f"eagle-tui watch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.duration is None and wants_dashboard(args):  # a terminal: the dashboard
-        return watch_dashboard(args)
-    try:
-        return asyncio.run(watch_async(args, sys.stdout))
-    except TransportError as exc:  # an SSH host key refused or authentication failed
-        print(f"eagle-tui watch: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    return open_dashboard(spec)
 
 
 __all__ = ["register", "run"]

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
 from eagle_tui.model.alerts import evaluate_alerts
-from eagle_tui.model.detect import NON_PLAIN_AFTER_NL
+from eagle_tui.model.classify import NON_PLAIN_AFTER_NL
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,

@@ -1,8 +1,8 @@
 """One benchmark window on the REAL SGLang CPU server (EAGLE3 draft, ``--decode-log-interval 10``).
 
-The server is the session fixture ``sglang_eagle3`` of tests/integration/conftest.py (shared with
-the other SGLang tests; ``sglang_eagle3_server`` is accepted too). Where the checkout has no such
-fixture, or the SGLang test environment is not installed, the test skips with the reason.
+The server is the session fixture ``sglang_eagle3`` of tests/integration/conftest.py, shared with
+test_realserver_sglang.py (asked for by name, so the fixture keeps the server up until this, its
+last user, is done); it skips with the reason where the SGLang environment is not installed.
 
 Agreement over the window (``eagle-tui bench --endpoint generate``, idle before and after):
 the log's acceptance length (decode lines weighted by running requests) and ``/metrics``
@@ -20,26 +20,14 @@ import pytest
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 
-FIXTURE_NAMES = ("sglang_eagle3", "sglang_eagle3_server")
 
-
-@pytest.fixture
-def sglang_server(request: pytest.FixtureRequest) -> Any:
-    for name in FIXTURE_NAMES:
-        try:
-            return request.getfixturevalue(name)
-        except pytest.FixtureLookupError:
-            continue
-    pytest.skip(f"no real SGLang server fixture ({' or '.join(FIXTURE_NAMES)}) in this checkout")
-
-
-async def test_sglang_bench_window_log_metrics_and_client_agree(sglang_server: Any) -> None:
+async def test_sglang_bench_window_log_metrics_and_client_agree(sglang_eagle3: Any) -> None:
     from eagle_tui.commands.bench import run_bench
 
-    await asyncio.to_thread(sglang_server.ready)
+    await asyncio.to_thread(sglang_eagle3.ready)
     await asyncio.sleep(2.0)  # idle before
-    res = await run_bench(sglang_server.url, concurrency=4, requests=24, max_tokens=96,
-                          endpoint="generate", timeout=240, log_path=str(sglang_server.log))
+    res = await run_bench(sglang_eagle3.url, concurrency=4, requests=24, max_tokens=96,
+                          endpoint="generate", timeout=240, log_path=str(sglang_eagle3.log))
     assert res.ok == 24 and res.failed == 0, res.errors
     assert res.window is not None
     fig = {f["source"]: f for f in res.window["figures"]}

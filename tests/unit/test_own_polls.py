@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
 
-from eagle_tui.commands.common import build_sources
+from eagle_tui.assembly.build import build_sources
+from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.sources.health import HealthPoller
 from eagle_tui.sources.metrics import MetricsScraper
 from eagle_tui.sources.serverinfo import ServerInfoSource
@@ -57,9 +57,8 @@ async def test_server_info_asks_a_404_endpoint_once_until_the_server_goes_away()
 
 
 def test_the_commands_mark_their_polls_and_slow_health_once_ready() -> None:
-    args = argparse.Namespace(log=None, url="http://127.0.0.1:1", pid=None, draft_config=None,
-                              gpu="none")
-    sources = build_sources(args, LocalTransport(), lambda: None, health_interval=0.5)
+    spec = DashboardSpec(url="http://127.0.0.1:1", gpu="none", health_interval=0.5)
+    sources = build_sources(spec, LocalTransport(), lambda: None)
     health = next(s for s in sources if isinstance(s, HealthPoller))
     metrics = next(s for s in sources if isinstance(s, MetricsScraper))
     assert health.path == "/health?eagle-tui" and metrics.path == "/metrics?eagle-tui"
