@@ -349,7 +349,7 @@ def register(subparsers: Any) -> None:
                    help="keep the window in this run of the history (default: the newest run "
                    "on --url that has not ended, if any)")
     p.add_argument("--no-mark", action="store_true",
-                   help="send no window markers and tag no request (a plain load)")
+                   help="send no window markers and read no /metrics (a plain load)")
     p.set_defaults(func=run)
 
 
