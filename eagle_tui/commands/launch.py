@@ -109,8 +109,18 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     print(f"eagle-tui launch: started run {run.label}{where}: pid {launched.pid}, log "
           f"{launched.log_path}, {prep.url} (stop: eagle-tui stop {run.id})", file=err,
           flush=True)
+    from dataclasses import replace
+
+    from eagle_tui.history.usual import usual_times
+
     label = f"{run.name or run.id}: {launched.log_path}"
-    return -1, watch_spec(args, launched.log_path, prep.url, launched.pid, label), run.id
+    spec = watch_spec(args, launched.log_path, prep.url, launched.pid, label)
+    try:
+        usual = usual_times(store, host=run.host, engine=run.engine, flags=run.flags or {},
+                            exclude=run.id)
+    except HistoryError:
+        usual = None
+    return -1, replace(spec, usual=usual), run.id
 
 
 def _record_outcome(run_id: int, code: int) -> None:
