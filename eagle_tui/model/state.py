@@ -15,11 +15,13 @@ Which of the log's, /metrics' and /server_info's numbers is shown is :mod:`.figu
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import figures
+from .acceptance import decode_weight, rank_key, spec_interval
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -54,6 +56,8 @@ from .logbuffer import ERROR_KINDS
 from .series import Series
 
 RECENT_LINES = 20
+_GONE = ("exited", "not_found", "zombie")
+PP_WINDOW = 20  # spec-metrics intervals in the weighted per-position window
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,13 @@ class DashboardState:
     gen_tps: Series = field(default_factory=Series)
     accept_rate: Series = field(default_factory=Series)
     per_position: tuple[float, ...] = ()
+    # the work of each accept_len point, aligned with it (.acceptance): its weight and
+    # weight × exact value, so a window's mean is Σwv/Σw, the counters' own ratio
+    accept_w: Series = field(default_factory=Series)
+    accept_wv: Series = field(default_factory=Series)
+    pp_window: tuple[tuple[float, tuple[float, ...]], ...] = ()  # (drafts, per-position rates)
+    rank_owner: tuple[tuple[str, str], ...] = ()  # (DP group, the one TP rank whose lines count)
+    dp_tps: tuple[tuple[str, float], ...] = ()  # newest tok/s of each DP group (summed)
     running: int | None = None
     queued: int | None = None
     kv_usage: float | None = None
@@ -118,6 +129,13 @@ class DashboardState:
     failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
     connections: tuple[ConnectionState, ...] = ()
     restarts: int = 0
+    restart_t: float | None = None  # when the current run began (a restart), observed time
+    # liveness (.liveness): when stats last arrived, last showed work, and since when the
+    # newest stats say the server is idle (None: they say it works)
+    data_t: float | None = None
+    active_t: float | None = None
+    idle_t: float | None = None
+    health_ok_t: float | None = None  # last /health "ready"
     # clock
     t_start: float | None = None
     now: float | None = None
@@ -261,7 +279,7 @@ def _restart(b: _Batch) -> None:
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
-        restarts=s.restarts + 1,
+        restarts=s.restarts + 1, restart_t=s.now,
     )
     b.pending = {}
     b.recent.clear()
@@ -281,9 +299,40 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
         _setattr(s, "first_error_line", ev.lineno)
 
 
+def _counted_rank(b: _Batch, ev: DecodeStats) -> str | None:
+    """The DP group of a line that counts, ``None`` for another TP rank's copy of a line.
+
+    The rank is in the stamp of the line just before (each stats event follows its line).
+    """
+    recent = b.recent
+    if not recent or recent[-1].lineno != ev.lineno or ev.source != "log":
+        return ""
+    key = rank_key(recent[-1].text)
+    if key is None:
+        return ""
+    group, rank = key
+    s = b.s
+    for g, owner in s.rank_owner:
+        if g == group:
+            return group if owner == rank else None
+    _setattr(s, "rank_owner", (*s.rank_owner, key))
+    return group
+
+
+def _dp_sum(b: _Batch, group: str, tps: float) -> float:
+    """tok/s of all DP groups: each group's newest value, summed (one group: the value)."""
+    s = b.s
+    kept = tuple((g, v) for g, v in s.dp_tps if g != group)
+    _setattr(s, "dp_tps", (*kept, (group, tps)))
+    return tps + sum(v for _, v in kept)
+
+
 def _decode(b: _Batch, ev: DecodeStats) -> None:
     """The other hot path: one ``Decode batch`` / ``Engine 000`` stats line."""
     s = b.s
+    group = _counted_rank(b, ev)
+    if group is None:  # another tensor-parallel rank's copy of a counted line
+        return
     _setattr(s, "last_decode", ev)
     if ev.running is not None:
         _setattr(s, "running", ev.running)
@@ -292,12 +341,25 @@ def _decode(b: _Batch, ev: DecodeStats) -> None:
     if ev.kv_usage is not None:
         _setattr(s, "kv_usage", ev.kv_usage)
     now = s.now if s.now is not None else 0.0
-    if ev.gen_tps is not None:
-        b.point("gen_tps", now, ev.gen_tps)
-    if ev.accept_len is not None:
-        b.point("accept_len", now, ev.accept_len)
-    if ev.accept_rate is not None:
-        b.point("accept_rate", now, ev.accept_rate)
+    if s.now is not None and (ev.gen_tps is not None or ev.accept_len is not None):
+        _setattr(s, "data_t", now)
+    if ev.running == 0 and not ev.gen_tps:
+        # an idle interval (vLLM's line after the load ended): no point in any series
+        if s.idle_t is None:
+            _setattr(s, "idle_t", now)
+    else:
+        if ev.gen_tps is not None or ev.accept_len is not None:
+            _setattr(s, "idle_t", None)
+            _setattr(s, "active_t", now)
+        if ev.gen_tps is not None:
+            b.point("gen_tps", now, _dp_sum(b, group, ev.gen_tps) if group else ev.gen_tps)
+        if ev.accept_len is not None and math.isfinite(ev.accept_len):
+            w = decode_weight(ev)
+            b.point("accept_len", now, ev.accept_len)
+            b.point("accept_w", now, w)
+            b.point("accept_wv", now, w * ev.accept_len)
+        if ev.accept_rate is not None:
+            b.point("accept_rate", now, ev.accept_rate)
     # stats lines mean the server is serving, even when the log never showed the ready
     # line (--skip-server-warmup, a log that starts mid-run)
     if (s.phase is not Phase.SERVING and s.crash is None and ev.source == "log"
@@ -321,11 +383,7 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     now = s.now if s.now is not None else 0.0
 
     if isinstance(ev, SpecStats):
-        b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
-        if ev.mean_accept_len is not None:
-            b.point("accept_len", now, ev.mean_accept_len)
-        if ev.acceptance_rate is not None:
-            b.point("accept_rate", now, ev.acceptance_rate)
+        _spec(b, ev, now)
     elif isinstance(ev, EngineDetected):
         b.set(engine=ev.engine)
     elif isinstance(ev, PhaseEvent):
@@ -345,6 +403,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         _restart(b)
     elif isinstance(ev, HealthSample):
         b.set(health=ev, ever_ready_health=s.ever_ready_health or ev.state == "ready")
+        if ev.state == "ready":
+            b.set(health_ok_t=ev.t)
     elif isinstance(ev, MetricsSample):
         _apply_metrics(b, ev)
     elif isinstance(ev, ServerInfo):
@@ -354,6 +414,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, DraftConfig):
         b.set(draft_config=ev)
     elif isinstance(ev, ProcessSample):
+        if s.process is not None and ev.pid != s.process.pid and ev.status not in _GONE:
+            _restart(b)  # a new server process: a new run
         b.set(process=ev)
     elif isinstance(ev, ProcessExited):
         b.set(process_exit=ev)
@@ -380,17 +442,49 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)
 
 
+def _spec(b: _Batch, ev: SpecStats, now: float) -> None:
+    """A spec-metrics interval: its accept length weighed by its drafts (:mod:`.acceptance`)."""
+    s = b.s
+    b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
+    k = s.spec.num_steps if s.spec is not None else None
+    interval = spec_interval(ev, k)
+    if s.now is not None:
+        b.set(data_t=now)
+    if interval is None:
+        return
+    exact, drafts = interval
+    b.set(idle_t=None, active_t=now if s.now is not None else s.active_t)
+    b.point("accept_len", now, ev.mean_accept_len if ev.mean_accept_len is not None else exact)
+    b.point("accept_w", now, drafts)
+    b.point("accept_wv", now, drafts * exact)
+    if ev.acceptance_rate is not None:
+        b.point("accept_rate", now, ev.acceptance_rate)
+    if ev.per_position:
+        b.set(pp_window=(*s.pp_window, (drafts, ev.per_position))[-PP_WINDOW:])
+
+
 def _apply_metrics(b: _Batch, ev: MetricsSample) -> None:
     s = b.s
-    b.set(last_metrics=ev)
-    if ev.gen_tps is not None:
-        b.point("m_gen_tps", ev.t, ev.gen_tps)
-    if ev.accept_len is not None:
-        b.point("m_accept_len", ev.t, ev.accept_len)
-    if ev.acceptance_rate is not None:
-        b.set(m_acceptance_rate=ev.acceptance_rate)
-    if ev.per_position:
-        b.set(m_per_position=ev.per_position)
+    if ev.counter_reset and s.last_metrics is not None:
+        # the counters went down: the server restarted, its windows start over
+        b.set(m_gen_tps=Series(), m_accept_len=Series(), m_per_position=(),
+              m_acceptance_rate=None, restart_t=ev.t)
+    b.set(last_metrics=ev, data_t=ev.t)
+    if ev.running == 0 and not ev.gen_tps:
+        # an idle window: a gauge's value is the last busy interval's, not a reading
+        if s.idle_t is None:
+            b.set(idle_t=ev.t)
+    else:
+        if ev.gen_tps:
+            b.set(idle_t=None, active_t=ev.t)
+        if ev.gen_tps is not None:
+            b.point("m_gen_tps", ev.t, ev.gen_tps)
+        if ev.accept_len is not None:
+            b.point("m_accept_len", ev.t, ev.accept_len)
+        if ev.acceptance_rate is not None:
+            b.set(m_acceptance_rate=ev.acceptance_rate)
+        if ev.per_position:
+            b.set(m_per_position=ev.per_position)
     if s.last_decode is None:  # the log's own figures win when there are any
         if ev.running is not None:
             b.set(running=ev.running)
