@@ -36,6 +36,8 @@ from eagle_tui.commands.common import (
 from eagle_tui.commands.remote import close_transports, open_transports
 from eagle_tui.model.events import Event, Phase
 from eagle_tui.model.events import Progress as Progress_
+from eagle_tui.model.figtext import figures_dict, figures_text
+from eagle_tui.model.figures import figures
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.transport.base import TransportError
@@ -158,6 +160,8 @@ def progress_line(state: DashboardState) -> str:
     if state.failures:
         parts.append("failing: " + ", ".join(clean(f"{f.source} ({f.error})")
                                               for f in state.failures))
+    if (numbers := figures_text(figures(state))) is not None:
+        parts.append(clean(numbers))
     return " | ".join(parts)
 
 
@@ -185,6 +189,7 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "crash": state.crash.kind if state.crash else None,
         "log_lines": state.lines,
         "failing": [{"source": f.source, "error": f.error} for f in state.failures],
+        "numbers": figures_dict(figures(state)),
     }
 
 
@@ -296,6 +301,7 @@ class Progress:
             state.crash is not None,
             state.process_exit is not None,
             state.gpus.state if state.gpus else None,
+            figures(state).live.activity,
         )
         if key != self._last_key or (
             self._last_print is not None and loop.time() - self._last_print >= PROGRESS_EVERY_S

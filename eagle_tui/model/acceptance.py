@@ -133,5 +133,46 @@ def mean_accepted(dist: Sequence[float]) -> float | None:
     return 1.0 + sum(j * p for j, p in enumerate(dist))
 
 
-__all__ = ["decode_weight", "distribution_from_histogram", "distribution_from_rates",
+__all__ = ["WorkTotals", "decode_weight", "distribution_from_histogram", "distribution_from_rates",
            "mean_accepted", "rank_key", "spec_interval", "weighted_mean", "weighted_rates"]
+
+
+class WorkTotals:
+    """Σ drafts and Σ accepted (and per position) over every spec-metrics interval of a log.
+
+    What ``report`` prints as the log's accept length: ``1 + Σaccepted / Σdrafts``, the counters'
+    own ratio over the whole log (a sum of integers and exact fractions of them, so it does not
+    depend on the order the chunks are folded in).
+    """
+
+    __slots__ = ("accepted", "drafts", "intervals", "pos")
+
+    def __init__(self) -> None:
+        self.drafts = 0.0
+        self.accepted = 0.0
+        self.intervals = 0
+        self.pos: list[float] = []  # Σ drafts × rate, per position
+
+    def add(self, ev: SpecStats, k: int | None) -> None:
+        k = len(ev.per_position) or k
+        if ev.accepted is None or not ev.drafted or not k:
+            return
+        drafts = ev.drafted / k
+        self.drafts += drafts
+        self.accepted += ev.accepted
+        self.intervals += 1
+        if len(ev.per_position) == k:
+            if len(self.pos) < k:
+                self.pos.extend([0.0] * (k - len(self.pos)))
+            for i, r in enumerate(ev.per_position):
+                self.pos[i] += drafts * r
+
+    @property
+    def accept_len(self) -> float | None:
+        return 1.0 + self.accepted / self.drafts if self.drafts else None
+
+    @property
+    def distribution(self) -> tuple[float, ...]:
+        if not self.drafts or not self.pos:
+            return ()
+        return distribution_from_rates([p / self.drafts for p in self.pos])

@@ -31,6 +31,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 
+from eagle_tui.model.acceptance import WorkTotals
 from eagle_tui.model.alerts import evaluate_alerts
 from eagle_tui.model.detect import NON_PLAIN_AFTER_NL
 from eagle_tui.model.events import (
@@ -74,6 +75,7 @@ class ReportBuilder:
         self.lines = 0
         self.accept = NumberSpool()
         self.gen = NumberSpool(median=True)
+        self.work = WorkTotals()  # vLLM's spec-metrics counts: the weighted accept length
 
     # ------------------------------------------------------------------ events
     def _serving_pending(self) -> bool:
@@ -91,6 +93,8 @@ class ReportBuilder:
             elif isinstance(ev, SpecStats):
                 if ev.mean_accept_len is not None:
                     self.accept.add(ev.mean_accept_len)
+                spec = self.state.spec
+                self.work.add(ev, spec.num_steps if spec is not None else None)
             elif isinstance(ev, LogLine | PrefillStats):
                 continue
             else:
@@ -238,7 +242,19 @@ class ReportBuilder:
                         "gen_throughput_median": self.gen.median()},
             "alerts": [a.as_dict() for a in alerts],
             "models": [{"role": m.role, "architecture": m.architecture} for m in st.models],
+            "numbers": self._weighted(),
         }
+
+
+    def _weighted(self) -> dict[str, Any]:
+        """The log's accept length weighed by work (:class:`WorkTotals`), where it has counts."""
+        w = self.work
+        if w.accept_len is None:
+            return {"accept_len_weighted": None, "window": None, "accepted_distribution": []}
+        return {"accept_len_weighted": round(w.accept_len, 4),
+                "window": f"{w.intervals} intervals, weighted by drafts "
+                          f"(1 + {w.accepted:.0f} accepted / {w.drafts:.0f} drafts)",
+                "accepted_distribution": [round(p, 4) for p in w.distribution]}
 
 
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
