@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import figures
-from .acceptance import decode_weight, rank_key, spec_interval
+from .acceptance import decode_weight
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -54,10 +54,10 @@ from .events import (
 )
 from .logbuffer import ERROR_KINDS
 from .series import Series
+from .stats_fold import apply_metrics, counted_rank, dp_sum, spec
 
 RECENT_LINES = 20
 _GONE = ("exited", "not_found", "zombie")
-PP_WINDOW = 20  # spec-metrics intervals in the weighted per-position window
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,38 +299,10 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
         _setattr(s, "first_error_line", ev.lineno)
 
 
-def _counted_rank(b: _Batch, ev: DecodeStats) -> str | None:
-    """The DP group of a line that counts, ``None`` for another TP rank's copy of a line.
-
-    The rank is in the stamp of the line just before (each stats event follows its line).
-    """
-    recent = b.recent
-    if not recent or recent[-1].lineno != ev.lineno or ev.source != "log":
-        return ""
-    key = rank_key(recent[-1].text)
-    if key is None:
-        return ""
-    group, rank = key
-    s = b.s
-    for g, owner in s.rank_owner:
-        if g == group:
-            return group if owner == rank else None
-    _setattr(s, "rank_owner", (*s.rank_owner, key))
-    return group
-
-
-def _dp_sum(b: _Batch, group: str, tps: float) -> float:
-    """tok/s of all DP groups: each group's newest value, summed (one group: the value)."""
-    s = b.s
-    kept = tuple((g, v) for g, v in s.dp_tps if g != group)
-    _setattr(s, "dp_tps", (*kept, (group, tps)))
-    return tps + sum(v for _, v in kept)
-
-
 def _decode(b: _Batch, ev: DecodeStats) -> None:
     """The other hot path: one ``Decode batch`` / ``Engine 000`` stats line."""
     s = b.s
-    group = _counted_rank(b, ev)
+    group = counted_rank(b, ev)
     if group is None:  # another tensor-parallel rank's copy of a counted line
         return
     _setattr(s, "last_decode", ev)
@@ -352,7 +324,7 @@ def _decode(b: _Batch, ev: DecodeStats) -> None:
             _setattr(s, "idle_t", None)
             _setattr(s, "active_t", now)
         if ev.gen_tps is not None:
-            b.point("gen_tps", now, _dp_sum(b, group, ev.gen_tps) if group else ev.gen_tps)
+            b.point("gen_tps", now, dp_sum(b, group, ev.gen_tps) if group else ev.gen_tps)
         if ev.accept_len is not None and math.isfinite(ev.accept_len):
             w = decode_weight(ev)
             b.point("accept_len", now, ev.accept_len)
@@ -383,7 +355,7 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     now = s.now if s.now is not None else 0.0
 
     if isinstance(ev, SpecStats):
-        _spec(b, ev, now)
+        spec(b, ev, now)
     elif isinstance(ev, EngineDetected):
         b.set(engine=ev.engine)
     elif isinstance(ev, PhaseEvent):
@@ -406,7 +378,7 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         if ev.state == "ready":
             b.set(health_ok_t=ev.t)
     elif isinstance(ev, MetricsSample):
-        _apply_metrics(b, ev)
+        apply_metrics(b, ev)
     elif isinstance(ev, ServerInfo):
         b.set(server_info=ev)
         if ev.spec is not None:
@@ -440,60 +412,6 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, UserMarker):
         b.set(markers=(*s.markers, ev))
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)
-
-
-def _spec(b: _Batch, ev: SpecStats, now: float) -> None:
-    """A spec-metrics interval: its accept length weighed by its drafts (:mod:`.acceptance`)."""
-    s = b.s
-    b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
-    k = s.spec.num_steps if s.spec is not None else None
-    interval = spec_interval(ev, k)
-    if s.now is not None:
-        b.set(data_t=now)
-    if interval is None:
-        return
-    exact, drafts = interval
-    b.set(idle_t=None, active_t=now if s.now is not None else s.active_t)
-    b.point("accept_len", now, ev.mean_accept_len if ev.mean_accept_len is not None else exact)
-    b.point("accept_w", now, drafts)
-    b.point("accept_wv", now, drafts * exact)
-    if ev.acceptance_rate is not None:
-        b.point("accept_rate", now, ev.acceptance_rate)
-    if ev.per_position:
-        b.set(pp_window=(*s.pp_window, (drafts, ev.per_position))[-PP_WINDOW:])
-
-
-def _apply_metrics(b: _Batch, ev: MetricsSample) -> None:
-    s = b.s
-    if ev.counter_reset and s.last_metrics is not None:
-        # the counters went down: the server restarted, its windows start over
-        b.set(m_gen_tps=Series(), m_accept_len=Series(), m_per_position=(),
-              m_acceptance_rate=None, restart_t=ev.t)
-    b.set(last_metrics=ev, data_t=ev.t)
-    if ev.running == 0 and not ev.gen_tps:
-        # an idle window: a gauge's value is the last busy interval's, not a reading
-        if s.idle_t is None:
-            b.set(idle_t=ev.t)
-    else:
-        if ev.gen_tps:
-            b.set(idle_t=None, active_t=ev.t)
-        if ev.gen_tps is not None:
-            b.point("m_gen_tps", ev.t, ev.gen_tps)
-        if ev.accept_len is not None:
-            b.point("m_accept_len", ev.t, ev.accept_len)
-        if ev.acceptance_rate is not None:
-            b.set(m_acceptance_rate=ev.acceptance_rate)
-        if ev.per_position:
-            b.set(m_per_position=ev.per_position)
-    if s.last_decode is None:  # the log's own figures win when there are any
-        if ev.running is not None:
-            b.set(running=ev.running)
-        if ev.queued is not None:
-            b.set(queued=ev.queued)
-        if ev.kv_usage is not None:
-            b.set(kv_usage=ev.kv_usage)
-    if s.engine == "unknown" and ev.engine != "unknown":
-        b.set(engine=ev.engine)
 
 
 # Crash kinds from least to most specific (crash.KIND_SPECIFICITY); a later, more specific root

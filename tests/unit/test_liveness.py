@@ -99,7 +99,8 @@ def test_silence_with_no_evidence_is_stale_with_its_age() -> None:
     assert live.activity == "stale" and live.data_age_s == pytest.approx(40)
     fig = figures(stale).tok_s
     assert fig.freshness == "stale" and fig.age_s == pytest.approx(40)
-    assert figures_text(figures(stale)).startswith("STALE (no data for 40 s) · 40 s old:")  # type: ignore[union-attr]
+    text = figures_text(figures(stale))
+    assert text is not None and text.startswith("STALE (no data for 40 s) · 40 s old:")
 
 
 def test_process_exit_is_dead() -> None:
@@ -115,7 +116,8 @@ def test_health_gone_after_ready_is_dead() -> None:
     state = reduce(state, [HealthSample("ready", t, 200, 0.001)])
     assert liveness(reduce(state, [HealthSample("timeout", t + 1), Tick(t + 1)])).activity \
         == "active"
-    slow = reduce(state, [HealthSample("timeout", t + DEAD_AFTER_S + 1), Tick(t + DEAD_AFTER_S + 1)])
+    late = t + DEAD_AFTER_S + 1
+    slow = reduce(state, [HealthSample("timeout", late), Tick(late)])
     assert liveness(slow).activity == "dead"
     gone = reduce(state, [HealthSample("no_listener", t + 1, error="refused"), Tick(t + 1)])
     assert liveness(gone).activity == "dead"

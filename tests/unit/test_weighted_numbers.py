@@ -65,7 +65,7 @@ def test_vllm_recorded_run_weighted_mean_is_the_counters_ratio() -> None:
 
 
 def spec_line(accepted: int, drafted: int, rates: tuple[float, float, float]) -> str:
-    """A ``SpecDecoding metrics`` line exactly as vLLM 0.32 prints it (recorded fixture's format)."""
+    """A ``SpecDecoding metrics`` line as vLLM 0.32 prints it (the recorded fixture's format)."""
     drafts = drafted / 3
     return ("(APIServer pid=330) INFO 11-30 00:10:20 [metrics.py:120] SpecDecoding metrics: "
             f"Mean acceptance length: {1 + accepted / drafts:.2f}, Accepted throughput: 1.00 "

@@ -1,0 +1,113 @@
+"""The stats events' part of ``reduce``: ranks, work weights, idle intervals, ``/metrics``.
+
+Split out of :mod:`.state` (the dispatch and the state's shape live there) because these rules
+are the ones issue 12 is about and each has its own tests (``tests/unit/test_weighted_numbers.py``,
+``tests/unit/test_liveness.py``):
+
+- another tensor-parallel rank's copy of a ``Decode batch`` line is dropped, DP groups' tok/s
+  are summed (:func:`counted_rank`, :func:`dp_sum`; :mod:`.acceptance` says why);
+- each accept-length point is stored with its work (``accept_w``, ``accept_wv``) so a window's
+  mean is the counters' ratio (:func:`spec`);
+- an idle interval (no request running, nothing generated) enters no series: it only marks the
+  state idle (``idle_t``), so speedup and acceptance are never computed from it;
+- counters that went down (``counter_reset``) begin a new run of the ``/metrics`` series.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .acceptance import rank_key, spec_interval
+from .events import DecodeStats, MetricsSample, SpecStats
+from .series import Series
+
+if TYPE_CHECKING:
+    from .state import _Batch
+
+PP_WINDOW = 20  # spec-metrics intervals in the weighted per-position window
+_setattr = object.__setattr__
+
+
+def counted_rank(b: _Batch, ev: DecodeStats) -> str | None:
+    """The DP group of a line that counts, ``None`` for another TP rank's copy of a line.
+
+    The rank is in the stamp of the line just before (each stats event follows its line).
+    """
+    recent = b.recent
+    if not recent or recent[-1].lineno != ev.lineno or ev.source != "log":
+        return ""
+    key = rank_key(recent[-1].text)
+    if key is None:
+        return ""
+    group, rank = key
+    s = b.s
+    for g, owner in s.rank_owner:
+        if g == group:
+            return group if owner == rank else None
+    _setattr(s, "rank_owner", (*s.rank_owner, key))
+    return group
+
+
+def dp_sum(b: _Batch, group: str, tps: float) -> float:
+    """tok/s of all DP groups: each group's newest value, summed (one group: the value)."""
+    s = b.s
+    kept = tuple((g, v) for g, v in s.dp_tps if g != group)
+    _setattr(s, "dp_tps", (*kept, (group, tps)))
+    return tps + sum(v for _, v in kept)
+
+
+def spec(b: _Batch, ev: SpecStats, now: float) -> None:
+    """A spec-metrics interval: its accept length weighed by its drafts (:mod:`.acceptance`)."""
+    s = b.s
+    b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
+    k = s.spec.num_steps if s.spec is not None else None
+    interval = spec_interval(ev, k)
+    if s.now is not None:
+        b.set(data_t=now)
+    if interval is None:
+        return
+    exact, drafts = interval
+    b.set(idle_t=None, active_t=now if s.now is not None else s.active_t)
+    b.point("accept_len", now, ev.mean_accept_len if ev.mean_accept_len is not None else exact)
+    b.point("accept_w", now, drafts)
+    b.point("accept_wv", now, drafts * exact)
+    if ev.acceptance_rate is not None:
+        b.point("accept_rate", now, ev.acceptance_rate)
+    if ev.per_position:
+        b.set(pp_window=(*s.pp_window, (drafts, ev.per_position))[-PP_WINDOW:])
+
+
+def apply_metrics(b: _Batch, ev: MetricsSample) -> None:
+    s = b.s
+    if ev.counter_reset and s.last_metrics is not None:
+        # the counters went down: the server restarted, its windows start over
+        b.set(m_gen_tps=Series(), m_accept_len=Series(), m_per_position=(),
+              m_acceptance_rate=None, restart_t=ev.t)
+    b.set(last_metrics=ev, data_t=ev.t)
+    if ev.running == 0 and not ev.gen_tps:
+        # an idle window: a gauge's value is the last busy interval's, not a reading
+        if s.idle_t is None:
+            b.set(idle_t=ev.t)
+    else:
+        if ev.gen_tps:
+            b.set(idle_t=None, active_t=ev.t)
+        if ev.gen_tps is not None:
+            b.point("m_gen_tps", ev.t, ev.gen_tps)
+        if ev.accept_len is not None:
+            b.point("m_accept_len", ev.t, ev.accept_len)
+        if ev.acceptance_rate is not None:
+            b.set(m_acceptance_rate=ev.acceptance_rate)
+        if ev.per_position:
+            b.set(m_per_position=ev.per_position)
+    if s.last_decode is None:  # the log's own figures win when there are any
+        if ev.running is not None:
+            b.set(running=ev.running)
+        if ev.queued is not None:
+            b.set(queued=ev.queued)
+        if ev.kv_usage is not None:
+            b.set(kv_usage=ev.kv_usage)
+    if s.engine == "unknown" and ev.engine != "unknown":
+        b.set(engine=ev.engine)
+
+
+__all__ = ["PP_WINDOW", "apply_metrics", "counted_rank", "dp_sum", "spec"]
