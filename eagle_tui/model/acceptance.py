@@ -34,7 +34,7 @@ Pure: no clock, no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .events import DecodeStats, SpecStats
 
@@ -126,6 +126,17 @@ def distribution_from_histogram(counts: Sequence[float]) -> tuple[float, ...]:
     return tuple(c / total for c in counts)
 
 
+def histogram_of(meta_info: Mapping[str, object]) -> tuple[int, ...] | None:
+    """SGLang's ``spec_correct_drafts_histogram`` from a ``/generate`` answer's ``meta_info``
+    (``None`` when absent or malformed: older SGLang, vLLM, no speculation)."""
+    hist = meta_info.get("spec_correct_drafts_histogram")
+    if not isinstance(hist, list) or not hist or len(hist) > 64:
+        return None
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in hist):
+        return None
+    return tuple(hist)
+
+
 def mean_accepted(dist: Sequence[float]) -> float | None:
     """Accept length (drafts accepted + the bonus token) a distribution implies."""
     if not dist:
@@ -134,7 +145,8 @@ def mean_accepted(dist: Sequence[float]) -> float | None:
 
 
 __all__ = ["WorkTotals", "decode_weight", "distribution_from_histogram", "distribution_from_rates",
-           "mean_accepted", "rank_key", "spec_interval", "weighted_mean", "weighted_rates"]
+           "histogram_of", "mean_accepted", "rank_key", "spec_interval", "weighted_mean",
+           "weighted_rates"]
 
 
 class WorkTotals:

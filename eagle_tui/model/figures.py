@@ -29,7 +29,8 @@ used to decide each on its own):
   with the counters' ``1 + Δaccepted / Δdrafts`` over the same intervals. From ``/metrics`` it
   is the newest sample: already a counter ratio over the scraper's window.
 - **acceptance distribution**: P(exactly j drafts accepted) from the per-position rates of the
-  window, each interval weighed by its drafts (the log's), else ``/metrics'``.
+  window, each interval weighed by its drafts (the log's), else ``/metrics'``, else the
+  client's (SGLang's per-request ``spec_correct_drafts_histogram``, :class:`SpecHistogram`).
 
 Every figure is stamped with the server's :mod:`.liveness`: ``freshness`` is ``"current"``
 while it works, else ``"last_active"`` (idle: the last figures of the load), ``"stale"`` (no
@@ -44,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
-from .acceptance import distribution_from_rates, weighted_rates
+from .acceptance import distribution_from_histogram, distribution_from_rates, weighted_rates
 from .liveness import Liveness, liveness
 from .series import Series
 
@@ -158,6 +159,9 @@ def accept_dist(state: DashboardState) -> Figure[tuple[float, ...]]:
     if state.m_per_position:
         return Figure(distribution_from_rates(state.m_per_position) or None, "/metrics",
                       window="counter deltas over the scrape window")
+    if state.client_hist:
+        return Figure(distribution_from_histogram(state.client_hist) or None, "client",
+                      window=f"{sum(state.client_hist)} verify steps of the requests seen")
     return Figure(None)
 
 

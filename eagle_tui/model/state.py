@@ -49,6 +49,7 @@ from .events import (
     SourceFailed,
     SourceRecovered,
     SpecConfig,
+    SpecHistogram,
     SpecStats,
     UserMarker,
 )
@@ -105,6 +106,7 @@ class DashboardState:
     pp_window: tuple[tuple[float, tuple[float, ...]], ...] = ()  # (drafts, per-position rates)
     rank_owner: tuple[tuple[str, str], ...] = ()  # (DP group, the one TP rank whose lines count)
     dp_tps: tuple[tuple[str, float], ...] = ()  # newest tok/s of each DP group (summed)
+    client_hist: tuple[int, ...] = ()  # SpecHistogram counts, summed over the requests seen
     running: int | None = None
     queued: int | None = None
     kv_usage: float | None = None
@@ -409,6 +411,11 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
             b.set(connections=(*s.connections, ev))
     elif isinstance(ev, Baseline):
         b.set(baseline_tok_s=ev.tok_s)
+    elif isinstance(ev, SpecHistogram):
+        old, new = s.client_hist, ev.counts
+        width = max(len(old), len(new))
+        b.set(client_hist=tuple((old[i] if i < len(old) else 0) + (new[i] if i < len(new) else 0)
+                                for i in range(width)))
     elif isinstance(ev, UserMarker):
         b.set(markers=(*s.markers, ev))
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)

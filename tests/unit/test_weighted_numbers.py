@@ -220,3 +220,18 @@ def test_headless_json_carries_source_window_and_distribution() -> None:
     assert len(d["accepted_distribution"]["value"]) == 4
     text = figures_text(figures(state))
     assert text is not None and "P(0..3 accepted)" in text
+
+
+def test_client_histogram_feeds_the_distribution_when_nothing_else_does() -> None:
+    """SGLang's log prints no per-position rates: the client's meta_info histograms do."""
+    from eagle_tui.model.acceptance import histogram_of
+    from eagle_tui.model.events import SpecHistogram
+    meta = json.loads((FIX / "sglang-cpu" / "eagle3-generate.json").read_text())["meta_info"]
+    counts = histogram_of(meta)
+    assert counts == (0, 0, 2, 15)
+    assert histogram_of({"spec_correct_drafts_histogram": [1, True]}) is None
+    state = reduce(DashboardState(), [SpecHistogram(T0, counts), SpecHistogram(T0 + 1, (1, 1))])
+    assert state.client_hist == (1, 1, 2, 15)
+    dist = accept_dist(state)
+    assert dist.source == "client" and dist.value == pytest.approx((1 / 19, 1 / 19, 2 / 19,
+                                                                    15 / 19))
