@@ -6,12 +6,13 @@ whose status line still says ``SERVING 176.9 tok/s`` looks healthy. The states:
 
 - **active**: stats arrived within :data:`IDLE_AFTER_S` and the newest says work was done.
 - **idle**: the server is up and says it has nothing to do: its newest stats interval ran no
-  request and generated nothing (vLLM prints such a line once when the load ends; ``/metrics``
-  says ``running 0``), or no stats line came for :data:`IDLE_AFTER_S` while something else says it
-  is up (``/health`` ready, the process alive, ``/metrics`` answering). SGLang prints no
-  ``Decode batch`` line at all without a running request, so silence *is* its idle. A ready
-  server that never served yet is idle too. The figures keep their last active values, marked
-  ``last_active``; idle intervals never enter tok/s, acceptance or speedup.
+  request, had none waiting and generated nothing (vLLM prints such a line once when the load
+  ends; ``/metrics`` says ``running 0``), or no stats line came for :data:`IDLE_AFTER_S` while
+  something else says it is up (``/health`` ready, the process alive, ``/metrics`` answering).
+  (Requests waiting with none running is not idle: it is a server that does not serve.) SGLang
+  prints no ``Decode batch`` line at all without a running request, so silence *is* its idle.
+  A ready server that never served yet is idle too. The figures keep their last active values,
+  marked ``last_active``; idle intervals never enter tok/s, acceptance or speedup.
 - **stale**: no stats for :data:`IDLE_AFTER_S` and nothing fresh says the server is up (a log
   that is only tailed, a source that stopped answering): the figures are shown with their age,
   never as current.

@@ -317,7 +317,7 @@ def _decode(b: _Batch, ev: DecodeStats) -> None:
     now = s.now if s.now is not None else 0.0
     if s.now is not None and (ev.gen_tps is not None or ev.accept_len is not None):
         _setattr(s, "data_t", now)
-    if ev.running == 0 and not ev.gen_tps:
+    if ev.running == 0 and not ev.gen_tps and not ev.queued:
         # an idle interval (vLLM's line after the load ended): no point in any series
         if s.idle_t is None:
             _setattr(s, "idle_t", now)

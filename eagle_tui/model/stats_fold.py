@@ -84,7 +84,7 @@ def apply_metrics(b: _Batch, ev: MetricsSample) -> None:
         b.set(m_gen_tps=Series(), m_accept_len=Series(), m_per_position=(),
               m_acceptance_rate=None, restart_t=ev.t)
     b.set(last_metrics=ev, data_t=ev.t)
-    if ev.running == 0 and not ev.gen_tps:
+    if ev.running == 0 and not ev.gen_tps and not ev.queued:
         # an idle window: a gauge's value is the last busy interval's, not a reading
         if s.idle_t is None:
             b.set(idle_t=ev.t)

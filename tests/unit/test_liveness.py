@@ -147,3 +147,13 @@ def test_ready_without_a_request_is_idle() -> None:
     first = min(i for i, line in enumerate(VLLM) if "Engine 000" in line)
     state, _ = replay(VLLM[:first])
     assert state.ready and liveness(state).activity == "idle"
+
+
+def test_waiting_requests_with_none_running_are_not_idle() -> None:
+    """``Running: 0 reqs, Waiting: 3 reqs, 0.0 tokens/s``: a server that does not serve."""
+    line = ("(APIServer pid=330) INFO 11-30 00:10:32 [loggers.py:335] Engine 000: Avg prompt "
+            "throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs,"
+            " Waiting: 3 reqs, CPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%")
+    state, _ = replay([*VLLM[: VLLM.index(next(x for x in VLLM if "Engine 000" in x)) + 1], line])
+    assert liveness(state).activity == "active"
+    assert state.gen_tps.last == 0.0  # a real zero, not an idle interval
