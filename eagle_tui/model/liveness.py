@@ -115,7 +115,7 @@ def liveness(state: DashboardState) -> Liveness:
     if age <= IDLE_AFTER_S:
         return Liveness("active", state.active_t, age, "", restarted)
     if _up_evidence(state, now):
-        return Liveness("idle", state.data_t, age, f"no stats for {age:.0f} s, server up",
+        return Liveness("idle", state.data_t, age, "no stats lately, the server is up",
                         restarted)
     return Liveness("stale", state.data_t, age, f"no data for {age:.0f} s", restarted)
 

@@ -192,6 +192,14 @@ def _spec_row(state: DashboardState, width: int) -> Content:
     return _row("spec", [("  " + " · ".join(bits), "$text")], inert(spec.source), width)
 
 
+def _live_key(state: DashboardState) -> tuple[object, ...]:
+    """What of the liveness the pane shows: the state, its reason and (stale) the age in
+    seconds; not the age of a current figure, which moves with every tick."""
+    live = figures(state).live
+    age = int(live.data_age_s) if live.activity == "stale" and live.data_age_s else None
+    return live.activity, live.reason, age
+
+
 class MetricsPane(LineDiffWidget):
     """Renders :func:`metrics_content` for the latest state; redraws only when its slice moves,
     and then only the rows that changed (usually tok/s and accept)."""
@@ -208,7 +216,7 @@ class MetricsPane(LineDiffWidget):
                state.m_per_position, state.baseline_tok_s, state.running, state.queued,
                state.kv_usage, state.hidden_dims, state.draft_config, state.spec,
                state.server_info, state.last_decode is None, state.last_metrics is None,
-               figures(state).live)
+               _live_key(state))
         self._state = state
         if key != self._key:
             self._key = key
