@@ -20,7 +20,8 @@ held 25 drafts and an accept length of 2.52). The weight each engine's line give
 **Ranks.** SGLang prints its scheduler lines once per tensor-parallel rank (``[... TP0]`` ..
 ``[... TP7]``): the same batch, the same numbers, eight times. Only one rank of each
 data-parallel group counts (the first seen, normally ``TP0``); lines of different ``DP`` ranks
-are different batches and all count (:func:`rank_key`).
+(and vLLM's ``Engine 000:``, ``Engine 001:`` of data parallelism) are different batches: all
+count, each group's newest tok/s is summed (:func:`rank_key`).
 
 **Distribution.** vLLM's draft positions are accepted in order (position ``i`` only if all
 before it were), so the per-position rates ``r_0 ≥ r_1 ≥ …`` give the distribution of accepted
@@ -41,14 +42,20 @@ from .events import DecodeStats, SpecStats
 # ``[2025-11-20 10:16:03 DP1 TP4] `` → the parallel labels of the stamp
 _RANKS = re.compile(r"\[[^\]]{0,40}?((?: (?:DP|PP|TP|EP|CP)\d+)+)\]", re.ASCII)
 _LABEL = re.compile(r"(DP|PP|TP|EP|CP)(\d+)", re.ASCII)
+_VLLM_ENGINE = re.compile(r"\] Engine (\d{1,6}): ", re.ASCII)
 
 
 def rank_key(text: str) -> tuple[str, str] | None:
-    """``(group, rank)`` of an SGLang line's stamp: the ``DP`` label (or ``""``) and the rest.
+    """``(group, rank)`` of an SGLang line's stamp: the ``DP`` label (or ``""``) and the rest;
+    a vLLM data-parallel engine's stats line (``Engine 001:``) is group ``"engine 1"``.
 
     ``None`` for a line with no parallel label (TP=1): it always counts.
     """
     if " TP" not in text[:48] and " DP" not in text[:48]:
+        if "] Engine " in text:
+            e = _VLLM_ENGINE.search(text)
+            if e is not None:
+                return f"engine {int(e.group(1))}", ""
         return None
     m = _RANKS.match(text)
     if m is None:

@@ -105,7 +105,7 @@ class DashboardState:
     accept_wv: Series = field(default_factory=Series)
     pp_window: tuple[tuple[float, tuple[float, ...]], ...] = ()  # (drafts, per-position rates)
     rank_owner: tuple[tuple[str, str], ...] = ()  # (DP group, the one TP rank whose lines count)
-    dp_tps: tuple[tuple[str, float], ...] = ()  # newest tok/s of each DP group (summed)
+    dp_tps: tuple[tuple[str, float, float], ...] = ()  # (DP group, newest tok/s, when): summed
     client_hist: tuple[int, ...] = ()  # SpecHistogram counts, summed over the requests seen
     running: int | None = None
     queued: int | None = None
@@ -317,7 +317,12 @@ def _decode(b: _Batch, ev: DecodeStats) -> None:
     now = s.now if s.now is not None else 0.0
     if s.now is not None and (ev.gen_tps is not None or ev.accept_len is not None):
         _setattr(s, "data_t", now)
-    if ev.running == 0 and not ev.gen_tps and not ev.queued:
+    idle = ev.running == 0 and not ev.gen_tps and not ev.queued
+    tps = ev.gen_tps
+    if group:  # one of several DP groups: the server's tok/s is the groups' sum
+        tps = dp_sum(b, group, 0.0 if idle else (ev.gen_tps or 0.0), now)
+        idle = idle and not tps  # idle only when every group is
+    if idle:
         # an idle interval (vLLM's line after the load ended): no point in any series
         if s.idle_t is None:
             _setattr(s, "idle_t", now)
@@ -325,8 +330,8 @@ def _decode(b: _Batch, ev: DecodeStats) -> None:
         if ev.gen_tps is not None or ev.accept_len is not None:
             _setattr(s, "idle_t", None)
             _setattr(s, "active_t", now)
-        if ev.gen_tps is not None:
-            b.point("gen_tps", now, dp_sum(b, group, ev.gen_tps) if group else ev.gen_tps)
+        if ev.gen_tps is not None and tps is not None:
+            b.point("gen_tps", now, tps)
         if ev.accept_len is not None and math.isfinite(ev.accept_len):
             w = decode_weight(ev)
             b.point("accept_len", now, ev.accept_len)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .state import _Batch
 
 PP_WINDOW = 20  # spec-metrics intervals in the weighted per-position window
+DP_FRESH_S = 15.0  # a DP group's tok/s counts in the sum this long after its newest line
 _setattr = object.__setattr__
 
 
@@ -48,12 +49,16 @@ def counted_rank(b: _Batch, ev: DecodeStats) -> str | None:
     return group
 
 
-def dp_sum(b: _Batch, group: str, tps: float) -> float:
-    """tok/s of all DP groups: each group's newest value, summed (one group: the value)."""
+def dp_sum(b: _Batch, group: str, tps: float, now: float) -> float:
+    """tok/s of all DP groups: each group's newest value, summed (one group: the value).
+
+    A group whose newest line is older than :data:`DP_FRESH_S` is gone from the sum (an SGLang
+    DP rank without requests prints nothing); an idle group's line counts 0.
+    """
     s = b.s
-    kept = tuple((g, v) for g, v in s.dp_tps if g != group)
-    _setattr(s, "dp_tps", (*kept, (group, tps)))
-    return tps + sum(v for _, v in kept)
+    kept = tuple(e for e in s.dp_tps if e[0] != group and now - e[2] <= DP_FRESH_S)
+    _setattr(s, "dp_tps", (*kept, (group, tps, now)))
+    return tps + sum(v for _, v, _ in kept)
 
 
 def spec(b: _Batch, ev: SpecStats, now: float) -> None:
@@ -110,4 +115,4 @@ def apply_metrics(b: _Batch, ev: MetricsSample) -> None:
         b.set(engine=ev.engine)
 
 
-__all__ = ["PP_WINDOW", "apply_metrics", "counted_rank", "dp_sum", "spec"]
+__all__ = ["DP_FRESH_S", "PP_WINDOW", "apply_metrics", "counted_rank", "dp_sum", "spec"]

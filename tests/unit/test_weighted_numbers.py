@@ -235,3 +235,16 @@ def test_client_histogram_feeds_the_distribution_when_nothing_else_does() -> Non
     dist = accept_dist(state)
     assert dist.source == "client" and dist.value == pytest.approx((1 / 19, 1 / 19, 2 / 19,
                                                                     15 / 19))
+
+
+def test_vllm_dp_engines_are_summed_and_idle_only_when_all_are() -> None:
+    """vLLM DP=2 prints ``Engine 000:`` and ``Engine 001:``: the server's tok/s is their sum."""
+    line = ("(APIServer pid=330) INFO 11-30 00:10:26 [loggers.py:335] Engine {e:03d}: Avg prompt "
+            "throughput: 0.0 tokens/s, Avg generation throughput: {g} tokens/s, Running: {r} "
+            "reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
+    state = replay([line.format(e=0, g="100.0", r=2), line.format(e=1, g="50.0", r=1)])
+    assert state.gen_tps.last == 150.0
+    state = replay([line.format(e=0, g="100.0", r=2), line.format(e=1, g="50.0", r=1),
+                    line.format(e=1, g="0.0", r=0)])
+    assert state.gen_tps.last == 100.0 and state.idle_t is None  # engine 0 still works
+    assert rank_key(line.format(e=1, g="1.0", r=1)) == ("engine 1", "")
