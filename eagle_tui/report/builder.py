@@ -28,7 +28,9 @@ spooled: :mod:`.output` writes it (streaming the arrays) and closes it; nothing 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO
 
 from eagle_tui.model.acceptance import WorkTotals
@@ -76,6 +78,9 @@ class ReportBuilder:
         self.accept = NumberSpool()
         self.gen = NumberSpool(median=True)
         self.work = WorkTotals()  # vLLM's spec-metrics counts: the weighted accept length
+        # SGLang's Decode lines: (running requests, accept len) → times seen; the weighted
+        # accept length is Σ w·a / Σ w with w = running (acceptance.decode_weight)
+        self.decode_work: Counter[tuple[int, float]] = Counter()
 
     # ------------------------------------------------------------------ events
     def _serving_pending(self) -> bool:
@@ -88,6 +93,8 @@ class ReportBuilder:
                     self.gen.add(ev.gen_tps)
                 if ev.accept_len is not None:
                     self.accept.add(ev.accept_len)
+                    if ev.running is not None:
+                        self.decode_work[(ev.running, ev.accept_len)] += 1
                 if self._serving_pending():
                     self.state = reduce(self.state, [ev])
             elif isinstance(ev, SpecStats):
@@ -162,6 +169,7 @@ class ReportBuilder:
             self.lines_of(buf, a, b, lineno)
             return
         self.accept.add_tokens(tokens.acc, tokens.acc_text)
+        self._add_work(Counter(tokens.work))
         self.gen.add_tokens(tokens.gen, tokens.gen_text)
         for dim, at in new_dims(buf, a, b, self.state.hidden_dims):
             self._reduce(HiddenStateDims(dim, lineno + at))
@@ -198,8 +206,13 @@ class ReportBuilder:
                 self._numbers(part, lineno)
                 lineno += part.lines
         self.accept.add_counts(summary.accept_counts)
+        self._add_work(summary.work_counts)
         self.gen.add_block(summary.gen_sorted)
         self.lines = lineno - 1
+
+    def _add_work(self, counts: Mapping[tuple[bytes, bytes], int]) -> None:
+        for (running, acc), n in counts.items():
+            self.decode_work[(int(running), float(acc))] += n
 
     def _numbers(self, run: NumberRun, lineno: int) -> None:
         """A summarized run of plain lines starting at line ``lineno``."""
@@ -249,6 +262,15 @@ class ReportBuilder:
     def _weighted(self) -> dict[str, Any]:
         """The log's accept length weighed by work (:class:`WorkTotals`), where it has counts."""
         w = self.work
+        if w.accept_len is None and self.decode_work:
+            # exactly rounded sums of a multiset: the same whatever order chunks came in
+            items = sorted(self.decode_work.items())
+            weight = math.fsum((r or 1) * n for (r, _), n in items)
+            value = math.fsum((r or 1) * a * n for (r, a), n in items) / weight
+            lines = sum(n for _, n in items)
+            return {"accept_len_weighted": round(value, 4),
+                    "window": f"{lines} intervals, weighted by verify steps (≈ #running-req)",
+                    "accepted_distribution": []}
         if w.accept_len is None:
             return {"accept_len_weighted": None, "window": None, "accepted_distribution": []}
         return {"accept_len_weighted": round(w.accept_len, 4),

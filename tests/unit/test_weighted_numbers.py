@@ -248,3 +248,37 @@ def test_vllm_dp_engines_are_summed_and_idle_only_when_all_are() -> None:
                     line.format(e=1, g="0.0", r=0)])
     assert state.gen_tps.last == 100.0 and state.idle_t is None  # engine 0 still works
     assert rank_key(line.format(e=1, g="1.0", r=1)) == ("engine 1", "")
+
+
+@pytest.mark.parametrize("run", ["eagle3", "ngram"])
+def test_report_weighs_sglang_decode_lines_on_every_path(run: str, tmp_path: Path) -> None:
+    """``report``'s weighted accept length: the same on the fast, line-by-line and parallel
+    paths (TP copies included), and within 2 % of the counters on the recorded runs."""
+    import io
+
+    from eagle_tui.report import parallel as rp
+    from eagle_tui.report.builder import build_report
+    from eagle_tui.report.output import close
+
+    data = (FIX / "sglang-cpu" / f"{run}.log").read_bytes()
+    # plus the same lines as a TP=2 server prints them: TP1's copies change no weighted mean
+    tp = b"".join(line.replace(b"] Decode", b" TP0] Decode") + b"\n" +
+                  line.replace(b"] Decode", b" TP1] Decode") + b"\n" if b"] Decode" in line
+                  else line + b"\n" for line in data.splitlines())
+    path = tmp_path / "x.log"
+    results = []
+    for blob in (data, tp):
+        path.write_bytes(blob * 30)
+        for fast in (True, False):
+            r = build_report(io.BytesIO(blob * 30), "x", fast=fast, chunk=4096)
+            results.append(r["numbers"])
+            close(r)
+        with path.open("rb") as f:
+            r = rp.build_report_parallel(f, "x", workers=2, threshold=0, min_bytes=1, chunk=4096)
+            results.append(r["numbers"])
+            close(r)
+    assert all(x == results[0] for x in results[:3]) and all(x == results[3] for x in results[3:])
+    assert results[3]["accept_len_weighted"] == results[0]["accept_len_weighted"]
+    c = counters(FIX / "sglang-cpu" / f"{run}-metrics.txt")
+    truth = c["sglang:generation_tokens"] / c["sglang:spec_verify_calls"]
+    assert results[0]["accept_len_weighted"] == pytest.approx(truth, rel=0.02)
