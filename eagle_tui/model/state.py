@@ -15,13 +15,11 @@ Which of the log's, /metrics' and /server_info's numbers is shown is :mod:`.figu
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import figures
-from .acceptance import decode_weight
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -55,7 +53,7 @@ from .events import (
 )
 from .logbuffer import ERROR_KINDS
 from .series import Series
-from .stats_fold import apply_metrics, counted_rank, dp_sum, spec
+from .stats_fold import apply_metrics, decode, spec
 
 RECENT_LINES = 20
 _GONE = ("exited", "not_found", "zombie")
@@ -303,42 +301,9 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
 
 def _decode(b: _Batch, ev: DecodeStats) -> None:
     """The other hot path: one ``Decode batch`` / ``Engine 000`` stats line."""
-    s = b.s
-    group = counted_rank(b, ev)
-    if group is None:  # another tensor-parallel rank's copy of a counted line
+    if not decode(b, ev):  # another tensor-parallel rank's copy of a counted line
         return
-    _setattr(s, "last_decode", ev)
-    if ev.running is not None:
-        _setattr(s, "running", ev.running)
-    if ev.queued is not None:
-        _setattr(s, "queued", ev.queued)
-    if ev.kv_usage is not None:
-        _setattr(s, "kv_usage", ev.kv_usage)
-    now = s.now if s.now is not None else 0.0
-    if s.now is not None and (ev.gen_tps is not None or ev.accept_len is not None):
-        _setattr(s, "data_t", now)
-    idle = ev.running == 0 and not ev.gen_tps and not ev.queued
-    tps = ev.gen_tps
-    if group:  # one of several DP groups: the server's tok/s is the groups' sum
-        tps = dp_sum(b, group, 0.0 if idle else (ev.gen_tps or 0.0), now)
-        idle = idle and not tps  # idle only when every group is
-    if idle:
-        # an idle interval (vLLM's line after the load ended): no point in any series
-        if s.idle_t is None:
-            _setattr(s, "idle_t", now)
-    else:
-        if ev.gen_tps is not None or ev.accept_len is not None:
-            _setattr(s, "idle_t", None)
-            _setattr(s, "active_t", now)
-        if ev.gen_tps is not None and tps is not None:
-            b.point("gen_tps", now, tps)
-        if ev.accept_len is not None and math.isfinite(ev.accept_len):
-            w = decode_weight(ev)
-            b.point("accept_len", now, ev.accept_len)
-            b.point("accept_w", now, w)
-            b.point("accept_wv", now, w * ev.accept_len)
-        if ev.accept_rate is not None:
-            b.point("accept_rate", now, ev.accept_rate)
+    s = b.s
     # stats lines mean the server is serving, even when the log never showed the ready
     # line (--skip-server-warmup, a log that starts mid-run)
     if (s.phase is not Phase.SERVING and s.crash is None and ev.source == "log"

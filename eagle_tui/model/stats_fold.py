@@ -4,8 +4,9 @@ Split out of :mod:`.state` (the dispatch and the state's shape live there) becau
 are the ones issue 12 is about and each has its own tests (``tests/unit/test_weighted_numbers.py``,
 ``tests/unit/test_liveness.py``):
 
-- another tensor-parallel rank's copy of a ``Decode batch`` line is dropped, DP groups' tok/s
-  are summed (:func:`counted_rank`, :func:`dp_sum`; :mod:`.acceptance` says why);
+- a stats line's numbers (:func:`decode`): another tensor-parallel rank's copy of a ``Decode
+  batch`` line is dropped, DP groups' tok/s are summed (:func:`counted_rank`, :func:`dp_sum`;
+  :mod:`.acceptance` says why);
 - each accept-length point is stored with its work (``accept_w``, ``accept_wv``) so a window's
   mean is the counters' ratio (:func:`spec`);
 - an idle interval (no request running, nothing generated) enters no series: it only marks the
@@ -15,9 +16,10 @@ are the ones issue 12 is about and each has its own tests (``tests/unit/test_wei
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
-from .acceptance import rank_key, spec_interval
+from .acceptance import decode_weight, rank_key, spec_interval
 from .events import DecodeStats, MetricsSample, SpecStats
 from .series import Series
 
@@ -59,6 +61,48 @@ def dp_sum(b: _Batch, group: str, tps: float, now: float) -> float:
     kept = tuple(e for e in s.dp_tps if e[0] != group and now - e[2] <= DP_FRESH_S)
     _setattr(s, "dp_tps", (*kept, (group, tps, now)))
     return tps + sum(v for _, v, _ in kept)
+
+
+def decode(b: _Batch, ev: DecodeStats) -> bool:
+    """One ``Decode batch`` / ``Engine 000`` stats line's numbers; ``False`` for another
+    tensor-parallel rank's copy of a counted line (nothing of it is kept)."""
+    s = b.s
+    group = counted_rank(b, ev)
+    if group is None:
+        return False
+    _setattr(s, "last_decode", ev)
+    if ev.running is not None:
+        _setattr(s, "running", ev.running)
+    if ev.queued is not None:
+        _setattr(s, "queued", ev.queued)
+    if ev.kv_usage is not None:
+        _setattr(s, "kv_usage", ev.kv_usage)
+    now = s.now if s.now is not None else 0.0
+    if s.now is not None and (ev.gen_tps is not None or ev.accept_len is not None):
+        _setattr(s, "data_t", now)
+    idle = ev.running == 0 and not ev.gen_tps and not ev.queued
+    tps = ev.gen_tps
+    if group:  # one of several DP groups: the server's tok/s is the groups' sum
+        tps = dp_sum(b, group, 0.0 if idle else (ev.gen_tps or 0.0), now)
+        idle = idle and not tps  # idle only when every group is
+    if idle:
+        # an idle interval (vLLM's line after the load ended): no point in any series
+        if s.idle_t is None:
+            _setattr(s, "idle_t", now)
+    else:
+        if ev.gen_tps is not None or ev.accept_len is not None:
+            _setattr(s, "idle_t", None)
+            _setattr(s, "active_t", now)
+        if ev.gen_tps is not None and tps is not None:
+            b.point("gen_tps", now, tps)
+        if ev.accept_len is not None and math.isfinite(ev.accept_len):
+            w = decode_weight(ev)
+            b.point("accept_len", now, ev.accept_len)
+            b.point("accept_w", now, w)
+            b.point("accept_wv", now, w * ev.accept_len)
+        if ev.accept_rate is not None:
+            b.point("accept_rate", now, ev.accept_rate)
+    return True
 
 
 def spec(b: _Batch, ev: SpecStats, now: float) -> None:
@@ -115,4 +159,4 @@ def apply_metrics(b: _Batch, ev: MetricsSample) -> None:
         b.set(engine=ev.engine)
 
 
-__all__ = ["DP_FRESH_S", "PP_WINDOW", "apply_metrics", "counted_rank", "dp_sum", "spec"]
+__all__ = ["DP_FRESH_S", "PP_WINDOW", "apply_metrics", "counted_rank", "decode", "dp_sum", "spec"]
