@@ -223,6 +223,7 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int) -> d
     if state.health is not None:
         obj["health"] = state.health.state
     obj["alerts"] = [a.as_dict() for a in state.alerts]
+    obj["numbers"] = figures_dict(figures(state))
     if status != "ready":
         obj["last_lines"] = [{"lineno": ln.lineno, "text": ln.text} for ln in state.recent_lines]
     return obj
