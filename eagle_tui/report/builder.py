@@ -35,7 +35,7 @@ from typing import Any, BinaryIO
 
 from eagle_tui.model.acceptance import WorkTotals
 from eagle_tui.model.alerts import evaluate_alerts
-from eagle_tui.model.detect import NON_PLAIN_AFTER_NL
+from eagle_tui.model.detect import NON_PLAIN_AFTER_NL, valid_tokens
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -54,6 +54,7 @@ from eagle_tui.model.state import DashboardState, reduce
 from .chunk_summary import (
     STATS_TEXT,
     TAIL,
+    WORK_LINE_B,
     ChunkSummary,
     LoneLine,
     NumberRun,
@@ -93,8 +94,6 @@ class ReportBuilder:
                     self.gen.add(ev.gen_tps)
                 if ev.accept_len is not None:
                     self.accept.add(ev.accept_len)
-                    if ev.running is not None:
-                        self.decode_work[(ev.running, ev.accept_len)] += 1
                 if self._serving_pending():
                     self.state = reduce(self.state, [ev])
             elif isinstance(ev, SpecStats):
@@ -112,6 +111,10 @@ class ReportBuilder:
 
     def line(self, raw: bytes, lineno: int) -> None:
         self.add(self.parser.parse_line(raw, lineno, False))
+        if b"accept len" in raw:  # the same rule as a plain run's (run_tokens' work)
+            m = WORK_LINE_B.match(raw)
+            if m is not None:
+                self._add_work({(m.group(1), m.group(2)): 1})
 
     def lines_of(self, buf: bytes | bytearray, a: int, b: int, lineno: int) -> None:
         while a < b:
@@ -211,8 +214,11 @@ class ReportBuilder:
         self.lines = lineno - 1
 
     def _add_work(self, counts: Mapping[tuple[bytes, bytes], int]) -> None:
+        """SGLang Decode lines' ``(running, accept len)`` tokens (``WORK_LINE_B``: one rule for
+        the lines of plain runs and the lines parsed alone, so every path counts the same)."""
         for (running, acc), n in counts.items():
-            self.decode_work[(int(running), float(acc))] += n
+            if valid_tokens(acc):
+                self.decode_work[(int(running), float(acc))] += n
 
     def _numbers(self, run: NumberRun, lineno: int) -> None:
         """A summarized run of plain lines starting at line ``lineno``."""
