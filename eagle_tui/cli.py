@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from eagle_tui import __version__
+from eagle_tui.errors import EagleError
 
 # Order = order in --help.
 COMMANDS: tuple[str, ...] = ("lint", "launch", "stop", "runs", "attach", "wait", "watch", "replay",
@@ -53,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         rc = func(args)
+    except EagleError as exc:  # refused on purpose (a command that did not say so itself)
+        print(f"eagle-tui {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

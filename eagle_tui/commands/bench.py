@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from eagle_tui.commands.common import UsageError, normalize_url
-from eagle_tui.errors import EagleError
+from eagle_tui.assembly.spec import normalize_url
+from eagle_tui.errors import EagleError, UsageError
 
 if TYPE_CHECKING:  # imported when a load runs: with click installed, httpx imports rich (~30 ms)
     import httpx

@@ -2,10 +2,12 @@
 
 The simulator (:mod:`eagle_tui.sim`) runs as a child process in its own process group, writing
 its log to a temporary directory that also holds the draft's ``config.json`` and a fake
-``nvidia-smi``. The demo then builds the ordinary session over it (log tail, /health, /metrics,
-/server_info, the process, GPUs through the streamed ``nvidia-smi`` path that remote hosts use)
-with a 90 tok/s baseline, and once the server is ready drives a small bounded load through
-:func:`~eagle_tui.commands.bench.run_bench` so the metrics move.
+``nvidia-smi``. The simulator is just what the demo's
+:class:`~eagle_tui.assembly.spec.DashboardSpec` points at: the log, the URL, the process and
+the draft config, GPUs through the streamed ``nvidia-smi`` path that remote hosts use, with a
+90 tok/s baseline; it is opened by
+:func:`~eagle_tui.assembly.open.open_dashboard` like ``watch``'s, and once the server is ready a
+small bounded load (:func:`~eagle_tui.commands.bench.run_bench`) makes the metrics move.
 
 On a terminal it opens the dashboard; with ``--headless`` or without a TTY it behaves like
 ``wait`` (progress lines, a diagnosis on a crash) and then prints live metrics for a few
@@ -28,21 +30,28 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from eagle_tui.assembly.open import Presenter, open_dashboard, wants_dashboard
+from eagle_tui.assembly.spec import DashboardSpec, check_sources
 from eagle_tui.commands.bench import run_bench
-from eagle_tui.commands.common import build_session
-from eagle_tui.commands.wait import EXIT_READY, EXIT_USAGE, Progress, finish_verdict
-from eagle_tui.commands.wait import clean as clean_text
+from eagle_tui.errors import UsageError
+from eagle_tui.headless.lines import clean as clean_text
+from eagle_tui.headless.progress import (
+    EXIT_READY,
+    EXIT_USAGE,
+    ProgressPrinter,
+    Watched,
+    finish_verdict,
+)
+from eagle_tui.model.events import Event
 from eagle_tui.model.state import DashboardState
-from eagle_tui.session import Session
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
 from eagle_tui.sim.timeline import build_timeline
-from eagle_tui.transport.local import LocalTransport
 
 DEFAULT_SPEED = 7.0  # a healthy 8-GPU launch (~146 s simulated) in ~21 s
 LOAD_MAX_TOKENS = 256
@@ -76,10 +85,14 @@ class DemoServer:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
 
-    def session_args(self) -> argparse.Namespace:
-        return argparse.Namespace(log=str(self.log), url=self.url, pid=self.proc.pid if
-                                  self.proc else None, record=self.args.record,
-                                  baseline=BASELINE_TOK_S, draft_config=self.draft, gpu="smi")
+    def spec(self) -> DashboardSpec:
+        """What the demo watches: the simulator, exactly as ``watch`` would be told to."""
+        a = self.args
+        return check_sources(DashboardSpec(
+            log=str(self.log), url=self.url, pid=self.proc.pid if self.proc else None,
+            record=a.record, baseline=BASELINE_TOK_S, draft_config=self.draft, gpu="smi",
+            headless=a.headless, health_interval=0.5, label=f"demo: {a.engine} {a.scenario}",
+            command="demo"))
 
     def close(self) -> None:
         proc, self.proc = self.proc, None
@@ -142,12 +155,12 @@ def live_line(state: DashboardState, seconds: float) -> str:
     return f"[live {seconds:4.1f}s] " + " | ".join(parts)
 
 
-async def _wait_ready(session: Session, runner: asyncio.Task[Any], out: TextIO,
+async def _wait_ready(session: Watched, runner: asyncio.Task[Any], out: TextIO,
                       timeout: float) -> int:
     """``wait``'s behaviour: progress lines, then READY or the crash diagnosis; its exit code."""
-    progress = Progress(out, as_json=False, has_url=True)
+    progress = ProgressPrinter(out, as_json=False, has_url=True)
     unsubscribe = session.subscribe(progress.on_batch)
-    waiter = asyncio.create_task(progress.decided.wait())
+    waiter = asyncio.create_task(progress.wait_decided())
     try:
         done, _ = await asyncio.wait({runner, waiter}, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
@@ -158,7 +171,7 @@ async def _wait_ready(session: Session, runner: asyncio.Task[Any], out: TextIO,
                           timeout=timeout)
 
 
-async def _live(session: Session, url: str, duration: float, out: TextIO) -> None:
+async def _live(session: Watched, url: str, duration: float, out: TextIO) -> None:
     """Drive the built-in load and print a metrics line every second for ``duration`` s."""
     load = asyncio.create_task(run_bench(url, concurrency=1, requests=LOAD_REQUESTS,
                                          max_tokens=LOAD_MAX_TOKENS, timeout=duration + 30))
@@ -182,52 +195,35 @@ async def _live(session: Session, url: str, duration: float, out: TextIO) -> Non
         out.write("no alerts: speculative decoding is paying off\n")
 
 
-async def headless(server: DemoServer, args: argparse.Namespace, out: TextIO) -> int:
-    transport = LocalTransport()
-    try:
-        session = build_session(server.session_args(), transport, health_interval=0.5)
-        runner = asyncio.create_task(session.run())
-        try:
-            code = await _wait_ready(session, runner, out, args.timeout)
-            if code == EXIT_READY:
-                await _live(session, server.url, args.duration, out)
-            return code
-        finally:
-            session.stop()
-            await runner
-    finally:
-        await transport.close()
+def headless_presenter(server: DemoServer, args: argparse.Namespace) -> Presenter:
+    """``wait``'s answer, then (once serving) live metrics under the demo's own load."""
+
+    async def present(session: Watched, runner: asyncio.Task[DashboardState],
+                      out: TextIO) -> int:
+        code = await _wait_ready(session, runner, out, args.timeout)
+        if code == EXIT_READY:
+            await _live(session, server.url, args.duration, out)
+        return code
+
+    return present
 
 
 # --------------------------------------------------------------------------- dashboard
 
 
-def dashboard(server: DemoServer, args: argparse.Namespace) -> int:
-    """The dashboard over the demo's session; the load starts once the server is ready."""
-    from eagle_tui.ui.app_factory import build_app
-    from eagle_tui.ui.config import ConfigError
-
-    session = build_session(server.session_args(), LocalTransport(), health_interval=0.5)
+def start_load_when_ready(server: DemoServer) -> Callable[[DashboardState, Sequence[Event]],
+                                                          None]:
+    """A subscriber (on the session's loop) that starts the bounded load once the server is
+    ready; the load ends with that loop."""
     tasks: list[asyncio.Task[Any]] = []
 
-    def on_batch(state: DashboardState, _events: Any) -> None:
+    def on_batch(state: DashboardState, _events: Sequence[Event]) -> None:
         if state.ready and not tasks:
             tasks.append(asyncio.create_task(run_bench(
                 server.url, concurrency=1, requests=LOAD_REQUESTS, max_tokens=LOAD_MAX_TOKENS,
                 timeout=3600.0)))
 
-    session.subscribe(on_batch)
-    try:
-        app = build_app(session=session, source_label=f"demo: {args.engine} {args.scenario}")
-    except ConfigError as exc:
-        print(f"eagle-tui demo: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        rc = app.run()
-    finally:
-        for t in tasks:
-            t.cancel()
-    return int(rc or 0)
+    return on_batch
 
 
 # --------------------------------------------------------------------------- command line
@@ -260,31 +256,31 @@ def register(subparsers: Any) -> None:
 
 def _validate(args: argparse.Namespace) -> None:
     if not args.speed > 0:
-        raise ValueError("--speed must be > 0")
+        raise UsageError("--speed must be > 0")
     if not args.duration > 0:
-        raise ValueError("--duration must be > 0")
+        raise UsageError("--duration must be > 0")
     if not 0 <= args.port <= 65535:
-        raise ValueError("--port must be between 0 and 65535")
+        raise UsageError("--port must be between 0 and 65535")
     cfg = make_config(args.engine, args.scenario, gpus=args.gpus)  # ValueError with a message
     if args.timeout is None:
         args.timeout = build_timeline(cfg).duration / args.speed * 1.5 + 30.0
     elif not args.timeout > 0:
-        raise ValueError("--timeout must be > 0")
+        raise UsageError("--timeout must be > 0")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         _validate(args)
-    except ValueError as exc:
+    except ValueError as exc:  # a UsageError, or make_config's refusal of the scenario
         print(f"eagle-tui demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    use_tui = not args.headless and sys.stdin.isatty() and sys.stdout.isatty()
     server = DemoServer(args)
     with _terminate_as_exit():
         try:
             server.start()
-            if use_tui:
-                return dashboard(server, args)
-            return asyncio.run(headless(server, args, sys.stdout))
+            spec = server.spec()
+            load = () if not wants_dashboard(spec) else (start_load_when_ready(server),)
+            return open_dashboard(spec, presenter=headless_presenter(server, args),
+                                  subscribers=load)
         finally:
             server.close()

@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from eagle_tui.commands.remote import add_ssh_args, check_ssh_args, make_transports
+from eagle_tui.assembly.remote import connect_one, one_transport
+from eagle_tui.assembly.spec import DashboardSpec, ssh_spec_from_args
+from eagle_tui.commands.common import add_ssh_args
 
 EXIT_USAGE = 2
 
@@ -56,18 +58,18 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def watch_args(args: argparse.Namespace, log: str, url: str, pid: int) -> argparse.Namespace:
-    """The ``wait``/``watch`` options that follow the launched run."""
-    return argparse.Namespace(
-        log=log, url=url, pid=pid, record=None, baseline=args.baseline, draft_config=None,
-        gpu="auto", ssh=args.ssh, identity=args.identity, known_hosts=args.known_hosts,
-        accept_new_host_key=args.accept_new_host_key, ssh_config=args.ssh_config,
-        timeout=args.timeout, json=args.json, fail_on=args.fail_on, headless=args.no_tui,
-        duration=None, config=None, theme=None, max_lines=None)
+def watch_spec(args: argparse.Namespace, log: str, url: str, pid: int,
+               label: str = "") -> DashboardSpec:
+    """What the dashboard (or ``wait``) follows for the launched run."""
+    from eagle_tui.assembly.spec import HEALTH_INTERVAL_S
+
+    return DashboardSpec(log=log, url=url, pid=pid, ssh=ssh_spec_from_args(args),
+                         baseline=args.baseline, headless=args.no_tui, json=args.json,
+                         health_interval=HEALTH_INTERVAL_S, label=label, command="launch")
 
 
 async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
-                       out: TextIO) -> tuple[int, argparse.Namespace | None, int | None]:
+                       out: TextIO) -> tuple[int, DashboardSpec | None, int | None]:
     """Lint and start; returns (exit code if finished, the watch options, the run id)."""
     from eagle_tui.commands.lint import print_text
     from eagle_tui.history.store import HistoryError, RunStore
@@ -82,11 +84,13 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     except (ValueError, HistoryError) as exc:
         print(f"eagle-tui launch: error: {exc}", file=err)
         return EXIT_USAGE, None, None
-    transport = make_transports(args)[0]
     try:
-        connect = getattr(transport, "connect", None)
-        if connect is not None:
-            await asyncio.wait_for(connect(retry=False), 30.0)
+        transport = one_transport(ssh_spec_from_args(args))
+    except ValueError as exc:
+        print(f"eagle-tui launch: error: {exc}", file=err)
+        return EXIT_USAGE, None, None
+    try:
+        await connect_one(transport)
         prep = await prepare(transport, words, cwd=args.cwd, env=env)
         if not prep.result.ok or prep.result.count("warning"):
             print_text(prep.cmd, prep.result, err, transport.host)
@@ -105,7 +109,18 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     print(f"eagle-tui launch: started run {run.label}{where}: pid {launched.pid}, log "
           f"{launched.log_path}, {prep.url} (stop: eagle-tui stop {run.id})", file=err,
           flush=True)
-    return -1, watch_args(args, launched.log_path, prep.url, launched.pid), run.id
+    from dataclasses import replace
+
+    from eagle_tui.history.usual import usual_times
+
+    label = f"{run.name or run.id}: {launched.log_path}"
+    spec = watch_spec(args, launched.log_path, prep.url, launched.pid, label)
+    try:
+        usual = usual_times(store, host=run.host, engine=run.engine, flags=run.flags or {},
+                            exclude=run.id)
+    except HistoryError:
+        usual = None
+    return -1, replace(spec, usual=usual), run.id
 
 
 def _record_outcome(run_id: int, code: int) -> None:
@@ -130,7 +145,6 @@ def run(args: argparse.Namespace) -> int:
         if not words:
             raise ValueError("no command given (eagle-tui launch -- CMD...)")
         words = split_command(words)
-        check_ssh_args(args)
         if not args.timeout > 0:
             raise ValueError("--timeout must be > 0")
         if args.log is not None and not args.ssh and Path(args.log).is_dir():
@@ -138,20 +152,23 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, CommandError) as exc:
         print(f"eagle-tui launch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    code, wargs, run_id = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))
-    if wargs is None or run_id is None:
+    code, spec, run_id = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))
+    if spec is None or run_id is None:
         return code
-    from eagle_tui.commands.dashboard import wants_dashboard
+    from eagle_tui.history.recorder import HistoryRecorder
+    from eagle_tui.history.store import RunStore
 
-    if not args.no_tui and wants_dashboard(wargs):
-        from eagle_tui.commands.dashboard import watch_dashboard
+    recorder = HistoryRecorder(RunStore(), run_id)
+    if args.no_tui:
+        from eagle_tui.commands.wait import wait_async
 
-        return watch_dashboard(wargs, command="launch")
-    from eagle_tui.commands.wait import wait_async
+        code = asyncio.run(wait_async(spec, args.timeout, sys.stdout, args.fail_on,
+                                      subscribers=[recorder.on_batch]))
+        _record_outcome(run_id, code)
+        return code
+    from eagle_tui.assembly.open import open_dashboard
 
-    code = asyncio.run(wait_async(wargs, sys.stdout))
-    _record_outcome(run_id, code)
-    return code
+    return open_dashboard(spec, subscribers=[recorder.on_batch])
 
 
-__all__ = ["register", "run", "watch_args"]
+__all__ = ["register", "run", "watch_spec"]

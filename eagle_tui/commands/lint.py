@@ -13,7 +13,9 @@ import sys
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from eagle_tui.commands.remote import add_ssh_args, check_ssh_args, make_transports
+from eagle_tui.assembly.remote import connect_one, one_transport
+from eagle_tui.assembly.spec import ssh_spec_from_args
+from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.model.cmdline import CommandError, ParsedCommand, parse_command
 from eagle_tui.model.lint import LintResult, lint
 from eagle_tui.model.normalize import sanitize
@@ -90,11 +92,9 @@ async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) ->
     except CommandError as exc:
         print(f"eagle-tui lint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    transport = make_transports(args)[0]
+    transport = one_transport(ssh_spec_from_args(args))
     try:
-        connect = getattr(transport, "connect", None)
-        if connect is not None:
-            await asyncio.wait_for(connect(retry=False), 30.0)
+        await connect_one(transport)
         facts = await gather(cmd, transport, cwd=args.cwd)
     except (TransportError, TimeoutError) as exc:
         print(f"eagle-tui lint: error: {transport.host}: {exc or 'timed out'}", file=sys.stderr)
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     try:
-        check_ssh_args(args)
+        one_transport(ssh_spec_from_args(args))  # the SSH options are checked before parsing
     except ValueError as exc:
         print(f"eagle-tui lint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -6,34 +6,26 @@ its recorded timing (``1`` = real time). Without a terminal, or with ``--headles
 it prints the same progress lines and crash diagnosis as ``watch`` and exits: 0, or 1 when the
 replayed server crashed (so a script can ask "did that run crash?").
 
-The source is :class:`~eagle_tui.sources.replay.ReplaySource`; a raw log's older lines go
-through the parser's fast path and only the last ``--max-lines`` are kept as text, so opening a
-million-line log draws the first frame at once.
+The source is :class:`~eagle_tui.sources.replay.ReplaySource` (built from the spec's
+:class:`~eagle_tui.assembly.spec.ReplaySpec` by :func:`~eagle_tui.assembly.build.build_session`);
+a raw log's older lines go through the parser's fast path and only the last ``--max-lines`` are
+kept as text, so opening a million-line log draws the first frame at once.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any
 
-from eagle_tui.commands.common import positive_float
-from eagle_tui.commands.dashboard import (
-    EXIT_USAGE,
-    add_ui_args,
-    ui_config_from_args,
-    wants_dashboard,
-)
-from eagle_tui.session import Session
-from eagle_tui.sources.replay import ReplaySource
+from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
+from eagle_tui.assembly.spec import REPLAY_KINDS, spec_from_args
+from eagle_tui.commands.common import add_ui_args, positive_float
+from eagle_tui.errors import UsageError
+from eagle_tui.headless.progress import EXIT_CRASHED, EXIT_READY
 
-if TYPE_CHECKING:
-    from eagle_tui.ui.config import UiConfig
-
-EXIT_OK = 0
-EXIT_CRASHED = 1
+EXIT_OK = EXIT_READY
 
 
 def register(subparsers: Any) -> None:
@@ -44,7 +36,7 @@ def register(subparsers: Any) -> None:
         "log) through the dashboard, or print its progress lines without a terminal.",
     )
     p.add_argument("file", metavar="FILE", type=Path, help="record file or raw server log")
-    p.add_argument("--kind", choices=("auto", "record", "log"), default="auto",
+    p.add_argument("--kind", choices=REPLAY_KINDS, default="auto",
                    help="what FILE is (default: detected from its first line)")
     p.add_argument("--speed", type=positive_float, default=None,
                    help="pace a record at its recorded timing times SPEED (default: at once)")
@@ -55,48 +47,13 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def make_session(args: argparse.Namespace, config: UiConfig) -> Session:
-    source = ReplaySource(args.file, kind=args.kind, speed=args.speed,
-                          visible_lines=config.max_lines)
-    # the recorded Tick events carry the recorded clock; a live ticker would mix in today's
-    return Session([source], tick_interval=None)
-
-
-async def replay_headless(session: Session, out: TextIO, as_json: bool) -> int:
-    from eagle_tui.commands.wait import Progress
-
-    progress = Progress(out, as_json=as_json, has_url=False, decide=False)
-    session.subscribe(progress.on_batch)
-    state = await session.run()
-    return EXIT_CRASHED if state.crash is not None else EXIT_OK
-
-
 def run(args: argparse.Namespace) -> int:
-    from eagle_tui.ui.config import ConfigError
-
-    if not args.file.is_file():
-        print(f"eagle-tui replay: error: {args.file}: no such file", file=sys.stderr)
-        return EXIT_USAGE
     try:
-        config = ui_config_from_args(args)
-    except ConfigError as exc:
+        spec = spec_from_args(args, "replay")
+    except UsageError as exc:
         print(f"eagle-tui replay: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    session = make_session(args, config)
-    if not wants_dashboard(args):
-        return asyncio.run(replay_headless(session, sys.stdout, args.json))
-    from eagle_tui.commands.dashboard import run_app
-    from eagle_tui.ui.app_factory import build_app
-    from eagle_tui.ui.session_thread import ThreadedSession, session_opener
-
-    threaded = ThreadedSession(session_opener(session))
-    try:
-        app = build_app(config, session=threaded, source_label=f"replay {args.file.name}")
-    except ConfigError as exc:
-        print(f"eagle-tui replay: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    threaded.start()
-    return run_app(app, threaded)
+    return open_dashboard(spec)
 
 
-__all__ = ["make_session", "register", "replay_headless", "run"]
+__all__ = ["EXIT_CRASHED", "EXIT_OK", "register", "run"]

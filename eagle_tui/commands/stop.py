@@ -14,7 +14,9 @@ import sys
 import time
 from typing import Any
 
-from eagle_tui.commands.remote import add_ssh_args, check_ssh_args, make_transports
+from eagle_tui.assembly.remote import connect_one, one_transport
+from eagle_tui.assembly.spec import ssh_spec_from_args
+from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.model.normalize import sanitize
 
 EXIT_STOPPED = 0
@@ -63,7 +65,7 @@ async def stop_async(args: argparse.Namespace) -> int:
     if rec.host and not args.ssh:
         args.ssh = [rec.host]  # the host it was launched on (--ssh overrides: an alias)
     try:
-        check_ssh_args(args)
+        transport = one_transport(ssh_spec_from_args(args))
     except ValueError as exc:
         print(f"eagle-tui stop: error: {exc}", file=sys.stderr)
         return EXIT_REFUSED
@@ -73,11 +75,8 @@ async def stop_async(args: argparse.Namespace) -> int:
         print("eagle-tui stop: not confirmed (use --yes to stop without asking)",
               file=sys.stderr)
         return EXIT_REFUSED
-    transport = make_transports(args)[0]
     try:
-        connect = getattr(transport, "connect", None)
-        if connect is not None:
-            await asyncio.wait_for(connect(retry=False), 30.0)
+        await connect_one(transport)
         res = await stop_group(transport, rec.pgid, rec.proc_start, rec.token,
                                grace=args.grace)
     except LaunchError as exc:

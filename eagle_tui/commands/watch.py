@@ -1,30 +1,23 @@
-"""``eagle-tui watch``: run the session and keep printing the live state.
+"""``eagle-tui watch``: follow a server in the dashboard, or keep printing its live state.
 
 Same sources and the same progress lines as ``wait`` (a line at every phase/health/process
 change and every 10 s, a diagnosis when the server crashes, a notice when it is ready), but it
-never exits on an answer: it runs until interrupted or until every source has ended. This is the
-headless path; on a terminal the dashboard takes over ``watch`` (``commands/dashboard.py``), and
-``--headless`` (or stdout not being a TTY) keeps this printing mode.
+never exits on an answer: it runs until interrupted or until every source has ended. On a
+terminal the dashboard takes over; ``--headless``, ``--json``, ``--duration`` (or stdout not
+being a TTY) keep the printing mode. Both are opened by
+:func:`~eagle_tui.assembly.open.open_dashboard` from the command line's spec.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from typing import Any, TextIO
+from typing import Any
 
-from eagle_tui.commands.common import (
-    UsageError,
-    add_source_args,
-    build_session,
-    check_source_args,
-    health_decides,
-)
-from eagle_tui.commands.dashboard import add_ui_args, wants_dashboard, watch_dashboard
-from eagle_tui.commands.remote import close_transports, open_transports
-from eagle_tui.commands.wait import EXIT_USAGE, HEALTH_INTERVAL_S, Progress
-from eagle_tui.transport.base import TransportError
+from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
+from eagle_tui.assembly.spec import spec_from_args
+from eagle_tui.commands.common import add_source_args, add_ui_args
+from eagle_tui.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +25,9 @@ def register(subparsers: Any) -> None:
         "watch",
         help="follow a server and print its live state (startup, health, crashes, GPUs)",
         description="Follow a server and print its state at every change and every 10 s, "
-        "with a diagnosis when it crashes. Runs until interrupted.",
+        "with a diagnosis when it crashes. Runs until interrupted. With none of --log, --url, "
+        "--pid: the SGLang/vLLM servers running on the host (or --ssh DEST) are found and "
+        "watched (see `eagle-tui attach`).",
     )
     add_source_args(p)
     p.add_argument("--headless", action="store_true",
@@ -40,43 +35,26 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--duration", metavar="SECONDS", type=float, default=None,
                    help="stop after this long (default: run until interrupted)")
+    p.add_argument("--pick", metavar="N", type=int, default=None,
+                   help="without --log/--url/--pid: which of several discovered servers")
     add_ui_args(p)
     p.set_defaults(func=run)
 
 
-async def watch_async(args: argparse.Namespace, out: TextIO) -> int:
-    transports = await open_transports(args)  # --ssh hosts, or the local machine
-    session = build_session(args, transports, health_interval=HEALTH_INTERVAL_S)
-    progress = Progress(out, as_json=args.json, has_url=health_decides(args, transports[0].host),
-                        decide=False)
-    session.subscribe(progress.on_batch)
-    runner = asyncio.create_task(session.run())
-    try:
-        await asyncio.wait({runner}, timeout=args.duration)
-    finally:
-        session.stop()
-        try:
-            await runner
-        finally:
-            await close_transports(transports)
-    return 0
-
-
 def run(args: argparse.Namespace) -> int:
+    if not (args.log or args.url or args.pid):  # nothing to watch: find the server on the host
+        from eagle_tui.commands.attach import attach_discovered
+
+        return attach_discovered(args, command="watch")
     try:
-        check_source_args(args)
-        if args.duration is not None and not args.duration > 0:
-            raise UsageError("--duration must be > 0")
+        spec = spec_from_args(args, "watch")
     except UsageError as exc:
         print(f"eagle-tui watch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.duration is None and wants_dashboard(args):  # a terminal: the dashboard
-        return watch_dashboard(args)
-    try:
-        return asyncio.run(watch_async(args, sys.stdout))
-    except TransportError as exc:  # an SSH host key refused or authentication failed
-        print(f"eagle-tui watch: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    from eagle_tui.commands.attach import watched_run
+
+    recorder = watched_run(spec, kind="watched")
+    return open_dashboard(spec, subscribers=[recorder.on_batch] if recorder else [])
 
 
 __all__ = ["register", "run"]

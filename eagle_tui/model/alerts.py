@@ -168,6 +168,32 @@ def rule_source_failures(state: DashboardState) -> Alert | None:
     return Alert("source_failed", "info", f"Not receiving data from: {parts}; retrying.")
 
 
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def rule_slow_phase(state: DashboardState) -> Alert | None:
+    """A startup step taking more than twice its usual time (the run history's median)."""
+    if state.usual is None or state.crash is not None:
+        return None
+    from .eta import step_eta
+    from .steps import step_states
+
+    for step, status, elapsed in step_states(state):
+        if status != "active":
+            continue
+        eta = step_eta(state, step.label, elapsed)
+        if eta is not None and eta.slow and eta.usual is not None and elapsed is not None:
+            return Alert("slow-phase", "warning",
+                         f"{step.label}: {_clock(elapsed)}, usually {_clock(eta.usual)} "
+                         f"(median of {state.usual.runs} earlier run"
+                         f"{'s' * (state.usual.runs != 1)} with the same model and flags)")
+    return None
+
+
 RULES = (
     rule_crash,
     rule_process_exit,
@@ -176,6 +202,7 @@ RULES = (
     rule_hidden_dims,
     rule_drafts_rejected,
     rule_below_baseline,
+    rule_slow_phase,
     rule_source_failures,
 )
 

@@ -406,6 +406,15 @@ class UserMarker(Record):
     label: str = ""
 
 
+@record
+class UsualTimes(Record):
+    """How long each phase usually takes: the median of earlier runs of the same model and
+    flags on the same host (``phases``: ``(phase value, seconds)``), from the run history."""
+
+    phases: tuple[tuple[str, float], ...]
+    runs: int
+
+
 Event = (
     LogLine
     | EngineDetected
@@ -433,6 +442,7 @@ Event = (
     | Tick
     | Baseline
     | UserMarker
+    | UsualTimes
 )
 
 EVENT_TYPES: dict[str, type] = {
@@ -466,6 +476,7 @@ EVENT_TYPES: dict[str, type] = {
         Tick,
         Baseline,
         UserMarker,
+        UsualTimes,
     )
 }
 

@@ -1,25 +1,32 @@
-"""``LogParser``: raw log lines (or chunks) in, typed events out.
+"""``LogParser``: complete log lines (one, or a chunk of them) in, typed events out.
 
 The contract other layers code against::
 
     p = LogParser(host="")
     p.feed_line(raw)            # one line without newline → [LogLine, derived events...]
-    p.feed_chunk(data, emit_lines=True)   # bytes; splits lines, buffers a partial last line
-    p.feed_chunk(data, emit_lines=False)  # fast path: derived events only (catching up)
-    p.finish()                  # end of input: the partial line, a pending crash
+    p.feed_lines(data, emit_lines=True)   # complete lines (ends with a newline), fast path
+    p.feed_lines(data, emit_lines=False)  # the same, derived events only (catching up)
+    p.finish()                  # end of input: a pending crash
     p.reset()                   # the log restarted; line numbers start at 1 again
     p.lineno                    # lines seen so far
 
-Every line is first classified by :func:`detect.classify`. *Bulk* lines (``Decode batch`` /
-``Prefill batch`` stats, uvicorn access lines, ``[EAGLE3-DEBUG]`` prints — 99 % of a busy log)
-only yield stats / hidden-dims events read from their raw text, and never touch the crash or
-phase machinery. Every other line is normalized, its logger prefix split off, and handed to the
-engine parser and the crash tracker. Because bulk lines cannot change any state, the fast path
-may batch them: ``feed_chunk`` handles whole clean stretches of common lines at once
-(:mod:`.fastlane`) and is tested to emit exactly the events of ``feed_line``, ``LogLine``
-included (``emit_lines=False``, catching up, drops the ``LogLine``\\ s); ``report`` finds the
-other lines of a chunk with one regex pass (:func:`split_lines`, ``\\n(?!SHAPES)``) and extracts
-its numbers from the runs in between (with :func:`read_chunks`).
+Bytes as read (a partial last line, an over-long line) are the framer's business
+(:mod:`.framing`): the parser only ever sees whole lines. A line goes through each stage once:
+sanitize (:mod:`.normalize`), classify (:mod:`.classify`), engine parse (:mod:`.sglang`,
+:mod:`.vllm`, the crash tracker), events. *Bulk* lines (``Decode batch`` / ``Prefill batch``
+stats, uvicorn access lines, ``[EAGLE3-DEBUG]`` prints — 99 % of a busy log) only yield stats /
+hidden-dims events read from their raw text, and never touch the crash or phase machinery.
+Every other line is normalized, its logger prefix split off, and handed to the engine parser
+and the crash tracker. Because bulk lines cannot change any state, ``feed_lines`` may batch
+them: it hands whole clean stretches of common lines to :mod:`.bulk` (column-wise, one call per
+chunk and one per run of common lines) and is tested to emit exactly the events of
+``feed_line``, ``LogLine`` included. ``report`` finds the other lines of a chunk with one regex
+pass (:func:`split_lines`, ``\\n(?!SHAPES)``) and extracts its numbers from the runs in between
+(``report.reader.read_chunks`` reads the file).
+
+Text: every ``LogLine.text`` is sanitized here, once (no ESC, no C0 control but TAB, no DEL or
+C1 control, no Unicode line separator or bidi override); a line the framer cut ends with
+``framing.CUT_MARK``.
 """
 
 from __future__ import annotations
@@ -27,20 +34,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from itertools import chain
+from typing import TYPE_CHECKING, cast
 
-from .crash import CrashTracker
-from .detect import (
+from .classify import (
     ACC_S,
     DIM_S,
     GEN_S,
     LineClass,
     Prefixed,
     classify,
-    engine_of,
     number,
+    read_prefix,
     small_int,
-    split_prefix,
 )
+from .crash import CrashTracker
 from .events import (
     CrashEvent,
     DecodeStats,
@@ -53,11 +60,14 @@ from .events import (
     Phase,
     PhaseEvent,
 )
+from .framing import CUT_MARK
 from .normalize import normalize, sanitize, to_text
 from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
 
-MAX_PARTIAL = 1 << 20  # a "line" still unterminated after this many bytes is emitted as is
+if TYPE_CHECKING:
+    from .bulk import Row, Stretch
+
 _STAMP = re.compile(r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)", re.ASCII)
 _DEBUG_DIM = re.compile(
     r"hidden[_ ]?states?(?:\.shape|\s+shape)?\s*[=:]\s*(?:torch\.Size\()?[\[(]"
@@ -142,50 +152,98 @@ class LogParser:
         self.phase = Phase.NONE  # furthest phase before any crash (for hints and policy)
         self.crashed = False
         self.last_dim: int | None = None
-        self._partial = b""
         self._sglang = SglangParser()
         self._vllm = VllmParser()
         self.crash = CrashTracker()
 
     # ------------------------------------------------------------------ public API
-    def feed_line(self, raw: str | bytes) -> list[Event]:
-        out: list[Event] = []
-        if self._partial:
-            pending, self._partial = self._partial, b""
-            self.lineno += 1
-            out.extend(self.parse_line(pending, self.lineno, True))
+    def feed_line(self, raw: str | bytes, *, cut: bool = False) -> list[Event]:
+        """The events of the next line (without its newline), its ``LogLine`` first.
+
+        ``cut``: the framer cut the line at ``framing.MAX_LINE_BYTES`` (its rest is the next
+        line): its text is marked with ``framing.CUT_MARK``.
+        """
         self.lineno += 1
-        out.extend(self.parse_line(raw, self.lineno, True))
+        out = self.parse_line(raw, self.lineno, True)
+        if cut:
+            out = [LogLine(ev.lineno, ev.text + CUT_MARK, ev.kind, ev.host)
+                   if type(ev) is LogLine else ev for ev in out]
         return out
 
-    def feed_chunk(self, data: bytes, emit_lines: bool = True) -> list[Event]:
-        if self._partial:
-            data = self._partial + data
-        cut = data.rfind(b"\n") + 1
-        if len(data) - cut > MAX_PARTIAL:  # binary garbage or a runaway line: bounded memory
-            data = data + b"\n"
-            cut = len(data)
-        self._partial = bytes(data[cut:])
-        complete = data[:cut]
-        out: list[Event] = []
-        if not complete:
-            return out
-        # whole clean stretches at a time (see ``fastlane``); catching up drops the lines: the
-        # column-wise path plus a filter is ~2x cheaper than parsing the lines without them.
-        # Imported here: ``report`` never feeds, and its start should not compile this.
-        from .fastlane import feed_visible
+    def feed_lines(self, data: bytes, emit_lines: bool = True) -> list[Event]:
+        """The events of the complete lines ``data`` (it ends with a newline), exactly what
+        :meth:`feed_line` on each would give; ``emit_lines=False`` (catching up) drops the
+        ``LogLine`` s: the column-wise path plus a filter is ~2x cheaper than without them.
 
-        events = feed_visible(self, complete)
-        return events if emit_lines else [ev for ev in events if type(ev) is not LogLine]
+        Whole clean stretches of common lines go through :mod:`.bulk` at once (imported here:
+        ``report`` never feeds, and its start should not compile its regexes).
+        """
+        if not data:
+            return []
+        if data[-1] != 0x0A:
+            raise ValueError("feed_lines takes complete lines: the data must end with a newline"
+                             " (the partial last line is the framer's)")
+        from . import bulk
+
+        out: list[Event] = []
+        for piece in bulk.scan(data):
+            if type(piece) is bytes:
+                self.lineno += 1
+                out.extend(self.parse_line(piece, self.lineno, True))
+            else:
+                self._stretch(cast("Stretch", piece), out)
+        return out if emit_lines else [ev for ev in out if type(ev) is not LogLine]
 
     def finish(self) -> list[Event]:
-        out: list[Event] = []
-        if self._partial:
-            pending, self._partial = self._partial, b""
+        """The end of the log: a crash still pending (a traceback without its last line)."""
+        return self._crash_events(self.crash.finish(self.engine, self.phase))
+
+    # ------------------------------------------------------------------ bulk stretches
+    def _stretch(self, stretch: Stretch, out: list[Event]) -> None:
+        """The lines of a clean stretch (printable ASCII and TAB, whole lines) into ``out``:
+        segments of common-shape rows column-wise, each other row alone, in order."""
+        from . import bulk
+
+        rows, shapes, kinds, others = stretch
+        if self.engine == "unknown":  # a bulk line may detect the engine: one by one till known
+            self._one_by_one(rows, out)
+            return
+        k = len(rows)
+        start = 0
+        for stop in chain(others, (k,)):
+            if stop > start:
+                built = bulk.build(rows[start:stop], shapes[start:stop], kinds[start:stop],
+                                   self.lineno + 1, self.host, self.last_dim)
+                if built is None:  # a new hidden size (rare): its event goes between the lines
+                    self._one_by_one(rows[start:stop], out)
+                else:
+                    self.lineno += stop - start
+                    if built[1]:
+                        self._advance(Phase.SERVING)
+                    out.extend(built[0])
+            if stop < k:
+                self.lineno += 1
+                out.extend(self.parse_line(rows[stop][bulk.TEXT], self.lineno, True))
+            start = stop + 1
+
+    def _one_by_one(self, rows: list[Row], out: list[Event]) -> None:
+        """Rows one at a time (a segment with a new hidden size, or the engine still unknown)."""
+        from . import bulk
+
+        for row in rows:
             self.lineno += 1
-            out.extend(self.parse_line(pending, self.lineno, True))
-        out.extend(self._crash_events(self.crash.finish(self.engine, self.phase)))
-        return out
+            shape = row[bulk.SHAPE]
+            if shape in ("D", "P") and self.engine != "unknown":  # (access: the line path)
+                built = bulk.build([row], [shape], [LineKind.STATS], self.lineno, self.host, None)
+                assert built is not None  # (no dims in a stats row)
+                out.extend(built[0])
+                if built[1]:
+                    self._advance(Phase.SERVING)
+            elif row[bulk.DEBUG_SHAPE]:
+                out.append(LogLine(self.lineno, row[bulk.TEXT], LineKind.DEBUG, self.host))
+                self._dims([row[bulk.DIM]], self.lineno, out)
+            else:
+                out.extend(self.parse_line(row[bulk.TEXT], self.lineno, True))
 
     # ------------------------------------------------------------------ lines
     def parse_line(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
@@ -230,7 +288,7 @@ class LogParser:
         else:
             if cls is LineClass.PREFILL:
                 out.append(prefill_stats(text, lineno, time))
-            # a quoted stats line (see detect)
+            # a quoted stats line (see classify)
             if "(token/s)" in text or "accept len" in text:
                 stats = DecodeStats(lineno, time, number(GEN_S, text), number(ACC_S, text))
                 if stats.gen_tps is not None or stats.accept_len is not None:
@@ -247,11 +305,11 @@ class LogParser:
 
     def _full(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
         norm = normalize(raw)
-        pre = split_prefix(norm.text)
+        pre, engine = read_prefix(norm.text, norm.process)
         msg, time = pre.msg, pre.time or norm.stamp
         out: list[Event] = []
         line_at = len(out)
-        self._detected(engine_of(pre, norm.process), lineno, out)
+        self._detected(engine, lineno, out)
         was_tb = self.crash.in_traceback
         source = self.crash.is_source_line(msg)
         kind: LineKind | None = None
@@ -315,4 +373,4 @@ class LogParser:
         return LineKind.PLAIN
 
 
-__all__ = ["MAX_PARTIAL", "LogParser", "odd_lines", "split_lines"]
+__all__ = ["LogParser", "odd_lines", "split_lines"]

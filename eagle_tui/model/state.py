@@ -50,8 +50,10 @@ from .events import (
     SpecHistogram,
     SpecStats,
     UserMarker,
+    UsualTimes,
 )
 from .logbuffer import ERROR_KINDS
+from .logclock import log_seconds
 from .series import Series
 from .stats_fold import apply_metrics, decode, spec
 
@@ -69,6 +71,7 @@ class PhaseMark:
     t: float | None
     detail: str = ""
     role: str = "target"
+    log_s: float | None = None  # the server's clock (``logclock``): durations on attach
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,7 @@ class DashboardState:
     recent_lines: tuple[LogLine, ...] = ()
     first_error_line: int | None = None
     markers: tuple[UserMarker, ...] = ()
+    usual: UsualTimes | None = None  # earlier runs' phase times (startup ETA, slow phases)
     # metrics, from the log
     accept_len: Series = field(default_factory=Series)  # per stats line (SGLang / vLLM)
     gen_tps: Series = field(default_factory=Series)
@@ -232,7 +236,8 @@ def _with_phase(b: _Batch, ev: PhaseEvent) -> None:
     if s.crash is not None:
         return
     if s.phase_mark(ev.phase) is None:
-        mark = PhaseMark(ev.phase, ev.lineno, ev.time, s.now, ev.detail, ev.role)
+        mark = PhaseMark(ev.phase, ev.lineno, ev.time, s.now, ev.detail, ev.role,
+                         log_seconds(ev.time))
         b.set(phases=(*s.phases, mark))
     if ev.phase.rank > s.phase.rank:
         b.set(phase=ev.phase)
@@ -279,7 +284,7 @@ def _restart(b: _Batch) -> None:
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
-        restarts=s.restarts + 1, restart_t=s.now,
+        restarts=s.restarts + 1, restart_t=s.now, usual=s.usual,
     )
     b.pending = {}
     b.recent.clear()
@@ -388,6 +393,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
                                 for i in range(width)))
     elif isinstance(ev, UserMarker):
         b.set(markers=(*s.markers, ev))
+    elif isinstance(ev, UsualTimes):
+        b.set(usual=ev)
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)
 
 

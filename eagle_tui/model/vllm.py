@@ -18,7 +18,7 @@ import ast
 import json
 import re
 
-from .detect import small_int
+from .classify import small_int
 from .events import DecodeStats, Event, LineKind, ModelInfo, Phase, PhaseEvent, Progress, SpecStats
 from .sglang import MAX_MODELS, SpecFields, fields
 

@@ -35,7 +35,7 @@ from typing import Any, BinaryIO
 
 from eagle_tui.model.acceptance import WorkTotals
 from eagle_tui.model.alerts import evaluate_alerts
-from eagle_tui.model.detect import NON_PLAIN_AFTER_NL, valid_tokens
+from eagle_tui.model.classify import NON_PLAIN_AFTER_NL, valid_tokens
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,

@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from eagle_tui.model.detect import (
+from eagle_tui.model.classify import (
     ACC_LINE_B,
     GEN_LINE_B,
     NON_PLAIN_AFTER_NL,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -52,6 +53,10 @@ class SimOptions:
     workdir: Path | None = None
     stats_interval: float = 2.0
     exit_with_parent: bool = False
+    draft_path: Path | None = None  # the engine command's draft (default: one in the workdir)
+    log_append: bool = False  # append to the log (stdout redirected by `launch`), never truncate
+    announce: bool = True  # print the JSON line with pid/port/paths once started
+    model_path: str | None = None  # the engine command's model (shown in the log as given)
 
 
 def prepare_workdir(workdir: Path, engine: str, gpus: int, seed: int) -> dict[str, str]:
@@ -139,19 +144,25 @@ class Simulator:
                 [sys.executable, "-S", "-c", CHILD_CODE, name], stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         pids = tuple(p.pid for p in self._children)
-        cfg = make_config(o.engine, o.scenario, gpus=o.gpus, port=port, draft_path=paths["draft"],
+        draft = str(o.draft_path) if o.draft_path is not None else paths["draft"]
+        cfg = make_config(o.engine, o.scenario, gpus=o.gpus, port=port, draft_path=draft,
                           seed=o.seed, t0=self._t0, main_pid=os.getpid(), child_pids=pids,
                           stats_interval_s=o.stats_interval)
+        if o.model_path:
+            cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model,
+                                                                     path=o.model_path))
         log_path = o.log_path or self.workdir / "server.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log_file = open(log_path, "wb", buffering=0)  # noqa: SIM115 - closed in cleanup
+        mode = "ab" if o.log_append else "wb"
+        self._log_file = open(log_path, mode, buffering=0)  # noqa: SIM115 - closed in cleanup
         gpu_pids = pids[:o.gpus] if o.engine == "sglang" else pids[1:o.gpus + 1]
         engine = ServingEngine(cfg, self.write, self.epoch)
         self._live = live = _Live(cfg, GpuModel(o.gpus, o.seed, gpu_pids),
                                   Path(paths["gpu_state"]), engine,
                                   HttpServer(engine, self.write, self.epoch))
-        print(json.dumps({"pid": os.getpid(), "port": port, "log": str(log_path),
-                          "workdir": str(self.workdir), **paths}), flush=True)
+        if o.announce:
+            print(json.dumps({"pid": os.getpid(), "port": port, "log": str(log_path),
+                              "workdir": str(self.workdir), **paths}), flush=True)
         return live
 
     async def _play(self, live: _Live) -> int:

@@ -5,9 +5,13 @@ A record file holds every event in the order the live session reduced it, so rep
 rebuilds exactly the live state. ``speed`` replays with the recorded pacing (``1.0`` real time,
 ``10.0`` ten times faster); ``None`` as fast as the session takes it.
 
-A raw log is read in chunks and parsed like the live tail does on catch-up: all but the last
-``visible_lines`` lines go through the parser's fast path (phases, stats and crashes only), with
-the same thinning of old stats (:class:`~eagle_tui.sources.logtail.StatsThinner`).
+A raw log is a tail that ends at the end of the file: its chunks go through the same
+:class:`~eagle_tui.model.logfeed.LogFeed` as the live tail's catch-up, so all but the last
+``visible_lines`` lines take the parser's fast path (phases, stats and crashes only), with the
+same thinning of old stats, and the end of the file releases the visible tail.
+
+A ``LogLine`` of a record file is held to what the parser's lines guarantee (sanitized text, at
+most ``framing.MAX_LINE_BYTES`` characters): a record file can be written by anyone.
 
 A malformed record line is reported (the session shows ``SourceFailed`` naming the file and line)
 and skipped: the position is kept on the object, so the retry continues after it.
@@ -19,15 +23,12 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from eagle_tui.errors import InputError
 from eagle_tui.model.codec import CodecError, from_dict, is_header
-from eagle_tui.model.events import Event
-from eagle_tui.sources.logtail import StatsThinner
-
-if TYPE_CHECKING:
-    from eagle_tui.model.parser import LogParser
+from eagle_tui.model.events import Event, LogLine
+from eagle_tui.model.framing import LineFramer, held_to_contract
+from eagle_tui.model.logfeed import LogFeed
 
 CHUNK = 1 << 20
 VISIBLE_LINES = 10_000
@@ -76,7 +77,7 @@ class ReplaySource:
         self.name = name
         self.host = host
         self.position = 0  # record: lines consumed; log: bytes consumed
-        self._parser: LogParser | None = None
+        self._feed: LogFeed | None = None
         self._last_t: float | None = None
 
     async def events(self) -> AsyncIterator[Event]:
@@ -106,6 +107,8 @@ class ReplaySource:
                     ev = from_dict(data)
                 except (ValueError, CodecError) as exc:
                     raise ReplayError(f"{self.path}:{lineno}: {exc}") from None
+                if type(ev) is LogLine:  # a record file is not the parser: hold it to its word
+                    ev = held_to_contract(ev)
                 t = getattr(ev, "t", None)
                 if self.speed is not None and isinstance(t, float) and t > 0:
                     if self._last_t is not None and t > self._last_t:
@@ -115,59 +118,26 @@ class ReplaySource:
                     await asyncio.sleep(0)  # let the session batch while we read
                 yield ev
 
-    def _count_lines(self) -> int:
-        count = 0
-        with self.path.open("rb") as fh:
-            while chunk := fh.read(CHUNK):
-                count += chunk.count(b"\n")
-        return count
-
     async def _log(self) -> AsyncIterator[Event]:
-        if self._parser is None:
+        if self._feed is None:
             from eagle_tui.model.parser import LogParser  # only raw logs need the parser
 
-            self._parser = LogParser(host=self.host)
-        parser = self._parser
-        thinner = StatsThinner()  # the same catch-up thinning as the live tail
-        total = await asyncio.to_thread(self._count_lines)
-        fast_until = total - self.visible_lines if self.visible_lines is not None else 0
+            visible = self.visible_lines
+            framer = LineFramer(visible_from=0) if visible is None else \
+                LineFramer(tail_lines=visible)
+            self._feed = LogFeed(LogParser(host=self.host), framer)
+        feed = self._feed
+        feed.rewind()  # a retry reads again from the last line handed to the parser
         with self.path.open("rb") as fh:
-            fh.seek(self.position)
-            partial = b""
+            fh.seek(feed.offset)
             while chunk := fh.read(CHUNK):
-                data = partial + chunk
-                cut = data.rfind(b"\n") + 1
-                partial, data = data[cut:], data[:cut]
-                # the part of this chunk still before the visible tail takes the fast path
-                fast = b""
-                if parser.lineno < fast_until:
-                    pos = 0
-                    for _ in range(fast_until - parser.lineno):
-                        nxt = data.find(b"\n", pos)
-                        if nxt < 0:
-                            break
-                        pos = nxt + 1
-                    fast, data = data[:pos], data[pos:]
-                if fast:
-                    for ev in thinner.feed(parser.feed_chunk(fast, emit_lines=False)):
-                        yield ev
-                    self.position += len(fast)
-                if data:
-                    for ev in thinner.flush():
-                        yield ev
-                start = 0
-                while (end := data.find(b"\n", start)) >= 0:
-                    for ev in parser.feed_line(data[start:end]):
-                        yield ev
-                    start = end + 1
-                self.position += len(data)
-                await asyncio.sleep(0)
-            if partial:
-                for ev in parser.feed_line(partial):
+                for ev in feed.feed(chunk):
                     yield ev
-                self.position += len(partial)
-        for ev in [*thinner.flush(), *parser.finish()]:
+                self.position = feed.offset
+                await asyncio.sleep(0)
+        for ev in feed.finish():
             yield ev
+        self.position = feed.offset
 
 
 __all__ = ["ReplayError", "ReplaySource", "detect_format"]

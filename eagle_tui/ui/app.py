@@ -1,9 +1,11 @@
 """The Textual app: holds the state, runs the session in a worker, lays out the five panes.
 
-Attributes down, messages up: the session calls :meth:`EagleApp._on_batch` in the event loop once
-per batch (~50 ms); the app hands the batch's log lines to the log view in one call, sets its
-``state`` reactive, and ``watch_state`` gives each pane its slice. Panes never read the session
-or global settings; they post messages (``RootCause.Jump``) for user intents.
+Attributes down, messages up: each batch of the session (~50 ms) reaches the app as one
+:class:`~eagle_tui.ui.inbox.SessionBatch` message, posted thread-safely from the session's
+thread and merged with the next while pending (``ui/inbox.py``); the app hands the batch's log
+lines to the log view in one call, sets its ``state`` reactive, and ``watch_state`` gives each
+pane its slice. Panes never read the session or global settings; they post messages
+(``RootCause.Jump``) for user intents.
 
 The app only renders and routes keys; everything it shows is a function of the state and of the
 events the session delivered, so scripted sessions make it fully deterministic for snapshots.
@@ -35,6 +37,7 @@ from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.frames import PANE_INTERVAL, frame_delay
+from eagle_tui.ui.inbox import BatchInbox, SessionBatch
 from eagle_tui.ui.keys import KEYS, bindings
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.help import HelpScreen
@@ -58,7 +61,11 @@ COMPACT_MAX_HEIGHT = 32  # below this height: one pane at a time behind tabs
 
 
 class SessionLike(Protocol):
-    """What the app needs from :class:`eagle_tui.session.Session` (tests may pass a fake)."""
+    """What the app needs from :class:`eagle_tui.session.Session` (tests may pass a fake).
+
+    ``subscribe``'s callback may be called on another thread (the threaded session's): the
+    app's is a :class:`~eagle_tui.ui.inbox.BatchInbox`, which only posts a message.
+    """
 
     @property
     def state(self) -> DashboardState: ...
@@ -124,6 +131,7 @@ class EagleApp(App[int]):
         self._last_panes = 0.0
         self._pane_timer: Timer | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._inbox = BatchInbox(self)
 
     # ------------------------------------------------------------------ composition
     def get_driver_class(self) -> type[Driver]:
@@ -172,7 +180,8 @@ class EagleApp(App[int]):
     def on_mount(self) -> None:
         self._relayout(self.size.width, self.size.height)
         self.query_one(LogView).focus()
-        self._unsubscribe = self.session.subscribe(self._on_batch)
+        self._unsubscribe = self.session.subscribe(self._inbox)
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._keep_log_following)
         self.state = self.session.state
         # start after the first frame: catching up on a huge log must not delay it
         self.call_after_refresh(self._start_session)
@@ -186,6 +195,9 @@ class EagleApp(App[int]):
             self._unsubscribe()
 
     # ------------------------------------------------------------------ data flow
+    def on_session_batch(self, message: SessionBatch) -> None:
+        self._on_batch(*self._inbox.take(message))
+
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
         lines: list[LogLine] = []
         log = self.query_one(LogView)
@@ -242,6 +254,20 @@ class EagleApp(App[int]):
             self._crash_shown = True
             if self.screen.has_class("-compact"):
                 self.action_show_pane("startup")
+
+    def _keep_log_following(self, _screen: Screen[object]) -> None:
+        """After every relayout (the screen's public layout signal): a following log stays at
+        its end.
+
+        The log view re-follows on its ``Resize``; but when a batch's scroll and the layout
+        change it causes land in one frame, Textual's compositor can resize the view without
+        sending it one (its scroll-only reflow records the new region first), and the view
+        kept a stale scroll offset: "following", yet rows short of the end. Seen when all of a
+        scripted run's lines arrived in one message, before the alerts pane had grown.
+        """
+        log = self.log_view
+        if log.follow and log.scroll_y < log.max_scroll_y:
+            log.action_scroll_end()
 
     @property
     def render_pending(self) -> bool:

@@ -1,8 +1,9 @@
-"""The one composition root: ``build_app(config, session=...)``.
+"""The UI half of the composition root: ``build_app(config, session=...)``.
 
-The CLI (``watch``, ``replay``), the demo and the snapshot tests all build the dashboard here, so
-tests exercise the real wiring (themes, stylesheet, config, session subscription) with scripted
-sources instead of a parallel test-only assembly. Configuration problems (an unknown theme, an
+:func:`eagle_tui.assembly.open.prepare_dashboard` (``watch``, ``replay``, ``demo`` and the
+snapshot tests) builds every dashboard here, over its threaded session, so tests exercise the
+real wiring (themes, stylesheet, config, session thread, batch messages) with scripted sources
+instead of a parallel test-only assembly. Configuration problems (an unknown theme, an
 unreadable user theme file) surface here as :class:`ConfigError` before the terminal is taken
 over, where a plain error message can still be printed.
 """

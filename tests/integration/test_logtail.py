@@ -354,7 +354,7 @@ async def test_catch_up_thins_old_stats_without_changing_the_state(tmp_path: Pat
     thinned = await runner
     assert src.thinner.dropped > 4000  # most of the history was never reduced
 
-    everything = LogParser().feed_chunk(path.read_bytes())
+    everything = LogParser().feed_lines(path.read_bytes())
     full = reduce(DashboardState(), everything)
     assert session.events_seen < len(everything) / 4
     for name in ("phase", "phases", "engine", "lines", "running", "queued", "kv_usage", "crash",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle_tui.commands.wait import verdict
+from eagle_tui.headless.progress import verdict
 from eagle_tui.model.events import (
     CrashEvent,
     HealthSample,
@@ -277,7 +277,7 @@ def test_watch_prints_the_live_state_and_does_not_exit_on_ready(
 
 
 def test_progress_line_and_diagnosis_never_carry_control_characters() -> None:
-    from eagle_tui.commands.wait import diagnosis_lines, progress_line
+    from eagle_tui.headless.lines import diagnosis_lines, progress_line
     from eagle_tui.model.events import GpuInfo, GpuSample, LineKind, LogLine, Progress
 
     state = reduce(DashboardState(), [

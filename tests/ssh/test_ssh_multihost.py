@@ -86,9 +86,10 @@ async def test_session_for_two_hosts_via_the_cli_options(
 ) -> None:
     import argparse
 
+    from eagle_tui.assembly.build import build_session
+    from eagle_tui.assembly.remote import close_transports, open_transports
+    from eagle_tui.assembly.spec import spec_from_args
     from eagle_tui.commands import wait
-    from eagle_tui.commands.common import build_session, check_source_args
-    from eagle_tui.commands.remote import close_transports, open_transports
     from eagle_tui.model.events import ConnectionState, LogLine
 
     other = make_sshd()
@@ -101,12 +102,12 @@ async def test_session_for_two_hosts_via_the_cli_options(
         "--identity", str(other.client_key), "--known-hosts", str(other.known_hosts),
         "--log", str(log), "--gpu", "smi",
     ])
-    check_source_args(args)
-    transports = await open_transports(args)
+    spec = spec_from_args(args, "wait")
+    transports = await open_transports(spec.ssh)
     hosts = [t.host for t in transports]
     assert hosts == [f"root@127.0.0.1:{sshd.port}", f"root@127.0.0.1:{other.port}"]
     try:
-        session = build_session(args, transports, batch_interval=0.02)
+        session = build_session(spec, transports, batch_interval=0.02)
         names = sorted(s.name for s in session.sources)
         assert f"log {hosts[1]}" in names and "log" in names
         assert {f"ssh {h}" for h in hosts} == {n for n in names if n.startswith("ssh ")}

@@ -22,11 +22,12 @@ from textual.geometry import Region, Size
 from textual.scrollbar import ScrollBarRender
 from textual.widget import Widget
 
+from eagle_tui.assembly.threaded import ThreadedSession, session_opener
 from eagle_tui.model.events import LogLine, Tick
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.session import Session
 from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay
-from eagle_tui.ui.session_thread import ThreadedSession, session_opener
+from eagle_tui.ui.inbox import BatchInbox, SessionBatch
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
 from eagle_tui.ui.widgets.logview import LogView
 from eagle_tui.ui.widgets.scrollbars import thumb
@@ -194,19 +195,19 @@ async def test_timers_started_while_handling_a_batch_fire() -> None:
     fired = asyncio.Event()
 
     class TimerApp(App[None]):
-        pass
+        def on_session_batch(self, message: SessionBatch) -> None:
+            inbox.take(message)
+            self.set_timer(0.01, fired.set)
 
     app = TimerApp()
+    inbox = BatchInbox(app)
     ts = ThreadedSession(session_opener(Session([], tick_interval=None)))
 
-    def on_batch(state: DashboardState, events: object) -> None:
-        app.set_timer(0.01, fired.set)
-
     async with app.run_test() as pilot:
-        ts.subscribe(on_batch)
+        ts.subscribe(inbox)
         runner = app.run_worker(ts.run())
         await pilot.pause(0.05)
-        sender = threading.Thread(target=ts._forward, args=(DashboardState(), [Tick(1.0)]))
+        sender = threading.Thread(target=ts._fanout, args=(DashboardState(), [Tick(1.0)]))
         sender.start()  # from another thread, with that thread's (empty) context
         sender.join()
         await asyncio.wait_for(fired.wait(), 2.0)

@@ -10,12 +10,11 @@ import pytest
 from ui_helpers import settle
 from ui_scenarios import SCENARIOS
 
+from eagle_tui.assembly.open import prepare_dashboard, run_headless, ui_config, wants_dashboard
+from eagle_tui.assembly.spec import DashboardSpec, spec_from_args
 from eagle_tui.cli import main
-from eagle_tui.commands.dashboard import source_label, ui_config_from_args, wants_dashboard
-from eagle_tui.commands.replay import make_session, replay_headless
 from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource
-from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import ConfigError, UiConfig
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -36,11 +35,16 @@ def replay_args(path: Path, **kw: object) -> argparse.Namespace:
     return argparse.Namespace(**base)
 
 
+def ui_spec(args: argparse.Namespace) -> DashboardSpec:
+    """The dashboard part of a replay's spec (``args.file`` may not exist here)."""
+    return DashboardSpec(config_path=args.config, theme=args.theme, max_lines=args.max_lines)
+
+
 async def test_headless_replay_of_a_crash_exits_1(tmp_path: Path) -> None:
     rec = await record(tmp_path, "oom_crash")
     args = replay_args(rec, headless=True)
     out = io.StringIO()
-    rc = await replay_headless(make_session(args, UiConfig()), out, as_json=False)
+    rc = await run_headless(spec_from_args(args, "replay"), None, (), out, io.StringIO())
     assert rc == 1
     assert "cuda_oom" in out.getvalue()
 
@@ -67,8 +71,7 @@ def test_cli_replay_of_a_real_vllm_log_headless(capsys: pytest.CaptureFixture[st
 
 async def test_replay_through_the_dashboard_rebuilds_the_recorded_state(tmp_path: Path) -> None:
     rec = await record(tmp_path, "misconfigured")
-    session = make_session(replay_args(rec), UiConfig())
-    app = build_app(UiConfig(), session=session, source_label=f"replay {rec.name}")
+    app = prepare_dashboard(spec_from_args(replay_args(rec), "replay"), config=UiConfig()).app
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         assert app.session_done
@@ -79,8 +82,7 @@ async def test_replay_through_the_dashboard_rebuilds_the_recorded_state(tmp_path
 
 async def test_replay_of_a_raw_log_shows_its_lines(tmp_path: Path) -> None:
     log = FIXTURES / "vllm-cpu" / "server-eagle3.log"
-    session = make_session(replay_args(log), UiConfig())
-    app = build_app(UiConfig(), session=session)
+    app = prepare_dashboard(spec_from_args(replay_args(log), "replay"), config=UiConfig()).app
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         texts = app.log_view.texts()
@@ -93,20 +95,20 @@ def test_config_from_args_and_dashboard_choice(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EAGLE_TUI_CONFIG", str(tmp_path / "none.toml"))
     with pytest.raises(ConfigError):
-        ui_config_from_args(replay_args(tmp_path))
+        ui_config(ui_spec(replay_args(tmp_path)))
     monkeypatch.delenv("EAGLE_TUI_CONFIG")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    cfg = ui_config_from_args(replay_args(tmp_path, theme="eagle-light", max_lines=500))
+    cfg = ui_config(ui_spec(replay_args(tmp_path, theme="eagle-light", max_lines=500)))
     assert (cfg.theme, cfg.max_lines) == ("eagle-light", 500)
     assert cfg.source_of("theme") == "command line"
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
-    assert wants_dashboard(argparse.Namespace(headless=False, json=False))
-    assert not wants_dashboard(argparse.Namespace(headless=True, json=False))
-    assert not wants_dashboard(argparse.Namespace(headless=False, json=True))
-    ns = argparse.Namespace(log="/var/log/sglang/server.log", url=None, pid=None)
-    assert source_label(ns, "gpu-box") == "gpu-box:server.log"
-    assert source_label(argparse.Namespace(log=None, url="http://h:1", pid=None)) == "http://h:1"
+    assert wants_dashboard(DashboardSpec(headless=False, json=False))
+    assert not wants_dashboard(DashboardSpec(headless=True, json=False))
+    assert not wants_dashboard(DashboardSpec(headless=False, json=True))
+    ns = DashboardSpec(log="/var/log/sglang/server.log", url=None, pid=None)
+    assert ns.source_label("gpu-box") == "gpu-box:server.log"
+    assert DashboardSpec(log=None, url="http://h:1", pid=None).source_label() == "http://h:1"
 
 
 def test_building_the_cli_does_not_load_textual() -> None:

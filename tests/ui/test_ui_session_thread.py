@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from ui_helpers import screen_text, settle
 from ui_scenarios import SCENARIOS
 
-from eagle_tui.commands.dashboard import watch_dashboard
+from eagle_tui.assembly.open import open_dashboard
+from eagle_tui.assembly.spec import DashboardSpec
+from eagle_tui.assembly.threaded import Closer, Opener, ThreadedSession, session_opener
 from eagle_tui.model.events import Event, LogLine, Tick
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource
 from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import UiConfig
-from eagle_tui.ui.session_thread import Closer, Opener, ThreadedSession, session_opener
+from eagle_tui.ui.inbox import BatchInbox, SessionBatch
 
 
 def closing_opener(opened: Session | Callable[[], Session], closed: list[bool]) -> Opener:
@@ -54,15 +57,32 @@ async def test_dashboard_over_a_threaded_session_matches_the_reduced_state() -> 
 
 
 async def test_batches_coalesce_when_the_ui_is_behind() -> None:
-    ts = ThreadedSession(session_opener(Session([], tick_interval=None)))
     seen: list[tuple[DashboardState, int]] = []
-    ts.subscribe(lambda st, evs: seen.append((st, len(evs))))
+
+    class InboxApp(App[None]):
+        def on_session_batch(self, message: SessionBatch) -> None:
+            state, events = inbox.take(message)
+            seen.append((state, len(events)))
+
+    app = InboxApp()
+    inbox = BatchInbox(app)
+    ts = ThreadedSession(session_opener(Session([], tick_interval=None)))
+    ts.subscribe(inbox)
     s1 = reduce(DashboardState(), [Tick(1.0)])
     s2 = reduce(s1, [LogLine(1, "a")])
-    ts._forward(s1, [Tick(1.0)])  # no UI loop yet: kept
-    ts._forward(s2, [LogLine(1, "a"), LogLine(2, "b")])
-    final = await ts.run()  # the session (no sources) ends at once
+    async with app.run_test() as pilot:
+        # two batches from the session thread while the UI is busy: one message, merged
+        def two_batches() -> None:
+            ts._fanout(s1, [Tick(1.0)])
+            ts._fanout(s2, [LogLine(1, "a"), LogLine(2, "b")])
+
+        sender = threading.Thread(target=two_batches)
+        sender.start()
+        sender.join()
+        final = await ts.run()  # the session (no sources) ends at once
+        await pilot.pause()
     assert seen[0] == (s2, 3)
+    assert inbox.posted == 1
     assert final.lines == 0  # the real session's own (empty) final state
 
 
@@ -90,9 +110,12 @@ async def test_stop_ends_a_held_session_and_closes() -> None:
 
 
 def test_watch_dashboard_reports_config_errors_before_the_tui(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = argparse.Namespace(config=tmp_path / "missing.toml", theme=None, max_lines=None)
-    assert watch_dashboard(args) == 2
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)  # a terminal: the dashboard path
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    spec = DashboardSpec(log=str(tmp_path / "server.log"), config_path=tmp_path / "missing.toml")
+    assert open_dashboard(spec) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
@@ -129,3 +152,15 @@ async def test_stop_before_release_never_builds_the_session() -> None:
     ts.stop()
     await asyncio.to_thread(ts.join, 10.0)
     assert built == [] and closed == [True]
+
+
+async def test_the_test_app_runs_the_users_wiring_and_a_burst_arrives_merged() -> None:
+    from ui_helpers import make_app
+
+    events: list[Event] = [Tick(1.0), *(LogLine(i, f"line {i}") for i in range(1, 5001))]
+    app = make_app(events)
+    assert isinstance(app.session, ThreadedSession)  # not an in-loop session
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app, expect_lines=5000)
+        assert app.log_view.line_count == 5000 == app.state.lines
+        assert app._inbox.posted < 100  # messages, for 5,001 events: merged while pending

@@ -9,11 +9,13 @@ from rich.console import Console
 from textual.pilot import Pilot
 from ui_scenarios import FROZEN_CLOCK
 
+from eagle_tui.assembly.open import prepare_dashboard
+from eagle_tui.assembly.spec import DashboardSpec
+from eagle_tui.assembly.threaded import session_opener
 from eagle_tui.model.events import Event
 from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource
 from eagle_tui.ui.app import EagleApp
-from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import UiConfig
 
 
@@ -26,9 +28,11 @@ def scripted_session(events: Sequence[Event], *, hold: bool = False,
 
 def make_app(events: Sequence[Event], config: UiConfig | None = None, *, hold: bool = False,
              label: str = "scripted", delays: float | Sequence[float] = 0.0) -> EagleApp:
-    return build_app(config or UiConfig(),
-                     session=scripted_session(events, hold=hold, delays=delays),
-                     source_label=label, clock=lambda: FROZEN_CLOCK)
+    """The dashboard a user gets (the session on its own thread, batches as messages) over a
+    scripted session, with a frozen clock."""
+    session = scripted_session(events, hold=hold, delays=delays)
+    return prepare_dashboard(DashboardSpec(label=label), opener=session_opener(session),
+                             config=config or UiConfig(), clock=lambda: FROZEN_CLOCK).app
 
 
 async def settle(pilot: Pilot[int], app: EagleApp, expect_lines: int | None = None) -> None:

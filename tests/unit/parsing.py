@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eagle_tui.model.events import Event
+from eagle_tui.model.framing import LineFramer
+from eagle_tui.model.logfeed import LogFeed
 from eagle_tui.model.parser import LogParser
 
 
@@ -15,3 +17,10 @@ def parse(lines: Sequence[str | bytes]) -> list[Event]:
         out.extend(p.feed_line(line))
     out.extend(p.finish())
     return out
+
+
+def framed(parser: LogParser, visible: bool = True) -> LogFeed:
+    """Bytes cut anywhere → ``parser`` through the line framer, every event kept (no thinning):
+    every line visible, or (``visible=False``) every line on the catch-up path."""
+    framer = LineFramer(visible_from=0) if visible else LineFramer(tail_lines=0)
+    return LogFeed(parser, framer, thin=False)

@@ -10,7 +10,7 @@ import io
 
 import pytest
 
-from eagle_tui.model.detect import small_int
+from eagle_tui.model.classify import small_int
 from eagle_tui.model.parser import LogParser
 from eagle_tui.report import build_report
 
@@ -35,8 +35,8 @@ SHAPES = [
 def test_huge_numbers_are_ignored_not_raised(line: str) -> None:
     data = line.encode() + b"\n"
     LogParser().feed_line(data[:-1])
-    LogParser().feed_chunk(data, emit_lines=True)
-    LogParser().feed_chunk(data, emit_lines=False)
+    LogParser().feed_lines(data, emit_lines=True)
+    LogParser().feed_lines(data, emit_lines=False)
     report = build_report(io.BytesIO(data), "x")
     assert report["lines"] == 1
     assert N not in str(report["hidden_state_dims"])

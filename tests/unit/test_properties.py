@@ -12,8 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.model.events import Event, LogLine
+from eagle_tui.model.framing import MAX_LINE_BYTES, LineFramer
+from eagle_tui.model.logfeed import LogFeed
 from eagle_tui.model.normalize import normalize, sanitize
-from eagle_tui.model.parser import MAX_PARTIAL, LogParser
+from eagle_tui.model.parser import LogParser
 from eagle_tui.report import build_report, close
 from eagle_tui.report import write_json as dump
 
@@ -46,17 +48,19 @@ def test_feed_line_never_raises_and_log_lines_are_safe(lines: list[str | bytes])
 @given(st.binary(max_size=5000), st.booleans())
 def test_feed_chunk_never_raises(data: bytes, emit: bool) -> None:
     p = LogParser()
+    feed = LogFeed(p, LineFramer(visible_from=0) if emit else LineFramer(tail_lines=0))
     for i in range(0, len(data), 97):
-        p.feed_chunk(data[i : i + 97], emit_lines=emit)
-    p.finish()
+        feed.feed(data[i : i + 97])
+    feed.finish()
     assert p.lineno == data.count(b"\n") + (not data.endswith(b"\n") and len(data) > 0)
 
 
 def test_memory_stays_bounded_on_an_endless_line_and_many_distinct_lines() -> None:
     p = LogParser()
+    feed = LogFeed(p, LineFramer(tail_lines=0))
     for _ in range(40):
-        p.feed_chunk(b"x" * 100_000, emit_lines=False)  # 4 MB without a newline
-        assert len(p._partial) <= MAX_PARTIAL + 100_000
+        feed.feed(b"x" * 100_000)  # 4 MB without a newline
+        assert feed.framer.partial <= MAX_LINE_BYTES + 100_000
     for i in range(5000):
         p.feed_line(f"[2025-11-20 10:14:45] Load weight end. type=Arch{i}ForCausalLM, x")
         p.feed_line(f"(APIServer pid=1) INFO 10-30 14:18:55 [model.py:1] Resolved architecture: "
@@ -135,7 +139,7 @@ def report(data: bytes, fast: bool) -> dict[str, Any]:
 def derived(data: bytes, fast: bool) -> list[Event]:
     p = LogParser()
     if fast:
-        out = p.feed_chunk(data, emit_lines=False)
+        out = p.feed_lines(data, emit_lines=False)
     else:
         out = [e for ln in data.split(b"\n")[:-1] for e in p.feed_line(ln)
                if not isinstance(e, LogLine)]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from parsing import framed
 
 from eagle_tui.cli import main
 from eagle_tui.model.events import Event, LogLine
@@ -77,14 +78,14 @@ def derived_line_by_line(data: bytes) -> list[Event]:
 
 def derived_fast(data: bytes, seed: int) -> list[Event]:
     rng = random.Random(seed)
-    p = LogParser()
+    feed = framed(LogParser(), visible=False)
     out: list[Event] = []
     i = 0
     while i < len(data):
         n = rng.choice([1, 7, 100, 4096, 1 << 16])
-        out.extend(p.feed_chunk(data[i : i + n], emit_lines=False))
+        out.extend(feed.feed(data[i : i + n]))
         i += n
-    out.extend(p.finish())
+    out.extend(feed.finish())
     return out
 
 
@@ -99,9 +100,10 @@ def test_parser_fast_path_emits_exactly_the_derived_events(log: Path) -> None:
 def test_feed_chunk_with_lines_matches_feed_line() -> None:
     data = SAMPLE.read_bytes()
     p1, p2 = LogParser(), LogParser()
+    feed = framed(p2)
     by_line = [e for line in data.split(b"\n")[:-1] for e in p1.feed_line(line)]
     by_chunk = [e for i in range(0, len(data), 333)
-                for e in p2.feed_chunk(data[i : i + 333])] + p2.finish()
+                for e in feed.feed(data[i : i + 333])] + feed.finish()
     assert by_chunk == by_line + p1.finish()
     assert p2.lineno == p1.lineno == data.count(b"\n")
 

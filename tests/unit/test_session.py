@@ -309,7 +309,7 @@ async def test_replay_of_a_raw_log_parses_it_with_only_the_tail_visible(tmp_path
     session.subscribe(lambda _s, b: lines.extend(e for e in b if isinstance(e, LogLine)))
     state = await session.run()
     assert [ln.lineno for ln in lines] == list(range(total - 49, total + 1))
-    full = reduce(DashboardState(), LogParser().feed_chunk(raw.read_bytes()))
+    full = reduce(DashboardState(), LogParser().feed_lines(raw.read_bytes()))
     for name in ("phase", "engine", "spec", "models", "lines", "accept_len", "gen_tps"):
         assert getattr(state, name) == getattr(full, name), name
     assert state.phase.rank >= Phase.READY.rank and state.accept_len.values()

@@ -15,7 +15,6 @@ known progress, so a dropped link reads as "link down", not as "the server went 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -25,8 +24,10 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from eagle_tui.model.events import CrashEvent, Phase
-from eagle_tui.model.state import DashboardState, PhaseMark
+from eagle_tui.model.eta import step_eta
+from eagle_tui.model.events import CrashEvent
+from eagle_tui.model.state import DashboardState
+from eagle_tui.model.steps import STEPS, step_states
 from eagle_tui.ui.format import bar, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.connections import ConnectionList
@@ -38,23 +39,6 @@ STEPPER_LINES = 9  # 7 steps, total/health, process
 LABEL_W = 17  # "CUDA graphs+draft" fits
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    label: str
-    starts: tuple[Phase, ...]  # first of these marks starts the step
-    done_at: Phase  # the step is done once the state's phase reaches this
-
-
-STEPS = (
-    Step("args", (Phase.INIT,), Phase.LOADING_WEIGHTS),
-    Step("weights", (Phase.LOADING_WEIGHTS,), Phase.WEIGHTS_LOADED),
-    Step("KV cache", (Phase.WEIGHTS_LOADED, Phase.KV_CACHE), Phase.CUDA_GRAPH),
-    Step("CUDA graphs", (Phase.CUDA_GRAPH,), Phase.HTTP_SERVER),
-    Step("HTTP", (Phase.HTTP_SERVER,), Phase.HTTP_SERVER),
-    Step("warmup", (Phase.HTTP_SERVER,), Phase.READY),
-    Step("ready", (Phase.READY,), Phase.READY),
-)
-
 HEALTH_STYLE = {
     "ready": "$success",
     "starting": "$warning",
@@ -63,47 +47,6 @@ HEALTH_STYLE = {
     "error": "$error",
     "timeout": "$error",
 }
-
-
-def _mark(state: DashboardState, phases: tuple[Phase, ...]) -> PhaseMark | None:
-    marks = [m for p in phases if (m := state.phase_mark(p)) is not None]
-    return min(marks, key=lambda m: m.phase.rank) if marks else None
-
-
-def _end_time(state: DashboardState, done_at: Phase) -> float | None:
-    times = [m.t for m in state.phases if m.phase.rank >= done_at.rank and m.t is not None]
-    return min(times) if times else None
-
-
-def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
-    """Each step with its status (done / active / failed / pending) and elapsed seconds."""
-    out: list[tuple[Step, str, float | None]] = []
-    started = state.phase is not Phase.NONE or state.lines > 0
-    active_given = False
-    for step in STEPS:
-        reached = state.phase.rank >= min(p.rank for p in step.starts) or (
-            step.label == "args" and started
-        )
-        done = state.phase.rank >= step.done_at.rank
-        start_mark = _mark(state, step.starts)
-        start_t = start_mark.t if start_mark else (state.t_start if step.label == "args" else None)
-        elapsed: float | None = None
-        if done:
-            status = "done"
-            end_t = _end_time(state, step.done_at)
-            if step.label == "ready" and end_t is not None and state.t_start is not None:
-                elapsed = max(0.0, end_t - state.t_start)  # time to ready, from the start
-            elif start_t is not None and end_t is not None and step.starts[0] != step.done_at:
-                elapsed = max(0.0, end_t - start_t)
-        elif reached and not active_given:
-            status = "failed" if state.crash is not None else "active"
-            active_given = True
-            if start_t is not None and state.now is not None:
-                elapsed = max(0.0, state.now - start_t)
-        else:
-            status = "pending"
-        out.append((step, status, elapsed))
-    return out
 
 
 _ICON = {"done": ("✓", "$success"), "active": ("▶", "$accent bold"),
@@ -140,13 +83,31 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
             (f"{label:<{LABEL_W}}", name_style),
             (f"{fmt_duration(elapsed) if elapsed is not None else '':>7} ", "$text-muted"),
         ]
+        eta = _eta_parts(state, step.label, elapsed) if status == "active" else []
+        room = width - 3 - LABEL_W - 8 - sum(len(t) for t, _ in eta)
         if status in ("active", "failed", "done"):
-            row.extend(_progress(state, step.label, width - 3 - LABEL_W - 8))
+            row.extend(_progress(state, step.label, room))
+        if eta and Content.assemble(*row, *eta).cell_length <= width:
+            row.extend(eta)
         lines.append(Content.assemble(*row))
     lines.append(Content.assemble((" total ", "$text-muted"), (fmt_clock(state.elapsed), "bold"),
                                   *_health_parts(state)))
     lines.append(_fit(_process_parts(state), width))
     return Content("\n").join(lines)
+
+
+def _eta_parts(state: DashboardState, label: str,
+               elapsed: float | None) -> list[tuple[str, str]]:
+    """``~0:32 left`` (usual time from the run history, or the shard rate), or ``usually 0:45``
+    in the warning colour once the step has taken more than twice that."""
+    eta = step_eta(state, label, elapsed)
+    if eta is None:
+        return []
+    if eta.slow and eta.usual is not None:
+        return [(f" usually {fmt_clock(eta.usual)}", "$warning bold")]
+    if eta.left is not None and eta.left > 0:
+        return [(f" ~{fmt_clock(eta.left)} left", "$text-muted")]
+    return []
 
 
 def _fit(parts: list[Part], width: int) -> Content:

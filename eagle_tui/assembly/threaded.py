@@ -1,4 +1,4 @@
-"""Run a session (and its transports) on a background thread; hand batches to the UI loop.
+"""Run a session (and its transports) on a background thread; its subscribers are called there.
 
 Why: the session's work (tailing, parsing, reducing) is CPU-bound Python. In the UI's own event
 loop a busy log means the loop is inside 100 ms of parsing when a key arrives, and the key waits
@@ -8,18 +8,20 @@ the UI thread gets the GIL for each key and frame while the session keeps parsin
 TUI uses the same shape: a reader thread posting frozen snapshots). The price is throughput: the
 two threads share one core's worth of GIL, so an overloaded session falls further behind.
 
-What crosses threads: the frozen ``DashboardState`` and the batch's event list, once per batch,
-through ``loop.call_soon_threadsafe``. When the UI is slower than the session, batches coalesce:
-the UI takes all pending events with the newest state in one call, so the UI loop never holds
-more than one scheduled delivery. Everything the session owns (sources, transports, the record
-file) lives and dies on the session thread, including closing the transports.
+What crosses threads: the frozen ``DashboardState`` and the batch's event list, once per batch.
+Subscribers are called on the session thread, in its event loop, like a plain session's; a
+subscriber that hands the batch to another thread must do it thread-safely. The dashboard's
+does it with a Textual message (``App.post_message`` is thread-safe) that carries the new state
+and every event since the UI last took one: while one is pending, later batches merge into it
+(:class:`eagle_tui.ui.inbox.BatchInbox`), so a flooding log never queues one message per batch.
+This module knows nothing of Textual. Everything the session owns (sources, transports, the
+record file) lives and dies on the session thread, including closing the transports.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
@@ -53,7 +55,8 @@ class ThreadedSession:
     """A :class:`~eagle_tui.ui.app.SessionLike` whose session runs on its own thread.
 
     ``start()`` (blocking, before the UI starts) runs ``opener`` on the new thread's loop and
-    re-raises its exception, so an SSH host-key refusal is still a plain error message.
+    re-raises its exception, so an SSH host-key refusal is still a plain error message. The
+    sources start when ``run()`` is first awaited (the UI does that after its first frame).
     """
 
     def __init__(self, opener: Opener, *, name: str = "eagle-session") -> None:
@@ -65,11 +68,6 @@ class ThreadedSession:
         self._opened: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._done: concurrent.futures.Future[DashboardState] = concurrent.futures.Future()
         self._lock = threading.Lock()
-        self._pending: list[Event] = []
-        self._pending_state: DashboardState | None = None
-        self._scheduled = False
-        self._ui_loop: asyncio.AbstractEventLoop | None = None
-        self._ui_context: contextvars.Context | None = None
         self._subscribers: list[Subscriber] = []
         self._state = DashboardState()
         self._stop_requested = False
@@ -125,7 +123,7 @@ class ThreadedSession:
 
     def _attach(self, session: Session) -> Session:
         """On the session thread: adopt the session; events posted before it go in first."""
-        session.subscribe(self._forward)
+        session.subscribe(self._fanout)
         with self._lock:
             self._state = session.state
             self._session = session
@@ -134,37 +132,19 @@ class ThreadedSession:
             session.post(*early)
         return session
 
-    def _forward(self, state: DashboardState, events: Sequence[Event]) -> None:
-        """On the session thread: queue the batch; schedule one UI delivery at a time."""
-        with self._lock:
-            self._pending.extend(events)
-            self._pending_state = state
-            if self._scheduled or self._ui_loop is None:
-                return
-            self._scheduled = True
-            loop, context = self._ui_loop, self._ui_context
-        # in the UI's context: a callback scheduled from this thread would otherwise run in a
-        # copy of *this* thread's context, where Textual's ``active_app`` is unset, and every
-        # timer the UI starts while handling the batch would die silently when it fires
-        loop.call_soon_threadsafe(self._deliver, context=context)
-
-    # ------------------------------------------------------------------ UI thread
-    def _deliver(self) -> None:
-        with self._lock:
-            events, self._pending = self._pending, []
-            state, self._pending_state = self._pending_state, None
-            self._scheduled = False
-        if state is None:
-            return
+    def _fanout(self, state: DashboardState, events: Sequence[Event]) -> None:
+        """On the session thread, after every batch: every subscriber, in subscription order."""
         self._state = state
         for cb in list(self._subscribers):
             cb(state, events)
 
+    # ------------------------------------------------------------------ any thread
     @property
     def state(self) -> DashboardState:
         return self._state
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(state, batch)`` on the session thread after every batch."""
         self._subscribers.append(callback)
 
         def unsubscribe() -> None:
@@ -183,20 +163,14 @@ class ThreadedSession:
             loop.call_soon_threadsafe(session.post, *events)
 
     async def run(self) -> DashboardState:
-        """In the UI loop: deliver batches here until the session thread ends."""
+        """In the caller's loop: let the sources start, then wait for the session thread to end.
+
+        Returns the final state (the thread's exception is raised here instead).
+        """
         if self._thread is None:
             self.start()
-        with self._lock:
-            self._ui_loop = asyncio.get_running_loop()
-            self._ui_context = contextvars.copy_context()
-            backlog = self._pending_state is not None and not self._scheduled
-            if backlog:
-                self._scheduled = True
-        if backlog:
-            self._ui_loop.call_soon(self._deliver)
         self._release()
         final = await asyncio.wrap_future(self._done)
-        self._deliver()  # the last batch, if its delivery had not run yet
         self._state = final
         return final
 

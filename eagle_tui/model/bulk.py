@@ -1,34 +1,36 @@
-"""The live path: chunks of visible lines → exactly the events ``feed_line`` gives, ~4-5x cheaper.
+"""The column-wise path for bulk lines: whole runs of common lines → events, ~4-5x cheaper.
 
 A server under load writes tens of thousands of lines a second, nearly all of four shapes:
 SGLang ``Decode batch`` / ``Prefill batch`` stats, uvicorn access lines and ``[EAGLE3-DEBUG]
 hidden_states shape=...`` prints. Line by line each costs a classification regex, a decode,
 ``sanitize``, a ``key: value`` split with a dozen ``_num`` calls and frozen-dataclass
-constructions. Here:
+constructions. The parser's chunk method (``LogParser.feed_lines``) drives this module, which
+holds no state and knows nothing of the parser:
 
-* **Per stretch, not per line.** :func:`feed_visible` looks for bytes that are not printable
-  ASCII (TAB allowed) with one C pass. Between them lie *clean* stretches, decoded once; their
-  lines need no ``sanitize`` (it returns such text unchanged). A line holding another byte
-  (UTF-8, ESC, CR, a control) goes alone through ``LogParser.parse_line`` as before.
+* **Per stretch, not per line.** :func:`scan` looks for bytes that are not printable ASCII
+  (TAB allowed) with one C pass. Between them lie *clean* stretches, decoded once; their lines
+  need no ``sanitize`` (it returns such text unchanged). A line holding another byte (UTF-8,
+  ESC, CR, a control) comes out alone for the parser's line path.
 * **One regex per stretch.** :data:`_ROW` ``findall`` gives a row per line: its text, and the
-  fields of the line when the *whole* line has one of the common shapes. Other lines (startup,
-  crash, vLLM, an unusual Decode shape) go through ``parse_line`` with their text, in order, so
-  state (engine, phase, crash tracker, last dim) evolves exactly as line by line.
+  fields of the line when the *whole* line has one of the common shapes (:class:`Stretch` says
+  which rows those are). The other rows (startup, crash, vLLM, an unusual
+  Decode shape) go through the parser's line path with their text, in order, so state (engine,
+  phase, crash tracker, last dim) evolves exactly as line by line.
 * **Column-wise objects.** The rows between two such lines (a *segment*) become ``LogLine`` /
-  ``DecodeStats`` / ``PrefillStats`` objects field by field under ``map`` (:class:`Records`),
-  with no Python frame or temporary object per line.
+  ``DecodeStats`` / ``PrefillStats`` objects field by field under ``map`` (:func:`build`,
+  :class:`Records`), with no Python frame or temporary object per line.
 
 Why a common-shape row gives exactly ``_bulk``'s events: after its strict SGLang stamp a
 stamped row holds no ``]`` but in ``Decode batch [N],``, and no ESC or CR, so whichever stamp
-branch ``detect.classify`` takes it finds the kind after the only ``"] "``: Decode, Prefill or
+branch ``classify.classify`` takes it finds the kind after the only ``"] "``: Decode, Prefill or
 access as the row says. Its values are those ``decode_stats`` / ``prefill_stats`` read (see
 ``sglang.DECODE_FIELDS``), the time is what ``parser._STAMP`` reads, and it holds no
 ``_states``, nor ``accept len``/``gen throughput (`` for a Prefill row; an access row quoting
-those goes to ``parse_line``. A debug row starts with ``[EAGLE3-DEBUG]``, holds neither
+those goes to the line path. A debug row starts with ``[EAGLE3-DEBUG]``, holds neither
 ``(token/s)`` nor ``accept len``, and one ``_states`` whose ``DIM_S`` match has its dim. The
 engine must be known (else a bulk line may announce it) and the dims of a segment must be the
 last one (else a ``HiddenStateDims`` goes between its lines): otherwise rows go one by one.
-``tests/unit/test_fastlane.py`` checks the result against ``feed_line`` on every fixture, the
+``tests/unit/test_bulk.py`` checks the result against ``feed_line`` on every fixture, the
 benchmark mix and generated logs cut at arbitrary chunk boundaries.
 """
 
@@ -38,16 +40,13 @@ import dataclasses
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import add, itemgetter, not_
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
-from .detect import small_int
-from .events import DecodeStats, Event, LineKind, LogLine, Phase, PrefillStats
+from .classify import MAX_INT_DIGITS
+from .events import DecodeStats, Event, LineKind, LogLine, PrefillStats
 from .sglang import DECODE_FIELDS_SRC, PREFILL_FIELDS_SRC
-
-if TYPE_CHECKING:
-    from .parser import LogParser
 
 T = TypeVar("T")
 
@@ -108,10 +107,10 @@ _ROW = re.compile(
     r"|(?:\([\w.-]+ pid=\d+\) |)(I)NFO:     \d[^\n]*|)[^\n]*)\n",
     re.ASCII,
 )
-_TEXT, _TIME, _SHAPE = 0, 1, 2
+TEXT, _TIME, SHAPE = 0, 1, 2  # the row's text (public: the parser reads it) and shape
 _RUNNING, _TOKENS, _USAGE, _ACCEPT_LEN, _ACCEPT_RATE, _GRAPH_ON, _GEN_TPS, _QUEUED = range(3, 11)
 _NEW_SEQ, _NEW_TOKENS, _CACHED, _P_RUNNING, _P_QUEUED, _INPUT_TPS = range(11, 17)
-_DEBUG_SHAPE, _DIM, _ACCESS_SHAPE = 17, 18, 19
+DEBUG_SHAPE, DIM, _ACCESS_SHAPE = 17, 18, 19
 _KIND_OF = {"D": LineKind.STATS, "P": LineKind.STATS, "I": LineKind.ACCESS,
             "E": LineKind.DEBUG, "": None}.__getitem__
 _GRAPH = {"True": True, "False": False, "": None}.__getitem__
@@ -121,75 +120,69 @@ _CLEAN = b"\t\n" + bytes(range(0x20, 0x7F))
 Row = tuple[str, ...]
 
 
-def feed_visible(parser: LogParser, data: bytes) -> list[Event]:
-    """The events of the complete lines ``data`` (it ends with a newline), numbered from
-    ``parser.lineno + 1``, exactly as ``parser.feed_line`` on each line would give them."""
-    out: list[Event] = []
+class Stretch(NamedTuple):
+    """A clean stretch of whole lines: a row per line (see :data:`_ROW`), each row's shape
+    ("D", "P", "I", "E" or "") and line kind (``None``: not a common shape, it goes through
+    the parser's line path), and the indices of those other rows."""
+
+    rows: list[Row]
+    shapes: list[str]
+    kinds: list[LineKind | None]
+    others: list[int]
+
+
+def scan(data: bytes) -> list[Stretch | bytes]:
+    """The complete lines ``data`` in file order, in one call: clean stretches of whole lines
+    (decoded once, rows read by one ``findall``), and every line holding another byte alone,
+    as ``bytes`` without its newline (it needs ``sanitize``)."""
     if not data.translate(None, _CLEAN):  # the usual case: a C pass ~15x faster than a search
-        _clean(parser, data.decode("ascii"), out)
-        return out
+        return [_stretch(data.decode("ascii"))]
+    out: list[Stretch | bytes] = []
     pos, end = 0, len(data)
     while pos < end:
         bad = _UNCLEAN.search(data, pos)
         # the clean stretch ends where the line holding ``bad`` starts
         stop = max(data.rfind(b"\n", pos, bad.start()) + 1, pos) if bad is not None else end
         if stop > pos:
-            _clean(parser, data[pos:stop].decode("ascii"), out)
+            out.append(_stretch(data[pos:stop].decode("ascii")))
         if bad is None:
             break
         pos = data.index(b"\n", bad.start())
-        parser.lineno += 1
-        out.extend(parser.parse_line(data[stop:pos], parser.lineno, True))
+        out.append(data[stop:pos])
         pos += 1
     return out
 
 
-def _clean(p: LogParser, text: str, out: list[Event]) -> None:
-    """The lines of ``text`` (printable ASCII and TAB, whole lines) into ``out``.
-
-    Rows of a common shape are handled a *segment* (the rows between two others) at a time, in
-    C-level passes (:func:`_segment`); each other row alone by ``parse_line``, in order.
-    """
-    rows = _ROW.findall(text)
-    if p.engine == "unknown":  # a bulk line may detect the engine: one by one until it is known
-        _rows(p, rows, out)
-        return
-    k = len(rows)
-    shapes = list(map(max, _column(rows, _SHAPE), _column(rows, _DEBUG_SHAPE),
+def _stretch(text: str) -> Stretch:
+    rows: list[Row] = _ROW.findall(text)
+    shapes = list(map(max, _column(rows, SHAPE), _column(rows, DEBUG_SHAPE),
                       _column(rows, _ACCESS_SHAPE)))
     kinds: list[LineKind | None] = list(map(_KIND_OF, shapes))
-    for i in compress(range(k), map("I".__eq__, shapes)):
-        line = rows[i][_TEXT]  # an access line that quotes what ``_bulk`` reads goes alone
+    for i in compress(range(len(rows)), map("I".__eq__, shapes)):
+        line = rows[i][TEXT]  # an access line that quotes what ``_bulk`` reads goes alone
         if "(token/s)" in line or "accept len" in line or "_states" in line:
             kinds[i] = None
-    start = 0
-    for stop in chain(compress(range(k), map(not_, kinds)), (k,)):
-        if stop > start:
-            _segment(p, rows[start:stop], shapes[start:stop], kinds[start:stop], out)
-        if stop < k:
-            p.lineno += 1
-            out.extend(p.parse_line(rows[stop][_TEXT], p.lineno, True))
-        start = stop + 1
+    return Stretch(rows, shapes, kinds, list(compress(range(len(rows)), map(not_, kinds))))
 
 
-def _segment(p: LogParser, rows: list[Row], shapes: list[str], kinds: list[LineKind | None],
-             out: list[Event]) -> None:
-    """Rows that all have a common shape: every object built field by field under ``map``.
+def build(rows: list[Row], shapes: list[str], kinds: list[LineKind | None], first: int,
+          host: str, last_dim: int | None) -> tuple[list[Event], bool] | None:
+    """The events of rows that all have a common shape, numbered from ``first``, and whether
+    one is a Decode stats line (serving); ``None`` when they print a hidden size other than
+    ``last_dim`` (rare: its event goes between the lines, so they go one by one). Every object
+    is built field by field under ``map``; the caller has checked that the engine is known.
 
     No object is created per row but the events themselves (fewer young objects: the cyclic
     GC, which runs every 700 of them, costs less).
     """
-    dims = set(_column(rows, _DIM))
+    dims = set(_column(rows, DIM))
     dims.discard("")
-    if dims and (len(dims) > 1 or small_int(dims.pop()) != p.last_dim):
-        _rows(p, rows, out)  # a new hidden size (rare): its event goes between the lines
-        return
+    if dims and (len(dims) > 1 or _small_int(dims.pop()) != last_dim):
+        return None
     k = len(rows)
-    first = p.lineno + 1
-    p.lineno += k
     lines = _LINES.new(k)
-    _LINES.fill(lines, {"lineno": range(first, first + k), "text": _column(rows, _TEXT),
-                        "kind": kinds, "host": repeat(p.host)})
+    _LINES.fill(lines, {"lineno": range(first, first + k), "text": _column(rows, TEXT),
+                        "kind": kinds, "host": repeat(host)})
     decoding = list(map("D".__eq__, shapes))
     prefilling = list(map("P".__eq__, shapes))
     decodes = _decodes(list(compress(rows, decoding)),
@@ -197,10 +190,7 @@ def _segment(p: LogParser, rows: list[Row], shapes: list[str], kinds: list[LineK
     prefills = _prefills(list(compress(rows, prefilling)),
                          compress(range(first, first + k), prefilling))
     if not decodes and not prefills:
-        out.extend(lines)
-        return
-    if decodes:
-        p._advance(Phase.SERVING)
+        return cast(list[Event], lines), False
     # each stats event right after its line: line i goes to i + (stats events before it)
     has_stats = list(map(max, decoding, prefilling))
     at = list(map(add, range(k), accumulate(has_stats, initial=0)))
@@ -208,30 +198,12 @@ def _segment(p: LogParser, rows: list[Row], shapes: list[str], kinds: list[LineK
     deque(map(merged.__setitem__, at, lines), 0)
     deque(map(merged.__setitem__, map(add, compress(at, decoding), repeat(1)), decodes), 0)
     deque(map(merged.__setitem__, map(add, compress(at, prefilling), repeat(1)), prefills), 0)
-    out.extend(cast(list[Event], merged))
+    return cast(list[Event], merged), bool(decodes)
 
 
-def _rows(p: LogParser, rows: list[Row], out: list[Event]) -> None:
-    """Rows one at a time (a segment with a new hidden size, or the engine still unknown)."""
-    for row in rows:
-        p.lineno += 1
-        lineno = p.lineno
-        shape = row[_SHAPE]
-        if shape and p.engine != "unknown":  # a Decode or Prefill line (access: ``parse_line``)
-            if shape == "D":
-                out.append(LogLine(lineno, row[_TEXT], LineKind.STATS, p.host))
-                out.append(_decodes([row], [lineno])[0])
-                p._advance(Phase.SERVING)
-                continue
-            if shape == "P":
-                out.append(LogLine(lineno, row[_TEXT], LineKind.STATS, p.host))
-                out.append(_prefills([row], [lineno])[0])
-                continue
-        if row[_DEBUG_SHAPE]:
-            out.append(LogLine(lineno, row[_TEXT], LineKind.DEBUG, p.host))
-            p._dims([row[_DIM]], lineno, out)
-        else:
-            out.extend(p.parse_line(row[_TEXT], lineno, True))
+def _small_int(digits: str) -> int | None:
+    """``classify.small_int`` (no call into another module per segment)."""
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else None
 
 
 def _column(rows: list[Row], i: int) -> list[str]:
@@ -291,4 +263,4 @@ def _prefills(rows: list[Row], linenos: Iterable[int]) -> list[PrefillStats]:
     return _stats(_PREFILLS, _PREFILL_COLUMNS, rows, linenos)
 
 
-__all__ = ["Records", "feed_visible"]
+__all__ = ["DEBUG_SHAPE", "DIM", "SHAPE", "TEXT", "Records", "Row", "Stretch", "build", "scan"]

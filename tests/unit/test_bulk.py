@@ -1,4 +1,4 @@
-"""The live chunk path (``feed_chunk(emit_lines=True)``, ``fastlane``) against ``feed_line``.
+"""The chunk path (``feed_lines(emit_lines=True)``, ``bulk``) against ``feed_line``.
 
 ``feed_line`` one line at a time is the reference: whatever the chunk boundaries, the chunk path
 must give exactly its events (same ``LogLine`` text/kind/lineno/host, same derived events, same
@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from parsing import framed
 
-from eagle_tui.model import fastlane
+from eagle_tui.model import bulk
 from eagle_tui.model.events import DecodeStats, Event, LineKind, LogLine, PrefillStats
 from eagle_tui.model.parser import LogParser
 from eagle_tui.model.sglang import (
@@ -52,11 +53,11 @@ def by_line(data: bytes, host: str = "") -> list[Event]:
 
 
 def by_chunk(data: bytes, cuts: list[int], host: str = "") -> list[Event]:
-    p = LogParser(host)
+    p = framed(LogParser(host))
     out: list[Event] = []
     start = 0
     for cut in [*sorted(cuts), len(data)]:
-        out.extend(p.feed_chunk(data[start:cut], emit_lines=True))
+        out.extend(p.feed(data[start:cut]))
         start = max(start, cut)
     return out + p.finish()
 
@@ -84,8 +85,8 @@ def test_bench_mix_and_the_fast_shapes_are_used() -> None:
     data = b"".join(line_pool(4000))
     assert_same(data, list(range(1 << 14, len(data), 1 << 14)))
     assert_same(data, list(range(333, len(data), 333)))
-    rows = fastlane._ROW.findall(data.decode())
-    shapes = {max(r[fastlane._SHAPE], r[fastlane._DEBUG_SHAPE], r[fastlane._ACCESS_SHAPE])
+    rows = bulk._ROW.findall(data.decode())
+    shapes = {max(r[bulk.SHAPE], r[bulk.DEBUG_SHAPE], r[bulk._ACCESS_SHAPE])
               for r in rows}
     assert shapes == {"D", "P", "I", "E"}  # no line of the mix falls to parse_line
 
@@ -95,7 +96,7 @@ def test_catch_up_and_visible_paths_agree_on_derived_events() -> None:
                                                 .read_bytes().splitlines(keepends=True))
     visible = [e for e in by_chunk(data, [5000, 90000]) if not isinstance(e, LogLine)]
     p = LogParser("h1")
-    fast = p.feed_chunk(data, emit_lines=False) + p.finish()
+    fast = p.feed_lines(data, emit_lines=False) + p.finish()
     assert visible == fast
 
 
@@ -272,7 +273,7 @@ def test_common_decode_shapes_take_the_fast_path(text: str) -> None:
 
 # ------------------------------------------------------------------ records
 def test_records_build_the_same_objects_as_the_dataclass() -> None:
-    made = fastlane.Records(DecodeStats)
+    made = bulk.Records(DecodeStats)
     objs = made.new(2)
     made.fill(objs, {"lineno": [1, 2], "gen_tps": [1.5, None], "cuda_graph": [True, False]})
     expected = [DecodeStats(1, gen_tps=1.5, cuda_graph=True), DecodeStats(2, cuda_graph=False)]
@@ -285,9 +286,9 @@ def test_records_build_the_same_objects_as_the_dataclass() -> None:
 
 def test_records_refuse_what_they_cannot_build_exactly() -> None:
     with pytest.raises(TypeError):
-        fastlane.Records(PrefillStats).fill(fastlane.Records(PrefillStats).new(1), {})
+        bulk.Records(PrefillStats).fill(bulk.Records(PrefillStats).new(1), {})
     with pytest.raises(TypeError):
-        fastlane.Records(LogLine).fill([], {"nope": []})
+        bulk.Records(LogLine).fill([], {"nope": []})
 
     @dataclasses.dataclass(frozen=True)
     class NoSlots:
@@ -302,7 +303,7 @@ def test_records_refuse_what_they_cannot_build_exactly() -> None:
 
     for cls in (NoSlots, PostInit):
         with pytest.raises(TypeError):
-            fastlane.Records(cls)
+            bulk.Records(cls)
 
 
 def test_log_lines_of_the_fast_path_keep_kind_and_host() -> None:

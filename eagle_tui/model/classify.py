@@ -281,6 +281,7 @@ def split_prefix(text: str) -> Prefixed:
 _VLLM_PROCESS = re.compile(r"(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
 _SGLANG_TEXT = (
     "server_args=ServerArgs(",
+    "server_args={'",  # SGLang 0.5.x logs the dict form
     "The server is fired up and ready to roll",
     "Decode batch",
     "Prefill batch",
@@ -322,6 +323,13 @@ def engine_of(prefixed: Prefixed, process: str | None) -> Engine | None:
     return None
 
 
+def read_prefix(text: str, process: str | None) -> tuple[Prefixed, Engine | None]:
+    """:func:`split_prefix` and :func:`engine_of` at once (one call from the parser's line
+    path): the message with its prefix peeled, and what the line says about the engine."""
+    pre = split_prefix(text)
+    return pre, engine_of(pre, process)
+
+
 __all__ = [
     "ACC_LINE_B",
     "ACC_S",
@@ -339,6 +347,7 @@ __all__ = [
     "dim_ending_at",
     "engine_of",
     "number",
+    "read_prefix",
     "small_int",
     "split_prefix",
     "unknown_dim_pattern",

@@ -1,0 +1,137 @@
+"""The one place that turns a :class:`DashboardSpec` into sources and a :class:`Session`.
+
+Keeping the wiring here means every command watches a server the same way: ``log`` tails and
+parses the log, ``url`` polls ``/health``, scrapes ``/metrics`` and reads ``/server_info``,
+``pid`` (or the process found on the URL's port / holding the log) is watched for exit, and GPUs
+are sampled with NVML locally or ``nvidia-smi -lms`` elsewhere. A replay spec is one
+:class:`~eagle_tui.sources.replay.ReplaySource` on a session without a live ticker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from eagle_tui.assembly.spec import DashboardSpec, is_local_host, url_port
+from eagle_tui.model.events import Baseline, SpecConfig
+
+if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
+    from eagle_tui.session import Session
+    from eagle_tui.sources.base import Source
+    from eagle_tui.transport.base import Transport
+
+DEFAULT_MAX_LINES = 10_000  # the dashboard's own default (ui/config.py), for headless replays
+
+
+def build_sources(
+    spec: DashboardSpec,
+    transport: Transport,
+    spec_provider: Callable[[], SpecConfig | None] | None = None,
+    *,
+    other_hosts: Sequence[Transport] = (),
+) -> list[Source]:
+    """Sources for ``transport``; ``other_hosts`` (multi-node ``--ssh``) add their log and GPUs.
+
+    Each source's module (httpx, prometheus_client, psutil, pynvml behind them) is imported
+    here, only when that source is wanted: the dashboard's first frame does not wait for them.
+    """
+    from eagle_tui.sources.connection import ConnectionSource, HasConnectionEvents
+    from eagle_tui.sources.draftconfig import DraftConfigSource
+
+    sources: list[Source] = []
+    local = transport.host == ""
+    if spec.log:
+        from eagle_tui.sources.logtail import LogTail
+
+        sources.append(LogTail(transport, spec.log))
+        sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
+    if spec.url or (spec.pid is not None and local):
+        from eagle_tui.sources.health import HealthPoller, listening_urls
+    if spec.url:
+        from eagle_tui.sources.metrics import MetricsScraper
+        from eagle_tui.sources.serverinfo import ServerInfoSource
+
+        sources.append(HealthPoller(transport, spec.url, interval=spec.health_interval))
+        sources.append(MetricsScraper(transport, spec.url))
+        sources.append(ServerInfoSource(transport, spec.url))
+    elif spec.pid is not None and local:
+        # pid alone: find the server's HTTP port among the ports its process tree listens on
+        pid = spec.pid
+        sources.append(HealthPoller(transport, None, discover=lambda: listening_urls(pid),
+                                    interval=spec.health_interval))
+    port = url_port(spec.url) if spec.url and is_local_host(spec.url) else None
+    if spec.pid is not None or port is not None or spec.log:
+        if local:
+            from eagle_tui.sources.process import ProcessWatcher
+
+            sources.append(ProcessWatcher(spec.pid, port=port, log_path=spec.log))
+        else:  # over SSH: ps and /proc on the host ("localhost" in the URL is the host itself)
+            from eagle_tui.sources.remote_process import RemoteProcessWatcher
+
+            sources.append(RemoteProcessWatcher(transport, spec.pid, port=port,
+                                                log_path=spec.log))
+    if spec.draft_config or spec.log or spec.url:
+        sources.append(
+            DraftConfigSource(transport, spec.draft_config, spec_provider=spec_provider)
+        )
+    if spec.gpu != "none":
+        from eagle_tui.sources.gpu import NvmlSampler, SmiStream
+        from eagle_tui.sources.multihost import MergedGpu
+    if spec.gpu == "nvml" or (spec.gpu == "auto" and local):
+        sources.append(NvmlSampler())
+    elif other_hosts and spec.gpu in ("smi", "auto"):
+        sources.append(MergedGpu([(tr.host, SmiStream(tr, name=f"gpu {tr.host}"))
+                                  for tr in (transport, *other_hosts)]))
+    elif spec.gpu in ("smi", "auto"):
+        sources.append(SmiStream(transport))
+    sources.extend(ConnectionSource(tr) for tr in (transport, *other_hosts)
+                   if isinstance(tr, HasConnectionEvents))
+    return sources
+
+
+def build_session(
+    spec: DashboardSpec,
+    transport: Transport | Sequence[Transport] | None = None,
+    *,
+    batch_interval: float = 0.05,
+) -> Session:
+    """The session for ``spec`` (built by :func:`~eagle_tui.assembly.spec.spec_from_args` or
+    checked by :func:`~eagle_tui.assembly.spec.check_sources`).
+
+    ``transport`` may be a list (one per ``--ssh`` host): the first serves the URL. A replay
+    spec needs none.
+    """
+    from eagle_tui.session import Session
+
+    if spec.replay is not None:
+        from eagle_tui.sources.replay import ReplaySource
+
+        r = spec.replay
+        source = ReplaySource(r.file, kind=r.kind, speed=r.speed,
+                              visible_lines=spec.max_lines or DEFAULT_MAX_LINES)
+        # the recorded Tick events carry the recorded clock; a live ticker would mix in today's
+        return Session([source], tick_interval=None)
+    from eagle_tui.transport.local import LocalTransport
+
+    if isinstance(transport, Sequence):
+        if not transport:
+            raise ValueError("build_session needs at least one transport")
+        tr, others = transport[0], list(transport[1:])
+    else:
+        tr, others = (transport if transport is not None else LocalTransport()), []
+    holder: list[Session] = []
+
+    def current_spec() -> SpecConfig | None:
+        return holder[0].state.spec if holder else None
+
+    sources = build_sources(spec, tr, current_spec, other_hosts=others)
+    session = Session(sources, record=spec.record, batch_interval=batch_interval)
+    holder.append(session)
+    if spec.baseline:
+        session.post(Baseline(spec.baseline, "user"))
+    if spec.usual is not None:
+        session.post(spec.usual)
+    return session
+
+
+__all__ = ["build_session", "build_sources"]

@@ -1,0 +1,206 @@
+"""The headless presenter's words: one progress line (or JSON object) and the diagnosis.
+
+Shared by ``wait``, ``watch --headless``, ``replay --headless`` and ``demo --headless`` so every
+command says the same thing about the same state. Everything here is a pure function of a
+:class:`~eagle_tui.model.state.DashboardState`; printing and deciding are in
+:mod:`eagle_tui.headless.progress`.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+from eagle_tui.model.events import Phase
+from eagle_tui.model.events import Progress as Progress_
+from eagle_tui.model.figtext import figures_dict, figures_text
+from eagle_tui.model.figures import figures
+from eagle_tui.model.state import DashboardState
+
+GIB = float(1 << 30)
+_CONTROL = dict.fromkeys([*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0)], "?")
+
+
+def clean(text: str) -> str:
+    """Defence in depth: log text reaching the terminal never carries a control character."""
+    return text.translate(_CONTROL)
+
+
+def phase_text(state: DashboardState) -> str:
+    text = state.phase.value
+    if state.phase.rank <= Phase.LOADING_WEIGHTS.rank and state.shards is not None:
+        text += f" (shards {state.shards.done}/{state.shards.total})"
+    elif Phase.WEIGHTS_LOADED.rank <= state.phase.rank <= Phase.CUDA_GRAPH.rank and state.graphs:
+        text += f" (graphs {state.graphs.done}/{state.graphs.total})"
+    if state.crash is not None:
+        text += f", CRASHED ({state.crash.kind})"
+    return text
+
+
+def _process_text(state: DashboardState) -> str | None:
+    ex = state.process_exit
+    if ex is not None:
+        return f"process {ex.pid} exited ({_exit_text(ex.exit_code, ex.signal)})"
+    p = state.process
+    if p is None:
+        return None
+    text = f"process {p.pid} {p.status}"
+    if p.rss_bytes is not None:
+        text += f" {p.rss_bytes / GIB:.1f} GiB"
+    if p.num_procs > 1:
+        text += f" ({p.num_procs} procs)"
+    return text
+
+
+def _exit_text(code: int | None, sig: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    text = f"exit code {code}"
+    if sig is not None:
+        try:
+            text += f", {signal.Signals(sig).name}"
+        except ValueError:
+            text += f", signal {sig}"
+    return text
+
+
+def _gpu_text(state: DashboardState) -> str | None:
+    g = state.gpus
+    if g is None:
+        return None
+    if g.state == "no_driver":
+        return "GPU: no driver"
+    if g.state == "error" or not g.gpus:
+        return f"GPU: {clean(g.error) or g.state}"
+    known = [x for x in g.gpus if x.mem_used is not None and x.mem_total]
+    if len(g.gpus) > 4 and known:
+        used = sum(x.mem_used or 0 for x in known) / GIB
+        total = sum(x.mem_total or 0 for x in known) / GIB
+        peak = max(x.mem_used or 0 for x in known) / GIB
+        return f"{len(g.gpus)} GPUs: {used:.1f}/{total:.0f} GiB (max {peak:.1f})"
+    parts = []
+    for x in g.gpus:
+        if x.error:
+            parts.append(f"{x.index}: {clean(x.error)}")
+        elif x.mem_used is not None and x.mem_total:
+            parts.append(f"{x.index}: {x.mem_used / GIB:.1f}/{x.mem_total / GIB:.0f} GiB")
+        else:
+            parts.append(f"{x.index}: N/A")
+    return "GPU " + ", ".join(parts)
+
+
+def progress_line(state: DashboardState) -> str:
+    elapsed = state.elapsed or 0.0
+    parts = [f"[{elapsed:6.1f}s] phase: {phase_text(state)}"]
+    if state.health is not None:
+        h = state.health
+        parts.append(f"health: {h.state}" + (f" ({clean(h.error)})" if h.error else ""))
+    if (proc := _process_text(state)) is not None:
+        parts.append(proc)
+    if (gpu := _gpu_text(state)) is not None:
+        parts.append(gpu)
+    if state.failures:
+        parts.append("failing: " + ", ".join(clean(f"{f.source} ({f.error})")
+                                              for f in state.failures))
+    if (numbers := figures_text(figures(state))) is not None:
+        parts.append(clean(numbers))
+    return " | ".join(parts)
+
+
+def _progress_obj(p: Progress_ | None) -> dict[str, int] | None:
+    return {"done": p.done, "total": p.total} if p is not None else None
+
+
+def progress_dict(state: DashboardState) -> dict[str, Any]:
+    g = state.gpus
+    return {
+        "event": "progress",
+        "elapsed_s": round(state.elapsed or 0.0, 3),
+        "phase": state.phase.value,
+        "shards": _progress_obj(state.shards),
+        "graphs": _progress_obj(state.graphs),
+        "health": state.health.state if state.health else None,
+        "health_status": state.health.status_code if state.health else None,
+        "process": {"pid": state.process.pid, "status": state.process.status,
+                    "rss_bytes": state.process.rss_bytes} if state.process else None,
+        "process_exit": {"pid": state.process_exit.pid, "exit_code": state.process_exit.exit_code,
+                         "signal": state.process_exit.signal} if state.process_exit else None,
+        "gpu_state": g.state if g else None,
+        "gpus": [{"index": x.index, "mem_used": x.mem_used, "mem_total": x.mem_total,
+                  "error": x.error} for x in g.gpus] if g else [],
+        "crash": state.crash.kind if state.crash else None,
+        "log_lines": state.lines,
+        "failing": [{"source": f.source, "error": f.error} for f in state.failures],
+        "numbers": figures_dict(figures(state)),
+    }
+
+
+def _stuck(state: DashboardState) -> float | None:
+    """Seconds since the current phase was reached (since the start for no phase at all)."""
+    mark = state.phase_mark(state.phase)
+    since = mark.t if mark is not None and mark.t is not None else state.t_start
+    if since is None or state.now is None:
+        return None
+    return max(0.0, state.now - since)
+
+
+def result_dict(state: DashboardState, status: str, reason: str, code: int) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "event": "result",
+        "status": status,
+        "exit_code": code,
+        "reason": reason,
+        "elapsed_s": round(state.elapsed or 0.0, 3),
+        "phase": state.phase.value,
+    }
+    if status == "timeout":
+        stuck = _stuck(state)
+        obj["stuck_in_phase_s"] = round(stuck, 3) if stuck is not None else None
+    if state.crash is not None:
+        c = state.crash
+        obj["crash"] = {"kind": c.kind, "lineno": c.lineno, "message": c.message, "hint": c.hint}
+    if state.process_exit is not None:
+        ex = state.process_exit
+        obj["process_exit"] = {"pid": ex.pid, "exit_code": ex.exit_code, "signal": ex.signal}
+    if state.health is not None:
+        obj["health"] = state.health.state
+    obj["alerts"] = [a.as_dict() for a in state.alerts]
+    obj["numbers"] = figures_dict(figures(state))
+    if status != "ready":
+        obj["last_lines"] = [{"lineno": ln.lineno, "text": ln.text} for ln in state.recent_lines]
+    return obj
+
+
+def diagnosis_lines(state: DashboardState, status: str, reason: str) -> list[str]:
+    elapsed = state.elapsed or 0.0
+    out: list[str] = []
+    if status == "ready":
+        out.append(f"READY after {elapsed:.1f} s: {reason} (phase: {state.phase.value})")
+        for a in state.alerts:
+            if a.severity != "info":
+                out.append(f"  {a.severity}: {clean(a.message)}")
+        return out
+    if status == "timeout":
+        stuck = _stuck(state)
+        stuck_text = f" for {stuck:.0f} s" if stuck is not None else ""
+        out.append(f"TIMEOUT after {elapsed:.1f} s: stuck in phase {phase_text(state)}"
+                   f"{stuck_text}" + (f"; health: {state.health.state}" if state.health else ""))
+    else:
+        out.append(f"CRASHED after {elapsed:.1f} s: {clean(reason)}")
+    c = state.crash
+    if c is not None:
+        out.append(f"  kind:  {c.kind}")
+        out.append(f"  cause: line {c.lineno}: {clean(c.message)}")
+        out.append(f"  hint:  {clean(c.hint)}")
+    if state.process_exit is not None and c is None:
+        ex = state.process_exit
+        out.append(f"  process {ex.pid} exited ({_exit_text(ex.exit_code, ex.signal)}) "
+                   "with no crash line in the log")
+    if state.recent_lines:
+        out.append(f"last {len(state.recent_lines)} log lines:")
+        out.extend(f"  {ln.lineno:>7} | {clean(ln.text)}" for ln in state.recent_lines)
+    return out
+
+
+__all__ = ["clean", "diagnosis_lines", "phase_text", "progress_dict", "progress_line",
+           "result_dict"]

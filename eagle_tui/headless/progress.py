@@ -1,0 +1,213 @@
+"""The headless presenter: prints progress as the session goes and decides ready/crashed.
+
+:class:`ProgressPrinter` is subscribed to a session (any session: in-loop for ``wait``, the one
+:func:`eagle_tui.assembly.open.open_dashboard` builds for ``watch``/``replay``/``demo``). It
+prints a line at every phase, health or process change and every ``PROGRESS_EVERY_S``, and, once
+the state answers the question (:func:`verdict`), either ends a ``wait`` or (``decide=False``)
+prints the answer as a notice and goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TextIO
+
+from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
+from eagle_tui.model.events import Event
+from eagle_tui.model.figures import figures
+from eagle_tui.model.state import DashboardState
+from eagle_tui.session import Subscriber
+
+EXIT_READY = 0
+EXIT_CRASHED = 1
+EXIT_USAGE = 2
+EXIT_TIMEOUT = 3
+EXIT_ALERTS = 4  # ready, but with alerts at the --fail-on level
+PROGRESS_EVERY_S = 10.0
+CRASH_SETTLE_S = 0.4
+_DEAD_HEALTH = ("no_listener", "starting", "error")
+
+
+def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
+    """``("ready"|"crashed", reason)`` once the state decides ``wait``; else ``None``."""
+    if state.crash is not None:
+        return "crashed", f"crash in the log: {state.crash.kind}"
+    if state.process_exit is not None:
+        ex = state.process_exit
+        code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
+        return "crashed", f"server process {ex.pid} exited ({code})"
+    health = state.health
+    if has_url:
+        if health is not None and state.ever_ready_health and health.state in _DEAD_HEALTH:
+            return "crashed", f"/health was ready and is now {health.state}"
+        if health is not None and health.state == "ready":
+            return "ready", "/health answered 200"
+        return None
+    if state.ready:
+        return "ready", f"the log reached {state.phase.value}"
+    return None
+
+
+class ProgressPrinter:
+    """Prints progress and decides; ``on_batch`` is subscribed to the session.
+
+    ``decide=False`` (``watch``) prints the same lines and a crash diagnosis when it happens,
+    but never ends the run.
+    """
+
+    def __init__(self, out: TextIO, *, as_json: bool, has_url: bool, decide: bool = True):
+        self.out = out
+        self.as_json = as_json
+        self.has_url = has_url
+        self.decide = decide
+        self.decided = asyncio.Event()  # set in the loop that awaits :meth:`wait_decided`
+        self.outcome: tuple[str, str] | None = None
+        self._lock = threading.Lock()
+        self._waiter: asyncio.AbstractEventLoop | None = None
+        self.state = DashboardState()
+        self._last_key: tuple[Any, ...] | None = None
+        self._last_print: float | None = None
+        self._crash_pending = False
+        self._ready_reported = False
+
+    def emit(self, obj: dict[str, Any], text: str) -> None:
+        if self.as_json:
+            self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        else:
+            self.out.write(text + "\n")
+        self.out.flush()
+
+    def on_batch(self, state: DashboardState, _events: Sequence[Event]) -> None:
+        self.state = state
+        loop = asyncio.get_running_loop()
+        key = (
+            state.phase,
+            state.shards.done if state.shards else None,
+            state.graphs.done if state.graphs else None,
+            state.health.state if state.health else None,
+            state.process.status if state.process else None,
+            state.crash is not None,
+            state.process_exit is not None,
+            state.gpus.state if state.gpus else None,
+            figures(state).live.activity,
+        )
+        if key != self._last_key or (
+            self._last_print is not None and loop.time() - self._last_print >= PROGRESS_EVERY_S
+        ):
+            self.emit(progress_dict(state), progress_line(state))
+            self._last_key = key
+            self._last_print = loop.time()
+        found = verdict(state, has_url=self.has_url)
+        if found is None or self.outcome is not None:
+            return
+        status, reason = found
+        if status == "crashed":
+            if not self._crash_pending:
+                # let the rest of the traceback arrive: the root cause is often a few lines
+                # below the first fatal line
+                self._crash_pending = True
+                loop.call_later(CRASH_SETTLE_S, self._settle)
+            return
+        if self.decide:
+            self._decide(found)
+        elif not self._ready_reported:
+            self._ready_reported = True
+            self.finish(state, status, reason, EXIT_READY, final=False)
+
+    def _settle(self) -> None:
+        found = verdict(self.state, has_url=self.has_url)
+        if self.outcome is not None or found is None:
+            return
+        if self.decide:
+            self._decide(("crashed", found[1]) if found[0] == "crashed" else found)
+        else:
+            self.finish(self.state, "crashed", found[1], EXIT_CRASHED, final=False)
+
+    def _decide(self, outcome: tuple[str, str]) -> None:
+        """Record the answer and wake :meth:`wait_decided`, whichever loop or thread it is in:
+        the printer runs where the session runs (its own thread under ``open_dashboard``)."""
+        with self._lock:
+            self.outcome = outcome
+            waiter = self._waiter
+        if waiter is None:  # nobody waits yet: the flag is enough (wait_decided checks outcome)
+            self.decided.set()
+        elif not waiter.is_closed():
+            waiter.call_soon_threadsafe(self.decided.set)
+
+    async def wait_decided(self) -> None:
+        """Return once the printer has decided (``decide=True``)."""
+        with self._lock:
+            if self.outcome is not None:
+                return
+            self._waiter = asyncio.get_running_loop()
+        await self.decided.wait()
+
+    def finish(self, state: DashboardState, status: str, reason: str, code: int, *,
+               final: bool = True) -> None:
+        obj = result_dict(state, status, reason, code)
+        if not final:
+            obj["event"] = status  # watch: a notice, the run goes on
+        self.emit(obj, "\n".join(diagnosis_lines(state, status, reason)))
+
+
+def failing_alerts(state: DashboardState, fail_on: str | None) -> list[str]:
+    """The alerts at ``fail_on`` level or worse (``critical`` ⊂ ``warning``)."""
+    if fail_on is None:
+        return []
+    levels = ("critical",) if fail_on == "critical" else ("critical", "warning")
+    return [a.message for a in state.alerts if a.severity in levels]
+
+
+def finish_verdict(progress: ProgressPrinter, state: DashboardState, *, sources_ended: bool,
+                   timeout: float, fail_on: str | None = None) -> int:
+    """Turn how the wait ended into (status, reason, exit code), print it, return the code.
+
+    Shared by ``wait`` and ``demo --headless`` so both answer with the same words and codes.
+    """
+    if progress.outcome is not None:
+        status, reason = progress.outcome
+        code = EXIT_READY if status == "ready" else EXIT_CRASHED
+        failing = failing_alerts(state, fail_on) if code == EXIT_READY else []
+        if failing:
+            reason = f"{reason}; --fail-on {fail_on}: {failing[0]}"
+            code = EXIT_ALERTS
+    elif sources_ended:
+        status, reason, code = "crashed", "every source ended without an answer", EXIT_CRASHED
+    else:
+        status, reason, code = "timeout", f"no answer within {timeout:g} s", EXIT_TIMEOUT
+    progress.finish(state, status, reason, code)
+    return code
+
+
+class Watched(Protocol):
+    """What a presenter needs of a session: in-loop, or on its own thread (then subscribers are
+    called there, and must only print or hand over thread-safely)."""
+
+    @property
+    def state(self) -> DashboardState: ...
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]: ...
+
+
+async def follow(session: Watched, runner: asyncio.Task[DashboardState], out: TextIO, *,
+                 as_json: bool, has_url: bool, duration: float | None = None,
+                 crash_exit: bool = False) -> int:
+    """``watch``/``replay`` without the dashboard: print as the run goes, never decide.
+
+    Runs until the session ends (every source ended, or interrupted) or ``duration`` passes;
+    the caller stops the session. Exit 0, or (``crash_exit``: ``replay``, so a script can ask
+    "did that run crash?") 1 when the state ends crashed.
+    """
+    printer = ProgressPrinter(out, as_json=as_json, has_url=has_url, decide=False)
+    session.subscribe(printer.on_batch)
+    await asyncio.wait({runner}, timeout=duration)
+    crashed = runner.done() and not runner.cancelled() and runner.exception() is None and (
+        runner.result().crash is not None)
+    return EXIT_CRASHED if crash_exit and crashed else EXIT_READY
+
+
+__all__ = ["CRASH_SETTLE_S", "EXIT_CRASHED", "EXIT_READY", "EXIT_TIMEOUT", "EXIT_USAGE",
+           "PROGRESS_EVERY_S", "ProgressPrinter", "Watched", "finish_verdict", "follow", "verdict"]

@@ -1,0 +1,71 @@
+"""Keep a run's row in the history up to date while it is watched.
+
+A session subscriber: at every change of phase, readiness or crash, and every ``every``
+seconds otherwise, the run's summary (:func:`eagle_tui.model.runsummary.summarize`) is
+written to its row, so a dashboard closed (or a server killed) at any moment still leaves
+the phases, the time to ready and the figures in the history. Writes are small and rare
+(one short SQLite transaction); a history that stops working is reported once and then left
+alone — watching never fails because of it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from eagle_tui.history.store import HistoryError, RunStore
+from eagle_tui.model.events import Event
+from eagle_tui.model.runsummary import summarize
+from eagle_tui.model.state import DashboardState
+
+EVERY_S = 5.0
+
+
+class HistoryRecorder:
+    """Writes ``summarize(state)`` into run ``run_id`` on changes and every ``every`` s."""
+
+    def __init__(self, store: RunStore, run_id: int, *, every: float = EVERY_S,
+                 clock: Callable[[], float] = time.monotonic, err: TextIO | None = None) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.every = every
+        self._clock = clock
+        self._err = err if err is not None else sys.stderr
+        self._key: tuple[Any, ...] | None = None
+        self._last = -1e18
+        self._broken = False
+        self.writes = 0
+
+    def on_batch(self, state: DashboardState, _events: Sequence[Event] = ()) -> None:
+        key = (state.phase, state.ready, state.crash is not None, state.engine)
+        now = self._clock()
+        if key != self._key or now - self._last >= self.every:
+            self._key = key
+            self._last = now
+            self._write(state)
+
+    def finish(self, state: DashboardState, final: str | None = None) -> None:
+        """The last write: the summary, and the end state (``stopped``, ``exited``...)."""
+        self._write(state, final=final)
+
+    def _write(self, state: DashboardState, final: str | None = None) -> None:
+        if self._broken:
+            return
+        fields = summarize(state)
+        run_state = final or fields.pop("state")
+        fields.pop("state", None)
+        if fields.get("engine") is None:
+            fields.pop("engine", None)
+        if final is not None or fields.get("crash"):
+            fields["ended"] = time.time()
+        try:
+            self.store.update(self.run_id, state=run_state, **fields)
+            self.writes += 1
+        except HistoryError as exc:
+            self._broken = True
+            print(f"eagle-tui: run history not updated any more: {exc}", file=self._err)
+
+
+__all__ = ["EVERY_S", "HistoryRecorder"]

@@ -1,0 +1,103 @@
+"""What the run history keeps of a run: phase times, time to ready, crash, figures.
+
+Folded from the dashboard state (pure), written by the session's history recorder at each
+phase change and every few seconds, so a run that is killed still leaves its summary. The
+figures are over the whole run, never over idle time: tok/s median / p10 / p90 of the
+intervals that generated tokens, and the acceptance length weighted by each interval's work
+(``figures.accept_len`` decides the source; the series weights where it has them).
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+from .events import Phase
+from .logclock import best_span, span
+from .state import DashboardState, PhaseMark
+
+_ORDER = (Phase.INIT, Phase.LOADING_WEIGHTS, Phase.WEIGHTS_LOADED, Phase.KV_CACHE,
+          Phase.CUDA_GRAPH, Phase.HTTP_SERVER, Phase.READY)
+
+
+def _mark(state: DashboardState, phase: Phase) -> PhaseMark | None:
+    marks = [m for m in state.phases if m.phase is phase and m.role == "target"]
+    return marks[0] if marks else state.phase_mark(phase)
+
+
+def _between(a: PhaseMark | None, b: PhaseMark | None) -> float | None:
+    if a is None or b is None:
+        return None
+    observed = b.t - a.t if a.t is not None and b.t is not None and b.t >= a.t else None
+    return best_span(observed, span(a.log_s, b.log_s))
+
+
+def phase_times(state: DashboardState) -> dict[str, float]:
+    """Seconds spent in each phase reached (from one phase's first mark to the next's)."""
+    reached = [(p, m) for p in _ORDER if (m := _mark(state, p)) is not None]
+    out: dict[str, float] = {}
+    for (phase, mark), (_, nxt) in pairwise(reached):
+        secs = _between(mark, nxt)
+        if secs is not None:
+            out[phase.value] = round(secs, 3)
+    return out
+
+
+def ready_seconds(state: DashboardState) -> float | None:
+    ready = _mark(state, Phase.READY)
+    if ready is None:
+        return None
+    first = min((m for m in state.phases if m.t is not None), key=lambda m: m.lineno,
+                default=None)
+    observed = ready.t - state.t_start if ready.t is not None and state.t_start is not None \
+        else None
+    logged = span(first.log_s, ready.log_s) if first is not None else None
+    secs = best_span(observed, logged)
+    return round(secs, 3) if secs is not None else None
+
+
+def _quantile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    pos = q * (len(values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
+
+
+def figures_summary(state: DashboardState) -> dict[str, Any]:
+    """tok/s quantiles over the intervals that generated tokens, accept len and rate."""
+    from . import figures
+
+    tps = [v for v in state.gen_tps.values() if v > 0] or [
+        v for v in state.m_gen_tps.values() if v > 0]
+    out: dict[str, Any] = {}
+    if tps:
+        out.update(tok_s_median=round(_quantile(tps, 0.5), 2),
+                   tok_s_p10=round(_quantile(tps, 0.1), 2),
+                   tok_s_p90=round(_quantile(tps, 0.9), 2), intervals=len(tps))
+    acc = figures.accept_len(state)
+    if acc.value is not None:
+        out.update(accept_len=round(acc.value, 3), accept_source=acc.source)
+    rate = figures.accept_rate(state)
+    if rate.value is not None:
+        out["accept_rate"] = round(rate.value, 4)
+    if state.hidden_dims:
+        out["hidden_dims"] = list(state.hidden_dims)
+    return out
+
+
+def summarize(state: DashboardState) -> dict[str, Any]:
+    """The history's columns for this run (``phases``, ``ready_s``, ``crash``, ``metrics``)."""
+    crash = None
+    if state.crash is not None:
+        crash = {"kind": str(state.crash.kind), "hint": state.crash.hint,
+                 "message": state.crash.message, "lineno": state.crash.lineno}
+    run_state = ("crashed" if state.crash is not None else
+                 "serving" if state.phase is Phase.SERVING else
+                 "ready" if state.ready else "starting")
+    return {"phases": phase_times(state), "ready_s": ready_seconds(state), "crash": crash,
+            "metrics": figures_summary(state), "state": run_state,
+            "engine": state.engine if state.engine != "unknown" else None}
+
+
+__all__ = ["figures_summary", "phase_times", "ready_seconds", "summarize"]

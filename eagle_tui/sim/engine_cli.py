@@ -1,0 +1,116 @@
+"""The simulator behind the engines' own command lines (``python -m sglang.launch_server ...``).
+
+So that the demo can show the whole loop — launch with a flag mistake, see acceptance collapse,
+press ``E``, fix ``EAGLE`` → ``EAGLE3``, relaunch — the simulated server must take exactly the
+command a user types and behave as its flags and the draft's ``config.json`` dictate, the way
+the real engine does:
+
+* the flags are read with the real engine's flag table (unambiguous prefixes, ``=`` forms;
+  an ambiguous or unknown option ends the process with argparse's message and exit 2, as the
+  engine's argparse does);
+* ``--speculative-algorithm EAGLE`` (or ``NEXTN``) with an EAGLE-3 draft gives the silent
+  degrade: final hidden states (7168 dims) and accept len ~1.0 (the ``misconfigured``
+  scenario); ``EAGLE3`` gives 21504 dims and a healthy length;
+* ``--port``, ``--tp-size``/``--tensor-parallel-size`` and the draft path are the simulated
+  server's; the log goes to stdout, appended (``launch`` redirects it to the run's log).
+
+``EAGLE_TUI_SIM_SCENARIO`` (oom, nccl-timeout, port-in-use, slow-start), ``EAGLE_TUI_SIM_SPEED``
+and ``EAGLE_TUI_SIM_WORKDIR`` set what a command line cannot. ``eagle_tui/sim/engines/`` holds
+the stand-in ``sglang`` package (on ``PYTHONPATH``) and the demo writes a ``vllm`` script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from eagle_tui.model.cmdline import ParsedCommand, parse_args
+from eagle_tui.model.lint import is_eagle3_config, spec_plan
+from eagle_tui.probe.tables import load_table
+
+from .runtime import SimOptions, run
+
+ENGINES_DIR = Path(__file__).resolve().parent / "engines"
+PROGS = {"sglang": "launch_server.py", "vllm": "vllm serve"}
+
+
+def _draft_is_eagle3(path: str | None) -> bool | None:
+    if not path:
+        return None
+    cfg = Path(path) / "config.json" if not path.endswith(".json") else Path(path)
+    try:
+        data = json.loads(cfg.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return is_eagle3_config(data) if isinstance(data, dict) else None
+
+
+def scenario_for(cmd: ParsedCommand, draft_eagle3: bool | None) -> str:
+    """The simulated story the flags and the draft dictate (``EAGLE_TUI_SIM_SCENARIO`` wins)."""
+    forced = os.environ.get("EAGLE_TUI_SIM_SCENARIO")
+    if forced:
+        return forced
+    algo = spec_plan(cmd).algorithm
+    if algo in ("EAGLE", "NEXTN", "eagle") and draft_eagle3:
+        return "misconfigured"
+    return "healthy"
+
+
+def _int(value: object, default: int) -> int:
+    return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 7 \
+        else default
+
+
+def options(engine: str, argv: Sequence[str]) -> tuple[SimOptions | None, str]:
+    """The simulator's options for an engine command (``None`` and the engine's error)."""
+    table = load_table("sglang" if engine == "sglang" else "vllm")
+    given, positionals, problems = parse_args(list(argv), table)
+    cmd = ParsedCommand(table.engine, PROGS[table.engine], (), (), tuple(argv), tuple(given),
+                        tuple(positionals), tuple(problems), table.version)
+    fatal = [p for p in problems if p.kind != "cut"]
+    if fatal:
+        return None, f"{PROGS[table.engine]}: error: {fatal[0].message}"
+    plan = spec_plan(cmd)
+    draft = plan.draft
+    if draft and not Path(draft).exists():
+        return None, (f"OSError: {draft} does not appear to have a file named config.json")
+    port = _int(cmd.get("port"), 30000 if engine == "sglang" else 8000)
+    tp = _int(cmd.get("tp_size" if engine == "sglang" else "tensor_parallel_size"), 1)
+    speed = float(os.environ.get("EAGLE_TUI_SIM_SPEED", "8") or 8)
+    workdir = os.environ.get("EAGLE_TUI_SIM_WORKDIR")
+    return SimOptions(
+        engine=table.engine, scenario=scenario_for(cmd, _draft_is_eagle3(draft)), port=port,
+        log_path=Path("/dev/stdout"), gpus=max(1, min(tp, 64)), speed=speed,
+        workdir=Path(workdir) if workdir else None,
+        draft_path=Path(draft) if draft else None, log_append=True, announce=False,
+        model_path=_model(cmd)), ""
+
+
+def _model(cmd: ParsedCommand) -> str | None:
+    value = cmd.get("model_path") if cmd.engine == "sglang" else (
+        cmd.positionals[0] if cmd.positionals else cmd.get("model"))
+    return value if isinstance(value, str) else None
+
+
+def main(engine: str, argv: Sequence[str] | None = None) -> int:
+    opts, error = options(engine, list(sys.argv[1:] if argv is None else argv))
+    if opts is None:
+        print(error, file=sys.stderr, flush=True)
+        return 2 if ": error: " in error else 1
+    try:
+        return run(opts)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # ``python -m eagle_tui.sim.engine_cli vllm serve ...``
+    args = sys.argv[1:]
+    name = args[0] if args else "sglang"
+    rest = args[1:]
+    if name == "vllm" and rest[:1] == ["serve"]:
+        rest = rest[1:]
+    raise SystemExit(main(name, rest))

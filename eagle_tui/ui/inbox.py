@@ -1,0 +1,67 @@
+"""How a session's batches reach the dashboard: one Textual message, merged while pending.
+
+The session (on its own thread, :mod:`eagle_tui.assembly.threaded`, or in the UI's loop) calls
+:class:`BatchInbox` after every batch. The inbox posts a :class:`SessionBatch` message to the app
+with ``App.post_message``, which Textual makes thread-safe, so the handler runs in the app's own
+task and context (timers the handler starts fire; nothing re-creates Textual's context by hand).
+
+Why merge: at 50k lines/s the session reduces a batch every ~50 ms, and when the UI is busy
+painting it must not find a queue of stale batches in front of the next key. While a message is
+pending (posted, not yet handled), a new batch is folded into it: its events appended, its state
+replaced by the newer one. The UI thus holds at most one batch message, and it always carries
+the newest state with every event since the last one it took.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from eagle_tui.model.events import Event
+from eagle_tui.model.state import DashboardState
+
+
+class SessionBatch(Message):
+    """The newest state and every event since the UI last took a batch."""
+
+    def __init__(self, state: DashboardState, events: list[Event]) -> None:
+        super().__init__()
+        self.state = state
+        self.events = events
+
+
+class BatchInbox:
+    """A session subscriber (any thread) that keeps at most one :class:`SessionBatch` pending
+    for ``target``; the target's handler calls :meth:`take` to open it."""
+
+    def __init__(self, target: MessagePump) -> None:
+        self._target = target
+        self._lock = threading.Lock()
+        self._pending: SessionBatch | None = None
+        self.posted = 0  # messages posted (tests compare it with the batches delivered)
+
+    def __call__(self, state: DashboardState, events: Sequence[Event]) -> None:
+        with self._lock:
+            pending = self._pending
+            if pending is not None:  # the UI has not taken the last one yet: merge
+                pending.events.extend(events)
+                pending.state = state
+                return
+            message = self._pending = SessionBatch(state, list(events))
+            self.posted += 1
+        if not self._target.post_message(message):  # the app is closing: nothing will take it
+            with self._lock:
+                self._pending = None
+
+    def take(self, message: SessionBatch) -> tuple[DashboardState, list[Event]]:
+        """In the handler: close the message to merges and return its state and events."""
+        with self._lock:
+            if self._pending is message:
+                self._pending = None
+        return message.state, message.events
+
+
+__all__ = ["BatchInbox", "SessionBatch"]
