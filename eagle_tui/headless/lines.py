@@ -14,6 +14,8 @@ from typing import Any
 from eagle_tui.model.activity import startup_activity, stuck_collective
 from eagle_tui.model.events import Phase
 from eagle_tui.model.events import Progress as Progress_
+from eagle_tui.model.figtext import figures_dict, figures_text
+from eagle_tui.model.figures import figures
 from eagle_tui.model.state import DashboardState
 
 GIB = float(1 << 30)
@@ -110,6 +112,8 @@ def progress_line(state: DashboardState) -> str:
     if state.failures:
         parts.append("failing: " + ", ".join(clean(f"{f.source} ({f.error})")
                                               for f in state.failures))
+    if (numbers := figures_text(figures(state))) is not None:
+        parts.append(clean(numbers))
     return " | ".join(parts)
 
 
@@ -139,6 +143,7 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "failing": [{"source": f.source, "error": f.error} for f in state.failures],
         "activity": _activity_obj(state),
         "inferred": _inferred_obj(state),
+        "numbers": figures_dict(figures(state)),
     }
 
 
@@ -184,6 +189,7 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
     if state.health is not None:
         obj["health"] = state.health.state
     obj["alerts"] = [a.as_dict() for a in state.alerts]
+    obj["numbers"] = figures_dict(figures(state))
     if status != "ready":
         obj["last_lines"] = [{"lineno": ln.lineno, "text": ln.text} for ln in state.recent_lines]
     return obj

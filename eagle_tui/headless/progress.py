@@ -19,6 +19,7 @@ from typing import Any, Protocol, TextIO
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
 from eagle_tui.model.activity import startup_activity, stuck_collective
 from eagle_tui.model.events import Event
+from eagle_tui.model.figures import figures
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Subscriber
 
@@ -98,6 +99,7 @@ class ProgressPrinter:
             state.crash is not None,
             state.process_exit is not None,
             state.gpus.state if state.gpus else None,
+            figures(state).live.activity,
         )
         if key != self._last_key or (
             self._last_print is not None and loop.time() - self._last_print >= PROGRESS_EVERY_S

@@ -176,6 +176,17 @@ class SpecStats(Record):
 
 
 @record
+class SpecHistogram(Record):
+    """Verify steps by their number of correct drafts (index j: steps with j correct), summed
+    over the requests a client saw: SGLang's ``meta_info.spec_correct_drafts_histogram``."""
+
+    t: float
+    counts: tuple[int, ...]
+    requests: int = 1
+    source: str = "client"
+
+
+@record
 class HiddenStateDims(Record):
     """``[EAGLE3-DEBUG] hidden_states shape=torch.Size([n, D])`` → ``dim=D``."""
 
@@ -430,6 +441,7 @@ Event = (
     | DecodeStats
     | PrefillStats
     | SpecStats
+    | SpecHistogram
     | HiddenStateDims
     | ModelInfo
     | CrashEvent
@@ -462,6 +474,7 @@ EVENT_TYPES: dict[str, type] = {
         DecodeStats,
         PrefillStats,
         SpecStats,
+        SpecHistogram,
         HiddenStateDims,
         ModelInfo,
         CrashEvent,

@@ -24,23 +24,41 @@ used to decide each on its own):
   log's median is zero or unknown) over the non-speculative baseline.
 - **requests** (running, queued, KV usage): the reducer already prefers the log's (``/metrics``
   only fills them while no stats line was seen); the figure says which one that was.
+- **accept mean** (the Metrics pane's "mean", the headless and ``report`` window figure): over
+  the last :data:`WINDOW` intervals, each weighed by its work (:mod:`.acceptance`), so it agrees
+  with the counters' ``1 + Δaccepted / Δdrafts`` over the same intervals. From ``/metrics`` it
+  is the newest sample: already a counter ratio over the scraper's window.
+- **acceptance distribution**: P(exactly j drafts accepted) from the per-position rates of the
+  window, each interval weighed by its drafts (the log's), else ``/metrics'``, else the
+  client's (SGLang's per-request ``spec_correct_drafts_histogram``, :class:`SpecHistogram`).
+
+Every figure is stamped with the server's :mod:`.liveness`: ``freshness`` is ``"current"``
+while it works, else ``"last_active"`` (idle: the last figures of the load), ``"stale"`` (no
+data; ``age_s`` says how old) or ``"dead"``. Idle intervals never enter a series (the reducer
+skips them), so neither speedup nor acceptance is ever computed from them.
 
 Pure: a function of the state, no clock, no I/O.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
+from .acceptance import distribution_from_histogram, distribution_from_rates, weighted_rates
+from .liveness import Liveness, liveness
 from .series import Series
 
 if TYPE_CHECKING:
     from .state import DashboardState
 
-Source = Literal["log", "/metrics", "server_info", ""]  # "": nothing known yet
+Source = Literal["log", "/metrics", "server_info", "client", ""]  # "": nothing known yet
+Freshness = Literal["current", "last_active", "stale", "dead", ""]
 T = TypeVar("T")
 SPEEDUP_WINDOW = 10  # tok/s points in the speedup's median
+WINDOW = 20  # stats intervals in the windowed means
+_FRESHNESS: dict[str, Freshness] = {"active": "current", "": "current", "idle": "last_active",
+                                    "stale": "stale", "dead": "dead"}
 _EMPTY = Series()
 
 
@@ -54,10 +72,17 @@ class Figure(Generic[T]):
     source: Source = ""
     series: Series = _EMPTY
     window: str = ""
+    freshness: Freshness = ""  # "": unknown value; see the module docstring
+    age_s: float | None = None  # seconds since the server's newest stats
 
     @property
     def known(self) -> bool:
         return self.value is not None
+
+    @property
+    def current(self) -> bool:
+        """A reading of now, not the last one of an idle, silent or dead server."""
+        return self.freshness == "current"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +96,9 @@ class Figures:
     per_position: Figure[tuple[float, ...]]
     speedup: Figure[float]
     requests: Figure[int]  # running requests; queued and KV usage share its source
+    accept_mean: Figure[float]
+    accept_dist: Figure[tuple[float, ...]]
+    live: Liveness
 
 
 def _series(log: Series, metrics: Series) -> Figure[float]:
@@ -107,6 +135,36 @@ def accept_rate(state: DashboardState) -> Figure[float]:
     return Figure(None)
 
 
+def accept_mean(state: DashboardState) -> Figure[float]:
+    """Accept length over the last :data:`WINDOW` intervals, each weighed by its work."""
+    if len(state.accept_w):
+        w = state.accept_w.values(last_n=WINDOW)
+        total = sum(w)
+        value = sum(state.accept_wv.values(last_n=WINDOW)) / total if total > 0 else None
+        what = "drafts" if state.last_spec is not None else "verify steps (≈ running requests)"
+        return Figure(value, "log", state.accept_len,
+                      f"last {len(w)} intervals, weighted by {what}")
+    if len(state.m_accept_len):
+        return Figure(state.m_accept_len.last, "/metrics", state.m_accept_len,
+                      "counter deltas over the scrape window")
+    return Figure(None)
+
+
+def accept_dist(state: DashboardState) -> Figure[tuple[float, ...]]:
+    """P(exactly j drafts accepted per verify step), j = 0..k."""
+    if state.pp_window:
+        rates = weighted_rates(state.pp_window)
+        return Figure(distribution_from_rates(rates) or None, "log",
+                      window=f"last {len(state.pp_window)} intervals, weighted by drafts")
+    if state.m_per_position:
+        return Figure(distribution_from_rates(state.m_per_position) or None, "/metrics",
+                      window="counter deltas over the scrape window")
+    if state.client_hist:
+        return Figure(distribution_from_histogram(state.client_hist) or None, "client",
+                      window=f"{sum(state.client_hist)} verify steps of the requests seen")
+    return Figure(None)
+
+
 def per_position(state: DashboardState) -> Figure[tuple[float, ...]]:
     if state.per_position:
         return Figure(state.per_position, "log")
@@ -135,11 +193,23 @@ def requests(state: DashboardState) -> Figure[int]:
     return Figure(state.running, source)
 
 
+def stamp(fig: Figure[T], live: Liveness) -> Figure[T]:
+    """``fig`` with the freshness and age the server's state gives it (unknown: unstamped)."""
+    if not fig.known:
+        return fig
+    return replace(fig, freshness=_FRESHNESS[live.activity], age_s=live.data_age_s)
+
+
 def figures(state: DashboardState) -> Figures:
-    """All of them at once (the Metrics pane shows every one)."""
-    return Figures(tok_s(state), accept_len(state), accept_lifetime(state), accept_rate(state),
-                   per_position(state), speedup(state), requests(state))
+    """All of them at once (the Metrics pane shows every one), stamped with the liveness."""
+    live = liveness(state)
+    lifetime = accept_lifetime(state)  # a lifetime average: as current as /server_info's answer
+    return Figures(stamp(tok_s(state), live), stamp(accept_len(state), live), lifetime,
+                   stamp(accept_rate(state), live), stamp(per_position(state), live),
+                   stamp(speedup(state), live), stamp(requests(state), live),
+                   stamp(accept_mean(state), live), stamp(accept_dist(state), live), live)
 
 
-__all__ = ["SPEEDUP_WINDOW", "Figure", "Figures", "Source", "accept_len", "accept_lifetime",
-           "accept_rate", "figures", "per_position", "requests", "speedup", "tok_s"]
+__all__ = ["SPEEDUP_WINDOW", "WINDOW", "Figure", "Figures", "Freshness", "Source", "accept_dist",
+           "accept_len", "accept_lifetime", "accept_mean", "accept_rate", "figures",
+           "per_position", "requests", "speedup", "stamp", "tok_s"]

@@ -49,6 +49,7 @@ from .events import (
     SourceFailed,
     SourceRecovered,
     SpecConfig,
+    SpecHistogram,
     SpecStats,
     UserMarker,
     UsualTimes,
@@ -56,8 +57,10 @@ from .events import (
 from .logbuffer import ERROR_KINDS
 from .logclock import log_seconds
 from .series import Series
+from .stats_fold import apply_metrics, decode, spec
 
 RECENT_LINES = 20
+_GONE = ("exited", "not_found", "zombie")
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,14 @@ class DashboardState:
     gen_tps: Series = field(default_factory=Series)
     accept_rate: Series = field(default_factory=Series)
     per_position: tuple[float, ...] = ()
+    # the work of each accept_len point, aligned with it (.acceptance): its weight and
+    # weight × exact value, so a window's mean is Σwv/Σw, the counters' own ratio
+    accept_w: Series = field(default_factory=Series)
+    accept_wv: Series = field(default_factory=Series)
+    pp_window: tuple[tuple[float, tuple[float, ...]], ...] = ()  # (drafts, per-position rates)
+    rank_owner: tuple[tuple[str, str], ...] = ()  # (DP group, the one TP rank whose lines count)
+    dp_tps: tuple[tuple[str, float, float], ...] = ()  # (DP group, newest tok/s, when): summed
+    client_hist: tuple[int, ...] = ()  # SpecHistogram counts, summed over the requests seen
     running: int | None = None
     queued: int | None = None
     kv_usage: float | None = None
@@ -129,6 +140,13 @@ class DashboardState:
     engine_inferred: evidence.Inferred | None = None
     # what a silent startup is doing, from when each signal last moved (.activity)
     activity: activity.ActivityTrack = field(default_factory=activity.ActivityTrack)
+    restart_t: float | None = None  # when the current run began (a restart), observed time
+    # liveness (.liveness): when stats last arrived, last showed work, and since when the
+    # newest stats say the server is idle (None: they say it works)
+    data_t: float | None = None
+    active_t: float | None = None
+    idle_t: float | None = None
+    health_ok_t: float | None = None  # last /health "ready"
     # clock
     t_start: float | None = None
     now: float | None = None
@@ -330,7 +348,7 @@ def _restart(b: _Batch) -> None:
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
-        restarts=s.restarts + 1, usual=s.usual, activity=s.activity,
+        restarts=s.restarts + 1, restart_t=s.now, usual=s.usual, activity=s.activity,
     )
     b.pending = {}
     b.scan = True
@@ -357,21 +375,9 @@ def _log_line(b: _Batch, ev: LogLine) -> None:
 
 def _decode(b: _Batch, ev: DecodeStats) -> None:
     """The other hot path: one ``Decode batch`` / ``Engine 000`` stats line."""
+    if not decode(b, ev):  # another tensor-parallel rank's copy of a counted line
+        return
     s = b.s
-    _setattr(s, "last_decode", ev)
-    if ev.running is not None:
-        _setattr(s, "running", ev.running)
-    if ev.queued is not None:
-        _setattr(s, "queued", ev.queued)
-    if ev.kv_usage is not None:
-        _setattr(s, "kv_usage", ev.kv_usage)
-    now = s.now if s.now is not None else 0.0
-    if ev.gen_tps is not None:
-        b.point("gen_tps", now, ev.gen_tps)
-    if ev.accept_len is not None:
-        b.point("accept_len", now, ev.accept_len)
-    if ev.accept_rate is not None:
-        b.point("accept_rate", now, ev.accept_rate)
     # stats lines mean the server is serving, even when the log never showed the ready
     # line (--skip-server-warmup, a log that starts mid-run)
     if (s.phase is not Phase.SERVING and s.crash is None and ev.source == "log"
@@ -403,13 +409,9 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     now = s.now if s.now is not None else 0.0
 
     if isinstance(ev, SpecStats):
-        b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
+        spec(b, ev, now)
         if ev.source == "log" and s.crash is None and s.phase.rank < Phase.SERVING.rank:
             _serving(b, ev.lineno, ev.time, evidence.SERVING_FROM_SPEC)
-        if ev.mean_accept_len is not None:
-            b.point("accept_len", now, ev.mean_accept_len)
-        if ev.acceptance_rate is not None:
-            b.point("accept_rate", now, ev.acceptance_rate)
     elif isinstance(ev, EngineDetected):
         b.set(engine=ev.engine, engine_inferred=None)
     elif isinstance(ev, PhaseEvent):
@@ -429,8 +431,10 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         _restart(b)
     elif isinstance(ev, HealthSample):
         b.set(health=ev, ever_ready_health=s.ever_ready_health or ev.state == "ready")
+        if ev.state == "ready":
+            b.set(health_ok_t=ev.t)
     elif isinstance(ev, MetricsSample):
-        _apply_metrics(b, ev)
+        apply_metrics(b, ev)
     elif isinstance(ev, ServerInfo):
         b.set(server_info=ev)
         if ev.spec is not None:
@@ -438,9 +442,11 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, DraftConfig):
         b.set(draft_config=ev)
     elif isinstance(ev, ProcessSample):
-        b.set(process=ev, activity=activity.on_process(s.activity, ev))
+        if s.process is not None and ev.pid != s.process.pid and ev.status not in _GONE:
+            _restart(b)  # a new server process: a new run
+        b.set(process=ev, activity=activity.on_process(b.s.activity, ev))
     elif isinstance(ev, DownloadSample):
-        b.set(activity=activity.on_download(s.activity, ev))
+        b.set(activity=activity.on_download(b.s.activity, ev))
     elif isinstance(ev, ProcessExited):
         b.set(process_exit=ev)
     elif isinstance(ev, GpuSample):
@@ -462,33 +468,16 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
             b.set(connections=(*s.connections, ev))
     elif isinstance(ev, Baseline):
         b.set(baseline_tok_s=ev.tok_s)
+    elif isinstance(ev, SpecHistogram):
+        old, new = s.client_hist, ev.counts
+        width = max(len(old), len(new))
+        b.set(client_hist=tuple((old[i] if i < len(old) else 0) + (new[i] if i < len(new) else 0)
+                                for i in range(width)))
     elif isinstance(ev, UserMarker):
         b.set(markers=(*s.markers, ev))
     elif isinstance(ev, UsualTimes):
         b.set(usual=ev)
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)
-
-
-def _apply_metrics(b: _Batch, ev: MetricsSample) -> None:
-    s = b.s
-    b.set(last_metrics=ev)
-    if ev.gen_tps is not None:
-        b.point("m_gen_tps", ev.t, ev.gen_tps)
-    if ev.accept_len is not None:
-        b.point("m_accept_len", ev.t, ev.accept_len)
-    if ev.acceptance_rate is not None:
-        b.set(m_acceptance_rate=ev.acceptance_rate)
-    if ev.per_position:
-        b.set(m_per_position=ev.per_position)
-    if s.last_decode is None:  # the log's own figures win when there are any
-        if ev.running is not None:
-            b.set(running=ev.running)
-        if ev.queued is not None:
-            b.set(queued=ev.queued)
-        if ev.kv_usage is not None:
-            b.set(kv_usage=ev.kv_usage)
-    if s.engine == "unknown" and ev.engine != "unknown":
-        b.set(engine=ev.engine)
 
 
 # Crash kinds from least to most specific (crash.KIND_SPECIFICITY); a later, more specific root

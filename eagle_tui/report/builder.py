@@ -28,11 +28,14 @@ spooled: :mod:`.output` writes it (streaming the arrays) and closes it; nothing 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO
 
+from eagle_tui.model.acceptance import WorkTotals
 from eagle_tui.model.alerts import evaluate_alerts
-from eagle_tui.model.classify import NON_PLAIN_AFTER_NL
+from eagle_tui.model.classify import NON_PLAIN_AFTER_NL, valid_tokens
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -52,6 +55,7 @@ from eagle_tui.model.state import DashboardState, reduce
 from .chunk_summary import (
     STATS_TEXT,
     TAIL,
+    WORK_LINE_B,
     ChunkSummary,
     LoneLine,
     NumberRun,
@@ -75,6 +79,10 @@ class ReportBuilder:
         self.lines = 0
         self.accept = NumberSpool()
         self.gen = NumberSpool(median=True)
+        self.work = WorkTotals()  # vLLM's spec-metrics counts: the weighted accept length
+        # SGLang's Decode lines: (running requests, accept len) → times seen; the weighted
+        # accept length is Σ w·a / Σ w with w = running (acceptance.decode_weight)
+        self.decode_work: Counter[tuple[int, float]] = Counter()
 
     # ------------------------------------------------------------------ events
     def _serving_pending(self) -> bool:
@@ -94,6 +102,8 @@ class ReportBuilder:
                     self.accept.add(ev.mean_accept_len)
                 if self._serving_pending():
                     self.state = reduce(self.state, [ev])
+                spec = self.state.spec
+                self.work.add(ev, spec.num_steps if spec is not None else None)
             elif isinstance(ev, LogLine | PrefillStats):
                 continue
             else:
@@ -111,13 +121,17 @@ class ReportBuilder:
     def line(self, raw: bytes, lineno: int) -> None:
         if not self._wants_evidence():
             self.add(self.parser.parse_line(raw, lineno, False))
-            return
-        # the line itself too: its frames may name the engine or the phase (.evidence)
-        events = self.parser.parse_line(raw, lineno, True)
-        first = events[0] if events else None
-        if isinstance(first, LogLine) and worth_scanning(first.kind, first.text):
-            self._reduce(first)
-        self.add(events)
+        else:
+            # the line itself too: its frames may name the engine or the phase (.evidence)
+            events = self.parser.parse_line(raw, lineno, True)
+            first = events[0] if events else None
+            if isinstance(first, LogLine) and worth_scanning(first.kind, first.text):
+                self._reduce(first)
+            self.add(events)
+        if b"accept len" in raw:  # the same rule as a plain run's (run_tokens' work)
+            m = WORK_LINE_B.match(raw)
+            if m is not None:
+                self._add_work({(m.group(1), m.group(2)): 1})
 
     def lines_of(self, buf: bytes | bytearray, a: int, b: int, lineno: int) -> None:
         while a < b:
@@ -175,6 +189,7 @@ class ReportBuilder:
             self.lines_of(buf, a, b, lineno)
             return
         self.accept.add_tokens(tokens.acc, tokens.acc_text)
+        self._add_work(Counter(tokens.work))
         self.gen.add_tokens(tokens.gen, tokens.gen_text)
         for dim, at in new_dims(buf, a, b, self.state.hidden_dims):
             self._reduce(HiddenStateDims(dim, lineno + at))
@@ -211,8 +226,16 @@ class ReportBuilder:
                 self._numbers(part, lineno)
                 lineno += part.lines
         self.accept.add_counts(summary.accept_counts)
+        self._add_work(summary.work_counts)
         self.gen.add_block(summary.gen_sorted)
         self.lines = lineno - 1
+
+    def _add_work(self, counts: Mapping[tuple[bytes, bytes], int]) -> None:
+        """SGLang Decode lines' ``(running, accept len)`` tokens (``WORK_LINE_B``: one rule for
+        the lines of plain runs and the lines parsed alone, so every path counts the same)."""
+        for (running, acc), n in counts.items():
+            if valid_tokens(acc):
+                self.decode_work[(int(running), float(acc))] += n
 
     def _numbers(self, run: NumberRun, lineno: int) -> None:
         """A summarized run of plain lines starting at line ``lineno``."""
@@ -256,7 +279,39 @@ class ReportBuilder:
             "alerts": [a.as_dict() for a in alerts],
             "models": [{"role": m.role, "architecture": m.architecture} for m in st.models],
             "inferred": inferred_dict(st),
+            "numbers": self._weighted(),
         }
+
+
+    def _weighted(self) -> dict[str, Any]:
+        """The log's accept length weighed by work (:class:`WorkTotals`), where it has counts."""
+        w = self.work
+        if w.accept_len is None and self.decode_work:
+            # exactly rounded sums of a multiset: the same whatever order chunks came in
+            items = sorted(self.decode_work.items())
+            weight = math.fsum((r or 1) * n for (r, _), n in items)
+            value = math.fsum((r or 1) * a * n for (r, a), n in items) / weight
+            lines = sum(n for _, n in items)
+            return {"accept_len_weighted": round(value, 4),
+                    "window": f"{lines} intervals, weighted by verify steps (≈ #running-req)",
+                    "accepted_distribution": []}
+        if w.accept_len is None:
+            return {"accept_len_weighted": None, "window": None, "accepted_distribution": []}
+        return {"accept_len_weighted": round(w.accept_len, 4),
+                "window": f"{w.intervals} intervals, weighted by drafts "
+                          f"(1 + {w.accepted:.0f} accepted / {w.drafts:.0f} drafts)",
+                "accepted_distribution": [round(p, 4) for p in w.distribution]}
+
+
+def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
+                 baseline: float | None = None, chunk: int = CHUNK) -> dict[str, Any]:
+    """Read ``stream`` to the end and return the report (spools still open: see
+    ``output.write_json`` and ``output.close``)."""
+    b = ReportBuilder(name, baseline)
+    for buf, end, last in read_chunks(stream, chunk):
+        b.chunk(buf, end, last, fast)
+    return b.finish()
+
 
 
 def inferred_dict(st: DashboardState) -> dict[str, dict[str, Any] | None]:
@@ -269,16 +324,6 @@ def inferred_dict(st: DashboardState) -> dict[str, dict[str, Any] | None]:
         "engine": {"value": eng.value, "line": eng.lineno, "reason": eng.reason}
         if eng is not None else None,
     }
-
-
-def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
-                 baseline: float | None = None, chunk: int = CHUNK) -> dict[str, Any]:
-    """Read ``stream`` to the end and return the report (spools still open: see
-    ``output.write_json`` and ``output.close``)."""
-    b = ReportBuilder(name, baseline)
-    for buf, end, last in read_chunks(stream, chunk):
-        b.chunk(buf, end, last, fast)
-    return b.finish()
 
 
 __all__ = ["ReportBuilder", "build_report"]

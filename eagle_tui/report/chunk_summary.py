@@ -38,6 +38,7 @@ fastest way between processes) takes exact tuples only, so a summary crosses as
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections import Counter
 from collections.abc import Iterator
@@ -59,6 +60,12 @@ STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
 PIECE = 1 << 18  # bytes of a plain run summarized at a time (see ``summarize_chunk``)
 
 DimAt = tuple[int, int]  # (hidden-state dim, line of its first sighting, from 0 in its run)
+# An SGLang Decode line of a plain run: its running requests and first accept len (what its
+# ``DecodeStats`` says: the line's weight and value for the weighted accept length)
+WORK_LINE_B = re.compile(
+    rb"^\[\d(?:[^\n]{18}|[^\n]{7})(?: [A-Z][A-Z_]*\d+)*\] Decode batch(?: \[\d+\]|)[.,] "
+    rb"#running-req: (\d{1,15}), [^\n]*?accept len: ([\d.]+)", re.M)
+Work = tuple[bytes, bytes]  # (running requests, accept len) tokens
 
 
 class LoneLine(NamedTuple):
@@ -98,6 +105,7 @@ class ChunkSummary(NamedTuple):
     has_stats: bool  # a run holds stats text (``apply`` re-reads if "serving" is pending)
     accept_counts: dict[bytes, int]  # accept len token → times seen (the exact mean)
     gen_sorted: bytes  # gen throughput values, sorted, as ``array("d").tobytes()`` (median)
+    work_counts: dict[Work, int]  # (running, accept len) → times seen (the weighted mean)
 
 
 class RunTokens(NamedTuple):
@@ -107,6 +115,7 @@ class RunTokens(NamedTuple):
     acc_text: bytes
     gen: list[bytes]
     gen_text: bytes
+    work: list[Work]
 
 
 def _runs(buf: bytes | bytearray, end: int, piece: int) -> Iterator[tuple[int, int, bool]]:
@@ -152,7 +161,7 @@ def run_tokens(buf: bytes | bytearray, a: int, b: int) -> RunTokens | None:
     acc_text, gen_text = b",".join(acc), b",".join(gen)
     if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
         return None
-    return RunTokens(acc, acc_text, gen, gen_text)
+    return RunTokens(acc, acc_text, gen, gen_text, WORK_LINE_B.findall(buf, a, b))
 
 
 def pieces(buf: bytes | bytearray, a: int, b: int, size: int) -> Iterator[tuple[int, int]]:
@@ -182,6 +191,7 @@ class ChunkSummarizer:
         self.parts: list[ChunkPart] = []
         self.has_stats = False
         self.counts: Counter[bytes] = Counter()
+        self.work: Counter[Work] = Counter()
         self.gen_values = array("d")  # 8 bytes a value, not a float object
 
     def add(self, buf: bytes | bytearray, end: int) -> None:
@@ -201,6 +211,7 @@ class ChunkSummarizer:
                 continue
             acc, gen = tokens.acc, tokens.gen
             self.counts.update(acc)
+            self.work.update(tokens.work)
             values = self.gen_values
             values.extend(map(float, gen))
             parts.append(NumberRun(
@@ -211,7 +222,7 @@ class ChunkSummarizer:
     def result(self) -> ChunkSummary:
         _trim_tails(self.parts)
         return ChunkSummary(self.parts, self.has_stats, dict(self.counts),
-                            array("d", sorted(self.gen_values)).tobytes())
+                            array("d", sorted(self.gen_values)).tobytes(), dict(self.work))
 
 
 def summarize_chunk(buf: bytes | bytearray, end: int, piece: int = PIECE) -> ChunkSummary:
@@ -248,17 +259,34 @@ def to_wire(summary: ChunkSummary) -> tuple[Any, ...]:
     takes): each part as ``(kind tag, its fields)``."""
     tag = _TAG
     return ([(tag[type(part)], tuple(part)) for part in summary.parts],
-            summary.has_stats, summary.accept_counts, summary.gen_sorted)
+            summary.has_stats, summary.accept_counts, summary.gen_sorted, summary.work_counts)
 
 
 def from_wire(data: Any) -> ChunkSummary:
     """The :class:`ChunkSummary` that :func:`to_wire` gave ``data`` for."""
-    parts, has_stats, counts, block = data
+    parts, has_stats, counts, block, work = data
     kinds = _KINDS
     named: list[ChunkPart] = [kinds[tag]._make(fields) for tag, fields in parts]
-    return ChunkSummary(named, has_stats, counts, block)
+    return ChunkSummary(named, has_stats, counts, block, work)
 
 
-__all__ = ["PIECE", "STATS_TEXT", "ChunkPart", "ChunkSummarizer", "ChunkSummary", "DimAt",
-           "LoneLine", "NumberRun", "RawRun", "RunTokens", "from_wire", "new_dims", "pieces",
-           "run_tokens", "summarize_chunk", "to_wire"]
+__all__ = [
+    "PIECE",
+    "STATS_TEXT",
+    "WORK_LINE_B",
+    "ChunkPart",
+    "ChunkSummarizer",
+    "ChunkSummary",
+    "DimAt",
+    "LoneLine",
+    "NumberRun",
+    "RawRun",
+    "RunTokens",
+    "Work",
+    "from_wire",
+    "new_dims",
+    "pieces",
+    "run_tokens",
+    "summarize_chunk",
+    "to_wire",
+]

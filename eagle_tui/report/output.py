@@ -78,6 +78,12 @@ def render_text(report: dict[str, Any]) -> str:
     acc, gen, summ = r["accept_len"], r["gen_throughput"], r["summary"]
     w(f"accept len: {acc.count} values, mean {_fmt(summ['accept_len_mean'])}")
     w(f", last {_fmt(acc.tail[-1])}\n" if acc.count else "\n")
+    num = r.get("numbers") or {}
+    if num.get("accept_len_weighted") is not None:
+        w(f"accept len weighted: {_fmt(num['accept_len_weighted'])} ({num['window']})\n")
+        if num["accepted_distribution"]:
+            dist = " ".join(f"{j}:{p:.2f}" for j, p in enumerate(num["accepted_distribution"]))
+            w(f"accepted drafts per step: {dist}\n")
     w(f"gen throughput: {gen.count} values, median {_fmt(summ['gen_throughput_median'], 1)} "
       "tok/s")
     w(f", last {_fmt(gen.tail[-1], 1)}\n" if gen.count else "\n")

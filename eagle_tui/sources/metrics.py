@@ -8,7 +8,12 @@ The two engines need different maths (FORMATS.md §1.7, §2.5, §3):
 
 * **SGLang** exports gauges that are already interval values (``sglang:gen_throughput``,
   ``sglang:spec_accept_length``, ``sglang:spec_accept_rate``, ``sglang:num_running_reqs``,
-  ``sglang:num_queue_reqs``, ``sglang:token_usage``): they are passed through.
+  ``sglang:num_queue_reqs``, ``sglang:token_usage``): they are passed through, except where the
+  newer counters exist: ``sglang:spec_verify_calls_total`` with ``sglang:generation_tokens_total``
+  give the accept length over the window as Δgeneration_tokens / Δverify_calls (SGLang's own
+  per-request ``completion_tokens / spec_verify_ct``) and tok/s as Δgeneration_tokens / Δt. A
+  window with no verify call has no accept length (the gauge then still holds the last busy
+  interval's value: not a reading).
 * **vLLM** exports lifetime counters. Rates over a sliding window of snapshots give the numbers
   that match its own log line: acceptance length = 1 + Δaccepted / Δdrafts, per-position
   acceptance = Δaccepted_per_pos / Δdrafts, acceptance rate = Δaccepted / Δdraft_tokens,
@@ -17,6 +22,10 @@ The two engines need different maths (FORMATS.md §1.7, §2.5, §3):
 
 Counter names are matched with and without the ``_total`` suffix, and old names
 (``vllm:gpu_cache_usage_perc``) are accepted where the new ones are missing.
+
+Ranks: a series that differs from another only in a rank label (``tp_rank``, ``pp_rank``, ...)
+is the same number seen by each rank of one engine, counted once (gauges and counters alike);
+series of different engines (vLLM's ``engine="0"``, ``"1"`` of data parallelism) are summed.
 """
 
 from __future__ import annotations
@@ -45,7 +54,9 @@ _V_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
 _V_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
 _V_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
 _V_GEN = "vllm:generation_tokens"
-_V_COUNTERS = (_V_DRAFTS, _V_DRAFT_TOKENS, _V_ACCEPTED, _V_GEN)
+_S_VERIFY = "sglang:spec_verify_calls"
+_S_GEN = "sglang:generation_tokens"
+_V_COUNTERS = (_V_DRAFTS, _V_DRAFT_TOKENS, _V_ACCEPTED, _V_GEN, _S_VERIFY, _S_GEN)
 
 
 _GAUGES = (
@@ -136,6 +147,11 @@ def parse_metrics(text: str, t: float) -> Snapshot:
                 engine = "sglang" if engine == "unknown" else engine
             else:
                 continue
+            # one value per label set: the ranks of one TP/PP group are counted once
+            key = tuple(sorted((k, v) for k, v in s.labels.items() if k not in _RANK_LABELS))
+            if (name, key) in rank_seen:
+                continue
+            rank_seen.add((name, key))
             if name == _V_PER_POS:
                 try:
                     pos = int(s.labels.get("position", ""))
@@ -145,11 +161,6 @@ def parse_metrics(text: str, t: float) -> Snapshot:
             elif name in _V_COUNTERS:
                 counters[name] = counters.get(name, 0.0) + float(s.value)
             else:
-                # a gauge: one value per label set, ranks of one TP/PP group counted once
-                key = tuple(sorted((k, v) for k, v in s.labels.items() if k not in _RANK_LABELS))
-                if (name, key) in rank_seen:
-                    continue
-                rank_seen.add((name, key))
                 gauge_parts.setdefault(name, []).append(float(s.value))
     if engine == "unknown":
         head = text.strip().splitlines()[0][:80] if text.strip() else "an empty answer"
@@ -202,13 +213,38 @@ class RateWindow:
         ]
         return any(n is None or n < o for o, n in pairs)
 
-    def add(self, snap: Snapshot) -> MetricsSample:
+    def _push(self, snap: Snapshot) -> bool:
+        """Add ``snap`` to the window (emptied first when a counter went down: a restart)."""
         reset = bool(self._snaps) and self._went_down(self._snaps[-1], snap)
         if reset:
             self._snaps.clear()
         self._snaps.append(snap)
         while len(self._snaps) > 2 and self._snaps[1].t <= snap.t - self.window:
             self._snaps.popleft()
+        return reset
+
+    def add_sglang(self, snap: Snapshot) -> MetricsSample:
+        """SGLang with ``spec_verify_calls``: accept length and tok/s from counter deltas."""
+        reset = self._push(snap)
+        gauge = sglang_sample(snap)
+        base = self._snaps[0]
+        dt = snap.t - base.t
+        gen_tps = accept = None
+        if base is not snap and dt > 0:
+            gen = snap.counters.get(_S_GEN, 0.0) - base.counters.get(_S_GEN, 0.0)
+            verify = snap.counters[_S_VERIFY] - base.counters.get(_S_VERIFY, 0.0)
+            if _S_GEN in snap.counters:
+                gen_tps = gen / dt
+                accept = gen / verify if verify > 0 else None
+        return MetricsSample(
+            t=snap.t, engine="sglang", gen_tps=gen_tps if gen_tps is not None else gauge.gen_tps,
+            accept_len=accept, acceptance_rate=gauge.acceptance_rate if accept else None,
+            running=gauge.running, queued=gauge.queued,
+            kv_usage=gauge.kv_usage, counter_reset=reset,
+        )
+
+    def add(self, snap: Snapshot) -> MetricsSample:
+        reset = self._push(snap)
         g = snap.gauges
         sample = MetricsSample(
             t=snap.t,
@@ -293,6 +329,8 @@ class MetricsScraper:
     def sample(self, text: str, t: float) -> MetricsSample:
         snap = parse_metrics(text, t)
         if snap.engine == "sglang":
+            if _S_VERIFY in snap.counters:
+                return self.rates.add_sglang(snap)
             return sglang_sample(snap)
         return self.rates.add(snap)
 

@@ -7,6 +7,12 @@ KV usage; the EAGLE-3 hidden-state dims check. Each row ends with where its numb
 ``accept rate`` changed meaning across versions) and the user must know which one they see.
 Which one is shown is not decided here but in :mod:`eagle_tui.model.figures`, so this pane, the
 status line and the alert rules always show and judge the same number.
+
+The accept "mean" is the window's weighted mean (each interval weighed by its drafts or verify
+steps, :func:`eagle_tui.model.figures.accept_mean`), the number the counters give, not a plain
+mean of ratios. A figure that is not a current reading says so after its source ("last": the
+server is idle and these are its last active figures; "45.0s old": no data since; "dead"), and
+a state row says why. ``accepted`` is the distribution of accepted drafts per verify step.
 """
 
 from __future__ import annotations
@@ -15,10 +21,10 @@ from typing import TypeVar
 
 from textual.content import Content
 
-from eagle_tui.model.figures import Figure, figures
+from eagle_tui.model.figures import Figure, Figures, figures
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
-from eagle_tui.ui.format import NA, fmt_num, fmt_pct, sparkline
+from eagle_tui.ui.format import NA, fmt_duration, fmt_num, fmt_pct, sparkline
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
@@ -59,11 +65,12 @@ def _row(label: str, body: list[Part], source: str, width: int) -> Content:
 
 
 def _series_row(label: str, series: Series, source: str, width: int, digits: int,
-                stat: str) -> Content:
+                stat: str, agg: float | None = None, current: bool = True) -> Content:
     cur = series.last
-    agg = series.median(last_n=WINDOW) if stat == "med" else series.mean(last_n=WINDOW)
+    if agg is None:
+        agg = series.median(last_n=WINDOW) if stat == "med" else series.mean(last_n=WINDOW)
     body: list[Part] = [
-        (f"{fmt_num(cur, digits):>7}", "bold $text"),
+        (f"{fmt_num(cur, digits):>7}", "bold $text" if current else "$text-muted"),
         (f"  {stat:<4} {fmt_num(agg, digits):>6}  ", "$text-muted"),
     ]
     used = 1 + LABEL_W + 7 + 2 + 5 + 6 + 2
@@ -73,28 +80,66 @@ def _series_row(label: str, series: Series, source: str, width: int, digits: int
 
 
 def _source(fig: Figure[T]) -> str:
-    """The figure's source, printed only when it has a value."""
-    return fig.source if fig.known else ""
+    """The figure's source, printed only when it has a value; with its freshness when it is
+    not a current reading."""
+    if not fig.known:
+        return ""
+    if fig.freshness == "last_active":
+        return f"{fig.source} · last"
+    if fig.freshness == "stale":
+        return f"{fig.source} · {fmt_duration(fig.age_s)} old"
+    if fig.freshness == "dead":
+        return f"{fig.source} · dead"
+    return fig.source
+
+
+def _state_row(figs: Figures, width: int) -> Content | None:
+    live = figs.live
+    if live.activity == "idle":
+        return _row("state", [("   IDLE", "bold $secondary"),
+                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    if live.activity == "stale":
+        return _row("state", [("  STALE", "bold $warning"),
+                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    if live.activity == "dead":
+        return _row("state", [("   DEAD", "bold $error"),
+                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    return None
+
+
+def _dist_row(fig: Figure[tuple[float, ...]], width: int) -> Content:
+    if not fig.value:
+        return _row("accepted", [("      —", "$text-muted")], "", width)
+    cells = " ".join(f"{j}:{p:.2f}" for j, p in enumerate(fig.value[:9]))
+    return _row("accepted", [(f"  {cells}", "$text")], _source(fig), width)
 
 
 def metrics_content(state: DashboardState, width: int) -> Content:
     width = max(40, width)
     figs = figures(state)
     lines: list[Content] = []
-    lines.append(_series_row("tok/s", figs.tok_s.series, figs.tok_s.source, width, 1, "med"))
+    state_row = _state_row(figs, width)
+    if state_row is not None:
+        lines.append(state_row)
+    tps = figs.tok_s
+    lines.append(_series_row("tok/s", tps.series, _source(tps), width, 1, "med",
+                             current=tps.current or not tps.known))
     acc, lifetime = figs.accept_len, figs.accept_lifetime
     if not acc.known and lifetime.known:
         lines.append(_row("accept", [(f"{lifetime.value:>7.2f}", "bold"),
                                      (f"  {lifetime.window}", "$text-muted")], lifetime.source,
                           width))
     else:
-        lines.append(_series_row("accept", acc.series, acc.source, width, 2, "mean"))
+        lines.append(_series_row("accept", acc.series, _source(acc), width, 2, "mean",
+                                 figs.accept_mean.value, acc.current or not acc.known))
     rate = figs.accept_rate
     lines.append(_row("accept %", [(f"{fmt_pct(rate.value, 1):>7}", "bold")], _source(rate),
                       width))
     per_pos = figs.per_position
     pp_text = " ".join(f"{p:.2f}" for p in per_pos.value[:8]) if per_pos.value else NA
     lines.append(_row("per-pos", [(f"{pp_text:>7}", "$text")], _source(per_pos), width))
+    if figs.accept_dist.known:
+        lines.append(_dist_row(figs.accept_dist, width))
     lines.append(_speedup_row(state, figs.speedup, width))
     lines.append(_requests_row(state, figs.requests, width))
     lines.append(_dims_row(state, width))
@@ -108,9 +153,12 @@ def _speedup_row(state: DashboardState, fig: Figure[float], width: int) -> Conte
         text = "no baseline" if not state.baseline_tok_s else NA
         return _row("speedup", [(f"{text:>7}", "$text-muted")], "", width)
     style = "$success bold" if speedup >= 1.0 else "$error bold"
+    if not fig.current:
+        style = "$text-muted"
+    src = _source(fig) if not fig.current else ""
     return _row("speedup", [(f"{speedup:>6.2f}×", style),
                             (f"  vs {state.baseline_tok_s:.1f} tok/s baseline", "$text-muted")],
-                "", width)
+                src, width)
 
 
 def _requests_row(state: DashboardState, fig: Figure[int], width: int) -> Content:
@@ -144,6 +192,14 @@ def _spec_row(state: DashboardState, width: int) -> Content:
     return _row("spec", [("  " + " · ".join(bits), "$text")], inert(spec.source), width)
 
 
+def _live_key(state: DashboardState) -> tuple[object, ...]:
+    """What of the liveness the pane shows: the state, its reason and (stale) the age in
+    seconds; not the age of a current figure, which moves with every tick."""
+    live = figures(state).live
+    age = int(live.data_age_s) if live.activity == "stale" and live.data_age_s else None
+    return live.activity, live.reason, age
+
+
 class MetricsPane(LineDiffWidget):
     """Renders :func:`metrics_content` for the latest state; redraws only when its slice moves,
     and then only the rows that changed (usually tok/s and accept)."""
@@ -159,7 +215,8 @@ class MetricsPane(LineDiffWidget):
                state.accept_rate, state.m_acceptance_rate, state.per_position,
                state.m_per_position, state.baseline_tok_s, state.running, state.queued,
                state.kv_usage, state.hidden_dims, state.draft_config, state.spec,
-               state.server_info, state.last_decode is None, state.last_metrics is None)
+               state.server_info, state.last_decode is None, state.last_metrics is None,
+               _live_key(state))
         self._state = state
         if key != self._key:
             self._key = key

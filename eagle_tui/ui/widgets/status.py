@@ -5,6 +5,11 @@ showing, so a crash or a collapsing accept length is never hidden behind another
 reason an SSH host that is not connected is named right after the phase (the numbers that follow
 are then the last ones received, not live ones); connected hosts come later, as a quiet "●".
 tok/s and accept length are :mod:`eagle_tui.model.figures`' picks, the Metrics pane's numbers.
+
+The line never says more than the evidence (:mod:`eagle_tui.model.liveness`): a server that
+died says ``DEAD`` (with why) instead of its phase, an idle one ``IDLE``; their numbers, and
+those of a server that went silent (``no data 45s``), are the last ones, shown muted after
+"last" or with their age, never as current readings. A restart shows ``↻ restarted``.
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ from textual.content import Content
 from textual.widget import Widget
 
 from eagle_tui.model.events import Phase
-from eagle_tui.model.figures import accept_len, tok_s
+from eagle_tui.model.figures import Figure, figures
 from eagle_tui.model.state import DashboardState
-from eagle_tui.ui.format import fmt_clock, fmt_num
+from eagle_tui.ui.format import fmt_clock, fmt_duration, fmt_num
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.connections import STATUS_ERROR_CHARS, connection_content
 
@@ -34,12 +39,36 @@ PHASE_LABEL = {
 Part = str | tuple[str, str] | Content
 
 
+def _numbers(tps: Figure[float], acc: Figure[float]) -> list[Part]:
+    """tok/s and accept: bold when current, else muted after "last" (or with their age)."""
+    lead = tps if tps.known else acc
+    if not lead.known:
+        return []
+    current = lead.current
+    style = "bold" if current else "$text-muted"
+    out: list[Part] = []
+    if not current:
+        out.append(("  last" if lead.freshness != "stale" else "  old", "$text-muted"))
+    if tps.value is not None:
+        out.append(Content.assemble("  " if current else " ", (fmt_num(tps.value, 1), style),
+                                    (" tok/s", "$text-muted")))
+    if acc.value is not None:
+        out.append(Content.assemble(("  accept ", "$text-muted"), (fmt_num(acc.value, 2), style)))
+    return out
+
+
 def status_line(state: DashboardState, source: str = "", width: int = 1000) -> Content:
     """Most important first (phase, a host that is down, throughput, alerts); what does not fit
     ``width`` is dropped, a down host's error first (its state stays)."""
     parts: list[Part] = [(" eagle-tui ", "bold reverse $primary"), " "]
+    figs = figures(state)
+    live = figs.live
     if state.crash is not None:
         parts.append((f" CRASHED: {inert(state.crash.kind)} ", "bold reverse $error"))
+    elif live.activity == "dead":
+        parts.append((" DEAD ", "bold reverse $error"))
+    elif live.activity == "idle" and state.ready:
+        parts.append((" IDLE ", "bold reverse $secondary"))
     elif state.ready:
         parts.append((f" {PHASE_LABEL[state.phase]} ", "bold reverse $success"))
     else:
@@ -47,12 +76,13 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     parts.append((f" {fmt_clock(state.elapsed)}", "$text-muted"))
     down = [c for c in state.connections if c.state != "connected"]
     parts.extend(Content("  ") + connection_content(c, STATUS_ERROR_CHARS) for c in down)
-    tps = tok_s(state).value
-    if tps is not None:
-        parts.append(Content.assemble("  ", (fmt_num(tps, 1), "bold"), (" tok/s", "$text-muted")))
-    acc = accept_len(state).value
-    if acc is not None:
-        parts.append(Content.assemble(("  accept ", "$text-muted"), (fmt_num(acc, 2), "bold")))
+    if live.activity == "dead" and live.reason:
+        parts.append((f"  {inert(live.reason)}", "$error"))
+    elif live.activity == "stale" and live.data_age_s is not None:
+        parts.append((f"  no data {fmt_duration(live.data_age_s)}", "$warning bold"))
+    if live.restarted_ago_s is not None:
+        parts.append(("  ↻ restarted", "$warning bold"))
+    parts.extend(_numbers(figs.tok_s, figs.accept_len))
     crit = sum(a.severity == "critical" for a in state.alerts)
     warn = sum(a.severity == "warning" for a in state.alerts)
     if crit:
@@ -95,7 +125,8 @@ class StatusLine(Widget):
         now_s = int(state.now) if state.now is not None else None
         key = (state.phase, state.crash, now_s, state.gen_tps, state.m_gen_tps, state.accept_len,
                state.m_accept_len, state.alerts, state.engine, state.spec, state.connections,
-               self.source)
+               self.source, state.process_exit, state.process, state.health, state.idle_t,
+               state.data_t, state.restart_t)
         if key != self._key:
             self._key = key
             self.refresh()
