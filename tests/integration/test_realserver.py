@@ -200,6 +200,25 @@ async def test_bench_window_log_metrics_and_client_agree(real_server: RealServer
     assert f"eagle-tui-bench={res.bench_id}&at=start" in text
 
 
+def test_idle_after_load_is_idle_not_a_collapse(real_server: RealServer) -> None:
+    """After the load, a correct idle server reads IDLE with its last active figures (accept
+    len of the EAGLE-3 run, marked last active) — never ``accept 1.00 / speedup 0.00×``."""
+    real_server.ready()
+    proc = subprocess.run(
+        eagle_tui("watch", "--log", str(real_server.log), "--url", real_server.url,
+                  "--headless", "--json", "--duration", "20"),
+        capture_output=True, text=True, timeout=90, check=False)
+    assert proc.returncode == 0, proc.stderr
+    objs = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    numbers = [o["numbers"] for o in objs if o.get("numbers")]
+    assert numbers, proc.stdout[-2000:]
+    last = numbers[-1]
+    assert last["state"] == "idle", last
+    acc = last["accept_len"]
+    assert acc is not None and acc["value"] > 2.0 and acc["freshness"] == "last_active", acc
+    assert not any(a.get("kind") == "drafts_rejected" for o in objs for a in o.get("alerts", []))
+
+
 def _reader(proc: subprocess.Popen[str], lines: queue.Queue[tuple[float, str]]) -> None:
     assert proc.stdout is not None
     for line in proc.stdout:
