@@ -189,6 +189,18 @@ async def test_bench_window_log_metrics_and_client_agree(real_server: RealServer
     assert f"eagle-tui-bench={res.bench_id}&at=start" in text
 
 
+def test_attach_finds_the_real_vllm_server_and_its_log(real_server: RealServer) -> None:
+    """Discovery (issue 14) of ``vllm serve`` as /proc shows it (``python .../bin/vllm serve``):
+    its port, its ``--speculative-config`` method and the log its stdout goes to."""
+    real_server.ready()
+    found = subprocess.run([sys.executable, "-m", "eagle_tui", "attach", "--list", "--json"],
+                           capture_output=True, text=True, timeout=60, check=True)
+    mine = [s for s in json.loads(found.stdout) if s["port"] == real_server.port]
+    assert len(mine) == 1, found.stdout
+    assert mine[0]["engine"] == "vllm" and mine[0]["algorithm"] == "eagle3"
+    assert mine[0]["log"] == str(real_server.log) and mine[0]["log_kind"] == "file"
+
+
 def test_idle_after_load_is_idle_not_a_collapse(real_server: RealServer) -> None:
     """After the load, a correct idle server reads IDLE with its last active figures (accept
     len of the EAGLE-3 run, marked last active) — never ``accept 1.00 / speedup 0.00×``."""

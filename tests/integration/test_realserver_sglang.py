@@ -141,6 +141,31 @@ def test_ps_shows_the_command_line_a_user_types(sglang_eagle3: SglangServer) -> 
           f"{sglang_eagle3.healthy_after_s:.1f} s")
 
 
+def test_attach_and_watch_find_the_real_server_and_its_log(sglang_eagle3: SglangServer) -> None:
+    """Discovery (issue 14): the real SGLang launcher with its scheduler/detokenizer tree, its
+    command line (port, algorithm, draft) and its log from its stdout; ``watch`` with nothing
+    to watch opens on it."""
+    sglang_eagle3.ready()
+    found = subprocess.run([sys.executable, "-m", "eagle_tui", "attach", "--list", "--json"],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT_DIR, check=True)
+    servers = json.loads(found.stdout)
+    mine = [s for s in servers if s["pid"] == sglang_eagle3.proc.pid]
+    assert len(mine) == 1, servers
+    s = mine[0]
+    assert s["engine"] == "sglang" and s["port"] == sglang_eagle3.port
+    assert s["log"] == str(sglang_eagle3.log) and s["log_kind"] == "file"
+    assert s["algorithm"] == "EAGLE3" and s["draft"].endswith("tiny-eagle3-sglang")
+    assert len(s["processes"]) >= 3  # the launcher, the scheduler, the detokenizer
+    pick = servers.index(s) + 1
+    watch = subprocess.run(eagle_tui("watch", "--pick", str(pick), "--headless", "--json",
+                                     "--duration", "6", "--gpu", "none"),
+                           capture_output=True, text=True, timeout=90, cwd=ROOT_DIR)
+    assert watch.returncode == 0, watch.stderr[-2000:]
+    assert f"pid {sglang_eagle3.proc.pid}" in watch.stderr
+    phases = [json.loads(x).get("phase") for x in watch.stdout.splitlines() if x.startswith("{")]
+    assert {"ready", "serving"} & set(phases), watch.stdout[-2000:]
+
+
 def test_log_acceptance_agrees_with_the_server_under_a_bounded_load(
         sglang_eagle3: SglangServer) -> None:
     sglang_eagle3.ready()

@@ -6,6 +6,7 @@ The loopback sshd's sessions get a stand-in ``sglang`` package on their PYTHONPA
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -47,6 +48,17 @@ def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object]
     assert run.pgid is not None and len(group_alive(run.pgid)) >= 2
     for proc in psutil.process_iter(["cmdline"]):
         assert "s3cr3t" not in " ".join(proc.info["cmdline"] or [])
+    # discovery over SSH finds it, with its log (where its stdout points on the host)
+    listed = cli(["attach", *ssh, "--list", "--json"], env, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    found = [f for f in json.loads(listed.stdout) if f["pid"] == run.pid]
+    assert len(found) == 1 and found[0]["port"] == port and found[0]["log_kind"] == "file"
+    assert found[0]["log"].endswith(run.log_path.rsplit("/", 1)[-1])
+    pick = json.loads(listed.stdout).index(found[0]) + 1
+    w = cli(["watch", *ssh, "--pick", str(pick), "--headless", "--json", "--duration", "4",
+             "--gpu", "none"], env, timeout=90)
+    assert w.returncode == 0, w.stderr
+    assert f"pid {run.pid}" in w.stderr
     # sshd's sessions start in the login folder: the log is relative to root's home there
     p = cli(["stop", "last", "--yes", *ssh[2:]], env, timeout=60)
     assert p.returncode == 0, p.stderr
