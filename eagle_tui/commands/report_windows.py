@@ -16,23 +16,34 @@ from eagle_tui.model.benchfiles import ResultsRun, parse_results, span_figures
 from eagle_tui.model.events import Event
 from eagle_tui.model.windows import BENCH_TAG, WindowTracker
 
-SCAN_CHUNK = 8 << 20
+SCAN_CHUNK = 1 << 20
 _MARK = f"{BENCH_TAG}=".encode()
 
 
 def first_marker(path: Path) -> int | None:
-    """Byte offset of the line holding the first bench marker, or None."""
-    pos, tail = 0, b""
+    """Byte offset of the line holding the first bench marker, or None.
+
+    Read 1 MiB at a time into one reused buffer (a memory map would count the whole file in
+    the process's RSS): a 1 M-line log costs ~1 MiB and one ``find`` per MiB.
+    """
+    keep = len(_MARK) + 4096  # a marker (and its line's start) across two reads
+    buf = bytearray(SCAN_CHUNK + keep)
+    held = 0  # bytes kept from the previous read at the start of ``buf``
+    pos = 0  # file offset of buf[0]
     with path.open("rb") as fh:
-        while chunk := fh.read(SCAN_CHUNK):
-            data = tail + chunk
-            i = data.find(_MARK)
+        while True:
+            with memoryview(buf) as view:
+                n = fh.readinto(view[held:held + SCAN_CHUNK])
+            if not n:
+                return None
+            end = held + n
+            i = buf.find(_MARK, 0, end)
             if i >= 0:
-                start = data.rfind(b"\n", 0, i) + 1
-                return pos - len(tail) + start
-            tail = data[-(len(_MARK) + 4096):]  # a marker (and its line's start) across chunks
-            pos += len(chunk)
-    return None
+                return pos + buf.rfind(b"\n", 0, i) + 1
+            cut = max(0, end - keep)
+            buf[:end - cut] = buf[cut:end]
+            pos += cut
+            held = end - cut
 
 
 def load_results(files: list[str]) -> list[ResultsRun]:
