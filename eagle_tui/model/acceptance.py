@@ -45,11 +45,16 @@ _LABEL = re.compile(r"(DP|PP|TP|EP|CP)(\d+)", re.ASCII)
 _VLLM_ENGINE = re.compile(r"\] Engine (\d{1,6}): ", re.ASCII)
 
 
+_RANK_KEYS: dict[str, tuple[str, str] | None] = {}  # label text → key (a handful of ranks)
+
+
 def rank_key(text: str) -> tuple[str, str] | None:
     """``(group, rank)`` of an SGLang line's stamp: the ``DP`` label (or ``""``) and the rest;
     a vLLM data-parallel engine's stats line (``Engine 001:``) is group ``"engine 1"``.
 
-    ``None`` for a line with no parallel label (TP=1): it always counts.
+    ``None`` for a line with no parallel label (TP=1): it always counts. The labels of a stamp
+    repeat on every line (only its time changes), so each distinct label text is parsed once
+    (this runs for every stats line of a flooding log).
     """
     if " TP" not in text[:48] and " DP" not in text[:48]:
         if "] Engine " in text:
@@ -57,12 +62,24 @@ def rank_key(text: str) -> tuple[str, str] | None:
             if e is not None:
                 return f"engine {int(e.group(1))}", ""
         return None
-    m = _RANKS.match(text)
-    if m is None:
+    end = text.find("]", 0, 64)
+    colon = text.rfind(":", 0, end)
+    if end < 0 or colon < 0:
         return None
-    labels = dict(_LABEL.findall(m.group(1)))
-    group = labels.pop("DP", "")
-    return group, " ".join(f"{k}{v}" for k, v in sorted(labels.items()))
+    labels_text = text[colon + 3:end]  # " DP1 TP4" after the time's seconds
+    try:
+        return _RANK_KEYS[labels_text]
+    except KeyError:
+        pass
+    m = _RANKS.match(text)
+    key: tuple[str, str] | None = None
+    if m is not None:
+        labels = dict(_LABEL.findall(m.group(1)))
+        group = labels.pop("DP", "")
+        key = (group, " ".join(f"{k}{v}" for k, v in sorted(labels.items())))
+    if len(_RANK_KEYS) < 4096:  # bounded: garbage stamps cannot grow it
+        _RANK_KEYS[labels_text] = key
+    return key
 
 
 def spec_interval(ev: SpecStats, k: int | None) -> tuple[float, float] | None:
