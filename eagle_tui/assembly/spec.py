@@ -75,6 +75,9 @@ class DashboardSpec:
     label: str = ""
     health_interval: float = 1.0
     command: str = "watch"
+    # the dashboard: a process found by port/log that exits is followed by the next server
+    # started there (a new run), instead of ending the process watch
+    follow_restarts: bool = False
 
     @property
     def is_remote(self) -> bool:

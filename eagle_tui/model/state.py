@@ -40,6 +40,7 @@ from .events import (
     ModelInfo,
     Phase,
     PhaseEvent,
+    PreviousRun,
     ProcessExited,
     ProcessSample,
     Progress,
@@ -122,6 +123,7 @@ class DashboardState:
     failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
     connections: tuple[ConnectionState, ...] = ()
     restarts: int = 0
+    previous: PreviousRun | None = None  # the run this one replaced (shown for comparison)
     # clock
     t_start: float | None = None
     now: float | None = None
@@ -213,6 +215,9 @@ def _copy(state: DashboardState) -> DashboardState:
 
 def _with_phase(b: _Batch, ev: PhaseEvent) -> None:
     s = b.s
+    if ev.phase is Phase.INIT and ev.role == "target" and _rerun_in_log(s, ev):
+        _restart(b, truncated=False)
+        s = b.s
     # a crash freezes the phase (and its marks): the report's phase is the furthest reached
     # *before* the crash
     if s.crash is not None:
@@ -259,20 +264,51 @@ def _merge_spec(old: SpecConfig | None, ev: SpecConfig) -> SpecConfig:
     )
 
 
-def _restart(b: _Batch) -> None:
-    """The log restarted: forget everything the old log said, keep the live sources' view."""
+def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
+    """A server's first line again after the watched process exited: the server was restarted
+    writing to the same log (``>>``), a new run. (Only a live process source can say the old
+    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.)"""
+    first = s.phase_mark(Phase.INIT)
+    return first is not None and ev.lineno > first.lineno and s.process_exit is not None
+
+
+def _restart(b: _Batch, *, truncated: bool = True) -> None:
+    """The log restarted (``truncated``: the file began again at line 1; else a new run's first
+    line in the same log): forget everything the old log said, keep the live sources' view."""
     s = b.s
     fresh = DashboardState(
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
+        process_exit=None if truncated else s.process_exit,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
-        restarts=s.restarts + 1, usual=s.usual,
+        restarts=s.restarts + 1, usual=s.usual, previous=_summary_of(s) or s.previous,
+        markers=() if truncated else s.markers,
     )
     b.pending = {}
-    b.recent.clear()
-    b.recent_changed = False
-    b.max_lineno = 0
-    b.set(**{name: getattr(fresh, name) for name in _FIELDS})
+    if truncated:
+        b.recent.clear()
+        b.recent_changed = False
+        b.max_lineno = 0
+        b.set(**{name: getattr(fresh, name) for name in _FIELDS})
+        return
+    keep = ("lines", "recent_lines")  # the same file goes on: its line numbers too
+    b.set(**{name: getattr(fresh, name) for name in _FIELDS if name not in keep})
+
+
+def _new_process(b: _Batch, ev: ProcessSample) -> None:
+    """Another server process than the one watched (it exited and a new one was found): a new
+    run. Its clock starts when the process started; the old one's health and exit are gone."""
+    s = b.s
+    start = ev.started if ev.started is not None and ev.started > 0 else ev.t
+    b.set(process=ev, process_exit=None, health=None, ever_ready_health=False,
+          t_start=min(start, s.now) if s.now is not None else start)
+
+
+def _summary_of(s: DashboardState) -> PreviousRun | None:
+    """What the history would keep of the old run, when it got that far (``runsummary``)."""
+    from .runsummary import previous_run  # (runsummary folds this module's state)
+
+    return previous_run(s, "previous run")
 
 
 def _log_line(b: _Batch, ev: LogLine) -> None:
@@ -359,7 +395,12 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, DraftConfig):
         b.set(draft_config=ev)
     elif isinstance(ev, ProcessSample):
-        b.set(process=ev)
+        old = s.process.pid if s.process is not None else (
+            s.process_exit.pid if s.process_exit is not None else None)
+        if old is not None and old != ev.pid:
+            _new_process(b, ev)
+        else:
+            b.set(process=ev)
     elif isinstance(ev, ProcessExited):
         b.set(process_exit=ev)
     elif isinstance(ev, GpuSample):
@@ -384,6 +425,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         b.set(markers=(*s.markers, ev))
     elif isinstance(ev, UsualTimes):
         b.set(usual=ev)
+    elif isinstance(ev, PreviousRun):
+        b.set(previous=ev)
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)
 
 

@@ -16,6 +16,7 @@ from typing import TypeVar
 from textual.content import Content
 
 from eagle_tui.model.figures import Figure, figures
+from eagle_tui.model.runsummary import previous_line
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import NA, fmt_num, fmt_pct, sparkline
@@ -99,6 +100,9 @@ def metrics_content(state: DashboardState, width: int) -> Content:
     lines.append(_requests_row(state, figs.requests, width))
     lines.append(_dims_row(state, width))
     lines.append(_spec_row(state, width))
+    if state.previous is not None:  # a relaunch: the run it replaced, for comparison
+        lines.append(_row("previous", [("  " + inert(previous_line(state.previous)),
+                                        "$text-muted")], "", width))
     return Content("\n").join(lines)
 
 
@@ -159,7 +163,8 @@ class MetricsPane(LineDiffWidget):
                state.accept_rate, state.m_acceptance_rate, state.per_position,
                state.m_per_position, state.baseline_tok_s, state.running, state.queued,
                state.kv_usage, state.hidden_dims, state.draft_config, state.spec,
-               state.server_info, state.last_decode is None, state.last_metrics is None)
+               state.server_info, state.last_decode is None, state.last_metrics is None,
+               state.previous)
         self._state = state
         if key != self._key:
             self._key = key
