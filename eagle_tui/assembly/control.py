@@ -294,7 +294,7 @@ class LaunchControl:
 
     @staticmethod
     def _label(run: RunRecord, launched: Launched) -> str:
-        return f"{run.name or run.label}: {launched.log_path}"
+        return f"{run.name or run.id}: {launched.log_path}"
 
     async def _open_session(self, run: RunRecord, launched: Launched, url: str,
                             previous: Any) -> ThreadedSession:
