@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -69,12 +70,13 @@ def sim_env(bin_dir: Path, workdir: Path, speed: float, scenario: str) -> dict[s
     """The launched environment: the demo's ``python``/``vllm`` first on ``PATH``, the
     stand-in engines importable, the simulator's speed and folder; the scenario only when
     the flags cannot say it (oom, nccl-timeout, ...)."""
-    python = bin_dir / "python"
-    if not python.exists():
-        python.symlink_to(sys.executable)
-    vllm = bin_dir / "vllm"
-    vllm.write_text(_VLLM_SCRIPT.format(python=sys.executable), encoding="utf-8")
-    vllm.chmod(0o755)
+    # a script, not a link: a venv's interpreter finds its site-packages from the path it was
+    # started by, and a link elsewhere would start it without them
+    for name, text in (("python", f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n'),
+                       ("vllm", _VLLM_SCRIPT.format(python=sys.executable))):
+        script = bin_dir / name
+        script.write_text(text, encoding="utf-8")
+        script.chmod(0o755)
     package_root = str(Path(eagle_tui.__file__).resolve().parents[1])
     env = {
         "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]),

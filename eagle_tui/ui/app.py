@@ -308,7 +308,10 @@ class EagleApp(ControlledApp):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session" or event.worker is not self._session_worker:
             return
-        status = self.query_one(StatusLine)
+        shown = self.query(StatusLine)
+        if not shown:  # the app is closing (its screen already taken down)
+            return
+        status = shown.first()
         if event.state is WorkerState.ERROR:
             err = event.worker.error
             self.session_error = f"{type(err).__name__}: {err}" if err else "unknown error"

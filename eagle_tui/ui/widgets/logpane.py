@@ -258,7 +258,10 @@ class LogPane(Vertical):
 
     def show_status(self, status: LogStatus) -> None:
         self._status = status
-        self.query_one(LogStatusBar).show(status_content(status))
+        bars = self.query(LogStatusBar)
+        if not bars:  # the app is closing: its bar went first, a last repaint still reports
+            return
+        bars.first().show(status_content(status))
         if self.mode == "filter":
             self._draw_box()  # its "(N shown)" follows the stream
         title = f"Log · {host_label(status)}" if status.hosts > 1 else "Log"

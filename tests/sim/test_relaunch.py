@@ -1,0 +1,197 @@
+"""K / R / E in the dashboard against the simulator, launched as ``demo`` launches it.
+
+The simulated server is the engine's own command line (``python -m sglang.launch_server ...
+--speculative-algorithm EAGLE --speculative-draft-model-path <draft>``), started detached in its
+own process group through the launch machinery, recorded in a history of the test's own, and
+watched by the real dashboard (Pilot) with its run control. Each test bounds its waits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import psutil
+import pytest
+from rich.console import Console
+from textual.pilot import Pilot
+
+from eagle_tui.assembly.open import Dashboard, prepare_dashboard
+from eagle_tui.commands.demo_launch import DemoLaunch, demo_subscribers
+from eagle_tui.history.store import RunStore
+from eagle_tui.model.events import Phase
+from eagle_tui.ui.app import EagleApp
+from eagle_tui.ui.config import UiConfig
+from eagle_tui.ui.control import ConfirmScreen, EditScreen
+
+LIMIT_S = 60.0
+
+
+def screen_text(app: EagleApp) -> str:
+    """The screen as plain text (what a user reads)."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system=None, record=True, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+def group_alive(pgid: int) -> list[int]:
+    alive = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                alive.append(p.pid)
+        except (OSError, psutil.Error):
+            continue
+    return alive
+
+
+def demo_args(scenario: str) -> argparse.Namespace:
+    return argparse.Namespace(engine="sglang", scenario=scenario, gpus=2, seed=0, speed=40.0,
+                              port=0, record=None)
+
+
+class Launched:
+    def __init__(self, demo: DemoLaunch, dash: Dashboard) -> None:
+        self.demo = demo
+        self.dash = dash
+        self.app: EagleApp = dash.app
+        self.store = demo.store
+
+
+@pytest.fixture
+async def launched(tmp_path: Path, request: pytest.FixtureRequest
+                   ) -> AsyncIterator[Launched]:
+    scenario = getattr(request, "param", "misconfigured")
+    demo = DemoLaunch(demo_args(scenario), store=RunStore(tmp_path / "runs.sqlite3"))
+    dash: Dashboard | None = None
+    try:
+        spec, control = await demo.start()
+        first = demo_subscribers(demo.store)(control.run, spec)
+        dash = prepare_dashboard(spec, control=control, subscribers=first, config=UiConfig())
+        yield Launched(demo, dash)
+    finally:
+        if dash is not None:
+            await asyncio.to_thread(dash.close)
+        await asyncio.to_thread(demo.close)
+
+
+async def until(pilot: Pilot[int], ok: Callable[[], bool], what: str,
+                limit: float = LIMIT_S) -> None:
+    deadline = time.monotonic() + limit
+    while not ok():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.1)
+
+
+def serving_accept(app: EagleApp) -> float | None:
+    state = app.state
+    if state.phase is not Phase.SERVING or len(state.accept_len) < 2:
+        return None
+    return state.current_accept_len
+
+
+async def test_kill_asks_then_stops_the_group(launched: Launched) -> None:
+    app, store = launched.app, launched.store
+    run = store.list(demo=True)[0]
+    assert run.pgid is not None and group_alive(run.pgid)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.state.process is not None, "the process")
+        await pilot.press("K")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # cancelled: nothing happens
+        assert not isinstance(app.screen, ConfirmScreen) and group_alive(run.pgid)
+        await pilot.press("K")
+        await pilot.press("y")
+        await until(pilot, lambda: not group_alive(run.pgid or 0), "the group to be gone", 20)
+        await until(pilot, lambda: app.state.process_exit is not None, "the exit on screen", 10)
+        await until(pilot, lambda: store.get(str(run.id)).state == "stopped", "the row", 10)
+
+
+async def test_restart_is_a_new_run_with_a_parent(launched: Launched) -> None:
+    app, store = launched.app, launched.store
+    first = store.list(demo=True)[0]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: app.state.ready, "the first run to be ready")
+        old_session, old_pid = app.session, first.pid
+        ready_t = app.state.phase_mark(Phase.READY)
+        await pilot.press("R")
+        await pilot.press("y")
+        await until(pilot, lambda: app.session is not old_session, "the relaunch")
+        # a new run: fresh phases, pid and ready time, the old one kept for comparison
+        assert app.state.phase_mark(Phase.READY) is None or app.state.phase_mark(
+            Phase.READY) != ready_t
+        await until(pilot, lambda: app.state.ready, "the new run to be ready")
+        rows = store.list(demo=True)
+        assert len(rows) == 2
+        new = next(r for r in rows if r.id != first.id)
+        assert new.parent == first.id and new.pid != old_pid and new.demo
+        assert store.get(str(first.id)).state == "stopped"
+        assert first.pgid is not None and group_alive(first.pgid) == []
+        assert app.state.process is not None and app.state.process.pid == new.pid
+        assert app.state.previous is not None and "#1" in app.state.previous.label
+        assert app.control is not None and app.control.label == new.label
+
+
+async def test_edit_lints_fixes_eagle_and_acceptance_recovers(launched: Launched) -> None:
+    app, store = launched.app, launched.store
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: serving_accept(app) is not None, "the misconfigured run's "
+                    "acceptance")
+        assert (serving_accept(app) or 9) < 1.3
+        assert any(a.severity == "critical" for a in app.state.alerts)
+        old_session = app.session
+        await pilot.press("E")
+        edit = app.screen
+        assert isinstance(edit, EditScreen)
+        assert "--speculative-algorithm EAGLE " in edit.input.value
+        # first: the same mistake is refused by the lint, with the reason in the modal
+        await pilot.press("enter")
+        await until(pilot, lambda: edit.armed is not None, "the lint's findings")
+        assert app.session is old_session
+        edit.input.value = edit.input.value.replace("--speculative-algorithm EAGLE ",
+                                                    "--speculative-algorithm EAGLE3 ")
+        await pilot.pause()
+        assert edit.armed is None  # changed: linted again
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not old_session, "the relaunch")
+        assert not isinstance(app.screen, EditScreen)
+        await until(pilot, lambda: app.state.previous is not None, "the previous run's line", 10)
+        assert app.state.phase_mark(Phase.READY) is None and app.state.previous is not None
+        assert app.state.previous.accept_len is not None and app.state.previous.accept_len < 1.3
+        await until(pilot, lambda: (serving_accept(app) or 0) > 2.0, "acceptance to recover")
+        assert not any(a.severity == "critical" for a in app.state.alerts)
+        new = max(store.list(demo=True), key=lambda r: r.id)
+        assert new.parent is not None and "EAGLE3" in (new.command or "")
+        await pilot.pause(0.3)
+        assert "previous run #1" in screen_text(app) and "accept 1." in screen_text(app)
+
+
+async def test_read_only_has_no_keys(tmp_path: Path) -> None:
+    demo = DemoLaunch(demo_args("healthy"), store=RunStore(tmp_path / "runs.sqlite3"))
+    dash: Dashboard | None = None
+    try:
+        spec, _control = await demo.start()
+        dash = prepare_dashboard(spec, config=UiConfig())  # no control: --read-only, watch
+        app = dash.app
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause()
+            for key in ("kill_run", "restart_run", "edit_run"):
+                assert app.check_action(key, ()) is False
+            await pilot.press("K")
+            await pilot.press("E")
+            await pilot.pause()
+            assert not isinstance(app.screen, ConfirmScreen | EditScreen)
+            footer = app.query_one("KeyFooter")
+            assert "Kill" not in str(footer.render())
+    finally:
+        if dash is not None:
+            await asyncio.to_thread(dash.close)
+        await asyncio.to_thread(demo.close)
