@@ -118,6 +118,7 @@ class DashboardState:
     ever_ready_health: bool = False
     process: ProcessSample | None = None
     process_exit: ProcessExited | None = None
+    process_ended: bool = False  # a watched process exited since this run's log began
     gpus: GpuSample | None = None
     gpu_mem_peak: tuple[tuple[str, int, int], ...] = ()  # (host, index, peak bytes)
     failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
@@ -269,7 +270,7 @@ def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
     writing to the same log (``>>``), a new run. (Only a live process source can say the old
     run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.)"""
     first = s.phase_mark(Phase.INIT)
-    return first is not None and ev.lineno > first.lineno and s.process_exit is not None
+    return first is not None and ev.lineno > first.lineno and s.process_ended
 
 
 def _restart(b: _Batch, *, truncated: bool = True) -> None:
@@ -279,7 +280,6 @@ def _restart(b: _Batch, *, truncated: bool = True) -> None:
     fresh = DashboardState(
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
-        process_exit=None if truncated else s.process_exit,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
         restarts=s.restarts + 1, usual=s.usual, previous=_summary_of(s) or s.previous,
         markers=() if truncated else s.markers,
@@ -402,7 +402,7 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         else:
             b.set(process=ev)
     elif isinstance(ev, ProcessExited):
-        b.set(process_exit=ev)
+        b.set(process_exit=ev, process_ended=True)
     elif isinstance(ev, GpuSample):
         # keyed by (host, index): on a multi-node run every host has a GPU 0
         peaks = {(h, i): v for h, i, v in s.gpu_mem_peak}
