@@ -272,6 +272,8 @@ class EagleApp(ControlledApp):
         if self._pane_timer is not None:
             self._pane_timer.stop()
             self._pane_timer = None
+        if not self.query(StatusLine):  # the app is closing: a late batch or timer
+            return
         self._last_panes = time.monotonic()
         state = self.state
         self._shown_phase = state.phase

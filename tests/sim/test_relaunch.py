@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -25,6 +29,7 @@ from eagle_tui.assembly.open import Dashboard, prepare_dashboard
 from eagle_tui.commands.demo_launch import DemoLaunch, demo_subscribers
 from eagle_tui.history.store import RunStore
 from eagle_tui.model.events import Phase
+from eagle_tui.model.runsummary import ready_seconds
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import ConfirmScreen, EditScreen
@@ -195,3 +200,66 @@ async def test_read_only_has_no_keys(tmp_path: Path) -> None:
         if dash is not None:
             await asyncio.to_thread(dash.close)
         await asyncio.to_thread(demo.close)
+
+
+def _start_by_hand(tmp_path: Path, log: Path, port: int, algo: str) -> subprocess.Popen[bytes]:
+    """The user's own ``nohup python -m sglang.launch_server ... >> server.log &``."""
+    from eagle_tui.sim.engine_cli import ENGINES_DIR
+    from eagle_tui.sim.runtime import prepare_workdir
+
+    work = tmp_path / f"work-{algo}"
+    draft = prepare_workdir(work, "sglang", 1, 0)["draft"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ENGINES_DIR), *filter(None, [
+        os.environ.get("PYTHONPATH")])]), "EAGLE_TUI_SIM_SPEED": "40",
+        "EAGLE_TUI_SIM_WORKDIR": str(work)}
+    env.pop("EAGLE_TUI_SIM_SCENARIO", None)
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "sglang.launch_server", "--model-path", "my/model",
+             "--speculative-algorithm", algo, "--speculative-draft-model-path", draft,
+             "--port", str(port)], stdout=out, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True, cwd=tmp_path)
+
+
+async def test_a_server_restarted_under_a_watch_is_a_new_run(tmp_path: Path) -> None:
+    """The finding: kill the server, start it again on the same log and port; the dashboard
+    (``watch --log --url``) follows the new pid and counts its ready time from its start."""
+    from eagle_tui.assembly.spec import DashboardSpec, check_sources
+    from eagle_tui.sim.runtime import free_port
+
+    port, log = free_port(), tmp_path / "server.log"
+    procs = [_start_by_hand(tmp_path, log, port, "EAGLE")]
+    spec = check_sources(DashboardSpec(log=str(log), url=f"http://127.0.0.1:{port}",
+                                       gpu="none", health_interval=0.5))
+    dash = prepare_dashboard(spec, config=UiConfig())
+    app = dash.app
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.ready and app.state.process is not None,
+                        "the first run")
+            first_pid = app.state.process.pid if app.state.process else 0
+            first_ready = app.state.phase_mark(Phase.READY)
+            assert first_pid == procs[0].pid and app.control is None
+            procs[0].kill()
+            procs[0].wait(10)
+            await until(pilot, lambda: app.state.process_exit is not None, "the exit", 20)
+            await asyncio.sleep(1.0)  # a user's pause between the kill and the new start
+            procs.append(_start_by_hand(tmp_path, log, port, "EAGLE3"))
+            await until(pilot, lambda: app.state.process is not None
+                        and app.state.process.pid == procs[1].pid, "the new pid", 30)
+            assert app.state.process_exit is None
+            assert app.state.process is not None and app.state.process.status != "zombie"
+            await until(pilot, lambda: app.state.ready, "the new run to be ready")
+            ready = app.state.phase_mark(Phase.READY)
+            assert ready is not None and first_ready is not None
+            assert ready.lineno > first_ready.lineno and app.state.previous is not None
+            secs = ready_seconds(app.state)
+            assert secs is not None and secs < 30  # not counted from the first run
+            await pilot.pause(0.3)
+            assert f"pid {procs[1].pid}" in screen_text(app)
+    finally:
+        await asyncio.to_thread(dash.close)
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait(10)
