@@ -20,6 +20,7 @@ from typing import Protocol, cast
 
 from textual.app import ComposeResult, SystemCommand
 from textual.containers import Container, Horizontal
+from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.events import Resize
 from textual.reactive import var
@@ -272,13 +273,15 @@ class EagleApp(ControlledApp):
         if self._pane_timer is not None:
             self._pane_timer.stop()
             self._pane_timer = None
-        if not self.query(StatusLine):  # the app is closing: a late batch or timer
+        try:
+            status = self.query_one(StatusLine)
+        except NoMatches:  # the app is closing: a late batch or timer, nothing to draw on
             return
         self._last_panes = time.monotonic()
         state = self.state
         self._shown_phase = state.phase
         samples, self._gpu_samples = self._gpu_samples, []
-        self.query_one(StatusLine).show(state)
+        status.show(state)
         self.query_one(StartupPane).show(state)
         self.query_one(MetricsPane).show(state)
         self.query_one(GpuPane).show(state, samples)
@@ -310,10 +313,10 @@ class EagleApp(ControlledApp):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session" or event.worker is not self._session_worker:
             return
-        shown = self.query(StatusLine)
-        if not shown:  # the app is closing (its screen already taken down)
+        try:
+            status = self.query_one(StatusLine)
+        except NoMatches:  # the app is closing (its screen already taken down)
             return
-        status = shown.first()
         if event.state is WorkerState.ERROR:
             err = event.worker.error
             self.session_error = f"{type(err).__name__}: {err}" if err else "unknown error"
