@@ -93,11 +93,14 @@ class LaunchControl:
 
     ``spec`` is the dashboard's spec of the current run (its log, URL and pid are replaced for
     each new run); ``prep``/``run``/``launched`` what ``launch`` prepared, recorded and started.
+    ``log_dir``: where relaunched runs write their logs (default: a new file each in the data
+    folder, as ``launch`` does); ``label_for``: what the status line names a new run.
     """
 
     def __init__(self, *, store: RunStore, spec: DashboardSpec, prep: Prepared, run: RunRecord,
                  launched: Launched, demo: bool = False, log_dir: str | None = None,
                  subscribers_for: SubscribersFor | None = None,
+                 label_for: Callable[[RunRecord, Launched], str] | None = None,
                  grace: float = STOP_GRACE_S) -> None:
         self.store = store
         self.spec = spec
@@ -105,6 +108,7 @@ class LaunchControl:
         self.log_dir = log_dir
         self.grace = grace
         self._subscribers_for = subscribers_for or recorder_for(store)
+        self._label_for = label_for or self._label
         self._argv = list(prep.argv)
         self._prep = prep
         self._run = run
@@ -276,7 +280,7 @@ class LaunchControl:
         session = await self._open_session(run, launched, prep.url, previous)
         return Outcome("relaunched", f"run {run.label} started (relaunch of {old.label}): pid "
                        f"{launched.pid}, log {launched.log_path}", session=session,
-                       label=self._label(run, launched), command=self.command)
+                       label=self._label_for(run, launched), command=self.command)
 
     def _extra_env(self) -> dict[str, str]:
         """The ``--env`` values of the launch (the command's own ``K=V`` words are in argv)."""
@@ -284,7 +288,7 @@ class LaunchControl:
         return {k: v for k, v in self._prep.env.items() if k not in own or own[k] != v}
 
     def _previous(self, old: RunRecord) -> Any:
-        label = f"previous run {old.label}"
+        label = f"#{old.id}"
         session = self._session
         if session is not None:
             return previous_run(session.state, label)
@@ -301,7 +305,7 @@ class LaunchControl:
         from eagle_tui.assembly.open import spec_opener
 
         spec = replace(self.spec, log=launched.log_path, url=url, pid=launched.pid,
-                       label=self._label(run, launched))
+                       label=self._label_for(run, launched))
         session = ThreadedSession(spec_opener(spec))
         for cb in self._subscribers_for(run, spec):
             session.subscribe(cb)

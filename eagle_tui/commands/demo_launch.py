@@ -136,6 +136,7 @@ class DemoLaunch:
         self.control = LaunchControl(store=self.store, spec=spec, prep=prep, run=run,
                                      launched=launched, demo=True, log_dir=str(self.tmp),
                                      subscribers_for=make,
+                                     label_for=lambda r, _la: f"demo {r.label}: {a.engine}",
                                      grace=STOP_GRACE_S)
         return spec, self.control
 

@@ -130,8 +130,8 @@ def _clock(seconds: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}" if whole >= 60 else f"{seconds:.1f}s"
 
 
-def previous_line(prev: PreviousRun) -> str:
-    """``previous run #1: accept 1.00, 56.7 tok/s, ready 1:12`` (what is known of it)."""
+def previous_figures(prev: PreviousRun) -> str:
+    """``accept 1.00, 56.7 tok/s, ready 1:12`` (what is known of the run)."""
     parts = []
     if prev.accept_len is not None:
         parts.append(f"accept {prev.accept_len:.2f}")
@@ -141,8 +141,22 @@ def previous_line(prev: PreviousRun) -> str:
         parts.append(f"ready {_clock(prev.ready_s)}")
     if prev.crash:
         parts.append(f"crashed ({prev.crash})")
-    return f"{prev.label}: " + (", ".join(parts) if parts else "no figures")
+    return ", ".join(parts) if parts else "no figures"
 
 
-__all__ = ["figures_summary", "phase_times", "previous_line", "previous_run",
-           "previous_run_from_record", "ready_seconds", "summarize"]
+def previous_line(prev: PreviousRun) -> str:
+    """``previous run #1: accept 1.00, 56.7 tok/s, ready 1:12``."""
+    name = f"previous run {prev.label}" if prev.label else "previous run"
+    return f"{name}: {previous_figures(prev)}"
+
+
+__all__ = [
+    "figures_summary",
+    "phase_times",
+    "previous_figures",
+    "previous_line",
+    "previous_run",
+    "previous_run_from_record",
+    "ready_seconds",
+    "summarize",
+]

@@ -308,7 +308,7 @@ def _summary_of(s: DashboardState) -> PreviousRun | None:
     """What the history would keep of the old run, when it got that far (``runsummary``)."""
     from .runsummary import previous_run  # (runsummary folds this module's state)
 
-    return previous_run(s, "previous run")
+    return previous_run(s, "")
 
 
 def _log_line(b: _Batch, ev: LogLine) -> None:
@@ -398,6 +398,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         old = s.process.pid if s.process is not None else (
             s.process_exit.pid if s.process_exit is not None else None)
         if old is not None and old != ev.pid:
+            if s.process_ended:  # seen before the new run's first line: its run starts now
+                _restart(b, truncated=False)
             _new_process(b, ev)
         else:
             b.set(process=ev)

@@ -141,7 +141,7 @@ async def test_restart_is_a_new_run_with_a_parent(launched: Launched) -> None:
         assert store.get(str(first.id)).state == "stopped"
         assert first.pgid is not None and group_alive(first.pgid) == []
         assert app.state.process is not None and app.state.process.pid == new.pid
-        assert app.state.previous is not None and "#1" in app.state.previous.label
+        assert app.state.previous is not None and app.state.previous.label == f"#{first.id}"
         assert app.control is not None and app.control.label == new.label
 
 
@@ -176,7 +176,7 @@ async def test_edit_lints_fixes_eagle_and_acceptance_recovers(launched: Launched
         new = max(store.list(demo=True), key=lambda r: r.id)
         assert new.parent is not None and "EAGLE3" in (new.command or "")
         await pilot.pause(0.3)
-        assert "previous run #1" in screen_text(app) and "accept 1." in screen_text(app)
+        assert "prev #1    accept 1." in screen_text(app)
 
 
 async def test_read_only_has_no_keys(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ def test_a_new_process_after_the_exit_is_a_new_run() -> None:
     assert s.process is not None and s.process.pid == 22 and s.process.status == "running"
     assert s.process_exit is None and s.health is None and not s.ever_ready_health
     assert s.t_start == 305.0  # the new run's clock starts with its process
+    assert s.phases == () and not s.ready and s.previous is not None  # nothing of the old run
 
 
 def test_the_first_line_again_after_the_exit_restarts_the_phases() -> None:
@@ -69,7 +70,6 @@ def test_a_truncated_log_after_the_exit_keeps_the_previous_run() -> None:
 
 
 def test_previous_line() -> None:
-    line = previous_line(PreviousRun("previous run #1", 1.0, 56.7, 72.0))
+    line = previous_line(PreviousRun("#1", 1.0, 56.7, 72.0))
     assert line == "previous run #1: accept 1.00, 56.7 tok/s, ready 1:12"
-    assert previous_line(PreviousRun("previous run #2", crash="cuda_oom")) == (
-        "previous run #2: crashed (cuda_oom)")
+    assert previous_line(PreviousRun("", crash="cuda_oom")) == "previous run: crashed (cuda_oom)"

@@ -16,7 +16,7 @@ from typing import TypeVar
 from textual.content import Content
 
 from eagle_tui.model.figures import Figure, figures
-from eagle_tui.model.runsummary import previous_line
+from eagle_tui.model.runsummary import previous_figures
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import NA, fmt_num, fmt_pct, sparkline
@@ -100,9 +100,11 @@ def metrics_content(state: DashboardState, width: int) -> Content:
     lines.append(_requests_row(state, figs.requests, width))
     lines.append(_dims_row(state, width))
     lines.append(_spec_row(state, width))
-    if state.previous is not None:  # a relaunch: the run it replaced, for comparison
-        lines.append(_row("previous", [("  " + inert(previous_line(state.previous)),
-                                        "$text-muted")], "", width))
+    prev = state.previous
+    if prev is not None:  # a relaunch: the run it replaced, for comparison
+        label = f"prev {prev.label}" if prev.label and len(prev.label) <= 4 else "previous"
+        lines.append(_row(label, [("  " + inert(previous_figures(prev)), "$text-muted")], "",
+                          width))
     return Content("\n").join(lines)
 
 
