@@ -3,6 +3,9 @@
 #   - apt: openssh-server (real sshd for the SSH tests), tmux (real-terminal smoke test)
 #   - .venv with eagle-tui and its test extras
 #   - the real vLLM CPU server environment (tests/realserver, ~1.5 min the first time)
+#   - the real SGLang 0.5.23 CPU server environment (tests/realserver_sglang, ~5 min and ~3.2 GB
+#     the first time)
+# Both server environments are cached between runs (a .ready marker in each root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT_DIR=$PWD
@@ -36,4 +39,17 @@ if [ ! -f "$VLLM_ROOT/.ready" ]; then
   "$VLLM_ROOT/venv/bin/python" -c "import vllm, vllm_cpu_expand_fix" 
   touch "$VLLM_ROOT/.ready"
 fi
-echo "== test environment ready ($ROOT_DIR/.venv, vLLM at $VLLM_ROOT)"
+# the `vllm` CLI fix lives in the venv (so the server runs as `vllm serve ...`): refresh it in a
+# cached venv too
+ROOT="$VLLM_ROOT" bash tests/realserver/run.sh sitecustomize
+
+SGLANG_ROOT=${EAGLE_TUI_SGLANG_ROOT:-$HOME/.cache/eagle-tui-test/sglang-cpu}
+if [ ! -f "$SGLANG_ROOT/.ready" ]; then
+  echo "== setting up the real SGLang CPU server in $SGLANG_ROOT (one time, ~5 min, ~3.2 GB)"
+  rm -rf "$SGLANG_ROOT"
+  ROOT="$SGLANG_ROOT" PYTHON="$PY" bash tests/realserver_sglang/setup.sh 2>&1 \
+    | grep -vE '^WARNING: Location|^  Downloading|^Collecting|^Processing' | tail -5
+  "$SGLANG_ROOT/venv/bin/python" -c "import sglang, sgl_kernel, sitecustomize"
+  touch "$SGLANG_ROOT/.ready"
+fi
+echo "== test environment ready ($ROOT_DIR/.venv, vLLM at $VLLM_ROOT, SGLang at $SGLANG_ROOT)"

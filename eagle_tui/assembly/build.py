@@ -130,6 +130,8 @@ def build_session(
     holder.append(session)
     if spec.baseline:
         session.post(Baseline(spec.baseline, "user"))
+    if spec.usual is not None:
+        session.post(spec.usual)
     return session
 
 

@@ -296,6 +296,17 @@ class LaunchControl:
         return previous_run_from_record(label, {"metrics": row.metrics, "ready_s": row.ready_s,
                                                 "crash": row.crash})
 
+    def _usual(self, run: RunRecord) -> Any:
+        """Earlier runs' phase times for the new run's flags (its startup ETA)."""
+        from eagle_tui.history.store import HistoryError
+        from eagle_tui.history.usual import usual_times
+
+        try:
+            return usual_times(self.store, host=run.host, engine=run.engine,
+                               flags=run.flags or {}, exclude=run.id)
+        except HistoryError:
+            return None
+
     @staticmethod
     def _label(run: RunRecord, launched: Launched) -> str:
         return f"{run.name or run.id}: {launched.log_path}"
@@ -306,6 +317,7 @@ class LaunchControl:
 
         spec = replace(self.spec, log=launched.log_path, url=url, pid=launched.pid,
                        label=self._label_for(run, launched))
+        spec = replace(spec, usual=self._usual(run))
         session = ThreadedSession(spec_opener(spec))
         for cb in self._subscribers_for(run, spec):
             session.subscribe(cb)

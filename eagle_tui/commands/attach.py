@@ -85,7 +85,8 @@ def _choose(found: list[Any], pick: int | None) -> Any | None:
     return found[int(answer) - 1]
 
 
-def _record(args: argparse.Namespace, f: Any, host: str, log: str | None) -> None:
+def _record(f: Any, host: str, log: str | None) -> int | None:
+    """The history row of a discovered server: the launched run it is, or a new attached one."""
     from eagle_tui.history.store import HistoryError, RunStore
     from eagle_tui.model.redact import redact_words
 
@@ -95,77 +96,120 @@ def _record(args: argparse.Namespace, f: Any, host: str, log: str | None) -> Non
         for rec in store.list(demo=None, limit=200):  # a run eagle-tui launched: the same run
             if rec.kind == "launched" and rec.pid == f.launcher.pid and rec.host == host and \
                     rec.pgid == f.launcher.pgid and rec.ended is None:
-                return
-        store.add(kind="attached", engine=f.engine, host=host, command=" ".join(words),
-                       argv=words, flags={g.spec.dest: g.value for g in f.cmd.given},
-                       cwd=f.launcher.cwd, url=f.url, pid=f.launcher.pid, log_path=log,
-                       state="attached", started=time.time())
+                return rec.id
+        return store.add(kind="attached", engine=f.engine, host=host, command=" ".join(words),
+                         argv=words, flags={g.spec.dest: g.value for g in f.cmd.given},
+                         cwd=f.launcher.cwd, url=f.url, pid=f.launcher.pid, log_path=log,
+                         state="attached", started=time.time()).id
     except HistoryError as exc:  # the history is a convenience: watching goes on without it
-        print(f"eagle-tui attach: warning: {exc}", file=sys.stderr)
+        print(f"eagle-tui: warning: {exc}", file=sys.stderr)
+        return None
+
+
+def watched_run(spec: DashboardSpec, *, kind: str = "watched",
+                run_id: int | None = None) -> Any:
+    """A history recorder for what ``spec`` watches (a new ``kind`` row unless ``run_id``);
+    ``None`` when the history is unusable (said once, watching goes on)."""
+    from eagle_tui.history.recorder import HistoryRecorder
+    from eagle_tui.history.store import HistoryError, RunStore
+
+    try:
+        store = RunStore()
+        if run_id is None:
+            run_id = store.add(kind=kind, host=spec.ssh.dests[0] if spec.ssh.dests else "",
+                               log_path=spec.log, url=spec.url, pid=spec.pid, state=kind).id
+    except HistoryError as exc:
+        print(f"eagle-tui: warning: {exc}", file=sys.stderr)
+        return None
+    return HistoryRecorder(store, run_id)
 
 
 def watch_spec(args: argparse.Namespace, ssh: SshSpec, log: str | None, url: str | None,
-               pid: int | None, label: str = "") -> DashboardSpec:
+               pid: int | None, label: str = "", command: str = "attach") -> DashboardSpec:
     from eagle_tui.assembly.spec import HEALTH_INTERVAL_S, check_sources
 
     return check_sources(DashboardSpec(
-        log=log, url=url, pid=pid, ssh=ssh, headless=args.headless, json=args.json,
-        duration=args.duration, health_interval=HEALTH_INTERVAL_S, label=label,
-        command="attach"))
+        log=log, url=url, pid=pid, ssh=ssh, headless=bool(getattr(args, "headless", False)),
+        json=bool(getattr(args, "json", False)), duration=getattr(args, "duration", None),
+        health_interval=HEALTH_INTERVAL_S, label=label, command=command,
+        theme=getattr(args, "theme", None), config_path=getattr(args, "config", None),
+        max_lines=getattr(args, "max_lines", None)))
+
+
+def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
+    """Discover the host's servers, pick one, and watch it (``attach``; ``watch`` with no
+    source options)."""
+    from eagle_tui.history.store import HistoryError
+    from eagle_tui.transport.base import TransportError
+
+    try:
+        ssh = ssh_spec_from_args(args)
+        one_transport(ssh)  # checks the SSH options
+        found = asyncio.run(_discover(ssh))
+        where = ssh.dests[0] if ssh.dests else "this machine"
+        if getattr(args, "list", False):
+            if args.json:
+                json.dump([found_dict(f, i) for i, f in enumerate(found, 1)], sys.stdout)
+                sys.stdout.write("\n")
+            else:
+                for i, f in enumerate(found, 1):
+                    print(sanitize(f"{i}. {f.describe()}"))
+                if not found:
+                    print(f"no SGLang or vLLM server running on {sanitize(where)}")
+            return 0
+        if not found:
+            raise ValueError(f"no SGLang or vLLM server running on {where} (give --log, "
+                             "--url or --pid to watch one eagle-tui cannot see)")
+        pick = getattr(args, "pick", None)
+        if len(found) > 1 and pick is None:
+            for i, f in enumerate(found, 1):
+                print(sanitize(f"{i}. {f.describe()}"), file=sys.stderr)
+        chosen = _choose(found, pick)
+        if chosen is None:
+            return EXIT_USAGE
+        log = getattr(args, "log", None) or (
+            chosen.log_path if chosen.log_kind == "file" else None)
+        if log is None:
+            print(sanitize(f"eagle-tui {command}: the server's output goes to a "
+                           f"{chosen.log_kind} (not a file): watching it without its log; "
+                           "give --log PATH to follow it"), file=sys.stderr)
+        print(sanitize(f"eagle-tui {command}: {chosen.describe()}"), file=sys.stderr)
+        run_id = _record(chosen, where if ssh.dests else "", log)
+        spec = watch_spec(args, ssh, log, chosen.url, chosen.launcher.pid,
+                          f"{chosen.engine} pid {chosen.launcher.pid}", command)
+    except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
+        print(f"eagle-tui {command}: error: {sanitize(str(exc)) or 'timed out'}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    from eagle_tui.assembly.open import open_dashboard
+
+    recorder = watched_run(spec, run_id=run_id) if run_id is not None else None
+    return open_dashboard(spec, subscribers=[recorder.on_batch] if recorder else [])
 
 
 def run(args: argparse.Namespace) -> int:
     from eagle_tui.history.store import HistoryError, RunStore
     from eagle_tui.transport.base import TransportError
 
+    if args.run is None:
+        return attach_discovered(args)
     try:
         ssh = ssh_spec_from_args(args)
         one_transport(ssh)  # checks the SSH options
-        if args.run is not None:
-            rec = RunStore().get(args.run)
-            if rec.host and not ssh.dests:
-                ssh = SshSpec(dests=(rec.host,), identity_files=ssh.identity_files,
-                              known_hosts_files=ssh.known_hosts_files,
-                              accept_new_host_key=ssh.accept_new_host_key,
-                              config_path=ssh.config_path)
-            spec = watch_spec(args, ssh, args.log or rec.log_path, rec.url, rec.pid,
-                              f"{rec.label}")
-        else:
-            found = asyncio.run(_discover(ssh))
-            where = args.ssh[0] if args.ssh else "this machine"
-            if args.list:
-                if args.json:
-                    json.dump([found_dict(f, i) for i, f in enumerate(found, 1)], sys.stdout)
-                    sys.stdout.write("\n")
-                else:
-                    for i, f in enumerate(found, 1):
-                        print(sanitize(f"{i}. {f.describe()}"))
-                    if not found:
-                        print(f"no SGLang or vLLM server running on {sanitize(where)}")
-                return 0
-            if not found:
-                raise ValueError(f"no SGLang or vLLM server running on {where}")
-            if len(found) > 1 and args.pick is None:
-                for i, f in enumerate(found, 1):
-                    print(sanitize(f"{i}. {f.describe()}"), file=sys.stderr)
-            chosen = _choose(found, args.pick)
-            if chosen is None:
-                return EXIT_USAGE
-            log = args.log or (chosen.log_path if chosen.log_kind == "file" else None)
-            if log is None:
-                print(sanitize(f"eagle-tui attach: the server's output goes to a "
-                               f"{chosen.log_kind} (not a file): watching it without its log; "
-                               "give --log PATH to follow it"), file=sys.stderr)
-            print(sanitize(f"eagle-tui attach: {chosen.describe()}"), file=sys.stderr)
-            _record(args, chosen, args.ssh[0] if args.ssh else "", log)
-            spec = watch_spec(args, ssh, log, chosen.url, chosen.launcher.pid,
-                              f"{chosen.engine} pid {chosen.launcher.pid}")
+        rec = RunStore().get(args.run)
+        if rec.host and not ssh.dests:
+            ssh = SshSpec(dests=(rec.host,), identity_files=ssh.identity_files,
+                          known_hosts_files=ssh.known_hosts_files,
+                          accept_new_host_key=ssh.accept_new_host_key,
+                          config_path=ssh.config_path)
+        spec = watch_spec(args, ssh, args.log or rec.log_path, rec.url, rec.pid, rec.label)
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
         print(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}", file=sys.stderr)
         return EXIT_USAGE
     from eagle_tui.assembly.open import open_dashboard
 
-    return open_dashboard(spec)
+    recorder = watched_run(spec, run_id=rec.id)
+    return open_dashboard(spec, subscribers=[recorder.on_batch] if recorder else [])
 
 
-__all__ = ["found_dict", "register", "run", "watch_spec"]
+__all__ = ["attach_discovered", "found_dict", "register", "run", "watch_spec", "watched_run"]

@@ -125,9 +125,18 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     print(f"eagle-tui launch: started run {run.label}{where}: pid {launched.pid}, log "
           f"{launched.log_path}, {prep.url} (stop: eagle-tui stop {run.id})", file=err,
           flush=True)
+    from dataclasses import replace
+
+    from eagle_tui.history.usual import usual_times
+
     label = f"{run.name or run.id}: {launched.log_path}"
     spec = watch_spec(args, launched.log_path, prep.url, launched.pid, label)
-    return -1, Started(spec, prep, run, launched)
+    try:
+        usual = usual_times(store, host=run.host, engine=run.engine, flags=run.flags or {},
+                            exclude=run.id)
+    except HistoryError:
+        usual = None
+    return -1, Started(replace(spec, usual=usual), prep, run, launched)
 
 
 def _record_outcome(run_id: int, code: int) -> None:

@@ -25,7 +25,9 @@ def register(subparsers: Any) -> None:
         "watch",
         help="follow a server and print its live state (startup, health, crashes, GPUs)",
         description="Follow a server and print its state at every change and every 10 s, "
-        "with a diagnosis when it crashes. Runs until interrupted.",
+        "with a diagnosis when it crashes. Runs until interrupted. With none of --log, --url, "
+        "--pid: the SGLang/vLLM servers running on the host (or --ssh DEST) are found and "
+        "watched (see `eagle-tui attach`).",
     )
     add_source_args(p)
     p.add_argument("--headless", action="store_true",
@@ -33,17 +35,26 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--duration", metavar="SECONDS", type=float, default=None,
                    help="stop after this long (default: run until interrupted)")
+    p.add_argument("--pick", metavar="N", type=int, default=None,
+                   help="without --log/--url/--pid: which of several discovered servers")
     add_ui_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if not (args.log or args.url or args.pid):  # nothing to watch: find the server on the host
+        from eagle_tui.commands.attach import attach_discovered
+
+        return attach_discovered(args, command="watch")
     try:
         spec = spec_from_args(args, "watch")
     except UsageError as exc:
         print(f"eagle-tui watch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return open_dashboard(spec)
+    from eagle_tui.commands.attach import watched_run
+
+    recorder = watched_run(spec, kind="watched")
+    return open_dashboard(spec, subscribers=[recorder.on_batch] if recorder else [])
 
 
 __all__ = ["register", "run"]

@@ -281,6 +281,7 @@ def split_prefix(text: str) -> Prefixed:
 _VLLM_PROCESS = re.compile(r"(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
 _SGLANG_TEXT = (
     "server_args=ServerArgs(",
+    "server_args={'",  # SGLang 0.5.x logs the dict form
     "The server is fired up and ready to roll",
     "Decode batch",
     "Prefill batch",

@@ -183,6 +183,11 @@ def find_engine(words: list[str]) -> tuple[Engine, str, int, list[tuple[str, str
                     return "vllm", "vllm serve", j + 3, env
                 if module == "sglang" and j + 2 < n and words[j + 2] == "serve":
                     return "sglang", "sglang serve", j + 3, env
+            # a console script as /proc shows it: its shebang's python, then the script's path
+            # (``.../bin/python3 .../bin/vllm serve ...`` is what ``vllm serve ...`` runs)
+            script = words[j].rsplit("/", 1)[-1] if j < n else ""
+            if script in ("vllm", "sglang") and j + 1 < n and words[j + 1] == "serve":
+                return ("vllm" if script == "vllm" else "sglang"), f"{script} serve", j + 2, env
             raise CommandError(f"not an SGLang or vLLM launch command ({w} does not run "
                                "sglang.launch_server or a vLLM server)")
         if base == "vllm" and i + 1 < n and words[i + 1] == "serve":

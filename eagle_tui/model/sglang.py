@@ -15,6 +15,7 @@ first capture (or its memory pool, when graphs are disabled), and lines that nam
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .classify import ACC_S, GEN_S, number, small_int
@@ -75,16 +76,23 @@ _CAPTURE = re.compile(
 )
 _TYPE = re.compile(r"\btype=([\w.]+)")
 _DRAFT_ARCH = re.compile(r"Eagle|EAGLE|MTP|NextN|Nextn|Draft|Medusa|Speculator", re.ASCII)
-_ARG_STR = r"=(?:'([^']*)'|\"([^\"]*)\"|None)"
+# Both ``server_args`` forms: ``ServerArgs(speculative_algorithm='EAGLE', ...)`` (older) and
+# 0.5.x's dict ``{'speculative_algorithm': 'EAGLE', ...}`` (one ~19 KB line). Only these keys are
+# read, each by one linear search (never an eval): the key, ``=`` or ``': ``, then a quoted string
+# of at most 4096 characters without quotes or backslashes (else left unread), an int, or None.
+_ARG_SEP = r"(?:=|': )"
+_ARG_STR = _ARG_SEP + r"(?:'([^'\\]{0,4096})'|\"([^\"\\]{0,4096})\"|None\b)"
+_ARG_INT = _ARG_SEP + r"(\d{1,15}|None)\b"
 _SPEC_ARGS = {
     "algorithm": re.compile(r"\bspeculative_algorithm" + _ARG_STR),
     "draft_model": re.compile(r"\bspeculative_draft_model_path" + _ARG_STR),
 }
 _SPEC_INTS = {
-    "num_steps": re.compile(r"\bspeculative_num_steps=(\d+|None)"),
-    "eagle_topk": re.compile(r"\bspeculative_eagle_topk=(\d+|None)"),
-    "num_draft_tokens": re.compile(r"\bspeculative_num_draft_tokens=(\d+|None)"),
+    "num_steps": re.compile(r"\bspeculative_num_steps" + _ARG_INT),
+    "eagle_topk": re.compile(r"\bspeculative_eagle_topk" + _ARG_INT),
+    "num_draft_tokens": re.compile(r"\bspeculative_num_draft_tokens" + _ARG_INT),
 }
+_ARGS_CLOSE = (")", "}")  # the last character of a complete server_args dump, either form
 _CLI_FLAG = re.compile(
     r"--speculative-(algorithm|algo|draft-model-path|draft-model|draft|num-steps|eagle-topk"
     r"|num-draft-tokens)(?:=|\s+)(['\"]?)([^\s'\"]+)\2"
@@ -94,8 +102,8 @@ _CLI_KEYS = {
     "draft-model": "draft_model", "draft": "draft_model", "num-steps": "num_steps",
     "eagle-topk": "eagle_topk", "num-draft-tokens": "num_draft_tokens",
 }
-_INIT_TEXT = (
-    "server_args=", "Init torch distributed", "Max running requests is reset",
+_INIT_TEXT = (  # "Init parallel" is 0.5.x's name for "Init torch distributed"
+    "server_args=", "Init torch distributed", "Init parallel", "Max running requests is reset",
     "Mixed chunked prefill is disabled", "speculative_num_draft_tokens is adjusted",
 )
 _KV_TEXT = ("KV Cache is allocated", "Memory pool end", "Using KV cache dtype",
@@ -246,6 +254,7 @@ def _opt_int(v: object) -> int | None:
 
 
 def server_args_spec(text: str) -> dict[str, object]:
+    """The speculative settings of a ``server_args`` line, either form (see :data:`_ARG_SEP`)."""
     found: dict[str, object] = {}
     for key, pattern in _SPEC_ARGS.items():
         m = pattern.search(text)
@@ -272,6 +281,25 @@ def cli_spec(text: str) -> dict[str, object]:
     return found
 
 
+def weighted_accept_len(stats: Iterable[DecodeStats]) -> float | None:
+    """Mean acceptance length over ``Decode batch`` lines, each weighed by its verify work.
+
+    A line's ``accept len`` is accepted tokens / verify count since the line before, that count
+    being the batch size summed over ``--decode-log-interval`` steps. The line does not print it;
+    the step count is constant, so the best weight it gives is ``#running-req`` (1 if missing).
+    SGLang's own ``avg_spec_accept_length`` sums the same intervals, so the two agree up to two
+    decimals and batch changes inside an interval; a plain mean would not.
+    """
+    total = weight = 0.0
+    for ev in stats:
+        if ev.accept_len is None:
+            continue
+        w = float(ev.running) if ev.running else 1.0
+        total += w * ev.accept_len
+        weight += w
+    return total / weight if weight else None
+
+
 class SglangParser:
     """Stateful SGLang message parser (roles, merged spec settings, wrapped server_args)."""
 
@@ -295,7 +323,7 @@ class SglangParser:
             if prefixed:
                 self._args_open = False
             else:
-                self._args_open = not msg.rstrip().endswith(")")
+                self._args_open = not msg.rstrip().endswith(_ARGS_CLOSE)
                 spec = self.spec.merge(server_args_spec(msg))
                 return ([spec] if spec else []), LineKind.MILESTONE
         if "Decode batch" in msg and _DECODE_HEAD.search(msg):
@@ -303,7 +331,7 @@ class SglangParser:
         if "Prefill batch" in msg and _PREFILL_HEAD.search(msg):
             return [prefill_stats(msg, lineno, time)], LineKind.STATS
         if "server_args=" in msg:
-            self._args_open = not msg.rstrip().endswith(")")
+            self._args_open = not msg.rstrip().endswith(_ARGS_CLOSE)
             events: list[Event] = [PhaseEvent(Phase.INIT, lineno, time, "server args")]
             spec = self.spec.merge(server_args_spec(msg))
             if spec:
@@ -381,4 +409,4 @@ class SglangParser:
 
 __all__ = ["DECODE_FIELDS", "DECODE_FIELDS_SRC", "PREFILL_FIELDS", "PREFILL_FIELDS_SRC",
            "SglangParser", "cli_spec", "decode_stats", "decode_stats_generic", "fields",
-           "prefill_stats", "prefill_stats_generic", "server_args_spec"]
+           "prefill_stats", "prefill_stats_generic", "server_args_spec", "weighted_accept_len"]

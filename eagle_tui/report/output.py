@@ -63,7 +63,9 @@ def render_text(report: dict[str, Any]) -> str:
     else:
         w(f"crash: {c['kind']} at line {c['line']}\n  {c['message']}\n  fix: {c['hint']}\n")
     s = r["speculative"]
-    if s is None:
+    if s is None and r["accept_len"].count:  # only a speculating engine logs accept len
+        w("speculative: on (accept len on the stats lines; its settings are not in the log)\n")
+    elif s is None:
         w("speculative: not seen in the log\n")
     else:
         settings = [f"{k}={v}" for k, v in s.items() if v is not None]

@@ -1,5 +1,7 @@
-"""SGLang in its own words (2026 era, ``../shared/engines/FORMATS.md`` §1): the launch timeline
-and the lines the running server prints.
+"""SGLang in its own words (0.5.x, 2026): the launch timeline and the lines the running server
+prints, as the real 0.5.23 server prints them (tests/fixtures/sglang-cpu: the ``server_args``
+dict line, ``Init parallel``, the ``Engine startup timings`` summary, the decode and prefill
+lines; a GPU prints ``cuda graph:`` where the CPU recording says ``cpu graph:``).
 
 Prefixes follow ``configure_logger``: ``[YYYY-mm-dd HH:MM:SS TPn] `` for scheduler ranks (no tag
 at TP=1), no tag for the main process, nothing at all for tqdm bars, traceback continuations and
@@ -47,14 +49,26 @@ def server_args_fields(cfg: ServerConfig) -> dict[str, Any]:
         "speculative_eagle_topk": 1, "speculative_num_draft_tokens": NUM_DRAFT_TOKENS,
         "speculative_accept_threshold_single": 1.0, "speculative_accept_threshold_acc": 1.0,
         "speculative_token_map": None, "attention_backend": "fa3", "disable_cuda_graph": False,
-        "cuda_graph_max_bs": MAX_RUNNING, "enable_torch_compile": False,
+        "cuda_graph_max_bs_decode": MAX_RUNNING, "enable_torch_compile": False,
     }
 
 
 def server_args(cfg: ServerConfig) -> str:
-    """``logger.info(f"{server_args=}")``: the dataclass repr on one very long line."""
-    fields = ", ".join(f"{k}={v!r}" for k, v in server_args_fields(cfg).items())
-    return f"server_args=ServerArgs({fields})"
+    """``logger.info(f"server_args={...}")``: 0.5.x logs the resolved args as a dict repr on one
+    very long line (~19 KB for the real server; tests/fixtures/sglang-cpu), no longer the
+    ``ServerArgs(...)`` dataclass repr of older releases."""
+    return f"server_args={server_args_fields(cfg)!r}"
+
+
+def startup_timings(load_weight: float, kv_cache: float, scheduler_e2e: float,
+                    graphs: dict[str, float], tokenizer_e2e: float) -> str:
+    """The one-line startup summary 0.5.x prints once the schedulers are up (``engine.py``)."""
+    phases = ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode",
+              "draft_extend")
+    cuda_graph = ", ".join(f"{p}={graphs.get(p, 0.0):.2f}" for p in phases)
+    return (f"Engine startup timings (s): load_weight={load_weight:.2f}, "
+            f"kv_cache_allocation={kv_cache:.2f}, scheduler_e2e={scheduler_e2e:.2f}, "
+            f"cuda_graph={{{cuda_graph}}}, tokenizer_e2e={tokenizer_e2e:.2f}")
 
 
 def _rank_lines(b: Builder, text: str, step: float = 0.02) -> list[str]:
@@ -160,23 +174,26 @@ def timeline(cfg: ServerConfig) -> Timeline:
            "by explicitly setting --max-running-requests.", label="idle", mem=True)
     b.advance(0.4)
     b.emit(_main(b, server_args(cfg)))
+    t_launch = b.t
     b.advance(6.0, 0.15)
-    b.emit(*_rank_lines(b, "Init torch distributed begin."), label="init")
+    b.emit(*_rank_lines(b, "Init parallel begin."), label="init")
     t_init = b.t
     if spec.crash == "nccl":
         _nccl_hang(b)
         return b.build()
     b.advance(1.9, 0.2)
     b.use(DIST_MEM_GIB)
-    b.emit(*_rank_lines(b, f"Init torch distributed ends. elapsed={b.t - t_init:.2f} s, mem usage="
-                           f"{DIST_MEM_GIB:.2f} GB"), mem=True)
+    b.emit(*_rank_lines(b, f"Init parallel ends. elapsed={b.t - t_init:.2f} s"), mem=True)
+    b.emit(*_rank_lines(b, f"Memory baseline taken. mem usage={DIST_MEM_GIB:.2f} GB"))
     b.advance(0.5)
     b.emit(*_rank_lines(b, f"Load weight begin. avail mem={b.avail:.2f} GB"), label="load_weights")
     took = b.shards(m.shards, m.load_s * spec.weight_factor, cfg.weights_gib, "load_weights")
     b.advance(0.6)
-    b.emit(*_rank_lines(b, f"Load weight end. elapsed={took + 0.6:.2f} s, type={m.architecture}, "
+    load_weight = took + 0.6
+    b.emit(*_rank_lines(b, f"Load weight end. elapsed={load_weight:.2f} s, type={m.architecture}, "
                            f"avail mem={b.avail:.2f} GB, mem usage={cfg.weights_gib:.2f} GB."))
     b.advance(0.4)
+    t_kv = b.t
     b.use(cfg.kv_gib)
     kv = (f"KV size: {cfg.kv_gib:.2f} GB" if m.mla else
           f"K size: {cfg.kv_gib / 2:.2f} GB, V size: {cfg.kv_gib / 2:.2f} GB")
@@ -186,15 +203,17 @@ def timeline(cfg: ServerConfig) -> Timeline:
            *_rank_lines(b, f"Memory pool end. avail mem={b.avail:.2f} GB"), label="kv_cache",
            mem=True)
     b.advance(0.5)
+    kv_cache = b.t - t_kv
     if spec.crash == "oom":
         _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42, fail_at=0)
         _oom(b)
         return b.build()
-    _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42)
+    graphs = {"target_verify": _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42)}
     b.advance(0.6)
     draft_gib = 1.88
     b.emit(*_rank_lines(b, f"Load weight begin. avail mem={b.avail:.2f} GB"), label="load_weights")
     took = b.shards(1, 1.1, draft_gib, "load_weights")
+    load_weight += took
     b.emit(*_rank_lines(b, f"Load weight end. elapsed={took:.2f} s, type=LlamaForCausalLMEagle3, "
                            f"avail mem={b.avail:.2f} GB, mem usage={draft_gib:.2f} GB."))
     draft_kv = cfg.kv_tokens * 8 * 128 * 2 / 2**30
@@ -205,14 +224,17 @@ def timeline(cfg: ServerConfig) -> Timeline:
            *_rank_lines(b, f"Memory pool end. avail mem={b.avail:.2f} GB"), label="kv_cache",
            mem=True)
     b.advance(0.4)
-    _graphs(b, "draft", "decode", 1, 9.0, 0.28)
-    _graphs(b, "draft", "extend", NUM_DRAFT_TOKENS, 5.5, 0.17)
+    graphs["draft_decode"] = _graphs(b, "draft", "decode", 1, 9.0, 0.28)
+    graphs["draft_extend"] = _graphs(b, "draft", "extend", NUM_DRAFT_TOKENS, 5.5, 0.17)
     b.advance(0.5)
     b.emit(prefix(b.epoch, 0, cfg.tp) + f"max_total_num_tokens={cfg.kv_tokens}, "
            f"chunked_prefill_size=16384, max_prefill_tokens=16384, max_running_requests="
            f"{MAX_RUNNING}, context_len={m.context_len}, available_gpu_mem={b.avail:.2f} GB",
            label="loaded")
-    b.advance(0.9)
+    b.advance(0.2)
+    b.emit(_main(b, startup_timings(load_weight, kv_cache, b.t - t_init, graphs,
+                                    b.t - t_launch)))
+    b.advance(0.7)
     b.emit(*(_main(b, t) for t in (
         f"INFO:     Started server process [{cfg.main_pid}]",
         "INFO:     Waiting for application startup.", "INFO:     Application startup complete.")))

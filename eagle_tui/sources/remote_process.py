@@ -32,7 +32,9 @@ from eagle_tui.transport.base import Transport, TransportError
 DEFAULT_POLL_S = 1.0
 
 # $1 = port (may be empty), $2 = log path as a find -lname pattern (may be empty).
-# Prints "port PID" lines for the socket owner(s), then "log PID" lines for the log's holders.
+# Prints "port PID" lines for the socket owner(s), then "log PID" lines for the processes that
+# hold the log open for writing (the access mode in /proc/PID/fdinfo/FD's octal flags: the last
+# digit & 3 is 1 or 2), never a reader such as eagle-tui's own remote `tail`.
 FIND_SCRIPT = r"""
 if [ -n "$1" ]; then
   hex=$(printf ':%04X' "$1")
@@ -42,8 +44,12 @@ if [ -n "$1" ]; then
       | cut -d/ -f3 | sed 's/^/port /'
   done
 fi
-if [ -n "$2" ]; then
-  find /proc/[0-9]*/fd -maxdepth 1 -lname "$2" 2>/dev/null | cut -d/ -f3 | sed 's/^/log /'
+if [ -n "$2" ]; then  # writers only: eagle-tui's own `tail` reads the log, it never serves
+  find /proc/[0-9]*/fd -maxdepth 1 -lname "$2" 2>/dev/null | while read -r fd; do
+    p=${fd#/proc/}; p=${p%%/*}; n=${fd##*/}
+    f=$(sed -n 's/^flags:[[:space:]]*//p' "/proc/$p/fdinfo/$n" 2>/dev/null)
+    case $f in *[123567]) echo "log $p" ;; esac
+  done
 fi
 exit 0
 """

@@ -179,3 +179,26 @@ def test_attach_discovers_the_launched_server(tmp_path: Path, shim_env: dict[str
         assert "pid " + str(run.pid) in w.stderr
     finally:
         assert cli(["stop", "last", "--yes"], shim_env).returncode == 0
+
+
+def test_watch_with_nothing_to_watch_finds_the_server(tmp_path: Path,
+                                                      shim_env: dict[str, str]) -> None:
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    port = free_port()
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(target),
+           "--port", str(port)]
+    assert cli(["launch", "--no-tui", "--timeout", "30", "--name", "w", *cmd],
+               shim_env).returncode == 0
+    try:
+        run = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3").get("w")
+        found = json.loads(cli(["attach", "--list", "--json"], shim_env).stdout)
+        pick = next(i for i, f in enumerate(found, 1) if f["pid"] == run.pid)
+        w = cli(["watch", "--pick", str(pick), "--headless", "--json", "--duration", "3"],
+                shim_env)
+        assert w.returncode == 0, w.stderr
+        assert f"pid {run.pid}" in w.stderr and str(port) in w.stderr
+        # the launched run's own row is reused, and it got the watch's summary
+        rows = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3").list()
+        assert [r.name for r in rows] == ["w"]
+    finally:
+        assert cli(["stop", "w", "--yes"], shim_env).returncode == 0

@@ -98,3 +98,61 @@ async def test_unknown_pid_is_not_found_then_exited(sshd: Any) -> None:
         events = [ev async for ev in RemoteProcessWatcher(t, 4_000_000).events()]
     assert [type(e) for e in events] == [ProcessSample, ProcessExited]
     assert isinstance(events[0], ProcessSample) and events[0].status == "not_found"
+
+
+@pytest.mark.sshd
+async def test_a_reader_of_the_log_is_never_the_server(sshd: Any, tmp_path: Path) -> None:
+    """eagle-tui's own remote ``tail -F`` holds the log open for reading: it must not be taken
+    for the server (a dropped connection would end the tail and read as a crash)."""
+    log = tmp_path / "server.log"
+    log.write_text("[2026-12-01 10:00:00] starting\n")
+    reader = subprocess.Popen(["tail", "-F", str(log)], stdout=subprocess.DEVNULL)
+    writer = None
+    try:
+        async with sshd.transport() as t:
+            time.sleep(0.2)
+            watcher = RemoteProcessWatcher(t, log_path=str(log), poll_interval=0.2)
+            assert await watcher.find() is None  # only a reader: no server
+            writer = subprocess.Popen(["sh", "-c", 'exec 3>>"$1"; exec sleep 60', "sh",
+                                       str(log)])
+            deadline = time.monotonic() + 5
+            found = None
+            while found is None and time.monotonic() < deadline:
+                found = await watcher.find()
+                await asyncio.sleep(0.05)
+            assert found == writer.pid
+    finally:
+        for p in (reader, writer):
+            if p is not None:
+                p.kill()
+                p.wait()
+
+
+@pytest.mark.sshd
+@pytest.mark.slow
+def test_dropped_connection_is_never_a_crash(sshd: Any, tmp_path: Path) -> None:
+    """``wait --ssh --log`` (no pid, no url) through a dropped SSH session: still waiting, then
+    ready when the log says so — never "crashed" (exit 1) because its own tail ended."""
+    import os
+
+    log = tmp_path / "remote.log"
+    log.write_text("[2026-12-01 10:00:00] server_args=ServerArgs(model_path='m')\n")
+    env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "eagle_tui", "wait", *sshd.cli_args(),
+                             "--log", str(log), "--timeout", "40", "--gpu", "none"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(3)
+        assert proc.poll() is None
+        assert sshd.kill_sessions() >= 1  # the connection drops (tail and all)
+        time.sleep(2)
+        assert proc.poll() is None, proc.communicate()
+        with log.open("a") as fh:
+            fh.write("[2026-12-01 10:00:30] The server is fired up and ready to roll!\n")
+        out, err = proc.communicate(timeout=40)
+        assert proc.returncode == 0, out + err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
