@@ -18,7 +18,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -307,3 +307,26 @@ def sglang_misconf_log(tmp_path_factory: pytest.TempPathFactory,
     finally:
         server.stop()
     return server.log
+
+
+@pytest.fixture(scope="session")
+def sglang_command() -> Callable[[str, int], tuple[list[str], dict[str, str]]]:
+    """``(argv, env)`` of the real SGLang server as a user types it, for ``eagle-tui launch``:
+    the same flags as :class:`SglangServer` with ``--speculative-algorithm ALGORITHM``; the
+    environment travels as ``--env K=V`` (``PYTHONPATH`` emptied: the server's venv, not
+    eagle-tui's checkout)."""
+    root = _require_sglang()
+
+    def command(algorithm: str, port: int) -> tuple[list[str], dict[str, str]]:
+        argv = [str(root / "venv" / "bin" / "python"), "-m", "sglang.launch_server",
+                "--model-path", str(root / "models" / "tiny-llama"),
+                "--host", "127.0.0.1", "--port", str(port), *SGLANG_SERVE_ARGS,
+                "--speculative-algorithm", algorithm,
+                "--speculative-draft-model-path", str(root / "models" / "tiny-eagle3-sglang"),
+                *SGLANG_SPEC_ARGS]
+        env = {"SGLANG_USE_CPU_ENGINE": "1", "SGLANG_CPU_FORCE_AMX": "1", "HF_HUB_OFFLINE": "1",
+               "TRANSFORMERS_OFFLINE": "1", "DO_NOT_TRACK": "1", "SGLANG_HOST_IP": "127.0.0.1",
+               "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
+        return argv, env
+
+    return command
