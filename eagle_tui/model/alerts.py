@@ -110,6 +110,16 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
     if not _draft_is_eagle3(state):
         return None
     draft = (state.spec.draft_model if state.spec else None) or "the draft"
+    if state.engine == "vllm":  # in vLLM's own terms: the method in --speculative-config
+        refused = state.crash is not None and state.crash.kind == "config_error"
+        return Alert(
+            "eagle3_draft_with_eagle",
+            "critical",
+            f'{draft} is an EAGLE-3 checkpoint but --speculative-config has "method": '
+            f'"{algo.lower()}"' + (": vLLM refused it at startup." if refused else
+                                   ": the draft cannot get the 3 concatenated layers it needs.")
+            + ' Relaunch with "method": "eagle3" in --speculative-config.',
+        )
     return Alert(
         "eagle3_draft_with_eagle",
         "critical",

@@ -233,8 +233,9 @@ def _with_phase(b: _Batch, ev: PhaseEvent) -> None:
 
 def _with_crash(b: _Batch, ev: CrashEvent) -> None:
     s = b.s
-    if s.crash is not None and _specificity(s.crash) >= _specificity(ev):
-        return
+    refines = s.crash is not None and (s.crash.kind, s.crash.lineno) == (ev.kind, ev.lineno)
+    if s.crash is not None and _specificity(s.crash) >= _specificity(ev) and not refines:
+        return  # (a refinement: the same crash line, its cause read from the lines below)
     if ev.kind == "port_in_use" and s.phase is Phase.READY:
         # vLLM: "Application startup complete." followed by a bind error was never ready
         marks = tuple(m for m in s.phases if m.phase is not Phase.READY)
