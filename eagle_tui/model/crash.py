@@ -180,6 +180,17 @@ def _port_hint(_engine: str, _phase: Phase, msg: str) -> str:
 
 
 _Hint = Callable[[str, Phase, str], str]
+# vLLM given "method": "eagle" with an EAGLE-3 draft: it wraps the draft's architecture as an
+# EAGLE-1 model ("Eagle" + LlamaForCausalLMEagle3) and refuses it at startup (vLLM 0.32, measured)
+_EAGLE1_OF_EAGLE3 = re.compile(r"architectures \['Eagle\w*Eagle3\w*'\] are not supported")
+_EAGLE1_OF_EAGLE3_HINT = (
+    'The draft is an EAGLE-3 checkpoint but --speculative-config says "method": "eagle", so vLLM '
+    "looked for an EAGLE-1 model of it (Eagle + its architecture), which does not exist. Use "
+    '"method": "eagle3" in --speculative-config and relaunch.')
+_VALIDATION_HEAD = re.compile(r"validation errors? for \w+")
+REFINE_LINES = 3  # pydantic prints the failing value this many lines below its header at most
+
+
 _HINTS: dict[str, _Hint] = {
     "cuda_oom": _oom_hint,
     "not_enough_memory": _nem_hint,
@@ -209,17 +220,6 @@ _HINTS: dict[str, _Hint] = {
         "An uncaught exception stopped the server: the exception type and message on this line "
         "name the cause; the frames above show where it was raised."),
 }
-
-
-# vLLM given "method": "eagle" with an EAGLE-3 draft: it wraps the draft's architecture as an
-# EAGLE-1 model ("Eagle" + LlamaForCausalLMEagle3) and refuses it at startup (vLLM 0.32, measured)
-_EAGLE1_OF_EAGLE3 = re.compile(r"architectures \['Eagle\w*Eagle3\w*'\] are not supported")
-_EAGLE1_OF_EAGLE3_HINT = (
-    'The draft is an EAGLE-3 checkpoint but --speculative-config says "method": "eagle", so vLLM '
-    "looked for an EAGLE-1 model of it (Eagle + its architecture), which does not exist. Use "
-    '"method": "eagle3" in --speculative-config and relaunch.')
-_VALIDATION_HEAD = re.compile(r"validation errors? for \w+")
-REFINE_LINES = 3  # pydantic prints the failing value this many lines below its header at most
 
 
 def hint_for(kind: str, engine: str = "unknown", phase: Phase = Phase.NONE,
