@@ -13,6 +13,7 @@ test watches it start with ``eagle-tui wait``; later tests call :meth:`RealServe
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -327,6 +328,34 @@ def sglang_command() -> Callable[[str, int], tuple[list[str], dict[str, str]]]:
         env = {"SGLANG_USE_CPU_ENGINE": "1", "SGLANG_CPU_FORCE_AMX": "1", "HF_HUB_OFFLINE": "1",
                "TRANSFORMERS_OFFLINE": "1", "DO_NOT_TRACK": "1", "SGLANG_HOST_IP": "127.0.0.1",
                "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
+        return argv, env
+
+    return command
+
+
+@pytest.fixture(scope="session")
+def vllm_command() -> Callable[[str, int], tuple[list[str], dict[str, str]]]:
+    """``(argv, env)`` of the real vLLM server as ``run.sh serve`` starts it, with
+    ``--speculative-config '{"method": METHOD, "model": <the EAGLE-3 draft>, ...}'``, for
+    ``eagle-tui launch`` (its environment travels as ``--env K=V``)."""
+    root = vllm_root()
+    if not (root / "venv" / "bin" / "vllm").exists():
+        if os.environ.get("EAGLE_TUI_REQUIRE_REALSERVER"):
+            pytest.fail(f"EAGLE_TUI_REQUIRE_REALSERVER is set but there is no vLLM venv at "
+                        f"{root}; run tests/install.sh")
+        pytest.skip(f"the real vLLM CPU server is not installed at {root}")
+
+    def command(method: str, port: int) -> tuple[list[str], dict[str, str]]:
+        spec = json.dumps({"method": method, "model": str(root / "tiny-eagle3"),
+                           "num_speculative_tokens": 3})
+        argv = [str(root / "venv" / "bin" / "vllm"), "serve", str(root / "tiny-llama"),
+                "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "tiny-llama",
+                "--dtype", "bfloat16", "--max-model-len", "1024", "--max-num-seqs", "8",
+                "--enforce-eager", "--speculative-config", spec]
+        env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
+               "DO_NOT_TRACK": "1", "VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_KVCACHE_SPACE": "1",
+               "VLLM_CPU_OMP_THREADS_BIND": "auto", "VLLM_LOG_STATS_INTERVAL": "2",
+               "PYTHONPATH": ""}
         return argv, env
 
     return command
