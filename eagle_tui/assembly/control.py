@@ -257,6 +257,7 @@ class LaunchControl:
 
     async def _relaunch(self, argv: list[str], *, force: bool) -> Outcome:
         from eagle_tui.launch.plan import prepare, start
+        from eagle_tui.launch.process import LaunchError
 
         transport = await self._connect()
         try:
@@ -271,9 +272,13 @@ class LaunchControl:
             await self._stop(transport)
             log = os.path.join(self.log_dir, f"run-{int(time.time() * 1000)}.log") \
                 if self.log_dir else None
-            run, launched = await start(self.store, transport, prep, log_path=log,
-                                        demo=self.demo, parent=old.id,
-                                        baseline=self.spec.baseline)
+            try:
+                run, launched = await start(self.store, transport, prep, log_path=log,
+                                            demo=self.demo, parent=old.id,
+                                            baseline=self.spec.baseline)
+            except LaunchError as exc:
+                raise LaunchError(f"run {old.label} was stopped, but the new command did not "
+                                  f"start: {exc}") from None
         finally:
             await transport.close()
         self._argv, self._prep, self._run, self._launched = list(argv), prep, run, launched

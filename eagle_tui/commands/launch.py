@@ -146,7 +146,8 @@ def _record_outcome(run_id: int, code: int) -> None:
     if state is None:
         return
     try:
-        RunStore().update(run_id, state=state, **({"ended": time.time()} if code == 1 else {}))
+        ended: dict[str, object] = {"ended": time.time()} if code == 1 else {}
+        RunStore().update(run_id, state=state, **ended)
     except HistoryError as exc:
         print(f"eagle-tui launch: warning: {exc}", file=sys.stderr)
 
