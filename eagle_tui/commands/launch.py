@@ -146,8 +146,10 @@ def _record_outcome(run_id: int, code: int) -> None:
     if state is None:
         return
     try:
-        ended: dict[str, object] = {"ended": time.time()} if code == 1 else {}
-        RunStore().update(run_id, state=state, **ended)
+        if code == 1:
+            RunStore().update(run_id, state=state, ended=time.time())
+        else:
+            RunStore().update(run_id, state=state)
     except HistoryError as exc:
         print(f"eagle-tui launch: warning: {exc}", file=sys.stderr)
 
