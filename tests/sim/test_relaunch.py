@@ -109,6 +109,8 @@ async def test_kill_asks_then_stops_the_group(launched: Launched) -> None:
     assert run.pgid is not None and group_alive(run.pgid)
     async with app.run_test(size=(160, 48)) as pilot:
         await until(pilot, lambda: app.state.process is not None, "the process")
+        footer = str(app.query_one("KeyFooter").render())
+        assert "Kill" in footer and "Restart" in footer and "Edit" in footer
         await pilot.press("K")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")  # cancelled: nothing happens
