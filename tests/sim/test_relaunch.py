@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import io
+import json
 import os
 import signal
 import subprocess
@@ -265,3 +266,52 @@ async def test_a_server_restarted_under_a_watch_is_a_new_run(tmp_path: Path) -> 
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait(10)
+
+
+def test_the_simulated_vllm_refuses_method_eagle_as_the_real_one(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.state import DashboardState, reduce
+    from eagle_tui.sim.engine_cli import main
+    from eagle_tui.sim.runtime import prepare_workdir
+
+    draft = prepare_workdir(tmp_path, "vllm", 1, 0)["draft"]
+    spec = json.dumps({"method": "eagle", "model": draft, "num_speculative_tokens": 3})
+    assert main("vllm", ["my/model", "--speculative-config", spec, "--port", "1"]) == 1
+    p = LogParser()
+    out = capsys.readouterr().out
+    st = reduce(DashboardState(), [e for ln in out.splitlines() for e in p.feed_line(ln)]
+                + p.finish())
+    assert st.engine == "vllm" and st.crash is not None and st.crash.kind == "config_error"
+    assert '"method": "eagle3" in --speculative-config' in st.crash.hint
+
+
+async def test_the_vllm_demo_loop_crash_then_E(tmp_path: Path) -> None:
+    args = demo_args("misconfigured")
+    args.engine = "vllm"
+    demo = DemoLaunch(args, store=RunStore(tmp_path / "runs.sqlite3"))
+    dash: Dashboard | None = None
+    try:
+        spec, control = await demo.start()
+        first = demo_subscribers(demo.store)(control.run, spec)
+        dash = prepare_dashboard(spec, control=control, subscribers=first, config=UiConfig())
+        app = dash.app
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.crash is not None, "the refusal")
+            assert app.state.crash is not None and "eagle3" in app.state.crash.hint
+            old = app.session
+            await pilot.press("E")
+            edit = app.screen
+            assert isinstance(edit, EditScreen) and '"method": "eagle"' in edit.input.value
+            edit.input.value = edit.input.value.replace('"method": "eagle"',
+                                                        '"method": "eagle3"')
+            await pilot.pause()
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not old, "the relaunch")
+            await until(pilot, lambda: (serving_accept(app) or 0) > 2.0, "a healthy run")
+            assert app.state.crash is None and app.state.previous is not None
+            assert app.state.previous.crash == "config_error"
+    finally:
+        if dash is not None:
+            await asyncio.to_thread(dash.close)
+        await asyncio.to_thread(demo.close)
