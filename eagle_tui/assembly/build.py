@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from eagle_tui.assembly.spec import DashboardSpec, is_local_host, url_port
 from eagle_tui.model.events import Baseline, SpecConfig
+from eagle_tui.model.windows import own_path
 
 if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
     from eagle_tui.session import Session
@@ -46,19 +47,22 @@ def build_sources(
         sources.append(LogTail(transport, spec.log))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
     if spec.url or (spec.pid is not None and local):
-        from eagle_tui.sources.health import HealthPoller, listening_urls
+        from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
     if spec.url:
         from eagle_tui.sources.metrics import MetricsScraper
         from eagle_tui.sources.serverinfo import ServerInfoSource
 
-        sources.append(HealthPoller(transport, spec.url, interval=spec.health_interval))
-        sources.append(MetricsScraper(transport, spec.url))
+        # our own polls carry a mark their access lines show: the log view folds them
+        sources.append(HealthPoller(transport, spec.url, interval=spec.health_interval,
+                                    ready_interval=READY_INTERVAL_S, path=own_path("/health")))
+        sources.append(MetricsScraper(transport, spec.url, path=own_path("/metrics")))
         sources.append(ServerInfoSource(transport, spec.url))
     elif spec.pid is not None and local:
         # pid alone: find the server's HTTP port among the ports its process tree listens on
         pid = spec.pid
         sources.append(HealthPoller(transport, None, discover=lambda: listening_urls(pid),
-                                    interval=spec.health_interval))
+                                    interval=spec.health_interval,
+                                    ready_interval=READY_INTERVAL_S, path=own_path("/health")))
     port = url_port(spec.url) if spec.url and is_local_host(spec.url) else None
     if spec.pid is not None or port is not None or spec.log:
         if local:
@@ -71,6 +75,10 @@ def build_sources(
 
             sources.append(RemoteProcessWatcher(transport, spec.pid, port=port,
                                                 log_path=spec.log))
+    if spec.pid is not None or spec.log:  # a model download shows as the startup's verdict
+        from eagle_tui.sources.download import DownloadWatcher
+
+        sources.append(DownloadWatcher(transport, interval=2.0 if local else 5.0))
     if spec.draft_config or spec.log or spec.url:
         sources.append(
             DraftConfigSource(transport, spec.draft_config, spec_provider=spec_provider)

@@ -5,7 +5,15 @@ It streams ``/v1/chat/completions`` (or ``/v1/completions``) from ``--concurrenc
 what a client sees: aggregate tok/s, time to first token, inter-token latency and **tokens per
 SSE event**. The last one is the client-side fingerprint of speculative decoding: engines send
 one event per verify step, so an event carries every token the step accepted (≈ the accept
-length); 1.0 means drafts are not being accepted.
+length); 1.0 means drafts are not being accepted. ``--endpoint generate`` (SGLang's native API)
+reads the engine's own per-request count of verify steps (``meta_info.spec_verify_ct``) instead.
+
+The run is a *benchmark window* on the server's timeline: marker requests before and after the
+load show in the server's access log
+(:mod:`eagle_tui.model.windows`), so every dashboard and ``report`` reading that log sees the
+window, with the client's totals. ``/metrics`` counters are read at both ends
+(:mod:`eagle_tui.commands.bench_window`) and, with ``--log`` (a local file), the log's own
+figures over the window are printed beside them.
 
 Token counts come from the server's ``usage`` (requested with ``stream_options.include_usage``);
 a server that sends none is counted one token per event and the result says so.
@@ -23,6 +31,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.assembly.spec import normalize_url
@@ -50,6 +59,7 @@ class RequestResult:
     events: int = 0  # SSE events that carried text
     decode_s: float = 0.0  # first to last text event
     usage_reported: bool = False
+    verify: int = 0  # SGLang /generate: the engine's verify steps (meta_info.spec_verify_ct)
 
 
 @dataclass
@@ -74,6 +84,10 @@ class BenchResult:
     tokens_estimated: bool = False
     timed_out: bool = False
     errors: list[str] = field(default_factory=list)
+    events: int = 0
+    verify: int = 0
+    bench_id: str = ""
+    window: dict[str, Any] | None = None  # the window's figures, source by source
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,7 +109,8 @@ def summarize(base: BenchResult, results: list[RequestResult], wall_s: float) ->
     ttfts = sorted(r.ttft_s for r in good if r.ttft_s is not None)
     itls = sorted(r.decode_s / (r.tokens - 1) for r in good if r.tokens > 1 and r.decode_s > 0)
     rates = sorted((r.tokens - 1) / r.decode_s for r in good if r.tokens > 1 and r.decode_s > 0)
-    events = sum(r.events for r in good)
+    events = base.events = sum(r.events for r in good)
+    base.verify = sum(r.verify for r in good)
     base.ttft_p50_s, base.ttft_p90_s = _quantile(ttfts, 0.5), _quantile(ttfts, 0.9)
     base.itl_p50_s, base.itl_p90_s = _quantile(itls, 0.5), _quantile(itls, 0.9)
     base.per_request_tok_s_p50 = _quantile(rates, 0.5)
@@ -107,6 +122,9 @@ def summarize(base: BenchResult, results: list[RequestResult], wall_s: float) ->
 
 def _payload(endpoint: str, model: str, max_tokens: int, index: int) -> dict[str, Any]:
     prompt = f"{PROMPT} (request {index})"
+    if endpoint == "generate":
+        return {"text": prompt, "stream": True,
+                "sampling_params": {"max_new_tokens": max_tokens, "temperature": 0}}
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True,
                             "temperature": 0, "stream_options": {"include_usage": True}}
     if endpoint == "chat":
@@ -117,6 +135,8 @@ def _payload(endpoint: str, model: str, max_tokens: int, index: int) -> dict[str
 
 
 def _text_of(obj: dict[str, Any]) -> str:
+    if isinstance(obj.get("text"), str) and "choices" not in obj:  # SGLang /generate
+        return str(obj["text"])
     text = ""
     for choice in obj.get("choices") or ():
         if not isinstance(choice, dict):
@@ -137,6 +157,8 @@ async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any]
     start = time.perf_counter()
     res = RequestResult(ok=False)
     first = last = None
+    native = "text" in body
+    seen = ""  # /generate streams the text so far, not a delta
     try:
         async with client.stream("POST", path, json=body, timeout=timeout) as resp:
             if resp.status_code != 200:
@@ -152,10 +174,16 @@ async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any]
                 obj = json.loads(data)
                 if not isinstance(obj, dict):
                     raise ValueError("an SSE event is not a JSON object")
-                usage = obj.get("usage")
+                usage = obj.get("usage") if not native else obj.get("meta_info")
                 if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
                     res.tokens, res.usage_reported = usage["completion_tokens"], True
-                if _text_of(obj):
+                    if isinstance(usage.get("spec_verify_ct"), int):
+                        res.verify = usage["spec_verify_ct"]
+                text = _text_of(obj)
+                if native:  # the text so far (SGLang's default), or only the new part
+                    text, seen = ((text[len(seen):], text) if text.startswith(seen)
+                                  else (text, seen + text))
+                if text:
                     now = time.perf_counter()
                     first = first if first is not None else now
                     last = now
@@ -187,26 +215,39 @@ async def detect_model(client: httpx.AsyncClient, timeout: float) -> str:
 
 
 async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_tokens: int = 128,
-                    model: str | None = None, timeout: float = 120.0, endpoint: str = "chat"
-                    ) -> BenchResult:
+                    model: str | None = None, timeout: float = 120.0, endpoint: str = "chat",
+                    mark: bool = True, log_path: str | None = None) -> BenchResult:
     """Run the load; returns when every request is done or ``timeout`` s have passed.
 
     In-flight requests at the deadline are cancelled and not counted. Cancelling the task that
-    runs this (the demo does) closes every connection.
+    runs this (the demo does) closes every connection. ``mark``: send the window's markers and
+    tag the load requests (:mod:`eagle_tui.model.windows`), read ``/metrics`` at both ends;
+    ``log_path``: a local server log to read the window's log figures from.
     """
     import httpx
 
+    from eagle_tui.commands import bench_window as bw
+
     base_url = normalize_url(url)
-    path = "/v1/chat/completions" if endpoint == "chat" else "/v1/completions"
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    start = time.perf_counter()
-    deadline = start + timeout
+    path = {"chat": "/v1/chat/completions", "completions": "/v1/completions",
+            "generate": "/generate"}[endpoint]
+    bench_id = bw.new_bench_id() if mark else ""
+    limits = httpx.Limits(max_connections=concurrency + 1,
+                          max_keepalive_connections=concurrency + 1)
     results: list[RequestResult] = []
     # trust_env=False: talk to exactly the URL given (an HTTP(S)_PROXY from the environment
     # would otherwise capture 127.0.0.1 and SSH-forwarded ports)
     async with httpx.AsyncClient(base_url=base_url, limits=limits, trust_env=False) as client:
-        name = model or await detect_model(client, min(10.0, timeout))
+        name = model or (await detect_model(client, min(10.0, timeout)) if endpoint != "generate"
+                         else "default")
         result = BenchResult(base_url, name, path, concurrency, max_tokens, requests)
+        result.bench_id = bench_id
+        before = await bw.counters(client) if mark else None
+        log_file = Path(log_path) if mark and log_path else None
+        offset = log_file.stat().st_size if log_file is not None and log_file.exists() else 0
+        t_start = await bw.send_marker(client, bench_id, "start") if mark else time.time()
+        start = time.perf_counter()
+        deadline = start + timeout
         counter = iter(range(requests))
 
         async def worker() -> None:
@@ -214,8 +255,8 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
                 left = deadline - time.perf_counter()
                 if left <= 0:
                     return
-                r = await one_request(client, path, _payload(endpoint, name, max_tokens, index),
-                                      left)
+                r = await one_request(client, path,
+                                      _payload(endpoint, name, max_tokens, index), left)
                 results.append(r)
 
         tasks = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
@@ -227,7 +268,16 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-    return summarize(result, results, time.perf_counter() - start)
+        summarize(result, results, time.perf_counter() - start)
+        if mark:
+            t_end = await bw.send_marker(client, bench_id, "end", tokens=result.tokens,
+                                         events=result.events, requests=result.ok,
+                                         verify=result.verify)
+            after = await bw.counters(client)
+            log = (await bw.wait_for_log_window(log_file, bench_id, offset)
+                   if log_file is not None and log_file.exists() else None)
+            result.window = bw.window_dict(result, t_start, t_end, before, after, log)
+    return result
 
 
 # --------------------------------------------------------------------------- command line
@@ -256,6 +306,10 @@ def format_summary(r: BenchResult) -> list[str]:
     if r.tokens_estimated:
         lines.append("  note: the server sent no usage; tokens counted as one per event")
     lines += [f"  error: {e}" for e in r.errors]
+    if r.window is not None:
+        from eagle_tui.commands.bench_window import format_window
+
+        lines += format_window(r.window)
     return lines
 
 
@@ -282,10 +336,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--requests", type=_bounded_int(1, 100_000), default=16)
     p.add_argument("--max-tokens", type=_bounded_int(1, 32_768), default=128)
     p.add_argument("--model", help="model name (default: the first of /v1/models)")
-    p.add_argument("--endpoint", choices=("chat", "completions"), default="chat")
+    p.add_argument("--endpoint", choices=("chat", "completions", "generate"), default="chat",
+                   help="chat, completions, or generate (SGLang's native API: its meta_info "
+                   "counts the verify steps, an exact client-side acceptance length)")
     p.add_argument("--timeout", type=float, default=120.0,
                    help="stop after this many seconds in all (default 120)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--log", metavar="PATH",
+                   help="the server's log (a local file): print the log's figures over the "
+                   "window beside /metrics' and the client's")
+    p.add_argument("--run", metavar="REF",
+                   help="keep the window in this run of the history (default: the newest run "
+                   "on --url that has not ended, if any)")
+    p.add_argument("--no-mark", action="store_true",
+                   help="send no window markers and read no /metrics (a plain load)")
     p.set_defaults(func=run)
 
 
@@ -297,13 +361,23 @@ def run(args: argparse.Namespace) -> int:
         result = asyncio.run(run_bench(
             args.url, concurrency=args.concurrency, requests=args.requests,
             max_tokens=args.max_tokens, model=args.model, timeout=args.timeout,
-            endpoint=args.endpoint))
+            endpoint=args.endpoint, mark=not args.no_mark, log_path=args.log))
     except UsageError as exc:
         print(f"eagle-tui bench: error: {exc}", file=sys.stderr)
         return 2
     except BenchError as exc:
         print(f"eagle-tui bench: {exc}", file=sys.stderr)
         return 1
+    if result.window is not None:
+        from eagle_tui.commands.bench_window import save_window
+
+        try:
+            kept = save_window(result.window, result.url, args.run)
+        except EagleError as exc:  # the history is a convenience: the result is still printed
+            print(f"eagle-tui bench: window not kept in the history: {exc}", file=sys.stderr)
+        else:
+            if kept is not None and not args.json:
+                print(f"window kept in run {kept} (eagle-tui runs show {kept.split()[0][1:]})")
     if args.json:
         print(json.dumps(result.as_dict()))
     else:

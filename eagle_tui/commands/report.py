@@ -50,14 +50,26 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workers", type=_count, metavar="N",
                    help="processes for a big file (default: usable CPUs, at most 12, at least "
                    "8 MiB of the file each, or $EAGLE_TUI_REPORT_WORKERS); 1 reads serially")
+    p.add_argument("--bench-results", action="append", default=[], metavar="FILE",
+                   help="results of sglang.bench_serving --output-file or vllm bench serve "
+                   "--save-result: each run beside the log's figures over its time (repeatable)")
     p.add_argument("--debug-rss", action="store_true",
                    help="print the peak memory of the report and its workers to stderr")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from eagle_tui.commands import report_windows
+
     name: str = args.log
     rss: list[tuple[int, int]] = []
+    try:
+        runs = report_windows.load_results(args.bench_results)
+    except ValueError as exc:
+        print(f"eagle-tui report: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if name == "-":
             report = build_report(sys.stdin.buffer, "-", baseline=args.baseline)
@@ -65,17 +77,21 @@ def run(args: argparse.Namespace) -> int:
             with open(name, "rb") as f:
                 report = build_report_parallel(f, name, baseline=args.baseline,
                                                workers=args.workers, rss=rss)
+        # bench windows: a second pass, only when the log has markers or results were given
+        wins = report_windows.windows(None if name == "-" else Path(name), runs)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         print(f"eagle-tui report: cannot read {name}: {reason}", file=sys.stderr)
         return EXIT_USAGE
+    if wins:
+        report["windows"] = wins
     try:
         if args.json:
             out: BinaryIO = sys.stdout.buffer
             write_json(report, out)
             out.flush()
         else:
-            sys.stdout.write(render_text(report))
+            sys.stdout.write(render_text(report) + report_windows.render(wins))
             sys.stdout.flush()
     finally:
         close(report)

@@ -115,7 +115,12 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         if d.get(key):
             out.write(sanitize(f"  {key}: {json.dumps(d[key], sort_keys=True)}") + "\n")
     for w in d["windows"]:
-        out.write(sanitize(f"  window: {json.dumps(w, sort_keys=True)}") + "\n")
+        if isinstance(w, dict) and isinstance(w.get("figures"), list):  # log, /metrics, client
+            from eagle_tui.commands.bench_window import format_window
+
+            out.write("".join(sanitize(line) + "\n" for line in format_window(w)))
+        else:
+            out.write(sanitize(f"  window: {json.dumps(w, sort_keys=True)}") + "\n")
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -39,7 +40,7 @@ from eagle_tui.headless.progress import (
     finish_verdict,
 )
 from eagle_tui.session import Session, Subscriber
-from eagle_tui.transport.base import TransportError
+from eagle_tui.transport.base import Transport, TransportError
 
 
 def register(subparsers: Any) -> None:
@@ -69,10 +70,18 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO,
                      fail_on: str | None = None, *,
                      subscribers: Sequence[Subscriber] = ()) -> int:
     """``wait``'s run: its own loop, no dashboard (``wait`` never shows one)."""
+    t0 = time.monotonic()  # "after N s" counts from here: what the user waited
     transports = await open_transports(spec.ssh)  # --ssh hosts, or the local machine
+    try:
+        if spec.ssh.dests and spec.pid is not None:
+            await check_remote_pid(transports[0], spec.pid)
+    except UsageError as exc:
+        await close_transports(transports)
+        print(f"eagle-tui wait: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     session: Session = build_session(spec, transports)
     progress = ProgressPrinter(out, as_json=spec.json,
-                               has_url=spec.health_decides(transports[0].host))
+                               has_url=spec.health_decides(transports[0].host), t0=t0)
     session.subscribe(progress.on_batch)
     for cb in subscribers:  # (launch: the run history's recorder)
         session.subscribe(cb)
@@ -92,11 +101,29 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO,
                           timeout=timeout, fail_on=fail_on)
 
 
+def check_pid(spec: DashboardSpec) -> None:
+    """A local ``--pid`` that names no process is a typo, not a crash (exit 2, not 1)."""
+    if spec.pid is None or spec.ssh.dests:
+        return
+    import psutil  # only here: ``wait --log`` alone never needs it
+
+    if not psutil.pid_exists(spec.pid):
+        raise UsageError(f"--pid {spec.pid}: no such process")
+
+
+async def check_remote_pid(transport: Transport, pid: int) -> None:
+    """``--pid`` over SSH: a process the host does not have is a typo too (exit 2)."""
+    res = await transport.run(["test", "-d", f"/proc/{pid}"], 10.0)
+    if res.exit_code != 0:
+        raise UsageError(f"--pid {pid}: no such process on {transport.host}")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args, "wait")
         if not args.timeout > 0:
             raise UsageError("--timeout must be > 0")
+        check_pid(spec)
     except UsageError as exc:
         print(f"eagle-tui wait: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

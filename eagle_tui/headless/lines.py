@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from eagle_tui.model.activity import startup_activity, stuck_collective
 from eagle_tui.model.events import Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.state import DashboardState
@@ -30,6 +31,8 @@ def phase_text(state: DashboardState) -> str:
         text += f" (shards {state.shards.done}/{state.shards.total})"
     elif Phase.WEIGHTS_LOADED.rank <= state.phase.rank <= Phase.CUDA_GRAPH.rank and state.graphs:
         text += f" (graphs {state.graphs.done}/{state.graphs.total})"
+    if state.phase_inferred:
+        text += f" (inferred from {state.phase_inferred})"
     if state.crash is not None:
         text += f", CRASHED ({state.crash.kind})"
     return text
@@ -97,6 +100,13 @@ def progress_line(state: DashboardState) -> str:
         parts.append(proc)
     if (gpu := _gpu_text(state)) is not None:
         parts.append(gpu)
+    if (act := startup_activity(state)) is not None:
+        parts.append(f"{act.kind.replace('_', ' ')}: {act.detail}")
+    if state.engine_inferred is not None:
+        parts.append(f"engine: {state.engine} (inferred from {state.engine_inferred.reason})")
+    if (stuck := stuck_collective(state)) is not None:
+        parts.append(f"STUCK COLLECTIVE: GPUs busy, no tokens for {stuck.busy_s:.0f} s, "
+                     f"watchdog in {stuck.remaining_s:.0f} s")
     if state.failures:
         parts.append("failing: " + ", ".join(clean(f"{f.source} ({f.error})")
                                               for f in state.failures))
@@ -127,7 +137,20 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "crash": state.crash.kind if state.crash else None,
         "log_lines": state.lines,
         "failing": [{"source": f.source, "error": f.error} for f in state.failures],
+        "activity": _activity_obj(state),
+        "inferred": _inferred_obj(state),
     }
+
+
+def _activity_obj(state: DashboardState) -> dict[str, str] | None:
+    act = startup_activity(state)
+    return {"kind": act.kind, "detail": act.detail} if act is not None else None
+
+
+def _inferred_obj(state: DashboardState) -> dict[str, str | None]:
+    """What the phase and engine were inferred from (``model/evidence.py``), or nulls."""
+    eng = state.engine_inferred
+    return {"phase": state.phase_inferred or None, "engine": eng.reason if eng else None}
 
 
 def _stuck(state: DashboardState) -> float | None:
@@ -139,13 +162,14 @@ def _stuck(state: DashboardState) -> float | None:
     return max(0.0, state.now - since)
 
 
-def result_dict(state: DashboardState, status: str, reason: str, code: int) -> dict[str, Any]:
+def result_dict(state: DashboardState, status: str, reason: str, code: int,
+                elapsed: float | None = None) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "event": "result",
         "status": status,
         "exit_code": code,
         "reason": reason,
-        "elapsed_s": round(state.elapsed or 0.0, 3),
+        "elapsed_s": round(elapsed if elapsed is not None else state.elapsed or 0.0, 3),
         "phase": state.phase.value,
     }
     if status == "timeout":
@@ -165,8 +189,11 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int) -> d
     return obj
 
 
-def diagnosis_lines(state: DashboardState, status: str, reason: str) -> list[str]:
-    elapsed = state.elapsed or 0.0
+def diagnosis_lines(state: DashboardState, status: str, reason: str,
+                    elapsed: float | None = None) -> list[str]:
+    """``elapsed``: the command's own wall time (the state's clock starts at its first event
+    and stops at its last, so it reads short of what the user waited)."""
+    elapsed = elapsed if elapsed is not None else state.elapsed or 0.0
     out: list[str] = []
     if status == "ready":
         out.append(f"READY after {elapsed:.1f} s: {reason} (phase: {state.phase.value})")

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
+from eagle_tui.model.activity import startup_activity, stuck_collective
 from eagle_tui.model.events import Event
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Subscriber
@@ -57,8 +59,10 @@ class ProgressPrinter:
     but never ends the run.
     """
 
-    def __init__(self, out: TextIO, *, as_json: bool, has_url: bool, decide: bool = True):
+    def __init__(self, out: TextIO, *, as_json: bool, has_url: bool, decide: bool = True,
+                 t0: float | None = None):
         self.out = out
+        self.t0 = time.monotonic() if t0 is None else t0  # for the result's elapsed time
         self.as_json = as_json
         self.has_url = has_url
         self.decide = decide
@@ -84,8 +88,11 @@ class ProgressPrinter:
         loop = asyncio.get_running_loop()
         key = (
             state.phase,
-            state.shards.done if state.shards else None,
-            state.graphs.done if state.graphs else None,
+            # one line per change, not per TP rank's shard or graph count (the periodic lines
+            # show those): 157 lines for one TP-8 startup otherwise
+            act.kind if (act := startup_activity(state)) is not None else None,
+            state.engine_inferred is not None,
+            stuck_collective(state) is not None,
             state.health.state if state.health else None,
             state.process.status if state.process else None,
             state.crash is not None,
@@ -145,10 +152,11 @@ class ProgressPrinter:
 
     def finish(self, state: DashboardState, status: str, reason: str, code: int, *,
                final: bool = True) -> None:
-        obj = result_dict(state, status, reason, code)
+        wall = time.monotonic() - self.t0
+        obj = result_dict(state, status, reason, code, wall)
         if not final:
             obj["event"] = status  # watch: a notice, the run goes on
-        self.emit(obj, "\n".join(diagnosis_lines(state, status, reason)))
+        self.emit(obj, "\n".join(diagnosis_lines(state, status, reason, wall)))
 
 
 def failing_alerts(state: DashboardState, fail_on: str | None) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .activity import stuck_collective, stuck_message
 from .events import Severity
 from .figures import accept_len, tok_s
 
@@ -69,6 +70,20 @@ def _expected_concat_dim(state: DashboardState) -> int | None:
     return 3 * width if width else None
 
 
+def _algorithm_flag(state: DashboardState) -> str:
+    """The flag that picks the speculative method, in the engine's own spelling."""
+    if state.engine == "vllm":
+        return "the \"method\" in --speculative-config"
+    return "--speculative-algorithm"
+
+
+def _eagle3_fix(state: DashboardState) -> str:
+    if state.engine == "vllm":
+        return ("Relaunch with --speculative-config '{\"method\": \"eagle3\", \"model\": ...}' "
+                "(\"eagle3\", not \"eagle\").")
+    return "Relaunch with --speculative-algorithm EAGLE3."
+
+
 def rule_drafts_rejected(state: DashboardState) -> Alert | None:
     vals = accept_len(state).series.values(last_n=REJECT_CONSECUTIVE)
     if len(vals) < REJECT_CONSECUTIVE or any(v > REJECT_ACCEPT_LEN for v in vals):
@@ -78,7 +93,7 @@ def rule_drafts_rejected(state: DashboardState) -> Alert | None:
         "critical",
         f"Drafts are being rejected: accept length {vals[-1]:.2f} (≤ {REJECT_ACCEPT_LEN:.2f} on "
         f"{REJECT_CONSECUTIVE}+ consecutive stats lines). Speculative decoding is costing time, "
-        "not saving it. Check the draft model and --speculative-algorithm.",
+        f"not saving it. Check the draft model and {_algorithm_flag(state)}.",
     )
 
 
@@ -95,11 +110,13 @@ def rule_hidden_dims(state: DashboardState) -> Alert | None:
         detail = "expected 3× the target hidden size"
     if not bad:
         return None
+    launched = ('--speculative-config \'{"method": "eagle"}\' instead of "eagle3"'
+                if state.engine == "vllm" else "--speculative-algorithm EAGLE instead of EAGLE3")
     return Alert(
         "hidden_dims",
         "critical",
         f"EAGLE-3 aux hidden states not captured: was the server launched with "
-        f"--speculative-algorithm EAGLE instead of EAGLE3? hidden_states dim is {dim}, {detail}.",
+        f"{launched}? hidden_states dim is {dim}, {detail}.",
     )
 
 
@@ -110,22 +127,23 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
     if not _draft_is_eagle3(state):
         return None
     draft = (state.spec.draft_model if state.spec else None) or "the draft"
-    if state.engine == "vllm":  # in vLLM's own terms: the method in --speculative-config
+    if state.engine == "vllm":  # measured on vLLM 0.32: refused at startup, not degraded
         refused = state.crash is not None and state.crash.kind == "config_error"
+        what = ("vLLM refused it at startup (it has no EAGLE-1 model of an EAGLE-3 draft)"
+                if refused else "the draft cannot get the 3 concatenated layers it needs")
         return Alert(
             "eagle3_draft_with_eagle",
             "critical",
-            f'{draft} is an EAGLE-3 checkpoint but --speculative-config has "method": '
-            f'"{algo.lower()}"' + (": vLLM refused it at startup." if refused else
-                                   ": the draft cannot get the 3 concatenated layers it needs.")
-            + ' Relaunch with "method": "eagle3" in --speculative-config.',
+            f'{draft} is an EAGLE-3 checkpoint but the server runs "method": "{algo.lower()}" '
+            f"in --speculative-config: {what}. {_eagle3_fix(state)}",
         )
+    runs = f"--speculative-algorithm {algo}"
     return Alert(
         "eagle3_draft_with_eagle",
         "critical",
-        f"{draft} is an EAGLE-3 checkpoint but the server runs --speculative-algorithm {algo}: "
+        f"{draft} is an EAGLE-3 checkpoint but the server runs {runs}: "
         "the draft gets final hidden states instead of 3 concatenated layers and acceptance "
-        "collapses silently. Relaunch with --speculative-algorithm EAGLE3.",
+        f"collapses silently. {_eagle3_fix(state)}",
     )
 
 
@@ -171,6 +189,13 @@ def rule_health_lost(state: DashboardState) -> Alert | None:
                  f"/health was ready and is now {h.state}{': ' + h.error if h.error else ''}.")
 
 
+def rule_stuck_collective(state: DashboardState) -> Alert | None:
+    stuck = stuck_collective(state)
+    if stuck is None:
+        return None
+    return Alert("stuck_collective", "critical", stuck_message(stuck))
+
+
 def rule_source_failures(state: DashboardState) -> Alert | None:
     if not state.failures:
         return None
@@ -208,6 +233,7 @@ RULES = (
     rule_crash,
     rule_process_exit,
     rule_health_lost,
+    rule_stuck_collective,
     rule_eagle3_draft_with_eagle,
     rule_hidden_dims,
     rule_drafts_rejected,

@@ -285,6 +285,11 @@ class ProcessSample(Record):
     cpu_percent: float | None = None
     started: float | None = None
     num_procs: int = 1
+    # for telling loading, compiling and hung apart (model/activity.py): bytes the tree has read
+    # so far (the larger of read() bytes and disk reads, which count mmap faults), and its pids
+    # (to find its GPU memory in the GPU samples' process lists)
+    read_bytes: int | None = None
+    pids: tuple[int, ...] = ()
 
 
 @record
@@ -339,6 +344,18 @@ class GpuSample(Record):
     error: str = ""
     host: str = ""
     backend: str = ""  # "nvml" | "nvidia-smi"
+
+
+@record
+class DownloadSample(Record):
+    """Model files being downloaded: the Hugging Face cache's ``blobs/*.incomplete`` files."""
+
+    t: float
+    files: int
+    bytes: int
+    repos: tuple[str, ...] = ()
+    root: str = ""
+    host: str = ""
 
 
 @record
@@ -436,6 +453,7 @@ Event = (
     | ProcessSample
     | ProcessExited
     | GpuSample
+    | DownloadSample
     | SourceFailed
     | SourceRecovered
     | ConnectionState
@@ -470,6 +488,7 @@ EVENT_TYPES: dict[str, type] = {
         GpuProcess,
         GpuInfo,
         GpuSample,
+        DownloadSample,
         SourceFailed,
         SourceRecovered,
         ConnectionState,

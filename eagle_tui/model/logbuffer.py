@@ -24,6 +24,12 @@ no TAB); the buffer does not re-check it. Separator rows (user markers, "log res
 entries too, made by the UI, and flagged *special*: they are never filtered out, searched or
 taken for an error.
 
+eagle-tui's own polls: the access lines of its own ``/health``, ``/metrics`` and ``/server_info``
+requests (marked ``?eagle-tui``, :func:`~eagle_tui.model.windows.is_own_access`) are folded by
+default: hidden from the rows like a filter hides lines, and counted (``own_lines``: those still
+buffered) so the status line can say so; ``fold_own = False`` shows them. The row table is only
+built once such a line arrives, so a log without them costs nothing.
+
 First error: which line is "an error" is decided here, once (:func:`is_error_line`), and used by
 both :func:`~eagle_tui.model.state.reduce` (``first_error_line``: the stream's line number, kept
 for ever) and the buffer (``first_error``: where that line sits in the buffer, ``None`` once it
@@ -38,6 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .events import LineKind, LogLine
+from .windows import OWN_TAG, is_own_access
 
 Row = tuple[int, int, int]
 Cutter = Callable[[str, int], list[tuple[int, int]]]
@@ -165,6 +172,8 @@ class LogBuffer:
         self.wrap = False
         self.wrap_width = 0
         self.cutter: Cutter = _whole
+        self.fold_own = True
+        self.own: set[int] = set()  # seqs of eagle-tui's own access lines still buffered
 
     # ------------------------------------------------------------------ queries
     @property
@@ -177,8 +186,17 @@ class LogBuffer:
 
     @property
     def narrowed(self) -> bool:
-        """A filter or a host selection hides some lines."""
-        return self.filter is not None or self.hosts.selected is not None
+        """A filter, a host selection or the fold of our own polls hides some lines."""
+        return self.filter is not None or self.hosts.selected is not None or self._folding
+
+    @property
+    def _folding(self) -> bool:
+        return self.fold_own and bool(self.own)
+
+    @property
+    def own_lines(self) -> int:
+        """eagle-tui's own access lines in the buffer (folded or not)."""
+        return len(self.own)
 
     @property
     def end_seq(self) -> int:
@@ -250,6 +268,12 @@ class LogBuffer:
         self.lines.extend(new)
         self.bytes += sum(len(e.text) for e in new) + ENTRY_BYTES * len(new)
         new_host = not special and self.hosts.note(new)
+        fold_starts = False
+        if not special:
+            for i, ln in enumerate(new):
+                if OWN_TAG in ln.text and is_own_access(ln.text):
+                    fold_starts = fold_starts or (self.fold_own and not self.own)
+                    self.own.add(first_seq + i)
         if self.first_error is None and not special:
             for i, ln in enumerate(new):
                 if ln.kind in ERROR_KINDS:
@@ -258,6 +282,8 @@ class LogBuffer:
         if new_host:  # a second host: every row gets a tag, so wrapped rows narrow
             if on_new_host is not None:
                 on_new_host()
+            self.rebuild_rows()
+        elif fold_starts:  # the first own line: the rows table starts here
             self.rebuild_rows()
         elif self.rows is not None:
             self.rows.extend(self._rows_for(first_seq, new))
@@ -278,6 +304,8 @@ class LogBuffer:
         self.bytes -= freed
         self.dropped += n
         self.special = {s for s in self.special if s >= self.dropped}
+        if self.own:
+            self.own = {s for s in self.own if s >= self.dropped}
         if self.first_error is not None and self.first_error < self.dropped:
             self.first_error = None
         if self.cursor is not None and self.cursor < self.dropped:
@@ -294,8 +322,11 @@ class LogBuffer:
         width, cut = self.wrap_width, self.cutter
         flt = self.filter
         hosts = self.hosts if self.hosts.selected is not None else None
+        own = self.own if self.fold_own else None
         for i, e in enumerate(entries):
             seq = first_seq + i
+            if own and seq in own:
+                continue
             if hosts is not None and not hosts.keeps(e, seq in self.special):
                 continue
             if flt is not None and seq not in self.special and flt.search(e.text) is None:
@@ -307,7 +338,8 @@ class LogBuffer:
         return rows
 
     def rebuild_rows(self) -> None:
-        if self.filter is None and not self.wrap and self.hosts.selected is None:
+        if (self.filter is None and not self.wrap and self.hosts.selected is None
+                and not self._folding):
             self.rows = None
         else:
             self.rows = []
@@ -328,6 +360,14 @@ class LogBuffer:
             return False
         self.filter_text = query
         self.filter = compile_query(query)
+        self.rebuild_rows()
+        return True
+
+    def set_fold_own(self, fold: bool) -> bool:
+        """Fold (hide) or show eagle-tui's own access lines; False if nothing changed."""
+        if fold == self.fold_own:
+            return False
+        self.fold_own = fold
         self.rebuild_rows()
         return True
 

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import figures
+from . import activity, evidence, figures
 from .alerts import Alert, evaluate_alerts
 from .crash import KIND_SPECIFICITY
 from .events import (
@@ -27,6 +27,7 @@ from .events import (
     ConnectionState,
     CrashEvent,
     DecodeStats,
+    DownloadSample,
     DraftConfig,
     Engine,
     EngineDetected,
@@ -34,6 +35,7 @@ from .events import (
     GpuSample,
     HealthSample,
     HiddenStateDims,
+    LineKind,
     LogLine,
     LogRestarted,
     MetricsSample,
@@ -70,6 +72,7 @@ class PhaseMark:
     detail: str = ""
     role: str = "target"
     log_s: float | None = None  # the server's clock (``logclock``): durations on attach
+    inferred: str = ""  # why the phase is implied, when no milestone line said it (.evidence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,10 @@ class DashboardState:
     failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
     connections: tuple[ConnectionState, ...] = ()
     restarts: int = 0
+    # evidence (.evidence): an engine implied by the lines, not detected from a banner
+    engine_inferred: evidence.Inferred | None = None
+    # what a silent startup is doing, from when each signal last moved (.activity)
+    activity: activity.ActivityTrack = field(default_factory=activity.ActivityTrack)
     previous: PreviousRun | None = None  # the run this one replaced (shown for comparison)
     # clock
     t_start: float | None = None
@@ -147,6 +154,12 @@ class DashboardState:
                 return m
         return None
 
+    @property
+    def phase_inferred(self) -> str:
+        """Why the current phase is implied rather than seen ("" when a milestone said it)."""
+        mark = self.phase_mark(self.phase)
+        return mark.inferred if mark is not None else ""
+
     # the shown numbers: which source wins is decided once, in .figures
     @property
     def tok_s(self) -> float | None:
@@ -165,6 +178,7 @@ class DashboardState:
 
 
 _FIELDS: tuple[str, ...] = ()  # filled below, once the class exists
+_NO_LINE = object()
 _setattr = object.__setattr__
 
 
@@ -178,15 +192,20 @@ class _Batch:
     series points so each :class:`Series` is rebuilt once per batch, not once per point.
     """
 
-    __slots__ = ("max_lineno", "pending", "recent", "recent_changed", "s")
+    __slots__ = ("line_now", "max_lineno", "pending", "recent", "s", "scan")
 
     def __init__(self, state: DashboardState) -> None:
         self.s = _copy(state)
         self.pending: dict[str, list[tuple[float, float]]] = {}
         # log lines: the short tail and the highest line number, folded in once per batch
         self.recent: deque[LogLine] = deque(state.recent_lines, RECENT_LINES)
-        self.recent_changed = False
         self.max_lineno = state.lines
+        # the clock at the batch's last log line (_NO_LINE: no line yet), one store per line
+        self.line_now: float | object | None = _NO_LINE
+        # whether log lines may still carry evidence (.evidence): decided once per batch, as the
+        # hot path cannot afford it per line; set again where it can turn true (a restart, a
+        # phase that goes back). Scanning a line needlessly changes nothing.
+        self.scan = _wants_evidence(state)
 
     def set(self, **changes: object) -> None:
         for name, value in changes.items():
@@ -200,11 +219,22 @@ class _Batch:
         for name, pts in self.pending.items():
             _setattr(s, name, getattr(s, name).extend(pts))
         self.pending = {}
-        if self.recent_changed:
+        line_now = self.line_now
+        if line_now is not _NO_LINE:
             _setattr(s, "recent_lines", tuple(self.recent))
             _setattr(s, "lines", max(s.lines, self.max_lineno))
-            self.recent_changed = False
+            assert line_now is None or isinstance(line_now, float)
+            _setattr(s, "activity", activity.on_lines(s.activity, line_now))
+            self.line_now = _NO_LINE
         return s
+
+
+def _wants_evidence(state: DashboardState) -> bool:
+    return (state.engine == "unknown" or state.engine_inferred is not None
+            or state.phase.rank < Phase.READY.rank)
+
+
+_MILESTONE = LineKind.MILESTONE
 
 
 def _copy(state: DashboardState) -> DashboardState:
@@ -223,16 +253,49 @@ def _with_phase(b: _Batch, ev: PhaseEvent) -> None:
     # *before* the crash
     if s.crash is not None:
         return
-    if s.phase_mark(ev.phase) is None:
+    old = s.phase_mark(ev.phase)
+    if old is None or old.inferred:  # a milestone line replaces what was only implied
         mark = PhaseMark(ev.phase, ev.lineno, ev.time, s.now, ev.detail, ev.role,
                          log_seconds(ev.time))
-        b.set(phases=(*s.phases, mark))
+        b.set(phases=(*(m for m in s.phases if m is not old), mark))
     if ev.phase.rank > s.phase.rank:
         b.set(phase=ev.phase)
 
 
+def _infer_phase(b: _Batch, phase: Phase, lineno: int, time: str | None, reason: str) -> None:
+    """Raise the phase to one the evidence implies (never lower it; a crash does not freeze
+    it: the crash itself is the evidence)."""
+    s = b.s
+    if phase.rank <= s.phase.rank:
+        return
+    marks = tuple(m for m in s.phases if m.phase is not phase)
+    mark = PhaseMark(phase, lineno, time, s.now, "", "target", log_seconds(time),
+                     inferred=reason)
+    b.set(phase=phase, phases=(*marks, mark))
+
+
+def _evidence_line(b: _Batch, ev: LogLine) -> None:
+    """A traceback or error line: the engine and phase its frames name (.evidence)."""
+    s = b.s
+    if s.engine == "unknown":
+        found = evidence.engine_in_line(ev.text)
+        if found is not None:
+            b.set(engine=found[0], engine_inferred=evidence.Inferred(found[0], ev.lineno, found[1]))
+    elif s.engine_inferred is not None and s.engine_inferred.value == "vllm":
+        found = evidence.engine_in_line(ev.text)
+        if found is not None and found[0] == "sglang":  # old SGLang calls into vllm/distributed
+            b.set(engine="sglang", engine_inferred=evidence.Inferred("sglang", ev.lineno, found[1]))
+    if s.phase.rank < Phase.READY.rank:
+        implied = evidence.phase_in_line(ev.text)
+        if implied is not None:
+            _infer_phase(b, implied[0], ev.lineno, None, implied[1])
+
+
 def _with_crash(b: _Batch, ev: CrashEvent) -> None:
     s = b.s
+    implied = evidence.phase_of_crash(ev, s.engine)
+    if implied is not None and s.phase.rank < Phase.READY.rank:
+        _infer_phase(b, implied[0], ev.lineno, ev.time, implied[1])
     refines = s.crash is not None and (s.crash.kind, s.crash.lineno) == (ev.kind, ev.lineno)
     if s.crash is not None and _specificity(s.crash) >= _specificity(ev) and not refines:
         return  # (a refinement: the same crash line, its cause read from the lines below)
@@ -240,6 +303,7 @@ def _with_crash(b: _Batch, ev: CrashEvent) -> None:
         # vLLM: "Application startup complete." followed by a bind error was never ready
         marks = tuple(m for m in s.phases if m.phase is not Phase.READY)
         b.set(crash=ev, phase=Phase.HTTP_SERVER, phases=marks)
+        b.scan = True
         return
     b.set(crash=ev)
 
@@ -282,13 +346,14 @@ def _restart(b: _Batch, *, truncated: bool = True) -> None:
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
-        restarts=s.restarts + 1, usual=s.usual, previous=_summary_of(s) or s.previous,
-        markers=() if truncated else s.markers,
+        restarts=s.restarts + 1, usual=s.usual, activity=s.activity,
+        previous=_summary_of(s) or s.previous, markers=() if truncated else s.markers,
     )
     b.pending = {}
+    b.scan = True
     if truncated:
         b.recent.clear()
-        b.recent_changed = False
+        b.line_now = _NO_LINE
         b.max_lineno = 0
         b.set(**{name: getattr(fresh, name) for name in _FIELDS})
         return
@@ -315,12 +380,16 @@ def _summary_of(s: DashboardState) -> PreviousRun | None:
 def _log_line(b: _Batch, ev: LogLine) -> None:
     """The hot path of a busy log (most events): no state field is touched until ``finish``."""
     b.recent.append(ev)
-    b.recent_changed = True
+    s = b.s
+    b.line_now = s.now
     if ev.lineno > b.max_lineno:
         b.max_lineno = ev.lineno
-    s = b.s
     if s.first_error_line is None and ev.kind in ERROR_KINDS:  # the buffer's one rule
         _setattr(s, "first_error_line", ev.lineno)
+    if b.scan and evidence.worth_scanning(ev.kind, ev.text):  # startup, or a fragment
+        _evidence_line(b, ev)
+    if ev.kind is _MILESTONE and "watchdog" in ev.text:  # SGLang's server_args (.activity)
+        _setattr(s, "activity", activity.on_server_args(s.activity, ev.text))
 
 
 def _decode(b: _Batch, ev: DecodeStats) -> None:
@@ -344,7 +413,15 @@ def _decode(b: _Batch, ev: DecodeStats) -> None:
     # line (--skip-server-warmup, a log that starts mid-run)
     if (s.phase is not Phase.SERVING and s.crash is None and ev.source == "log"
             and s.phase.rank < Phase.SERVING.rank):
-        _with_phase(b, PhaseEvent(Phase.SERVING, ev.lineno, ev.time))
+        _serving(b, ev.lineno, ev.time, evidence.SERVING_FROM_DECODE)
+
+
+def _serving(b: _Batch, lineno: int, time: str | None, reason: str) -> None:
+    """A stats line: the server is serving; inferred when nothing showed it start."""
+    if evidence.serving_inferred(b.s.phase):
+        _infer_phase(b, Phase.SERVING, lineno, time, reason)
+    else:
+        _with_phase(b, PhaseEvent(Phase.SERVING, lineno, time))
 
 
 def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per event type
@@ -364,12 +441,14 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
 
     if isinstance(ev, SpecStats):
         b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
+        if ev.source == "log" and s.crash is None and s.phase.rank < Phase.SERVING.rank:
+            _serving(b, ev.lineno, ev.time, evidence.SERVING_FROM_SPEC)
         if ev.mean_accept_len is not None:
             b.point("accept_len", now, ev.mean_accept_len)
         if ev.acceptance_rate is not None:
             b.point("accept_rate", now, ev.acceptance_rate)
     elif isinstance(ev, EngineDetected):
-        b.set(engine=ev.engine)
+        b.set(engine=ev.engine, engine_inferred=None)
     elif isinstance(ev, PhaseEvent):
         _with_phase(b, ev)
     elif isinstance(ev, Progress):
@@ -402,8 +481,9 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
             if s.process_ended:  # seen before the new run's first line: its run starts now
                 _restart(b, truncated=False)
             _new_process(b, ev)
-        else:
-            b.set(process=ev)
+        b.set(process=ev, activity=activity.on_process(b.s.activity, ev))
+    elif isinstance(ev, DownloadSample):
+        b.set(activity=activity.on_download(s.activity, ev))
     elif isinstance(ev, ProcessExited):
         b.set(process_exit=ev, process_ended=True)
     elif isinstance(ev, GpuSample):
@@ -413,7 +493,8 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
             if g.mem_used is not None:
                 key = (g.host or ev.host, g.index)
                 peaks[key] = max(peaks.get(key, 0), g.mem_used)
-        b.set(gpus=ev, gpu_mem_peak=tuple((h, i, v) for (h, i), v in sorted(peaks.items())))
+        b.set(gpus=ev, gpu_mem_peak=tuple((h, i, v) for (h, i), v in sorted(peaks.items())),
+              activity=activity.on_gpu(s.activity, ev, s.process.pids if s.process else ()))
     elif isinstance(ev, SourceFailed | SourceRecovered):
         b.set(failures=_upsert_failure(s.failures, ev))
     elif isinstance(ev, ConnectionState):

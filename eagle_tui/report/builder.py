@@ -44,6 +44,7 @@ from eagle_tui.model.events import (
     PrefillStats,
     SpecStats,
 )
+from eagle_tui.model.evidence import worth_scanning
 from eagle_tui.model.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState, reduce
@@ -91,6 +92,8 @@ class ReportBuilder:
             elif isinstance(ev, SpecStats):
                 if ev.mean_accept_len is not None:
                     self.accept.add(ev.mean_accept_len)
+                if self._serving_pending():
+                    self.state = reduce(self.state, [ev])
             elif isinstance(ev, LogLine | PrefillStats):
                 continue
             else:
@@ -99,8 +102,22 @@ class ReportBuilder:
     def _reduce(self, ev: Event) -> None:
         self.state = reduce(self.state, [ev])
 
+    def _wants_evidence(self) -> bool:
+        """Whether a traceback line could still change the engine or phase (.evidence)."""
+        st = self.state
+        return st.engine == "unknown" or st.engine_inferred is not None or (
+            st.phase.rank < Phase.READY.rank)
+
     def line(self, raw: bytes, lineno: int) -> None:
-        self.add(self.parser.parse_line(raw, lineno, False))
+        if not self._wants_evidence():
+            self.add(self.parser.parse_line(raw, lineno, False))
+            return
+        # the line itself too: its frames may name the engine or the phase (.evidence)
+        events = self.parser.parse_line(raw, lineno, True)
+        first = events[0] if events else None
+        if isinstance(first, LogLine) and worth_scanning(first.kind, first.text):
+            self._reduce(first)
+        self.add(events)
 
     def lines_of(self, buf: bytes | bytearray, a: int, b: int, lineno: int) -> None:
         while a < b:
@@ -238,7 +255,20 @@ class ReportBuilder:
                         "gen_throughput_median": self.gen.median()},
             "alerts": [a.as_dict() for a in alerts],
             "models": [{"role": m.role, "architecture": m.architecture} for m in st.models],
+            "inferred": inferred_dict(st),
         }
+
+
+def inferred_dict(st: DashboardState) -> dict[str, dict[str, Any] | None]:
+    """What the report infers rather than reads (.evidence): the phase, the engine, or null."""
+    mark = st.phase_mark(st.phase)
+    eng = st.engine_inferred
+    return {
+        "phase": {"value": st.phase.value, "line": mark.lineno, "reason": mark.inferred}
+        if mark is not None and mark.inferred else None,
+        "engine": {"value": eng.value, "line": eng.lineno, "reason": eng.reason}
+        if eng is not None else None,
+    }
 
 
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,

@@ -53,10 +53,15 @@ def render_text(report: dict[str, Any]) -> str:
     ready = "ready" if r["ready"] else "not ready"
     parts: list[str] = []
     w = parts.append
-    w(f"{r['file']}: {r['engine']}, {r['lines']} lines\n")
-    w(f"phase: {r['phase']} ({ready})\n")
+    inferred = r.get("inferred") or {}
+    eng, ph = inferred.get("engine"), inferred.get("phase")
+    eng_note = f" (inferred from {eng['reason']}, line {eng['line']})" if eng else ""
+    ph_note = f", inferred from {ph['reason']} at line {ph['line']}" if ph else ""
+    w(f"{r['file']}: {r['engine']}{eng_note}, {r['lines']} lines\n")
+    w(f"phase: {r['phase']} ({ready}{ph_note})\n")
     for p in r["phases"]:
-        w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}\n".rstrip() + "\n")
+        mark = " (inferred)" if ph and (p["phase"], p["line"]) == (ph["value"], ph["line"]) else ""
+        w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}".rstrip() + mark + "\n")
     c = r["crash"]
     if c is None:
         w("crash: none\n")
@@ -78,7 +83,7 @@ def render_text(report: dict[str, Any]) -> str:
     w(f", last {_fmt(gen.tail[-1], 1)}\n" if gen.count else "\n")
     dims = r["hidden_state_dims"]
     w(f"hidden-state dims: {', '.join(map(str, dims)) if dims else '-'}\n")
-    alerts = [a for a in r["alerts"] if a["kind"] != "crash"]  # the crash is shown above
+    alerts = r["alerts"]  # the crash alert too: the text lists what --json lists
     if not alerts:
         w("alerts: none\n")
     for a in alerts:

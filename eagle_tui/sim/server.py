@@ -103,6 +103,7 @@ class HttpServer:
     async def _dispatch(self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter,
                         keep_alive: bool) -> int:
         sglang = self.cfg.engine == "sglang"
+        path = path.split("?", 1)[0]  # routed without its query, logged with it (as uvicorn)
         gets: dict[str, Callable[[], tuple[int, Any]]] = {
             "/health": self._health, "/v1/models": self._models, "/metrics": self._metrics,
         }
@@ -212,7 +213,8 @@ async def _chunk(writer: asyncio.StreamWriter, data: str) -> None:
 
 
 def _parse_head(head: bytes) -> tuple[str, str, bool, int]:
-    """(method, path, keep-alive, content-length) of a request head; ValueError if malformed."""
+    """(method, target with its query, keep-alive, content-length) of a request head;
+    ValueError if malformed. The query is logged, as uvicorn logs it, and routed without."""
     lines = head.decode("latin-1").split("\r\n")
     method, target, version = lines[0].split(" ", 2)
     headers = {}
@@ -223,5 +225,5 @@ def _parse_head(head: bytes) -> tuple[str, str, bool, int]:
     if headers.get("transfer-encoding", "").lower() == "chunked":
         raise ValueError("chunked request bodies are not supported")
     keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-    return method.upper(), target.split("?", 1)[0], keep_alive, int(headers.get("content-length",
+    return method.upper(), target, keep_alive, int(headers.get("content-length",
                                                                                 "0"))

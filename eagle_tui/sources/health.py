@@ -13,6 +13,12 @@ that is still loading from one that died: both are "not 200". Here each poll bec
 
 The loop reschedules itself after each request finishes (requests never overlap) and all I/O is
 httpx's async client, so a hanging server never blocks the event loop.
+
+The commands poll ``/health?eagle-tui`` (``path``, :func:`~eagle_tui.model.windows.own_path`):
+the server's access log shows the mark, and the log view folds those lines. While the server is up
+and ready the poll slows to ``ready_interval`` (the commands ask for :data:`READY_INTERVAL_S`):
+readiness needs the fast poll, an up server does not (its death shows in the log and the
+process first).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from eagle_tui.transport.base import Transport
 
 DEFAULT_INTERVAL_S = 1.0
 DEFAULT_TIMEOUT_S = 2.0
+READY_INTERVAL_S = 1.0
 
 
 def classify(status_code: int) -> HealthState:
@@ -112,6 +119,7 @@ class HealthPoller:
         discover: Callable[[], list[str]] | None = None,
         path: str = "/health",
         interval: float = DEFAULT_INTERVAL_S,
+        ready_interval: float | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         name: str = "health",
         max_polls: int | None = None,
@@ -127,6 +135,8 @@ class HealthPoller:
         self.discover = discover
         self.path = path
         self.interval = interval
+        self.ready_interval = interval if ready_interval is None else max(interval,
+                                                                          ready_interval)
         self.timeout = timeout
         self.max_polls = max_polls
         self._clock = clock
@@ -153,7 +163,8 @@ class HealthPoller:
                 sample = await probe(client, self.path, self._clock)
                 self.polls += 1
                 yield sample
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+                every = self.ready_interval if sample.state == "ready" else self.interval
+                await asyncio.sleep(max(0.0, every - (loop.time() - started)))
 
 
 __all__ = ["HealthPoller", "classify", "listening_urls", "probe"]

@@ -115,6 +115,16 @@ def _parent_of(pid: int) -> int | None:
         return None
 
 
+def read_bytes(proc: psutil.Process) -> int | None:
+    """Bytes ``proc`` has read: the larger of its ``read()`` bytes and its disk reads (which
+    count the page faults of an mmap'ed safetensors file); ``None`` when not readable."""
+    try:
+        io = proc.io_counters()
+    except (psutil.Error, AttributeError, NotImplementedError):  # not ours; macOS has none
+        return None
+    return max(int(io.read_bytes), int(getattr(io, "read_chars", 0)))
+
+
 class ProcessWatcher:
     """Source of ``ProcessSample`` events and one ``ProcessExited`` when the process dies.
 
@@ -162,14 +172,15 @@ class ProcessWatcher:
         return None
 
     def _tree_sample(self, proc: psutil.Process) -> ProcessSample:
-        """RSS and CPU summed over the process and its descendants."""
+        """RSS, CPU and bytes read summed over the process and its descendants, and their pids."""
         with proc.oneshot():
             status = _STATUS.get(proc.status(), "unknown")
             name = proc.name()
             started = proc.create_time()
             rss = proc.memory_info().rss
             cpu = proc.cpu_percent(None)
-        procs = 1
+            read = read_bytes(proc)
+        pids = [proc.pid]
         kids: dict[int, psutil.Process] = {}
         with contextlib.suppress(psutil.Error):
             for child in proc.children(recursive=True):
@@ -180,11 +191,14 @@ class ProcessWatcher:
                     cpu += kid.cpu_percent(None)
                 except psutil.Error:
                     continue
+                kid_read = read_bytes(kid)
+                if kid_read is not None:
+                    read = (read or 0) + kid_read
                 kids[child.pid] = kid
-                procs += 1
+                pids.append(child.pid)
         self._children = kids
         return ProcessSample(self._clock(), proc.pid, status, name, rss, round(cpu, 1), started,
-                             procs)
+                             len(pids), read_bytes=read, pids=tuple(pids))
 
     def _exit_status(self, proc: psutil.Process) -> tuple[int | None, int | None]:
         """``(exit_code, signal)``: exact for our own child, from ``/proc`` for a zombie."""

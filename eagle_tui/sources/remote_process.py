@@ -56,6 +56,42 @@ exit 0
 
 PS_ARGV = ["ps", "-e", "-o", "pid=,ppid=,stat=,rss=,etimes=,comm="]
 
+# $@ = the tree's pids. Prints the clock tick rate, then per pid its CPU ticks (utime + stime,
+# /proc/PID/stat fields 14 and 15, after the parenthesised name) and the larger of its read()
+# bytes and disk reads (/proc/PID/io; unreadable for another user's process: then nothing).
+PROC_SCRIPT = r"""
+getconf CLK_TCK 2>/dev/null || echo 100
+for p in "$@"; do
+  s=$(cat /proc/$p/stat 2>/dev/null) || continue
+  s=${s##*) }
+  set -- $s
+  t=$(( ${12} + ${13} ))
+  r=$(awk '$1 == "rchar:" { c = $2 } $1 == "read_bytes:" { b = $2 }
+           END { if (c != "" || b != "") print (c > b ? c : b) }' /proc/$p/io 2>/dev/null)
+  echo "$p $t ${r:--}"
+done
+exit 0
+"""
+
+
+def parse_proc(text: str) -> tuple[float, int, int | None]:
+    """:data:`PROC_SCRIPT`'s output → (ticks per second, CPU ticks, bytes read or ``None``)."""
+    lines = text.split("\n")
+    try:
+        hz = float(lines[0].strip() or 100)
+    except ValueError:
+        hz = 100.0
+    ticks = 0
+    read: int | None = None
+    for line in lines[1:]:
+        parts = line.split()
+        if len(parts) != 3 or not parts[1].isdigit():
+            continue
+        ticks += int(parts[1])
+        if parts[2].isdigit():
+            read = (read or 0) + int(parts[2])
+    return (hz if hz > 0 else 100.0), ticks, read
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +173,21 @@ class RemoteProcessWatcher:
         self.find_interval = find_interval
         self.name = name
         self._clock = clock
+        self._cpu_prev: tuple[float, int] | None = None  # (time, CPU ticks) of the last sample
+
+    async def proc_stats(self, pids: list[int]) -> tuple[float | None, int | None]:
+        """CPU % of the tree since the last call and its bytes read, from ``/proc``."""
+        res = await self.transport.run(["sh", "-c", PROC_SCRIPT, "sh", *map(str, pids)], 10.0)
+        if res.exit_code != 0:
+            return None, None
+        hz, ticks, read = parse_proc(res.stdout.decode("ascii", "replace"))
+        now = self._clock()
+        cpu: float | None = None
+        prev = self._cpu_prev
+        if prev is not None and now > prev[0] and ticks >= prev[1]:
+            cpu = round((ticks - prev[1]) / hz / (now - prev[0]) * 100.0, 1)
+        self._cpu_prev = (now, ticks)
+        return cpu, read
 
     async def ps(self) -> dict[int, PsRow]:
         res = await self.transport.run(PS_ARGV, timeout=10.0)
@@ -185,14 +236,20 @@ class RemoteProcessWatcher:
                     yield event
                 return
             procs = tree(pid, rows)
+            pids = [r.pid for r in procs]
+            cpu, read = await self.proc_stats(pids)
             now = self._clock()
             yield ProcessSample(
                 now, pid, status, row.comm,
                 rss_bytes=sum(r.rss_kib for r in procs) * 1024,
+                cpu_percent=cpu,
                 started=now - row.etimes,
                 num_procs=len(procs),
+                read_bytes=read,
+                pids=tuple(pids),
             )
             await asyncio.sleep(self.poll_interval)
 
 
-__all__ = ["FIND_SCRIPT", "PsRow", "RemoteProcessWatcher", "glob_escape", "parse_ps", "root_of"]
+__all__ = ["FIND_SCRIPT", "PROC_SCRIPT", "PsRow", "RemoteProcessWatcher", "glob_escape",
+           "parse_proc", "parse_ps", "root_of"]

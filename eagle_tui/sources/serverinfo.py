@@ -4,7 +4,14 @@ SGLang's ``/server_info`` (older ``/get_server_info``) is the authoritative plac
 speculative settings actually in effect (the log's ``server_args`` line may be cut by a wrapper)
 and for the lifetime ``avg_spec_accept_length``. vLLM has no such endpoint; ``/v1/models`` gives
 the served model name. The endpoint that works is remembered, and the info is re-read every
-``interval`` seconds because ``avg_spec_accept_length`` and memory usage change.
+``interval`` seconds because ``avg_spec_accept_length`` and memory usage change (``/v1/models``,
+all vLLM has, only every ``models_interval``: a model name does not change while it serves).
+
+Endpoints that answered 404 are remembered too and not asked again: on vLLM, asking
+``/server_info`` and ``/get_server_info`` every retry put two 404 lines in its log each time.
+They are asked again once the server stops answering (a restart may be another engine or
+version) or after ``forget_after`` seconds. Every request carries eagle-tui's mark
+(``?eagle-tui``), which the log view folds.
 """
 
 from __future__ import annotations
@@ -17,10 +24,13 @@ from typing import Any
 import httpx
 
 from eagle_tui.model.events import Event, ServerInfo, SpecConfig
+from eagle_tui.model.windows import own_path
 from eagle_tui.transport.base import Transport
 
 DEFAULT_INTERVAL_S = 10.0
 DEFAULT_TIMEOUT_S = 5.0
+MODELS_INTERVAL_S = 60.0
+FORGET_404_S = 300.0
 _SGLANG_PATHS = ("/server_info", "/get_server_info")
 _VLLM_PATH = "/v1/models"
 
@@ -103,8 +113,14 @@ class ServerInfoSource:
         name: str = "server_info",
         max_polls: int | None = None,
         clock: Callable[[], float] = time.time,
+        models_interval: float = MODELS_INTERVAL_S,
+        forget_after: float = FORGET_404_S,
     ) -> None:
         self.name = name
+        self.models_interval = max(interval, models_interval)
+        self.forget_after = forget_after
+        self.missing: dict[str, float] = {}  # path → when it answered 404 (monotonic)
+        self._answered = False
         self.transport = transport
         self.base_url = base_url
         self.interval = interval
@@ -117,10 +133,12 @@ class ServerInfoSource:
 
     async def _get_json(self, client: httpx.AsyncClient, path: str) -> object | None:
         """JSON body, ``None`` for 404; raises httpx errors for "not up yet"."""
-        resp = await client.get(path)
+        resp = await client.get(own_path(path))
         if resp.status_code == 404:
+            self.missing[path] = time.monotonic()
             return None
         if resp.status_code == 503:
+            self._answered = True  # it answers, only not yet: not a restart
             raise httpx.ConnectError("server starting (503)")
         if resp.status_code != 200:
             raise ValueError(f"{path} answered HTTP {resp.status_code}")
@@ -132,7 +150,11 @@ class ServerInfoSource:
 
     async def fetch(self, client: httpx.AsyncClient) -> ServerInfo | None:
         """One attempt; ``None`` when the server is not answering yet."""
-        paths = (self.path,) if self.path else (*_SGLANG_PATHS, _VLLM_PATH)
+        now = time.monotonic()
+        self.missing = {p: t for p, t in self.missing.items() if now - t < self.forget_after}
+        self._answered = False
+        paths = (self.path,) if self.path else tuple(
+            p for p in (*_SGLANG_PATHS, _VLLM_PATH) if p not in self.missing)
         try:
             for path in paths:
                 assert path is not None
@@ -144,6 +166,8 @@ class ServerInfoSource:
                     return parse_openai_models(data, self._clock())
                 return parse_sglang_server_info(data, self._clock())
         except (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError):
+            if not self._answered:
+                self.missing.clear()  # not answering: it may come back as another server
             return None
         raise ValueError("neither /server_info, /get_server_info nor /v1/models exist here")
 
@@ -156,7 +180,8 @@ class ServerInfoSource:
                     await asyncio.sleep(self.retry_interval)
                     continue
                 yield info
-                await asyncio.sleep(self.interval)
+                await asyncio.sleep(self.models_interval if self.path == _VLLM_PATH
+                                    else self.interval)
 
 
 __all__ = ["ServerInfoSource", "parse_openai_models", "parse_sglang_server_info"]

@@ -35,6 +35,7 @@ from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phas
 from eagle_tui.model.gpuhistory import GpuHistory
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.windows import WindowTracker
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import ControlledApp, RunControl
 from eagle_tui.ui.format import truncate
@@ -126,6 +127,7 @@ class EagleApp(ControlledApp):
         self.session_error: str | None = None
         self.session_done = False
         self._gpu_samples: list[GpuSample] = []
+        self._windows = WindowTracker()  # bench windows found in the log, shown as separators
         # beside the reduced state, mutated once per batch (the state would copy them)
         self.log_buffer = LogBuffer(config.max_lines)
         self.gpu_history = GpuHistory()
@@ -243,6 +245,8 @@ class EagleApp(ControlledApp):
                 lines = []
                 log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────", ev.host)
         log.append(lines)
+        for banner in self._windows.banners(events):  # a bench run's window, from its markers
+            log.add_separator(banner)
         if len(log.hosts) != self._log_hosts:
             self._log_hosts = len(log.hosts)
             self.refresh_bindings()
@@ -450,6 +454,12 @@ class EagleApp(ControlledApp):
 
     def action_wrap(self) -> None:
         self.log_view.set_wrap(not self.log_view.wrap)
+
+    def action_own_polls(self) -> None:
+        fold = not self.log_view.fold_own
+        self.log_view.set_fold_own(fold)
+        self.notify("eagle-tui's own polls folded" if fold else "eagle-tui's own polls shown",
+                    timeout=2, markup=False)
 
     def action_marker(self) -> None:
         now = self.clock()

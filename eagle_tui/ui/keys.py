@@ -47,6 +47,9 @@ KEYS: tuple[KeySpec, ...] = (
             "Follow the log again (scrolling up pauses it).", True),
     KeySpec("m", "m", "marker", "Marker", "Insert a numbered marker line into the log."),
     KeySpec("w", "w", "wrap", "Wrap", "Toggle wrapping of long log lines."),
+    KeySpec("o", "o", "own_polls", "Own polls",
+            "Show / fold eagle-tui's own /health, /metrics and /server_info lines in the log "
+            "(folded by default; the log's status line counts them)."),
     KeySpec("h", "h", "cycle_host", "Host",
             "Multi-node log: cycle all hosts → each host in turn → all hosts.", True,
             "This log has lines of one host only; h switches hosts on a multi-node run."),

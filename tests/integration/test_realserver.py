@@ -1,7 +1,8 @@
 """Against the REAL vLLM CPU server with its EAGLE-3 draft (one server for the whole module).
 
-Order matters and is the file order: the first test watches the server start, the middle one
-puts a bounded load on it, the last one kills its EngineCore (which ends the shared server).
+Order matters and is the file order: the first test watches the server start, the middle ones
+put bounded loads on it (the second a benchmark window), the last one kills its EngineCore
+(which ends the shared server).
 """
 
 from __future__ import annotations
@@ -155,6 +156,48 @@ async def test_log_and_metrics_agree_under_load(real_server: RealServer) -> None
     assert not [a for a in st.alerts if a.severity == "critical"]
     assert st.accept_len.last is not None and st.m_accept_len.last is not None
     assert st.m_gen_tps.values() and st.gen_tps.values()
+
+
+def _figures(window: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["source"]: f for f in window["figures"]}
+
+
+async def test_bench_window_log_metrics_and_client_agree(real_server: RealServer) -> None:
+    """One benchmark window (idle before and after, >= 3 log intervals): the log's weighted
+    acceptance length agrees with the /metrics counter deltas within 2 %, the client's tokens
+    per streamed event (prefill event left out: an approximation) within 5 %, and the log's
+    tok/s with the client's within 5 %. The same window is found again from the log alone."""
+    from eagle_tui.commands.bench import run_bench
+    from eagle_tui.commands.bench_window import log_window
+
+    real_server.ready()
+    await asyncio.sleep(3.0)  # idle before: the previous load's last interval is logged
+    res = await run_bench(real_server.url, concurrency=4, requests=40, max_tokens=192,
+                          endpoint="completions", timeout=150, log_path=str(real_server.log))
+    assert res.ok == 40 and res.failed == 0, res.errors
+    assert res.window is not None
+    fig = _figures(res.window)
+    log, metrics, client = fig["log"], fig["/metrics"], fig["client"]
+    print(f"window {res.window['duration_s']:.1f} s, {log.get('intervals')} log intervals: "
+          f"accept log {log['accept_len']:.3f} /metrics {metrics['accept_len']:.3f} "
+          f"client {client['accept_len']:.3f}; tok/s log {log['tok_s']:.1f} "
+          f"/metrics {metrics['tok_s']:.1f} client {client['tok_s']:.1f}")
+    assert log["intervals"] >= 3
+    assert log["accept_len"] == pytest.approx(metrics["accept_len"], rel=0.02)
+    assert client["accept_len"] == pytest.approx(metrics["accept_len"], rel=0.05)
+    assert log["tok_s"] == pytest.approx(client["tok_s"], rel=0.05)
+    assert metrics["tokens"] == pytest.approx(client["tokens"], rel=0.01)
+
+    # from the log alone (another terminal's bench): the same window, the client's figures too
+    again = log_window(real_server.log, res.bench_id)
+    assert again is not None and again.sealed
+    alone = {f.source: f for f in again.figures()}
+    assert alone["log"].accept_len == pytest.approx(log["accept_len"], rel=1e-3)
+    assert alone["client"].accept_len == pytest.approx(client["accept_len"], rel=1e-3)
+    # eagle-tui's own /metrics reads are marked, the window's markers are not folded
+    text = real_server.log.read_text(errors="replace")
+    assert '"GET /metrics?eagle-tui HTTP/1.1" 200' in text
+    assert f"eagle-tui-bench={res.bench_id}&at=start" in text
 
 
 def _reader(proc: subprocess.Popen[str], lines: queue.Queue[tuple[float, str]]) -> None:

@@ -102,13 +102,18 @@ def test_gpu_rows_fit_and_flag_imbalance() -> None:
         " 3 Unknown Error"
 
 
-def test_alert_order_newest_first_and_stable_within_a_batch() -> None:
+def test_alert_order_root_cause_first_and_stable_within_a_batch() -> None:
+    # issue 12: the first alert to fire (the root cause) stays on top of its consequences
     a, b, c = (Alert("a", "critical", "A"), Alert("b", "warning", "B"), Alert("c", "info", "C"))
     order = AlertOrder()
     assert [x.kind for x in order.update((a, b))] == ["a", "b"]
-    assert [x.kind for x in order.update((a, b, c))] == ["c", "a", "b"]
-    assert [x.kind for x in order.update((a, c))] == ["c", "a"]
-    assert [x.kind for x in order.update((a, b, c))] == ["b", "c", "a"]
+    assert [x.kind for x in order.update((a, b, c))] == ["a", "b", "c"]
+    assert [x.kind for x in order.update((a, c))] == ["a", "c"]
+    assert [x.kind for x in order.update((a, b, c))] == ["a", "c", "b"]
+    # a consequence that fired first but is less severe still comes after the batch's order
+    crash, lost = Alert("crash", "critical", "X"), Alert("health_lost", "critical", "Y")
+    fresh = AlertOrder()
+    assert [x.kind for x in fresh.update((crash, lost))] == ["crash", "health_lost"]
     assert alerts_content([]).plain == "no alerts"
     assert alerts_content([a]).plain == "✗ CRITICAL A"
 

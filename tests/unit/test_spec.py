@@ -68,7 +68,8 @@ def test_a_replay_spec_builds_one_replay_source_without_a_ticker() -> None:
 def test_a_live_spec_builds_the_sources_it_names(tmp_path: Path) -> None:
     spec = check_sources(DashboardSpec(log=str(tmp_path / "s.log"), gpu="none", baseline=50.0))
     names = sorted(type(s).__name__ for s in build_session(spec).sources)
-    assert names == ["DraftConfigSource", "LogTail", "ProcessWatcher"]
+    # (a log to watch also gets the model-download watcher: the startup's verdict)
+    assert names == ["DownloadWatcher", "DraftConfigSource", "LogTail", "ProcessWatcher"]
 
 
 def test_open_dashboard_headless_runs_the_presenter_over_the_threaded_session() -> None:

@@ -1,8 +1,11 @@
-"""The alerts pane: the alert rules' output, newest first, coloured by severity.
+"""The alerts pane: the alert rules' output, root cause first, coloured by severity.
 
 The rules (``eagle_tui.model.alerts``) are re-evaluated on every batch and return the alerts that
-fire *now*, ordered by severity. "Newest first" needs memory the state does not keep, so the pane
-remembers when each alert kind first fired (in batch order) and forgets a kind once it clears.
+fire *now*, ordered by severity. A failure's first alert is usually its cause (a crash, then
+``health_lost`` and ``process_exited`` as its consequences), so the pane lists alerts in the order
+they first fired, oldest on top: newest first buried the root cause under what followed. That
+order needs memory the state does not keep, so the pane remembers when each alert kind first
+fired (in batch order) and forgets a kind once it clears.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ class AlertOrder:
         self._counter = 0
 
     def update(self, alerts: Sequence[Alert]) -> list[Alert]:
-        """Record new kinds, forget cleared ones, return ``alerts`` newest first.
+        """Record new kinds, forget cleared ones, return ``alerts`` oldest (root cause) first.
 
         Alerts first seen in the same update keep the order they came in (most severe first).
         """
@@ -39,7 +42,7 @@ class AlertOrder:
         for a in alerts:
             self._seen.setdefault(a.kind, self._counter)
         # stable: alerts that appeared in the same update keep the rules' severity order
-        return sorted(alerts, key=lambda a: -self._seen[a.kind])
+        return sorted(alerts, key=lambda a: self._seen[a.kind])
 
 
 def alerts_content(alerts: Sequence[Alert]) -> Content:

@@ -247,7 +247,10 @@ class GpuPane(Widget, can_focus=True):
 
     def _process_lines(self, g: GpuInfo, width: int) -> list[Content]:
         if not g.processes:
-            return [Content.styled(f" └ GPU {g.index}: no compute processes", "$text-muted")]
+            # nvidia-smi's query mode lists no processes at all: "none" would be a guess
+            listed = self.sample is None or self.sample.backend != "nvidia-smi"
+            why = "no compute processes" if listed else "process list not available via nvidia-smi"
+            return [Content.styled(f" └ GPU {g.index}: {why}", "$text-muted")]
         out = []
         for p in g.processes:
             name = truncate(inert(p.name) or "?", max(8, width - 30))

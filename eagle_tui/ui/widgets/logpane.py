@@ -153,6 +153,9 @@ def status_content(status: LogStatus) -> Content:
         parts.append((status.search, "$accent"))
     if status.wrap:
         parts.append((" · wrap", "$text-muted"))
+    if status.own:
+        what = "shown" if status.own_shown else "folded"
+        parts.append((f" · {status.own:,} eagle-tui polls {what} (o)", "$text-muted"))
     return Content.assemble(*parts)
 
 

@@ -162,6 +162,8 @@ class LogStatus:
     stream: int  # the stream's line number of the newest line (lines the source has seen)
     host: str | None = None  # the one host shown, None for all
     hosts: int = 0  # distinct hosts in the log (0 or 1: not a multi-node run)
+    own: int = 0  # eagle-tui's own poll lines buffered (folded unless ``own_shown``)
+    own_shown: bool = False
 
 
 def write_lines(path: Path, lines: Sequence[LogLine], *, with_hosts: bool = False) -> int:

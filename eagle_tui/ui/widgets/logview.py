@@ -124,6 +124,8 @@ class LogView(LogRender, can_focus=True):
             stream=b.hosts.stream,
             host=b.hosts.selected,
             hosts=len(b.hosts.seen),
+            own=b.own_lines,
+            own_shown=not b.fold_own,
         )
 
     # ------------------------------------------------------------------ feeding
@@ -206,6 +208,17 @@ class LogView(LogRender, can_focus=True):
         The same query again changes nothing (``Esc`` on an empty filter box must not rebuild
         the rows and re-highlight every visible line)."""
         if not self.buffer.set_filter(query):
+            return
+        self._rows_changed()
+        self._reposition(self.buffer.cursor)
+
+    @property
+    def fold_own(self) -> bool:
+        return self.buffer.fold_own
+
+    def set_fold_own(self, fold: bool) -> None:
+        """Fold (hide) or show eagle-tui's own /health, /metrics, /server_info access lines."""
+        if not self.buffer.set_fold_own(fold):
             return
         self._rows_changed()
         self._reposition(self.buffer.cursor)

@@ -24,6 +24,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from eagle_tui.model.activity import startup_activity
 from eagle_tui.model.eta import step_eta
 from eagle_tui.model.events import CrashEvent
 from eagle_tui.model.state import DashboardState
@@ -35,7 +36,7 @@ from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
 Part = str | tuple[str, str] | Content
 BAR_WIDTH = 16
-STEPPER_LINES = 9  # 7 steps, total/health, process
+STEPPER_LINES = 10  # 7 steps, total/health, process, what it is doing / what is inferred
 LABEL_W = 17  # "CUDA graphs+draft" fits
 
 
@@ -93,6 +94,7 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
     lines.append(Content.assemble((" total ", "$text-muted"), (fmt_clock(state.elapsed), "bold"),
                                   *_health_parts(state)))
     lines.append(_fit(_process_parts(state), width))
+    lines.append(_fit(note_parts(state), width))
     return Content("\n").join(lines)
 
 
@@ -108,6 +110,26 @@ def _eta_parts(state: DashboardState, label: str,
     if eta.left is not None and eta.left > 0:
         return [(f" ~{fmt_clock(eta.left)} left", "$text-muted")]
     return []
+ACTIVITY_STYLE = {"downloading": "$primary", "loading": "$primary", "compiling": "$primary",
+                  "gpu_busy": "$warning", "waiting": "$text-muted", "hung": "$error bold"}
+
+
+def note_parts(state: DashboardState) -> list[Part]:
+    """The line under the stepper: what a silent startup is doing (``model/activity.py``),
+    else what the phase and engine were inferred from (``model/evidence.py``), else nothing."""
+    act = startup_activity(state)
+    if act is not None:
+        style = ACTIVITY_STYLE.get(act.kind, "$text")
+        return [(" ◆ ", style), (f"{act.kind.replace('_', ' ')}: ", f"{style} bold"),
+                (inert(act.detail), "$text-muted")]
+    parts: list[Part] = []
+    if state.phase_inferred:
+        parts += [(" ≈ inferred ", "$warning"),
+                  (f"{state.phase.value} from {state.phase_inferred}", "$text-muted")]
+    if state.engine_inferred is not None:
+        parts += [(" ≈ " if not parts else "; ", "$warning"),
+                  (f"{state.engine} from {state.engine_inferred.reason}", "$text-muted")]
+    return parts
 
 
 def _fit(parts: list[Part], width: int) -> Content:
@@ -224,7 +246,8 @@ class StartupPane(Vertical):
     def show(self, state: DashboardState) -> None:
         now_s = int(state.now) if state.now is not None else None
         key = (state.phase, state.phases, state.shards, state.graphs, state.crash, state.health,
-               state.process, state.process_exit, now_s, state.lines > 0, state.connections)
+               state.process, state.process_exit, now_s, state.lines > 0, state.connections,
+               state.engine_inferred, state.activity)
         if key == self._key:
             return
         self._key = key
@@ -245,4 +268,5 @@ class StartupPane(Vertical):
                 Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text")))
 
 
-__all__ = ["STEPS", "RootCause", "StartupPane", "crash_title", "startup_content", "step_states"]
+__all__ = ["STEPS", "RootCause", "StartupPane", "crash_title", "note_parts", "startup_content",
+           "step_states"]

@@ -1,0 +1,105 @@
+"""Benchmark windows for ``eagle-tui report``: bench's markers in the log, and results files.
+
+The report engine reads a log once, in parallel chunks and constant memory; windows need the
+stats lines *in order* around each marker, so they are a second, sequential pass here, made
+only when the log holds a bench marker (a fast byte scan finds out) or ``--bench-results``
+was given. That pass reads from the first marker on (results files: from the start, since
+their windows are placed by time).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from eagle_tui.model.benchfiles import ResultsRun, parse_results, span_figures
+from eagle_tui.model.events import Event
+from eagle_tui.model.windows import BENCH_TAG, WindowTracker
+
+SCAN_CHUNK = 8 << 20
+_MARK = f"{BENCH_TAG}=".encode()
+
+
+def first_marker(path: Path) -> int | None:
+    """Byte offset of the line holding the first bench marker, or None."""
+    pos, tail = 0, b""
+    with path.open("rb") as fh:
+        while chunk := fh.read(SCAN_CHUNK):
+            data = tail + chunk
+            i = data.find(_MARK)
+            if i >= 0:
+                start = data.rfind(b"\n", 0, i) + 1
+                return pos - len(tail) + start
+            tail = data[-(len(_MARK) + 4096):]  # a marker (and its line's start) across chunks
+            pos += len(chunk)
+    return None
+
+
+def load_results(files: list[str]) -> list[ResultsRun]:
+    """Every run of every results file; ValueError names the file that is not one."""
+    runs: list[ResultsRun] = []
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ValueError(f"--bench-results {name}: {exc.strerror or exc}") from None
+        try:
+            runs.extend(parse_results(text))
+        except ValueError as exc:
+            raise ValueError(f"--bench-results {name}: {exc}") from None
+    return runs
+
+
+def _events(path: Path, offset: int) -> list[Event]:
+    from eagle_tui.model.parser import LogParser
+
+    parser = LogParser()
+    out: list[Event] = []
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        for raw in fh:
+            out.extend(parser.feed_line(raw.rstrip(b"\r\n")))
+    out.extend(parser.finish())
+    return out
+
+
+def windows(path: Path | None, runs: list[ResultsRun]) -> list[dict[str, Any]]:
+    """The log's bench windows, then one window per results run (the log's figures over its
+    time span beside the file's)."""
+    out: list[dict[str, Any]] = []
+    marker = first_marker(path) if path is not None else None
+    if path is None or (marker is None and not runs):
+        return [_run_dict(r, None) for r in runs]
+    events = _events(path, 0 if runs else marker or 0)
+    if marker is not None:
+        tracker = WindowTracker()
+        tracker.feed(events)
+        out.extend(w.as_dict() for w in tracker.windows)
+    for run, log in zip(runs, span_figures(events, runs), strict=True):
+        out.append(_run_dict(run, log))
+    return out
+
+
+def _run_dict(run: ResultsRun, log: Any) -> dict[str, Any]:
+    d = run.as_dict()
+    d["id"] = f"{run.tool}{' ' + run.label if run.label else ''}"
+    d["duration_s"] = (run.t_end - run.t_start if run.t_end is not None and run.t_start is not None
+                       else None)
+    if log is not None:
+        d["figures"] = [log.as_dict(), *d["figures"]]
+    return d
+
+
+def render(wins: list[dict[str, Any]]) -> str:
+    """The report's text section: each window's sources side by side."""
+    from eagle_tui.commands.bench_window import format_window
+
+    if not wins:
+        return ""
+    lines = ["benchmark windows:"]
+    for w in wins:
+        lines += format_window(w)
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["first_marker", "load_results", "render", "windows"]

@@ -1,0 +1,53 @@
+"""The Startup pane's note line: a silent startup's verdict, or what was inferred (issue 12)."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from eagle_tui.model.events import (
+    DecodeStats,
+    LineKind,
+    LogLine,
+    Phase,
+    PhaseEvent,
+    ProcessSample,
+    Tick,
+)
+from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.ui.widgets.startup import STEPPER_LINES, note_parts, startup_content
+
+
+def note(state: DashboardState) -> str:
+    return Content.assemble(*note_parts(state)).plain
+
+
+def test_inferred_phase_and_engine_are_said_to_be_inferred() -> None:
+    s = reduce(DashboardState(), [
+        LogLine(1, '  File "/x/sglang/srt/managers/scheduler.py", line 9, in f',
+                LineKind.TRACEBACK),
+        DecodeStats(2, None, 90.0, 2.0),
+    ])
+    assert note(s) == (" ≈ inferred serving from a decode stats line; sglang from a traceback "
+                       "through sglang/srt/")
+    assert len(startup_content(s, 80).plain.splitlines()) == STEPPER_LINES
+
+
+def test_a_silent_startup_shows_its_verdict() -> None:
+    s = reduce(DashboardState(), [Tick(10.0), LogLine(1, "Load weight begin"),
+                                  PhaseEvent(Phase.LOADING_WEIGHTS, 1),
+                                  ProcessSample(400.0, 7, "sleeping", cpu_percent=0.0)])
+    text = note(s)
+    assert text.startswith(" ◆ hung: log silent 6m30s")
+    assert note(DashboardState()) == ""
+
+
+def test_nvidia_smi_backend_does_not_claim_no_processes() -> None:
+    from eagle_tui.model.events import GpuInfo, GpuSample
+    from eagle_tui.ui.widgets.gpus import GpuPane
+
+    pane = GpuPane()
+    g = GpuInfo(0, "H200", mem_used=1, mem_total=2)
+    pane.sample = GpuSample(1.0, "ok", (g,), backend="nvidia-smi")
+    assert "process list not available via nvidia-smi" in pane._process_lines(g, 80)[0].plain
+    pane.sample = GpuSample(1.0, "ok", (g,), backend="nvml")
+    assert "no compute processes" in pane._process_lines(g, 80)[0].plain
