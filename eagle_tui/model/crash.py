@@ -183,10 +183,10 @@ _Hint = Callable[[str, Phase, str], str]
 # vLLM given "method": "eagle" with an EAGLE-3 draft: it wraps the draft's architecture as an
 # EAGLE-1 model ("Eagle" + LlamaForCausalLMEagle3) and refuses it at startup (vLLM 0.32, measured)
 _EAGLE1_OF_EAGLE3 = re.compile(r"architectures \['Eagle\w*Eagle3\w*'\] are not supported")
-_EAGLE1_OF_EAGLE3_HINT = (
-    'The draft is an EAGLE-3 checkpoint but --speculative-config says "method": "eagle", so vLLM '
-    "looked for an EAGLE-1 model of it (Eagle + its architecture), which does not exist. Use "
-    '"method": "eagle3" in --speculative-config and relaunch.')
+_EAGLE1_OF_EAGLE3_HINT = (  # the fix first: a banner cut short must still show it
+    'Use "method": "eagle3" in --speculative-config and relaunch: the draft is an EAGLE-3 '
+    'checkpoint, and with "method": "eagle" vLLM looks for an EAGLE-1 model of it (Eagle + its '
+    "architecture), which does not exist.")
 _VALIDATION_HEAD = re.compile(r"validation errors? for \w+")
 REFINE_LINES = 3  # pydantic prints the failing value this many lines below its header at most
 
