@@ -67,8 +67,10 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
                 app.state.crash.message if app.state.crash else ""), "its cause", 10)
             await pilot.pause(0.5)
             text = screen_text(app)
-            assert "CRASHED" in text and '"method": "eagle3" in --speculative-config' in " ".join(
-                text.split()), text
+            assert "CRASHED" in text and "EagleLlamaForCausalLMEagle3" in text, text
+            assert 'Fix: Use "method": "eagle3" in' in text, text  # the banner shows the fix
+            assert app.state.crash is not None and (
+                '"method": "eagle3" in --speculative-config' in app.state.crash.hint)
             old_session = app.session
             await pilot.press("E")
             edit = app.screen
