@@ -68,7 +68,8 @@ def build_sources(
         if local:
             from eagle_tui.sources.process import ProcessWatcher
 
-            sources.append(ProcessWatcher(spec.pid, port=port, log_path=spec.log))
+            sources.append(ProcessWatcher(spec.pid, port=port, log_path=spec.log,
+                                          follow_restarts=spec.follow_restarts))
         else:  # over SSH: ps and /proc on the host ("localhost" in the URL is the host itself)
             from eagle_tui.sources.remote_process import RemoteProcessWatcher
 

@@ -30,6 +30,7 @@ from eagle_tui.assembly.threaded import Closer, Opener, Subscriber, ThreadedSess
 from eagle_tui.errors import EagleError
 
 if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless never loads Textual
+    from eagle_tui.assembly.control import LaunchControl
     from eagle_tui.headless.progress import Watched
     from eagle_tui.model.state import DashboardState
     from eagle_tui.session import Session
@@ -95,20 +96,28 @@ async def _no_close() -> None:
 
 @dataclass(frozen=True)
 class Dashboard:
-    """An assembled dashboard, not running yet: the app and the session thread it shows."""
+    """An assembled dashboard, not running yet: the app and the session thread it shows
+    (and the run control that may replace that session with a relaunched run's)."""
 
     app: EagleApp
     session: ThreadedSession
+    control: LaunchControl | None = None
 
     def run(self) -> int:
-        """Run the dashboard; afterwards stop the session thread and wait for it to clean up."""
+        """Run the dashboard; afterwards stop the session threads and wait for them."""
         tune_gc()
         try:
             self.app.run()
         finally:
-            self.session.stop()
-            self.session.join()
+            self.close()
         return self.app.return_code or 0
+
+    def close(self) -> None:
+        """Stop the first session and every one a relaunch started (idempotent)."""
+        self.session.stop()
+        self.session.join()
+        if self.control is not None:
+            self.control.close()
 
 
 def prepare_dashboard(
@@ -118,29 +127,36 @@ def prepare_dashboard(
     config: UiConfig | None = None,
     subscribers: Sequence[Subscriber] = (),
     clock: Callable[[], float] = time.time,
+    control: LaunchControl | None = None,
 ) -> Dashboard:
     """Start the session thread (connecting SSH hosts) and build the app; nothing is drawn yet.
 
     ``opener`` replaces the spec's own (tests: a scripted session); ``subscribers`` are called
-    on the session thread after every batch (``demo`` starts its load there). Raises
-    ``ConfigError``, ``UsageError`` or ``TransportError`` with the session thread stopped.
+    on the session thread after every batch (``demo`` starts its load there). ``control``: the
+    run was launched by eagle-tui, and K/R/E may stop, restart and relaunch it (never given for
+    a watched or attached run, nor with ``--read-only``). Raises ``ConfigError``,
+    ``UsageError`` or ``TransportError`` with the session thread stopped.
     """
     from eagle_tui.ui.app_factory import build_app
 
     cfg = config if config is not None else ui_config(spec)
     hosts: list[str] = []
-    threaded = ThreadedSession(opener or spec_opener(replace(spec, max_lines=cfg.max_lines),
-                                                     hosts))
+    watched = replace(spec, max_lines=cfg.max_lines, follow_restarts=True)
+    threaded = ThreadedSession(opener or spec_opener(watched, hosts))
     for cb in subscribers:
         threaded.subscribe(cb)
     try:
         threaded.start()  # connects (SSH) before the terminal is taken over
         app = build_app(cfg, session=threaded,
-                        source_label=spec.source_label(hosts[0] if hosts else ""), clock=clock)
+                        source_label=spec.source_label(hosts[0] if hosts else ""), clock=clock,
+                        control=control)
     except BaseException:
         threaded.stop()
         raise
-    return Dashboard(app, threaded)
+    if control is not None:
+        control.spec = watched
+        control.attach(threaded)
+    return Dashboard(app, threaded, control)
 
 
 def open_dashboard(
@@ -151,12 +167,14 @@ def open_dashboard(
     opener: Opener | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    control: LaunchControl | None = None,
 ) -> int:
     """Open the dashboard (a terminal) or the headless presenter for ``spec``; the exit code.
 
     ``presenter`` replaces the default headless one (progress lines until the run ends or
     ``spec.duration`` passes; ``demo`` waits for ready and prints live metrics); subscribers
-    run on the session thread in both modes. ``opener`` replaces the spec's (tests). A refusal
+    run on the session thread in both modes. ``opener`` replaces the spec's (tests);
+    ``control`` gives the dashboard K/R/E (:func:`prepare_dashboard`). A refusal
     (a bad config, a bad spec, an SSH host key refused: see :func:`_refusals`) is printed as
     ``eagle-tui COMMAND: error: ...``, exit 2.
     """
@@ -165,7 +183,8 @@ def open_dashboard(
     try:
         if not wants_dashboard(spec):
             return asyncio.run(run_headless(spec, presenter, subscribers, out, err, opener))
-        dashboard = prepare_dashboard(spec, opener=opener, subscribers=subscribers)
+        dashboard = prepare_dashboard(spec, opener=opener, subscribers=subscribers,
+                                      control=control)
     except _refusals() as exc:  # (evaluated only when something was raised)
         print(f"eagle-tui {spec.command}: error: {exc}", file=err)
         return EXIT_USAGE

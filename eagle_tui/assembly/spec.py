@@ -77,6 +77,9 @@ class DashboardSpec:
     health_interval: float = 1.0
     command: str = "watch"
     usual: UsualTimes | None = None  # earlier runs' phase times (the run history): ETA
+    # the dashboard: a process found by port/log that exits is followed by the next server
+    # started there (a new run), instead of ending the process watch
+    follow_restarts: bool = False
 
     @property
     def is_remote(self) -> bool:

@@ -9,7 +9,10 @@ the draft config, GPUs through the streamed ``nvidia-smi`` path that remote host
 :func:`~eagle_tui.assembly.open.open_dashboard` like ``watch``'s, and once the server is ready a
 small bounded load (:func:`~eagle_tui.commands.bench.run_bench`) makes the metrics move.
 
-On a terminal it opens the dashboard; with ``--headless`` or without a TTY it behaves like
+On a terminal the simulated server is launched instead, as ``eagle-tui launch`` would start a
+real one (``commands/demo_launch.py``), so ``K``/``R``/``E`` work on it: ``--scenario
+misconfigured`` runs the engine's command with ``--speculative-algorithm EAGLE``, and ``E``
+fixes it. With ``--headless`` or without a TTY it behaves like
 ``wait`` (progress lines, a diagnosis on a crash) and then prints live metrics for a few
 seconds. Exit: 0 when the server served (healthy or misconfigured, whose alerts are printed),
 1 with the diagnosis when it crashed, 3 on a startup timeout, 2 on bad options.
@@ -211,16 +214,15 @@ def headless_presenter(server: DemoServer, args: argparse.Namespace) -> Presente
 # --------------------------------------------------------------------------- dashboard
 
 
-def start_load_when_ready(server: DemoServer) -> Callable[[DashboardState, Sequence[Event]],
-                                                          None]:
-    """A subscriber (on the session's loop) that starts the bounded load once the server is
-    ready; the load ends with that loop."""
+def start_load_when_ready(url: str) -> Callable[[DashboardState, Sequence[Event]], None]:
+    """A subscriber (on the session's loop) that starts the bounded load once the server at
+    ``url`` is ready; the load ends with that loop (a relaunched run gets its own)."""
     tasks: list[asyncio.Task[Any]] = []
 
     def on_batch(state: DashboardState, _events: Sequence[Event]) -> None:
         if state.ready and not tasks:
             tasks.append(asyncio.create_task(run_bench(
-                server.url, concurrency=1, requests=LOAD_REQUESTS, max_tokens=LOAD_MAX_TOKENS,
+                url, concurrency=1, requests=LOAD_REQUESTS, max_tokens=LOAD_MAX_TOKENS,
                 timeout=3600.0)))
 
     return on_batch
@@ -274,13 +276,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a UsageError, or make_config's refusal of the scenario
         print(f"eagle-tui demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    server = DemoServer(args)
     with _terminate_as_exit():
+        if not args.headless and wants_dashboard(DashboardSpec(command="demo")):
+            from eagle_tui.commands.demo_launch import run_dashboard
+
+            return run_dashboard(args)  # launched like a real server: K/R/E work on it
+        server = DemoServer(args)
         try:
             server.start()
-            spec = server.spec()
-            load = () if not wants_dashboard(spec) else (start_load_when_ready(server),)
-            return open_dashboard(spec, presenter=headless_presenter(server, args),
-                                  subscribers=load)
+            return open_dashboard(server.spec(), presenter=headless_presenter(server, args))
         finally:
             server.close()

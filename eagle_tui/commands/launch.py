@@ -13,12 +13,18 @@ import argparse
 import asyncio
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, ssh_spec_from_args
 from eagle_tui.commands.common import add_ssh_args
+
+if TYPE_CHECKING:
+    from eagle_tui.history.records import RunRecord
+    from eagle_tui.launch.plan import Prepared
+    from eagle_tui.launch.process import Launched
 
 EXIT_USAGE = 2
 
@@ -68,9 +74,19 @@ def watch_spec(args: argparse.Namespace, log: str, url: str, pid: int,
                          health_interval=HEALTH_INTERVAL_S, label=label, command="launch")
 
 
+@dataclass(frozen=True)
+class Started:
+    """A started run: what the dashboard (or ``wait``) follows, and what K/R/E work from."""
+
+    spec: DashboardSpec
+    prep: Prepared
+    run: RunRecord
+    launched: Launched
+
+
 async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
-                       out: TextIO) -> tuple[int, DashboardSpec | None, int | None]:
-    """Lint and start; returns (exit code if finished, the watch options, the run id)."""
+                       out: TextIO) -> tuple[int, Started | None]:
+    """Lint and start; returns (exit code if finished, the started run)."""
     from eagle_tui.commands.lint import print_text
     from eagle_tui.history.store import HistoryError, RunStore
     from eagle_tui.launch.plan import env_values, prepare, start
@@ -83,12 +99,12 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
         store = RunStore()
     except (ValueError, HistoryError) as exc:
         print(f"eagle-tui launch: error: {exc}", file=err)
-        return EXIT_USAGE, None, None
+        return EXIT_USAGE, None
     try:
         transport = one_transport(ssh_spec_from_args(args))
     except ValueError as exc:
         print(f"eagle-tui launch: error: {exc}", file=err)
-        return EXIT_USAGE, None, None
+        return EXIT_USAGE, None
     try:
         await connect_one(transport)
         prep = await prepare(transport, words, cwd=args.cwd, env=env)
@@ -97,12 +113,12 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
         if not prep.result.ok and not args.force:
             print("eagle-tui launch: refused: lint found errors (fix them, or --force)",
                   file=err)
-            return EXIT_USAGE, None, None
+            return EXIT_USAGE, None
         run, launched = await start(store, transport, prep, name=args.name, log_path=args.log,
                                     baseline=args.baseline)
     except (CommandError, LaunchError, HistoryError, TransportError, TimeoutError) as exc:
         print(f"eagle-tui launch: error: {exc or 'timed out'}", file=err)
-        return EXIT_USAGE, None, None
+        return EXIT_USAGE, None
     finally:
         await transport.close()
     where = f" on {transport.host}" if transport.host else ""
@@ -120,7 +136,7 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
                             exclude=run.id)
     except HistoryError:
         usual = None
-    return -1, replace(spec, usual=usual), run.id
+    return -1, Started(replace(spec, usual=usual), prep, run, launched)
 
 
 def _record_outcome(run_id: int, code: int) -> None:
@@ -130,7 +146,10 @@ def _record_outcome(run_id: int, code: int) -> None:
     if state is None:
         return
     try:
-        RunStore().update(run_id, state=state, **({"ended": time.time()} if code == 1 else {}))
+        if code == 1:
+            RunStore().update(run_id, state=state, ended=time.time())
+        else:
+            RunStore().update(run_id, state=state)
     except HistoryError as exc:
         print(f"eagle-tui launch: warning: {exc}", file=sys.stderr)
 
@@ -152,13 +171,15 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, CommandError) as exc:
         print(f"eagle-tui launch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    code, spec, run_id = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))
-    if spec is None or run_id is None:
+    code, started = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))
+    if started is None:
         return code
     from eagle_tui.history.recorder import HistoryRecorder
     from eagle_tui.history.store import RunStore
 
-    recorder = HistoryRecorder(RunStore(), run_id)
+    spec, run_id = started.spec, started.run.id
+    store = RunStore()
+    recorder = HistoryRecorder(store, run_id)
     if args.no_tui:
         from eagle_tui.commands.wait import wait_async
 
@@ -166,9 +187,12 @@ def run(args: argparse.Namespace) -> int:
                                       subscribers=[recorder.on_batch]))
         _record_outcome(run_id, code)
         return code
+    from eagle_tui.assembly.control import LaunchControl
     from eagle_tui.assembly.open import open_dashboard
 
-    return open_dashboard(spec, subscribers=[recorder.on_batch])
+    control = None if args.read_only else LaunchControl(
+        store=store, spec=spec, prep=started.prep, run=started.run, launched=started.launched)
+    return open_dashboard(spec, subscribers=[recorder.on_batch], control=control)
 
 
-__all__ = ["register", "run", "watch_spec"]
+__all__ = ["Started", "launch_async", "register", "run", "watch_spec"]

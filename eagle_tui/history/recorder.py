@@ -61,7 +61,10 @@ class HistoryRecorder:
         if final is not None or fields.get("crash"):
             fields["ended"] = time.time()
         try:
-            self.store.update(self.run_id, state=run_state, **fields)
+            # a run stopped (``stop``, ``K``, a relaunch) stays stopped: only a final write
+            # (the one that stopped it) may change that
+            self.store.update(self.run_id, state=run_state,
+                              unless_state=None if final else "stopped", **fields)
             self.writes += 1
         except HistoryError as exc:
             self._broken = True

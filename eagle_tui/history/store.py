@@ -136,15 +136,22 @@ class RunStore:
                       (f"{fields.get('engine') or 'run'}-{run_id}", run_id))
         return self.get(str(run_id))
 
-    def update(self, run_id: int, **fields: Any) -> None:
+    def update(self, run_id: int, *, unless_state: str | None = None, **fields: Any) -> None:
+        """Set ``fields`` of run ``run_id`` (``unless_state``: not when its state is that one,
+        so a watcher's summary never turns a run ``stop`` or ``K`` stopped back into a live
+        one)."""
         if not fields:
             return
         unknown = set(fields) - {name for name, _ in FIELDS}
         if unknown:
             raise ValueError(f"unknown run fields: {sorted(unknown)}")
         sets = ", ".join(f"{n} = ?" for n in fields)
-        self._run(f"UPDATE runs SET {sets} WHERE id = ?",
-                  (*(_encode(n, v) for n, v in fields.items()), run_id))
+        values = (*(_encode(n, v) for n, v in fields.items()), run_id)
+        if unless_state is None:
+            self._run(f"UPDATE runs SET {sets} WHERE id = ?", values)
+        else:
+            self._run(f"UPDATE runs SET {sets} WHERE id = ? AND state != ?",
+                      (*values, unless_state))
 
     def note(self, run_id: int, text: str) -> None:
         self.update(run_id, notes=text)

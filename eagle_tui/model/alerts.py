@@ -127,8 +127,17 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
     if not _draft_is_eagle3(state):
         return None
     draft = (state.spec.draft_model if state.spec else None) or "the draft"
-    runs = (f'"method": "{algo.lower()}" in --speculative-config' if state.engine == "vllm"
-            else f"--speculative-algorithm {algo}")
+    if state.engine == "vllm":  # measured on vLLM 0.32: refused at startup, not degraded
+        refused = state.crash is not None and state.crash.kind == "config_error"
+        what = ("vLLM refused it at startup (it has no EAGLE-1 model of an EAGLE-3 draft)"
+                if refused else "the draft cannot get the 3 concatenated layers it needs")
+        return Alert(
+            "eagle3_draft_with_eagle",
+            "critical",
+            f'{draft} is an EAGLE-3 checkpoint but the server runs "method": "{algo.lower()}" '
+            f"in --speculative-config: {what}. {_eagle3_fix(state)}",
+        )
+    runs = f"--speculative-algorithm {algo}"
     return Alert(
         "eagle3_draft_with_eagle",
         "critical",

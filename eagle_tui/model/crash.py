@@ -180,6 +180,17 @@ def _port_hint(_engine: str, _phase: Phase, msg: str) -> str:
 
 
 _Hint = Callable[[str, Phase, str], str]
+# vLLM given "method": "eagle" with an EAGLE-3 draft: it wraps the draft's architecture as an
+# EAGLE-1 model ("Eagle" + LlamaForCausalLMEagle3) and refuses it at startup (vLLM 0.32, measured)
+_EAGLE1_OF_EAGLE3 = re.compile(r"architectures \['Eagle\w*Eagle3\w*'\] are not supported")
+_EAGLE1_OF_EAGLE3_HINT = (  # the fix first: a banner cut short must still show it
+    'Use "method": "eagle3" in --speculative-config and relaunch: the draft is an EAGLE-3 '
+    'checkpoint, and with "method": "eagle" vLLM looks for an EAGLE-1 model of it (Eagle + its '
+    "architecture), which does not exist.")
+_VALIDATION_HEAD = re.compile(r"validation errors? for \w+")
+REFINE_LINES = 3  # pydantic prints the failing value this many lines below its header at most
+
+
 _HINTS: dict[str, _Hint] = {
     "cuda_oom": _oom_hint,
     "not_enough_memory": _nem_hint,
@@ -196,7 +207,7 @@ _HINTS: dict[str, _Hint] = {
         "A forward step hung past --watchdog-timeout: read the stack dump above for the stuck "
         "call (often a collective or a deadlocked kernel); raise --watchdog-timeout only if "
         "steps are legitimately that slow."),
-    "config_error": lambda e, p, m: (
+    "config_error": lambda e, p, m: _EAGLE1_OF_EAGLE3_HINT if _EAGLE1_OF_EAGLE3.search(m) else (
         "A launch argument or config value was rejected: fix the flag named in the message "
         "(see --help for the allowed values) and relaunch."),
     "engine_dead": lambda e, p, m: (
@@ -253,6 +264,7 @@ class CrashTracker:
         "_frames",
         "_in_tb",
         "_pending",
+        "_refine",
         "shutdown",
     )
 
@@ -267,6 +279,9 @@ class CrashTracker:
         self._candidate: _Candidate | None = None
         self._pending: _Candidate | None = None  # marker seen, its traceback not finished yet
         self._emitted = -1  # specificity of the best event emitted so far
+        # a pydantic "N validation error for X" header emitted as the crash: its "Value error,"
+        # detail line below names the cause, and refines that crash (same kind, same line)
+        self._refine: _Candidate | None = None
         self.shutdown = False
 
     # ------------------------------------------------------------------ helpers
@@ -361,6 +376,8 @@ class CrashTracker:
             kind = "config_error"
         if kind is not None:
             ev = self._event(kind, lineno, line, time, engine, phase)
+            if ev is not None and kind == "config_error" and _VALIDATION_HEAD.search(line):
+                self._refine = _Candidate(kind, lineno, ev.message, time)
             return [ev] if ev else []
         recent_marker = self._context_line > 0 and lineno - self._context_line <= CANDIDATE_WINDOW
         fatal = self._pending is not None or recent_marker or phase.rank < Phase.READY.rank
@@ -378,6 +395,12 @@ class CrashTracker:
             self.shutdown = True
             return []
         out: list[CrashEvent] = []
+        head, self._refine = self._refine, None
+        if (head is not None and lineno - head.lineno <= REFINE_LINES
+                and stripped.startswith("Value error, ")):
+            message = f"{head.message}: {stripped}"
+            return [CrashEvent(head.kind, head.lineno, _truncate(message),
+                               hint_for(head.kind, engine, phase, message), head.time)]
         if _FATAL_CONTEXT.search(stripped):
             self._mark_context(lineno, stripped, time)
         kind = kind_of(stripped)

@@ -432,6 +432,18 @@ class UsualTimes(Record):
     runs: int
 
 
+@record
+class PreviousRun(Record):
+    """The run this one replaced (a relaunch from the dashboard: ``R``/``E``), kept on screen
+    for comparison: its label, figures and time to ready as the run history summarised them."""
+
+    label: str
+    accept_len: float | None = None
+    tok_s: float | None = None
+    ready_s: float | None = None
+    crash: str = ""
+
+
 Event = (
     LogLine
     | EngineDetected
@@ -461,6 +473,7 @@ Event = (
     | Baseline
     | UserMarker
     | UsualTimes
+    | PreviousRun
 )
 
 EVENT_TYPES: dict[str, type] = {
@@ -496,6 +509,7 @@ EVENT_TYPES: dict[str, type] = {
         Baseline,
         UserMarker,
         UsualTimes,
+        PreviousRun,
     )
 }
 

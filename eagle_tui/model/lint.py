@@ -260,11 +260,16 @@ def _algorithm(cmd: ParsedCommand, plan: SpecPlan, model_cfg: dict[str, Any] | N
         out.append(Finding(
             "error", "spec-eagle3-draft-as-eagle",
             f"{given} with an EAGLE-3 draft ({_arch(draft_cfg)} at {plan.draft}): use "
-            f"{'EAGLE3' if sglang else 'eagle3'}. With {algo} the target never captures the "
-            f"three aux layers and hands the draft its final hidden state ({width}) instead of "
-            f"their concatenation ({triple}); the draft's fc projection is then skipped "
-            "without any error and acceptance length collapses to ~1.0 — slower than no "
-            "speculation", flag, fix))
+            f"{'EAGLE3' if sglang else 'eagle3'}. " + (
+                f"With {algo} the target never captures the "
+                f"three aux layers and hands the draft its final hidden state ({width}) instead "
+                f"of their concatenation ({triple}); the draft's fc projection is then skipped "
+                "without any error and acceptance length collapses to ~1.0 — slower than no "
+                "speculation" if sglang else
+                f"With {algo} vLLM (0.32, measured) refuses to start: it looks for an EAGLE-1 "
+                "model of the draft (Eagle + its architecture) and finds none; an EAGLE-3 draft "
+                f"needs the three aux layers' concatenation ({triple}), not the final hidden "
+                f"state ({width})"), flag, fix))
     elif wants3 and not draft3:
         out.append(Finding(
             "error", "spec-eagle3-wrong-draft",

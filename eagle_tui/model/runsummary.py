@@ -12,7 +12,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-from .events import Phase
+from .events import Phase, PreviousRun
 from .logclock import best_span, span
 from .state import DashboardState, PhaseMark
 
@@ -100,4 +100,63 @@ def summarize(state: DashboardState) -> dict[str, Any]:
             "engine": state.engine if state.engine != "unknown" else None}
 
 
-__all__ = ["figures_summary", "phase_times", "ready_seconds", "summarize"]
+def previous_run(state: DashboardState, label: str) -> PreviousRun | None:
+    """The compact summary of a finished run kept beside the next one (``None``: it never
+    got far enough to have a figure, a time to ready or a crash)."""
+    figs = figures_summary(state)
+    ready = ready_seconds(state)
+    crash = str(state.crash.kind) if state.crash is not None else ""
+    accept, tok_s = figs.get("accept_len"), figs.get("tok_s_median")
+    if accept is None and tok_s is None and ready is None and not crash:
+        return None
+    return PreviousRun(label, accept, tok_s, ready, crash)
+
+
+def previous_run_from_record(label: str, summary: dict[str, Any]) -> PreviousRun:
+    """The same from a history row's columns (``metrics``, ``ready_s``, ``crash``)."""
+    metrics = summary.get("metrics") or {}
+    crash = summary.get("crash") or {}
+    return PreviousRun(label, _num(metrics.get("accept_len")), _num(metrics.get("tok_s_median")),
+                       _num(summary.get("ready_s")), str(crash.get("kind") or ""))
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def _clock(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60}:{whole % 60:02d}" if whole >= 60 else f"{seconds:.1f}s"
+
+
+def previous_figures(prev: PreviousRun) -> str:
+    """``accept 1.00, 56.7 tok/s, ready 1:12`` (what is known of the run)."""
+    parts = []
+    if prev.accept_len is not None:
+        parts.append(f"accept {prev.accept_len:.2f}")
+    if prev.tok_s is not None:
+        parts.append(f"{prev.tok_s:.1f} tok/s")
+    if prev.ready_s is not None:
+        parts.append(f"ready {_clock(prev.ready_s)}")
+    if prev.crash:
+        parts.append(f"crashed ({prev.crash})")
+    return ", ".join(parts) if parts else "no figures"
+
+
+def previous_line(prev: PreviousRun) -> str:
+    """``previous run #1: accept 1.00, 56.7 tok/s, ready 1:12``."""
+    name = f"previous run {prev.label}" if prev.label else "previous run"
+    return f"{name}: {previous_figures(prev)}"
+
+
+__all__ = [
+    "figures_summary",
+    "phase_times",
+    "previous_figures",
+    "previous_line",
+    "previous_run",
+    "previous_run_from_record",
+    "ready_seconds",
+    "summarize",
+]

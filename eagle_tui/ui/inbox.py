@@ -27,10 +27,12 @@ from eagle_tui.model.state import DashboardState
 class SessionBatch(Message):
     """The newest state and every event since the UI last took a batch."""
 
-    def __init__(self, state: DashboardState, events: list[Event]) -> None:
+    def __init__(self, state: DashboardState, events: list[Event],
+                 origin: BatchInbox | None = None) -> None:
         super().__init__()
         self.state = state
         self.events = events
+        self.origin = origin  # the inbox that posted it (a relaunch replaces the inbox)
 
 
 class BatchInbox:
@@ -50,7 +52,7 @@ class BatchInbox:
                 pending.events.extend(events)
                 pending.state = state
                 return
-            message = self._pending = SessionBatch(state, list(events))
+            message = self._pending = SessionBatch(state, list(events), self)
             self.posted += 1
         if not self._target.post_message(message):  # the app is closing: nothing will take it
             with self._lock:

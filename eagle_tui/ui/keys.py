@@ -27,6 +27,9 @@ class KeySpec:
     unavailable: str = ""  # why the action does nothing right now (palette), when it can't
 
 
+CONTROL_OFF = ("K/R/E are off: this run was not launched by eagle-tui here (watched or attached), "
+        "or the dashboard is --read-only.")
+
 KEYS: tuple[KeySpec, ...] = (
     KeySpec("question_mark", "?", "help", "Help", "Show this help: every key and action.", True),
     KeySpec("q", "q", "quit", "Quit", "Quit eagle-tui (the watched server keeps running).", True),
@@ -50,6 +53,15 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("h", "h", "cycle_host", "Host",
             "Multi-node log: cycle all hosts → each host in turn → all hosts.", True,
             "This log has lines of one host only; h switches hosts on a multi-node run."),
+    KeySpec("K", "K", "kill_run", "Kill",
+            "Kill the launched run's process group (TERM, then KILL), after a confirmation.",
+            True, CONTROL_OFF),
+    KeySpec("R", "R", "restart_run", "Restart",
+            "Restart the launched run with the same command, as a new run (asks first).", True,
+            CONTROL_OFF),
+    KeySpec("E", "E", "edit_run", "Edit",
+            "Edit the launched run's command, lint it and relaunch it as a new run.", True,
+            CONTROL_OFF),
     KeySpec("ctrl+s", "ctrl+s", "save_log", "Save log",
             "Save the log buffer to a text file (the notification names it)."),
     KeySpec("t", "t", "cycle_theme", "Theme", "Cycle dark → light → high-contrast themes.", True),
@@ -76,6 +88,9 @@ LOCAL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("GPUs", "↑ ↓ / click", "select a GPU and list its processes"),
     ("GPUs", "Esc", "clear the selection"),
     ("Crash banner", "Enter / click", "jump the log to the root-cause line"),
+    ("K / R confirmation", "y / Enter · n / Esc", "go ahead · cancel"),
+    ("E command editor", "Enter", "lint the line; with errors shown, Enter again launches"),
+    ("E command editor", "Esc", "cancel (nothing is stopped)"),
     ("Anywhere", "Tab / Shift+Tab", "move focus between panes"),
     ("Anywhere", "ctrl+p", "command palette: every action by name"),
 )
@@ -87,4 +102,4 @@ def bindings() -> list[Binding]:
     ]
 
 
-__all__ = ["KEYS", "LOCAL_KEYS", "KeySpec", "bindings"]
+__all__ = ["CONTROL_OFF", "KEYS", "LOCAL_KEYS", "KeySpec", "bindings"]

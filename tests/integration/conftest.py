@@ -13,12 +13,13 @@ test watches it start with ``eagle-tui wait``; later tests call :meth:`RealServe
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -307,3 +308,54 @@ def sglang_misconf_log(tmp_path_factory: pytest.TempPathFactory,
     finally:
         server.stop()
     return server.log
+
+
+@pytest.fixture(scope="session")
+def sglang_command() -> Callable[[str, int], tuple[list[str], dict[str, str]]]:
+    """``(argv, env)`` of the real SGLang server as a user types it, for ``eagle-tui launch``:
+    the same flags as :class:`SglangServer` with ``--speculative-algorithm ALGORITHM``; the
+    environment travels as ``--env K=V`` (``PYTHONPATH`` emptied: the server's venv, not
+    eagle-tui's checkout)."""
+    root = _require_sglang()
+
+    def command(algorithm: str, port: int) -> tuple[list[str], dict[str, str]]:
+        argv = [str(root / "venv" / "bin" / "python"), "-m", "sglang.launch_server",
+                "--model-path", str(root / "models" / "tiny-llama"),
+                "--host", "127.0.0.1", "--port", str(port), *SGLANG_SERVE_ARGS,
+                "--speculative-algorithm", algorithm,
+                "--speculative-draft-model-path", str(root / "models" / "tiny-eagle3-sglang"),
+                *SGLANG_SPEC_ARGS]
+        env = {"SGLANG_USE_CPU_ENGINE": "1", "SGLANG_CPU_FORCE_AMX": "1", "HF_HUB_OFFLINE": "1",
+               "TRANSFORMERS_OFFLINE": "1", "DO_NOT_TRACK": "1", "SGLANG_HOST_IP": "127.0.0.1",
+               "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
+        return argv, env
+
+    return command
+
+
+@pytest.fixture(scope="session")
+def vllm_command() -> Callable[[str, int], tuple[list[str], dict[str, str]]]:
+    """``(argv, env)`` of the real vLLM server as ``run.sh serve`` starts it, with
+    ``--speculative-config '{"method": METHOD, "model": <the EAGLE-3 draft>, ...}'``, for
+    ``eagle-tui launch`` (its environment travels as ``--env K=V``)."""
+    root = vllm_root()
+    if not (root / "venv" / "bin" / "vllm").exists():
+        if os.environ.get("EAGLE_TUI_REQUIRE_REALSERVER"):
+            pytest.fail(f"EAGLE_TUI_REQUIRE_REALSERVER is set but there is no vLLM venv at "
+                        f"{root}; run tests/install.sh")
+        pytest.skip(f"the real vLLM CPU server is not installed at {root}")
+
+    def command(method: str, port: int) -> tuple[list[str], dict[str, str]]:
+        spec = json.dumps({"method": method, "model": str(root / "tiny-eagle3"),
+                           "num_speculative_tokens": 3})
+        argv = [str(root / "venv" / "bin" / "vllm"), "serve", str(root / "tiny-llama"),
+                "--host", "127.0.0.1", "--port", str(port), "--served-model-name", "tiny-llama",
+                "--dtype", "bfloat16", "--max-model-len", "1024", "--max-num-seqs", "8",
+                "--enforce-eager", "--speculative-config", spec]
+        env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1",
+               "DO_NOT_TRACK": "1", "VLLM_HOST_IP": "127.0.0.1", "VLLM_CPU_KVCACHE_SPACE": "1",
+               "VLLM_CPU_OMP_THREADS_BIND": "auto", "VLLM_LOG_STATS_INTERVAL": "2",
+               "PYTHONPATH": ""}
+        return argv, env
+
+    return command

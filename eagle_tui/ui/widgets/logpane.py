@@ -30,6 +30,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.keys import REPLACED_KEYS, key_to_character
 from textual.widget import Widget
 
@@ -261,7 +262,11 @@ class LogPane(Vertical):
 
     def show_status(self, status: LogStatus) -> None:
         self._status = status
-        self.query_one(LogStatusBar).show(status_content(status))
+        try:
+            bar = self.query_one(LogStatusBar)
+        except NoMatches:  # the app is closing: its bar went first, a last repaint reports
+            return
+        bar.show(status_content(status))
         if self.mode == "filter":
             self._draw_box()  # its "(N shown)" follows the stream
         title = f"Log · {host_label(status)}" if status.hosts > 1 else "Log"

@@ -22,6 +22,7 @@ from typing import TypeVar
 from textual.content import Content
 
 from eagle_tui.model.figures import Figure, Figures, figures
+from eagle_tui.model.runsummary import previous_figures
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import NA, fmt_duration, fmt_num, fmt_pct, sparkline
@@ -144,6 +145,11 @@ def metrics_content(state: DashboardState, width: int) -> Content:
     lines.append(_requests_row(state, figs.requests, width))
     lines.append(_dims_row(state, width))
     lines.append(_spec_row(state, width))
+    prev = state.previous
+    if prev is not None:  # a relaunch: the run it replaced, for comparison
+        label = f"prev {prev.label}" if prev.label and len(prev.label) <= 4 else "previous"
+        lines.append(_row(label, [("  " + inert(previous_figures(prev)), "$text-muted")], "",
+                          width))
     return Content("\n").join(lines)
 
 
@@ -216,7 +222,7 @@ class MetricsPane(LineDiffWidget):
                state.m_per_position, state.baseline_tok_s, state.running, state.queued,
                state.kv_usage, state.hidden_dims, state.draft_config, state.spec,
                state.server_info, state.last_decode is None, state.last_metrics is None,
-               _live_key(state))
+               _live_key(state), state.previous)
         self._state = state
         if key != self._key:
             self._key = key

@@ -1,0 +1,241 @@
+"""K / R / E in the dashboard: the confirmation and edit modals, and the intents they post.
+
+Only a run eagle-tui launched has a run control (``launch`` without ``--read-only``, the demo);
+without one the three keys are off and not in the footer. The UI does none of the work: a key
+opens a modal, the modal's answer becomes an intent (:mod:`eagle_tui.model.control`) handed to
+the control, and the control's answer comes back as a :class:`ControlReply` message (posted
+from the control's thread; ``post_message`` is thread-safe). A ``relaunched`` answer carries
+the new run's session, which the app then shows instead of the old one.
+
+``E``: the command line is edited in one input; Enter lints it on the run's host. Errors are
+listed in the modal and the launch needs a second Enter ("launch anyway"); changing the line
+asks for a new lint. Esc cancels at any point, nothing is stopped until the relaunch goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, Protocol
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from eagle_tui.model.control import Intent, Kill, Outcome, Relaunch, Restart
+from eagle_tui.ui.keys import CONTROL_OFF
+from eagle_tui.ui.safety import inert
+
+MODAL_CSS = """
+.control-box {
+    width: 90%;
+    max-width: 140;
+    height: auto;
+    max-height: 80%;
+    border: thick $accent;
+    background: $surface;
+    padding: 1 2;
+}
+.control-box Input { margin: 1 0; }
+.control-findings { color: $error; height: auto; }
+.control-hint { color: $text-muted; }
+"""
+
+
+class RunControl(Protocol):
+    """What the dashboard needs of a launched run's control (``assembly/control.py``)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def command(self) -> str: ...
+
+    def request(self, intent: Intent, reply: Callable[[Outcome], None]) -> None: ...
+
+
+class ControlReply(Message):
+    """The control's answer to one intent (posted from the control's thread)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__()
+        self.outcome = outcome
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question: ``y`` or Enter confirms, ``n`` or Esc cancels."""
+
+    DEFAULT_CSS = MODAL_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes", show=False),
+        Binding("n,escape", "answer(False)", "No", show=False),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="control-box") as box:
+            box.border_title = "confirm"
+            yield Static(Content(self.question), id="confirm-question")
+            yield Static(Content("y / Enter: yes · n / Esc: no"), classes="control-hint")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class EditScreen(ModalScreen[None]):
+    """Edit the run's command, lint it, relaunch it (see the module docstring)."""
+
+    DEFAULT_CSS = MODAL_CSS
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", show=False),
+    ]
+
+    def __init__(self, label: str, command: str, submit: Callable[[Relaunch], None]) -> None:
+        super().__init__()
+        self.label = label
+        self.command = command
+        self._submit = submit
+        self.armed: str | None = None  # the line whose lint errors were shown: Enter forces
+        self.waiting = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="control-box") as box:
+            box.border_title = f"edit and relaunch {inert(self.label)}"
+            yield Input(self.command, id="edit-command")
+            yield Static("", classes="control-findings", id="edit-findings")
+            yield Static(Content("Enter: lint, then stop the run and launch the edit as a new "
+                                 "run · Esc: cancel"), classes="control-hint", id="edit-hint")
+
+    @property
+    def input(self) -> Input:
+        return self.query_one("#edit-command", Input)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.waiting:
+            return
+        text = event.value
+        force = self.armed is not None and self.armed == text
+        self.waiting = True
+        self._hint("linting…" if not force else "launching anyway…")
+        self._submit(Relaunch(text, force=force))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if self.armed is not None and event.value != self.armed:
+            self.armed = None
+            self._hint("changed: Enter lints the new line")
+
+    def show_findings(self, lines: tuple[str, ...], text: str) -> None:
+        """The lint found errors in ``text``: list them; Enter again launches anyway."""
+        self.waiting = False
+        self.armed = text
+        self.query_one("#edit-findings", Static).update(Content("\n".join(inert(x)
+                                                                          for x in lines)))
+        self._hint("lint found errors: Enter again launches anyway · edit to re-lint · "
+                   "Esc: cancel")
+
+    def failed(self, message: str) -> None:
+        self.waiting = False
+        self.query_one("#edit-findings", Static).update(Content(inert(message)))
+        self._hint("Enter: try again · Esc: cancel")
+
+    def _hint(self, text: str) -> None:
+        self.query_one("#edit-hint", Static).update(Content(text))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+UNAVAILABLE = CONTROL_OFF
+
+
+class ControlledApp(App[int]):
+    """The app's K / R / E: modals, intents to :attr:`control`, its replies.
+
+    The dashboard (``EagleApp``) supplies :meth:`show_run`, which replaces the shown session
+    with a relaunched run's.
+    """
+
+    control: RunControl | None = None
+    _edit: EditScreen | None = None
+
+    def show_run(self, session: object, label: str) -> None:
+        raise NotImplementedError
+
+    def _ask(self, intent: Intent) -> None:
+        control = self.control
+        if control is None:
+            self.notify(UNAVAILABLE, severity="warning", markup=False)
+            return
+
+        def reply(outcome: Outcome) -> None:  # on the control's thread: a message
+            self.post_message(ControlReply(outcome))
+
+        control.request(intent, reply)
+
+    def action_kill_run(self) -> None:
+        if self.control is None:
+            return
+        label = inert(self.control.label)
+        question = (f"Kill run {label}? TERM to its whole process group, KILL after the grace "
+                    f"period.\n{inert(self.control.command)}")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"stopping run {label}…", timeout=3, markup=False)
+                self._ask(Kill())
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    def action_restart_run(self) -> None:
+        if self.control is None:
+            return
+        label = inert(self.control.label)
+        question = (f"Restart run {label} with the same command? It is stopped and started "
+                    f"again as a new run.\n{inert(self.control.command)}")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"restarting run {label}…", timeout=3, markup=False)
+                self._ask(Restart())
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    def action_edit_run(self) -> None:
+        if self.control is None:
+            return
+        screen = EditScreen(self.control.label, self.control.command, self._ask)
+
+        def closed(_result: None) -> None:
+            self._edit = None
+
+        self._edit = screen
+        self.push_screen(screen, closed)
+
+    def on_control_reply(self, message: ControlReply) -> None:
+        outcome = message.outcome
+        edit = self._edit
+        if outcome.kind == "lint_errors" and edit is not None:
+            edit.show_findings(outcome.findings, edit.input.value)
+            return
+        if outcome.kind == "failed":
+            if edit is not None:
+                edit.failed(outcome.message)
+            self.notify(inert(outcome.message), title="run control", severity="error",
+                        timeout=15, markup=False)
+            return
+        if outcome.kind == "relaunched" and outcome.session is not None:
+            if edit is not None:
+                edit.dismiss(None)
+            self.show_run(outcome.session, outcome.label)
+        self.notify(inert(outcome.message), title="run control", timeout=6, markup=False)
+
+
+__all__ = ["UNAVAILABLE", "ConfirmScreen", "ControlReply", "ControlledApp", "EditScreen",
+           "RunControl"]

@@ -1,0 +1,81 @@
+"""Helpers of the real-server relaunch tests (launch, the dashboard with K/R/E, E)."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import psutil
+from textual.pilot import Pilot
+
+from eagle_tui.model.runsummary import figures_summary
+from eagle_tui.ui.app import EagleApp
+
+Command = Callable[[str, int], tuple[list[str], dict[str, str]]]
+ROOT_DIR = Path(__file__).resolve().parents[2]
+START_LIMIT_S = 330.0  # a start measured 100-185 s on 2 busy cores
+PROMPTS = (
+    "six hundred one, six hundred two, six hundred three, six hundred four,",
+    "seven hundred ten, seven hundred eleven, seven hundred twelve,",
+    "one, two, three, four, five, six, seven, eight, nine, ten,",
+    "eight hundred ninety-eight, eight hundred ninety-nine, nine hundred,",
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load(url: str) -> None:
+    """The same bounded requests on each run: 4 greedy /generate calls of 96 tokens."""
+    with httpx.Client(trust_env=False, timeout=120) as client:
+        for prompt in PROMPTS:
+            body = {"text": prompt, "sampling_params": {"max_new_tokens": 96,
+                                                        "temperature": 0}}
+            client.post(f"{url}/generate", json=body).raise_for_status()
+
+
+async def until(pilot: Pilot[int], ok: Callable[[], bool], what: str, limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while not ok():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out ({limit:.0f} s) waiting for {what}")
+        await pilot.pause(0.25)
+
+
+def accept_of(app: EagleApp) -> float | None:
+    """The run's acceptance length over its decode lines (weighted), once there are two."""
+    if len(app.state.accept_len) < 2:
+        return None
+    value = figures_summary(app.state).get("accept_len")
+    return float(value) if value is not None else None
+
+
+def screen_text(app: EagleApp) -> str:
+    """The screen as plain text (what a user reads)."""
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system=None, record=True, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+def group_alive(pgid: int) -> bool:
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (OSError, psutil.Error):
+            continue
+    return False
+
+

@@ -1,0 +1,110 @@
+"""The seed's story end to end on the REAL SGLang 0.5.23 CPU server, the way a user lives it.
+
+``lint`` flags ``--speculative-algorithm EAGLE`` with the EAGLE-3 draft as an error naming
+EAGLE3 (and ``launch`` refuses it without ``--force``); ``launch --force`` starts it anyway and
+the dashboard (Pilot) shows accept len ~1.00 and the critical alert; ``E`` with the flag fixed
+relaunches it — a new run, its own row with the old one as parent — and the new run shows accept
+len > 3 on the same requests. Two server starts, one after the other (the old group is stopped
+before the new one starts); no other SGLang server of the suite runs meanwhile (this file runs
+before ``test_realserver_sglang.py``, whose servers start lazily).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from relaunch_helpers import (
+    ROOT_DIR,
+    START_LIMIT_S,
+    Command,
+    accept_of,
+    free_port,
+    group_alive,
+    load,
+    until,
+)
+
+from eagle_tui.assembly.control import LaunchControl
+from eagle_tui.assembly.open import prepare_dashboard
+from eagle_tui.commands.launch import launch_async
+from eagle_tui.history.recorder import HistoryRecorder
+from eagle_tui.history.store import RunStore
+from eagle_tui.ui.config import UiConfig
+from eagle_tui.ui.control import EditScreen
+
+pytestmark = [pytest.mark.realserver, pytest.mark.realserver_sglang, pytest.mark.slow]
+
+def test_lint_names_eagle3_and_launch_refuses_without_force(sglang_command: Command,
+                                                            tmp_path: Path) -> None:
+    argv, env = sglang_command("EAGLE", free_port())
+    lint = subprocess.run([sys.executable, "-m", "eagle_tui", "lint", "--", *argv],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT_DIR)
+    assert lint.returncode == 1, lint.stdout + lint.stderr
+    assert "error" in lint.stdout and "use EAGLE3" in lint.stdout
+    assert "fix: --speculative-algorithm EAGLE3" in lint.stdout
+    launch = subprocess.run(
+        [sys.executable, "-m", "eagle_tui", "launch", "--no-tui",
+         *[f"--env={k}={v}" for k, v in env.items()], "--", *argv],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env={**os.environ, "EAGLE_TUI_DATA_DIR": str(tmp_path / "data")})
+    assert launch.returncode == 2 and "refused: lint found errors" in launch.stderr
+
+
+async def test_launch_force_shows_the_collapse_and_E_fixes_it(
+        sglang_command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
+    argv, env = sglang_command("EAGLE", free_port())
+    args = argparse.Namespace(env=[f"{k}={v}" for k, v in env.items()], cwd=str(tmp_path),
+                              force=True, name="seed", log=None, baseline=None, no_tui=False,
+                              json=False)
+    code, started = await launch_async(args, argv, io.StringIO(), io.StringIO())
+    assert started is not None, code
+    store = RunStore()
+    spec = replace(started.spec, gpu="none")
+    control = LaunchControl(store=store, spec=spec, prep=started.prep, run=started.run,
+                            launched=started.launched)
+    dash = prepare_dashboard(spec, control=control, config=UiConfig(),
+                             subscribers=[HistoryRecorder(store, started.run.id).on_batch])
+    app = dash.app
+    first = started.run
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.ready, "the misconfigured server", START_LIMIT_S)
+            await asyncio.to_thread(load, started.prep.url)
+            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
+            bad = accept_of(app) or 0.0
+            kinds = {a.kind for a in app.state.alerts if a.severity == "critical"}
+            print(f"misconfigured run: accept len {bad:.2f}, critical alerts {sorted(kinds)}")
+            assert bad <= 1.05 and kinds, app.state.alerts
+            old_session = app.session
+            await pilot.press("E")
+            edit = app.screen
+            assert isinstance(edit, EditScreen)
+            edit.input.value = edit.input.value.replace("--speculative-algorithm EAGLE ",
+                                                        "--speculative-algorithm EAGLE3 ")
+            await pilot.pause()
+            await pilot.press("enter")  # lint: no error now, so it relaunches at once
+            await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
+            assert first.pgid is not None and not group_alive(first.pgid)
+            await until(pilot, lambda: app.state.ready, "the fixed server", START_LIMIT_S)
+            await asyncio.to_thread(load, started.prep.url)
+            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
+            good = accept_of(app) or 0.0
+            print(f"relaunched run: accept len {good:.2f} (was {bad:.2f})")
+            assert good > 3.0
+            assert not any(a.severity == "critical" for a in app.state.alerts), app.state.alerts
+            assert app.state.previous is not None and (app.state.previous.accept_len or 9) < 1.1
+            rows = sorted(store.list(), key=lambda r: r.id)
+            assert [r.parent for r in rows] == [None, first.id]
+            assert rows[0].state == "stopped" and "EAGLE3" in (rows[1].command or "")
+    finally:
+        await asyncio.to_thread(dash.close)
+        await asyncio.to_thread(control.stop_current, 60.0)

