@@ -22,8 +22,7 @@ from .cmdline import CommandError, Engine, FlagTable, ParsedCommand, parse_comma
 from .record import Record, record
 
 LogKind = Literal["file", "deleted", "pipe", "terminal", "socket", "none", "unknown"]
-_OWN = ("eagle_tui", "eagle-tui", "eagle-tui-launch", "eagle-tui-group", "eagle-tui-stop",
-        "eagle-tui-scan")
+_OWN_NAMES = frozenset({"eagle-tui-launch", "eagle-tui-group", "eagle-tui-stop", "eagle-tui-scan"})
 
 
 @record
@@ -85,9 +84,20 @@ class Found:
 
 
 def is_own(argv: tuple[str, ...]) -> bool:
-    """One of eagle-tui's own processes (never a server, whatever its command line says)."""
-    head = " ".join(argv[:4])
-    return any(tag in head for tag in _OWN)
+    """One of eagle-tui's own processes (never a server, whatever its command line says): the
+    ``eagle-tui`` command, ``python -m eagle_tui...``, or one of its ``sh -c`` helpers (named by
+    their ``$0``). Only whole words are compared: a server whose paths merely contain
+    "eagle-tui" (a folder name) is still a server."""
+    if not argv:
+        return False
+    if argv[0].rsplit("/", 1)[-1] == "eagle-tui":
+        return True
+    for i, word in enumerate(argv[:6]):
+        if word == "-m" and i + 1 < len(argv) and argv[i + 1].split(".")[0] == "eagle_tui":
+            return True
+        if word in _OWN_NAMES:
+            return True
+    return False
 
 
 def log_target(link: str, cwd: str) -> tuple[LogKind, str | None]:

@@ -102,3 +102,14 @@ async def test_scan_of_this_machine_finds_a_started_stand_in(tmp_path: Path) -> 
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_server_under_a_folder_named_eagle_tui_is_still_a_server() -> None:
+    argv = ("/root/.cache/eagle-tui-test/sglang-cpu/venv/bin/python", "-m",
+            "sglang.launch_server", "--model-path", "/m", "--port", "4444")
+    found = find_servers([row(10, 1, argv)], load_tables())
+    assert [f.launcher.pid for f in found] == [10]
+    own = [row(11, 1, ("/usr/bin/eagle-tui", "watch")),
+           row(12, 1, (VENV, "-m", "eagle_tui.sim", "--port", "1")),
+           row(13, 1, ("sh", "-c", "exit 0", "eagle-tui-scan"))]
+    assert find_servers(own, load_tables()) == []
