@@ -30,6 +30,7 @@ def build_sources(
     spec_provider: Callable[[], SpecConfig | None] | None = None,
     *,
     other_hosts: Sequence[Transport] = (),
+    ready_provider: Callable[[], bool] | None = None,
 ) -> list[Source]:
     """Sources for ``transport``; ``other_hosts`` (multi-node ``--ssh``) add their log and GPUs.
 
@@ -78,7 +79,8 @@ def build_sources(
     if spec.pid is not None or spec.log:  # a model download shows as the startup's verdict
         from eagle_tui.sources.download import DownloadWatcher
 
-        sources.append(DownloadWatcher(transport, interval=2.0 if local else 5.0))
+        sources.append(DownloadWatcher(transport, interval=2.0 if local else 5.0,
+                                       until=ready_provider))
     if spec.draft_config or spec.log or spec.url:
         sources.append(
             DraftConfigSource(transport, spec.draft_config, spec_provider=spec_provider)
@@ -133,7 +135,10 @@ def build_session(
     def current_spec() -> SpecConfig | None:
         return holder[0].state.spec if holder else None
 
-    sources = build_sources(spec, tr, current_spec, other_hosts=others)
+    def ready() -> bool:  # a ready server downloads nothing: the download watcher stops
+        return bool(holder) and holder[0].state.ready
+
+    sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready)
     session = Session(sources, record=spec.record, batch_interval=batch_interval)
     holder.append(session)
     if spec.baseline:

@@ -63,15 +63,17 @@ class DownloadWatcher:
     with ``files=0`` when they are gone)."""
 
     def __init__(self, transport: Transport, *, interval: float = DEFAULT_INTERVAL_S,
-                 name: str = "download", clock: Callable[[], float] = time.time) -> None:
+                 name: str = "download", clock: Callable[[], float] = time.time,
+                 until: Callable[[], bool] | None = None) -> None:
         self.transport = transport
+        self.until = until  # polling ends once this says so (the server is ready: no download)
         self.interval = interval
         self.name = name
         self._clock = clock
 
     async def events(self) -> AsyncIterator[Event]:
         had = False
-        while True:
+        while not (self.until is not None and self.until()):
             res = await self.transport.run(["sh", "-c", SCRIPT], timeout=10.0)
             if res.exit_code != 0:
                 why = res.stderr.decode("utf-8", "replace").strip()[:200]
