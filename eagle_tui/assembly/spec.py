@@ -200,6 +200,19 @@ def check_sources(spec: DashboardSpec) -> DashboardSpec:
     return spec if url == spec.url else replace(spec, url=url)
 
 
+def _baseline(args: argparse.Namespace) -> float | None:
+    """``--baseline TOKS_PER_S``, or ``--baseline-run RUN``'s recorded tok/s median."""
+    ref = getattr(args, "baseline_run", None)
+    if not ref:
+        return getattr(args, "baseline", None)
+    from eagle_tui.history.store import HistoryError, baseline_of
+
+    try:
+        return baseline_of(ref)
+    except HistoryError as exc:
+        raise UsageError(f"--baseline-run {ref}: {exc}") from None
+
+
 def spec_from_args(args: argparse.Namespace, command: str) -> DashboardSpec:
     """The one translation from a command line to a spec; raises :class:`UsageError`.
 
@@ -215,7 +228,7 @@ def spec_from_args(args: argparse.Namespace, command: str) -> DashboardSpec:
         pid=getattr(args, "pid", None),
         ssh=ssh_spec_from_args(args),
         draft_config=getattr(args, "draft_config", None),
-        baseline=getattr(args, "baseline", None),
+        baseline=_baseline(args),
         record=getattr(args, "record", None),
         gpu=getattr(args, "gpu", "auto"),
         replay=replay,

@@ -46,6 +46,8 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
                    help="record every event to FILE (JSON lines) for replay")
     g.add_argument("--baseline", metavar="TOKS_PER_S", type=positive_float,
                    help="non-speculative tok/s to compare against")
+    g.add_argument("--baseline-run", metavar="RUN", default=None,
+                   help="take the baseline tok/s from a recorded run (id, name, last, last~N)")
     g.add_argument("--draft-config", metavar="PATH",
                    help="draft model directory or config.json (default: from the log/server)")
     g.add_argument("--gpu", choices=GPU_CHOICES, default="auto",

@@ -58,6 +58,8 @@ def register(subparsers: Any) -> None:
                    help="with --no-tui: exit 4 at ready when alerts of this level are present")
     p.add_argument("--baseline", metavar="TOKS_PER_S", type=float, default=None,
                    help="non-speculative tok/s to compare against")
+    p.add_argument("--baseline-run", metavar="RUN", default=None,
+                   help="take the baseline tok/s from a recorded run")
     add_ssh_args(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD...",
                    help="the server command (after --)")
@@ -155,6 +157,7 @@ def _record_outcome(run_id: int, code: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from eagle_tui.errors import EagleError
     from eagle_tui.model.cmdline import CommandError, split_command
 
     words = list(args.cmd)
@@ -168,7 +171,11 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--timeout must be > 0")
         if args.log is not None and not args.ssh and Path(args.log).is_dir():
             raise ValueError(f"--log {args.log}: is a directory")
-    except (ValueError, CommandError) as exc:
+        if getattr(args, "baseline_run", None):  # the baseline from a recorded run
+            from eagle_tui.history.store import baseline_of
+
+            args.baseline = baseline_of(args.baseline_run)
+    except (ValueError, CommandError, EagleError) as exc:
         print(f"eagle-tui launch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     code, started = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))

@@ -186,4 +186,14 @@ class RunStore:
         return _decode(rows[0])
 
 
-__all__ = ["HistoryError", "RunStore", "data_dir"]
+def baseline_of(ref: str, store: RunStore | None = None) -> float:
+    """The tok/s median of recorded run ``ref``: ``--baseline-run`` (``HistoryError`` when the
+    run is unknown or has no tok/s figure)."""
+    rec = (store or RunStore()).get(ref)
+    value = (rec.metrics or {}).get("tok_s_median")
+    if not isinstance(value, (int, float)) or value <= 0:
+        raise HistoryError(f"run {rec.label} has no tok/s figure to use as the baseline")
+    return float(value)
+
+
+__all__ = ["HistoryError", "RunStore", "baseline_of", "data_dir"]

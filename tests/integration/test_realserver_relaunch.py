@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import json
 import os
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from relaunch_helpers import (
@@ -105,6 +107,22 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
             rows = sorted(store.list(), key=lambda r: r.id)
             assert [r.parent for r in rows] == [None, first.id]
             assert rows[0].state == "stopped" and "EAGLE3" in (rows[1].command or "")
+            # issue 14: the history compares the two runs: one changed flag, both figures
+            cmp_: dict[str, Any] = {}
+            for _ in range(30):  # the recorder writes at changes and every 5 s
+                out = subprocess.run([sys.executable, "-m", "eagle_tui", "runs", "compare",
+                                      "last~1", "last", "--json"], capture_output=True,
+                                     text=True, timeout=60, check=True)
+                cmp_ = json.loads(out.stdout)
+                if all(r["accept_len"] is not None and r["tok_s"] for r in cmp_["runs"]):
+                    break
+                await asyncio.sleep(1.0)
+            print(f"runs compare: {cmp_}")
+            assert cmp_["flags_changed"] == [{"flag": "--speculative-algorithm", "from": "EAGLE",
+                                              "to": "EAGLE3"}]
+            bad_run, good_run = cmp_["runs"]
+            assert bad_run["accept_len"] < 1.1 and good_run["accept_len"] > 3.0
+            assert bad_run["tok_s"] and good_run["tok_s"]
     finally:
         await asyncio.to_thread(dash.close)
         await asyncio.to_thread(control.stop_current, 60.0)

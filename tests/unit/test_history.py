@@ -117,3 +117,31 @@ def test_runs_cli_compare_json(tmp_path: Path) -> None:
     assert {"id", "name", "engine", "command", "started", "state"} <= set(listed[0])
     assert subprocess.run([*base, "show", "nope"], capture_output=True, text=True, env=env,
                           timeout=60, check=False).returncode == 2
+
+
+def test_baseline_run_on_watch_wait_and_launch(tmp_path: Path) -> None:
+    from eagle_tui.history.store import baseline_of
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    store.add(engine="sglang", name="nospec", metrics={"tok_s_median": 90.0}, state="stopped")
+    store.add(engine="sglang", name="empty", state="stopped")
+    assert baseline_of("nospec", store) == 90.0
+    with pytest.raises(HistoryError, match="no tok/s"):
+        baseline_of("empty", store)
+    env = {**os.environ, "EAGLE_TUI_DATA_DIR": str(tmp_path)}
+    log = tmp_path / "s.log"
+    log.write_text("[2026-12-01 10:00:00] Decode batch. #running-req: 1, #token: 9, token "
+                   "usage: 0.00, accept len: 1.00, gen throughput (token/s): 45.00, "
+                   "#queue-req: 0\n")
+    p = subprocess.run([sys.executable, "-m", "eagle_tui", "watch", "--log", str(log),
+                        "--baseline-run", "nospec", "--headless", "--json", "--duration", "2",
+                        "--gpu", "none"], capture_output=True, text=True, env=env, timeout=60,
+                       check=False)
+    assert p.returncode == 0, p.stderr
+    speedups = [json.loads(x)["numbers"]["speedup"] for x in p.stdout.splitlines()
+                if x.startswith("{") and json.loads(x).get("numbers", {}).get("speedup")]
+    assert speedups and abs(speedups[-1]["value"] - 0.5) < 1e-6
+    bad = subprocess.run([sys.executable, "-m", "eagle_tui", "wait", "--log", str(log),
+                          "--baseline-run", "empty", "--timeout", "1"], capture_output=True,
+                         text=True, env=env, timeout=60, check=False)
+    assert bad.returncode == 2 and "no tok/s" in bad.stderr
