@@ -14,6 +14,7 @@ asks for a new lint. Esc cancels at any point, nothing is stopped until the rela
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import ClassVar, Protocol
 
@@ -165,8 +166,12 @@ class ControlledApp(App[int]):
     control: RunControl | None = None
     _edit: EditScreen | None = None
 
+    @abstractmethod
     def show_run(self, session: object, label: str) -> None:
-        raise NotImplementedError
+        """Replace the shown session with ``session`` (a relaunched run's), named ``label``.
+
+        (Textual's metaclass cannot be combined with ``ABCMeta``: mypy checks this statically.)
+        """
 
     def _ask(self, intent: Intent) -> None:
         control = self.control

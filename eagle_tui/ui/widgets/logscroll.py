@@ -11,6 +11,7 @@ scrolling back to the bottom resumes.
 from __future__ import annotations
 
 import time
+from abc import abstractmethod
 from collections.abc import Callable
 
 from textual import events
@@ -41,12 +42,13 @@ class LogScroll(ScrollView):
 
     # ------------------------------------------------------------------ what subclasses give
     @property
+    @abstractmethod
     def row_count(self) -> int:
-        raise NotImplementedError
+        """Rows in the view (the virtual height)."""
 
+    @abstractmethod
     def content_width(self) -> int:
         """Cells of the widest row (the virtual width)."""
-        raise NotImplementedError
 
     def _followed(self) -> None:
         """Follow resumed: drop the cursor and the cached strips."""
