@@ -106,42 +106,14 @@ def _record(f: Any, host: str, log: str | None) -> int | None:
         return None
 
 
-class _LazyRecorder:
-    """The history row is opened on the session thread at the first batch, not before the
-    dashboard's first frame (SQLite's open, WAL and insert cost tens of ms on a cold disk)."""
-
-    def __init__(self, spec: DashboardSpec, kind: str, run_id: int | None) -> None:
-        self.spec, self.kind, self.run_id = spec, kind, run_id
-        self._recorder: Any = None
-        self._broken = False
-
-    def on_batch(self, state: Any, events: Any = ()) -> None:
-        if self._broken:
-            return
-        if self._recorder is None:
-            from eagle_tui.history.recorder import HistoryRecorder
-            from eagle_tui.history.store import HistoryError, RunStore
-
-            spec = self.spec
-            try:
-                store = RunStore()
-                if self.run_id is None:
-                    self.run_id = store.add(
-                        kind=self.kind, host=spec.ssh.dests[0] if spec.ssh.dests else "",
-                        log_path=spec.log, url=spec.url, pid=spec.pid, state=self.kind).id
-            except HistoryError as exc:
-                self._broken = True
-                print(f"eagle-tui: warning: {exc}", file=sys.stderr)
-                return
-            self._recorder = HistoryRecorder(store, self.run_id)
-        self._recorder.on_batch(state, events)
-
-
 def watched_run(spec: DashboardSpec, *, kind: str = "watched",
                 run_id: int | None = None) -> Any:
-    """A history recorder for what ``spec`` watches (a new ``kind`` row unless ``run_id``),
-    opened at the first batch; an unusable history is said once and watching goes on."""
-    return _LazyRecorder(spec, kind, run_id)
+    """A history recorder for what ``spec`` watches (:class:`~eagle_tui.history.recorder.
+    OpenedLater`: a new ``kind`` row unless ``run_id``, opened at the first batch)."""
+    from eagle_tui.history.recorder import OpenedLater
+
+    return OpenedLater(host=spec.ssh.dests[0] if spec.ssh.dests else "", log_path=spec.log,
+                       url=spec.url, pid=spec.pid, kind=kind, run_id=run_id)
 
 
 def watch_spec(args: argparse.Namespace, ssh: SshSpec, log: str | None, url: str | None,

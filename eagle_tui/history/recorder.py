@@ -71,4 +71,36 @@ class HistoryRecorder:
             print(f"eagle-tui: run history not updated any more: {exc}", file=self._err)
 
 
-__all__ = ["EVERY_S", "HistoryRecorder"]
+class OpenedLater:
+    """A :class:`HistoryRecorder` whose row is opened on the session thread at the first batch,
+    not before the dashboard's first frame (SQLite's open, WAL and insert cost tens of ms on a
+    cold disk). A new ``kind`` row is added unless ``run_id`` names one; an unusable history
+    is said once and watching goes on."""
+
+    def __init__(self, *, host: str, log_path: str | None, url: str | None, pid: int | None,
+                 kind: str = "watched", run_id: int | None = None,
+                 err: TextIO | None = None) -> None:
+        self._row = {"host": host, "log_path": log_path, "url": url, "pid": pid}
+        self.kind = kind
+        self.run_id = run_id
+        self._err = err if err is not None else sys.stderr
+        self._recorder: HistoryRecorder | None = None
+        self._broken = False
+
+    def on_batch(self, state: DashboardState, events: Sequence[Event] = ()) -> None:
+        if self._broken:
+            return
+        if self._recorder is None:
+            try:
+                store = RunStore()
+                if self.run_id is None:
+                    self.run_id = store.add(kind=self.kind, state=self.kind, **self._row).id
+            except HistoryError as exc:
+                self._broken = True
+                print(f"eagle-tui: warning: {exc}", file=self._err)
+                return
+            self._recorder = HistoryRecorder(store, self.run_id, err=self._err)
+        self._recorder.on_batch(state, events)
+
+
+__all__ = ["EVERY_S", "HistoryRecorder", "OpenedLater"]

@@ -133,5 +133,28 @@ def defer_css_refresh(app: App[Any]) -> bool:
     return True
 
 
-__all__ = ["IDLE_WAIT", "EscapeParser", "defer_css_refresh", "run_input_loop",
-           "show_or_hide_scrollbars"]
+def screen_text(app: Any) -> str:
+    """The app's current screen as plain text (what a user reads), for tests and tools.
+
+    Textual's public ``export_screenshot`` gives SVG; the compositor's last frame rendered to a
+    recording console is the plain-text form (``screen._compositor`` is private).
+    """
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system=None, record=True, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+__all__ = [
+    "IDLE_WAIT",
+    "EscapeParser",
+    "defer_css_refresh",
+    "run_input_loop",
+    "screen_text",
+    "show_or_hide_scrollbars",
+]

@@ -8,6 +8,7 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -58,15 +59,6 @@ def accept_of(app: EagleApp) -> float | None:
     return float(value) if value is not None else None
 
 
-def screen_text(app: EagleApp) -> str:
-    """The screen as plain text (what a user reads)."""
-    from rich.console import Console
-
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      color_system=None, record=True, legacy_windows=False)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text()
 
 
 def group_alive(pgid: int) -> bool:
@@ -79,3 +71,31 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+
+
+async def launched_dashboard(argv: list[str], env: dict[str, str], cwd: Path,
+                             name: str) -> tuple[Any, Any, Any, Any]:
+    """``launch --force`` of ``argv`` and its dashboard with K/R/E (no GPU sampling):
+    ``(started, store, control, dashboard)``; the caller closes the dashboard and stops."""
+    import argparse
+    from dataclasses import replace
+
+    from eagle_tui.assembly.control import LaunchControl
+    from eagle_tui.assembly.open import prepare_dashboard
+    from eagle_tui.commands.launch import launch_async
+    from eagle_tui.history.recorder import HistoryRecorder
+    from eagle_tui.history.store import RunStore
+    from eagle_tui.ui.config import UiConfig
+
+    args = argparse.Namespace(env=[f"{k}={v}" for k, v in env.items()], cwd=str(cwd),
+                              force=True, name=name, log=None, baseline=None, no_tui=False,
+                              json=False)
+    code, started = await launch_async(args, argv, io.StringIO(), io.StringIO())
+    assert started is not None, code
+    store = RunStore()
+    spec = replace(started.spec, gpu="none")
+    control = LaunchControl(store=store, spec=spec, prep=started.prep, run=started.run,
+                            launched=started.launched)
+    dash = prepare_dashboard(spec, control=control, config=UiConfig(),
+                             subscribers=[HistoryRecorder(store, started.run.id).on_batch])
+    return started, store, control, dash

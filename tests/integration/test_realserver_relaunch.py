@@ -11,14 +11,11 @@ before ``test_realserver_sglang.py``, whose servers start lazily).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import io
 import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +27,11 @@ from relaunch_helpers import (
     accept_of,
     free_port,
     group_alive,
+    launched_dashboard,
     load,
     until,
 )
 
-from eagle_tui.assembly.control import LaunchControl
-from eagle_tui.assembly.open import prepare_dashboard
-from eagle_tui.commands.launch import launch_async
-from eagle_tui.history.recorder import HistoryRecorder
-from eagle_tui.history.store import RunStore
-from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import EditScreen
 
 pytestmark = [pytest.mark.realserver, pytest.mark.realserver_sglang, pytest.mark.slow]
@@ -64,17 +56,7 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
         sglang_command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
     argv, env = sglang_command("EAGLE", free_port())
-    args = argparse.Namespace(env=[f"{k}={v}" for k, v in env.items()], cwd=str(tmp_path),
-                              force=True, name="seed", log=None, baseline=None, no_tui=False,
-                              json=False)
-    code, started = await launch_async(args, argv, io.StringIO(), io.StringIO())
-    assert started is not None, code
-    store = RunStore()
-    spec = replace(started.spec, gpu="none")
-    control = LaunchControl(store=store, spec=spec, prep=started.prep, run=started.run,
-                            launched=started.launched)
-    dash = prepare_dashboard(spec, control=control, config=UiConfig(),
-                             subscribers=[HistoryRecorder(store, started.run.id).on_batch])
+    started, store, control, dash = await launched_dashboard(argv, env, tmp_path, "seed")
     app = dash.app
     first = started.run
     try:

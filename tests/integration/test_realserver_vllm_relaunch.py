@@ -10,23 +10,15 @@ start (seconds) and one real start; run apart from the shared vLLM server's test
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import io
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
-from relaunch_helpers import PROMPTS, START_LIMIT_S, Command, free_port, screen_text, until
+from relaunch_helpers import PROMPTS, START_LIMIT_S, Command, free_port, launched_dashboard, until
 
-from eagle_tui.assembly.control import LaunchControl
-from eagle_tui.assembly.open import prepare_dashboard
-from eagle_tui.commands.launch import launch_async
-from eagle_tui.history.recorder import HistoryRecorder
-from eagle_tui.history.store import RunStore
-from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import EditScreen
+from eagle_tui.ui.textual_private import screen_text
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 
@@ -46,17 +38,7 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
     the crash banner names the cause and ``"method": "eagle3"``; ``E`` fixes the JSON."""
     monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
     argv, env = vllm_command("eagle", free_port())
-    args = argparse.Namespace(env=[f"{k}={v}" for k, v in env.items()], cwd=str(tmp_path),
-                              force=True, name="vllm-seed", log=None, baseline=None,
-                              no_tui=False, json=False)
-    code, started = await launch_async(args, argv, io.StringIO(), io.StringIO())
-    assert started is not None, code
-    store = RunStore()
-    spec = replace(started.spec, gpu="none")
-    control = LaunchControl(store=store, spec=spec, prep=started.prep, run=started.run,
-                            launched=started.launched)
-    dash = prepare_dashboard(spec, control=control, config=UiConfig(),
-                             subscribers=[HistoryRecorder(store, started.run.id).on_batch])
+    started, store, control, dash = await launched_dashboard(argv, env, tmp_path, "vllm-seed")
     app = dash.app
     try:
         async with app.run_test(size=(160, 48)) as pilot:

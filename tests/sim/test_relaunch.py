@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import io
 import json
 import os
 import signal
@@ -23,7 +22,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-from rich.console import Console
 from textual.pilot import Pilot
 
 from eagle_tui.assembly.open import Dashboard, prepare_dashboard
@@ -34,17 +32,11 @@ from eagle_tui.model.runsummary import ready_seconds
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import ConfirmScreen, EditScreen
+from eagle_tui.ui.textual_private import screen_text
 
 LIMIT_S = 60.0
 
 
-def screen_text(app: EagleApp) -> str:
-    """The screen as plain text (what a user reads)."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      color_system=None, record=True, legacy_windows=False)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text()
 
 
 def group_alive(pgid: int) -> list[int]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.events import Paste
-from ui_helpers import make_app, screen_text, settle
+from ui_helpers import make_app, settle
 from ui_scenarios import SCENARIOS
 
 from eagle_tui.model.events import Event, LineKind, LogLine, LogRestarted, Tick
@@ -19,6 +19,7 @@ from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.keys import KEYS
 from eagle_tui.ui.screens.help import HelpScreen
+from eagle_tui.ui.textual_private import screen_text
 from eagle_tui.ui.widgets.gpus import GpuPane
 from eagle_tui.ui.widgets.logpane import LogPane, LogStatusBar
 from eagle_tui.ui.widgets.logview import LogView

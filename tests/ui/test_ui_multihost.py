@@ -12,7 +12,7 @@ from typing import Any
 
 from textual.content import Content
 from textual.pilot import Pilot
-from ui_helpers import make_app, screen_text, settle
+from ui_helpers import make_app, settle
 from ui_scenarios import GIB, H200_TOTAL, LINK_ERROR, T0, two_hosts
 
 from eagle_tui.model.events import (
@@ -29,6 +29,7 @@ from eagle_tui.model.events import (
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.config import UiConfig
+from eagle_tui.ui.textual_private import screen_text
 from eagle_tui.ui.widgets.connections import ConnectionList, connection_content
 from eagle_tui.ui.widgets.gpus import GpuPane
 from eagle_tui.ui.widgets.logpane import LogPane

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ui_helpers import make_app, screen_text, settle
+from ui_helpers import make_app, settle
 
 from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.model.windows import marker_query, own_path
+from eagle_tui.ui.textual_private import screen_text
 
 
 def _access(n: int, path: str) -> LogLine:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
-from ui_helpers import screen_text, settle
+from ui_helpers import settle
 from ui_scenarios import SCENARIOS
 
 from eagle_tui.assembly.open import open_dashboard
@@ -22,6 +22,7 @@ from eagle_tui.sources.scripted import ScriptedSource
 from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.inbox import BatchInbox, SessionBatch
+from eagle_tui.ui.textual_private import screen_text
 
 
 def closing_opener(opened: Session | Callable[[], Session], closed: list[bool]) -> Opener:

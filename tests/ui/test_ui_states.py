@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ui_helpers import make_app, screen_text, settle
+from ui_helpers import make_app, settle
 
 from eagle_tui.model.events import (
     Baseline,
@@ -18,6 +18,7 @@ from eagle_tui.model.events import (
     Tick,
 )
 from eagle_tui.model.parser import LogParser
+from eagle_tui.ui.textual_private import screen_text
 
 LOG = (Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" /
        "server-eagle3.log").read_text().splitlines()

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
-from rich.console import Console
 from textual.pilot import Pilot
 from ui_scenarios import FROZEN_CLOCK
 
@@ -48,10 +46,3 @@ async def settle(pilot: Pilot[int], app: EagleApp, expect_lines: int | None = No
     await pilot.pause()
 
 
-def screen_text(app: EagleApp) -> str:
-    """The current screen as plain text (what a user would read)."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      color_system=None, record=True, legacy_windows=False)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text()
