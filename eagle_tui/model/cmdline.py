@@ -39,7 +39,7 @@ _WRAPPERS: dict[str, dict[str, int]] = {
     "ionice": {"-c": 1, "-n": 1}, "taskset": {"-c": 0}, "numactl": {}, "env": {"-i": 0, "-u": 1},
     "sudo": {"-E": 0, "-u": 1}, "chrt": {},
 }
-_ENV_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ENV_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*=")  # (lookbehind: linear search)
 _SHELL_STOP = frozenset({">", ">>", "2>", "2>>", "&>", "&", "|", "||", "&&", ";", "2>&1", "1>"})
 _PYTHON = re.compile(r"(?:^|/)python(?:\d+(?:\.\d+)*)?$")
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")

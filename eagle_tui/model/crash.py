@@ -65,7 +65,8 @@ _SPECIFIC: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "not_enough_memory",
-            r"Not enough memory|Free memory on device .*less than desired GPU memory utilization"
+            r"Not enough memory"
+            r"|Free memory on device .{0,1000}?less than desired GPU memory utilization"
             r"|No available memory for the cache blocks|KV cache is needed, which is larger than"
             r"|larger than the maximum number of tokens that can be stored in KV cache"
             r"|The memory capacity is unbalanced|[Ii]nsufficient (?:GPU |KV cache )?memory",
@@ -81,7 +82,7 @@ _SPECIFIC: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"NCCL error|nccl(?:Internal|UnhandledCuda|System|Remote|InvalidUsage)Error"
             r"|DistBackendError|Watchdog caught collective operation timeout"
             r"|NCCL communicator was aborted|Some NCCL operations have failed or timed out"
-            r"|ProcessGroupNCCL.*(?:timed out|[Tt]imeout|failed)",
+            r"|ProcessGroupNCCL.{0,1000}?(?:timed out|[Tt]imeout|failed)",  # (bounded: linear)
         ),
         ("watchdog_timeout", r"[Ww]atchdog timeout"),
         (

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 from .events import CrashEvent, Engine, LineKind, Phase
+from .framing import SCAN_CHARS
 
 # Only these lines can carry traceback evidence (the reducer's cheap filter on the hot path).
 EVIDENCE_KINDS = frozenset({LineKind.ERROR, LineKind.TRACEBACK})
@@ -41,7 +42,7 @@ EVIDENCE_KINDS = frozenset({LineKind.ERROR, LineKind.TRACEBACK})
 def worth_scanning(kind: LineKind, text: str) -> bool:
     """Whether a line may carry traceback evidence: an error or traceback line, or, in a paste
     that starts mid-traceback (no header, so no traceback kind), an indented or frame line."""
-    return kind in EVIDENCE_KINDS or text[:1] in (" ", "\t") or 'File "' in text
+    return kind in EVIDENCE_KINDS or text[:1] in (" ", "\t") or 'File "' in text[:SCAN_CHARS]
 
 
 SERVING_FROM_DECODE = "a decode stats line"
@@ -96,7 +97,9 @@ _INIT_MEMORY = re.compile(r"Free memory on device|unbalanced")
 
 
 def engine_in_line(text: str) -> tuple[Engine, str] | None:
-    """The engine a traceback or error line's source path names, with the reason."""
+    """The engine a traceback or error line's source path names, with the reason (read in its
+    first ``SCAN_CHARS``: bounded work on an over-long line)."""
+    text = text[:SCAN_CHARS]
     if _SGLANG_PATH.search(text):
         return "sglang", "a traceback through sglang/srt/"
     if _VLLM_PATH.search(text):
@@ -106,6 +109,7 @@ def engine_in_line(text: str) -> tuple[Engine, str] | None:
 
 def phase_in_line(text: str) -> tuple[Phase, str] | None:
     """The startup phase a traceback or error line shows the server was in, with the reason."""
+    text = text[:SCAN_CHARS]
     for phase, pattern, reason in _LINE_RULES:
         if pattern.search(text):
             return phase, reason

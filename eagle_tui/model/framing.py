@@ -43,6 +43,13 @@ MAX_LINE_BYTES = 1 << 20  # the one cut: a "line" longer than this is cut (bound
 TAIL_LINES = 10_000  # lines a catch-up (or a burst) makes visible
 TAIL_BYTES = 8 << 20  # ... and at most this many bytes of them
 CUT_MARK = " \u2026[line cut at 1 MiB]"  # appended to the text of a cut line (see ``is_cut``)
+# What the parsers read of a line: its first PARSE_CHARS characters for the engine parsers (the
+# longest real line that carries a value is SGLang 0.5.x's ~19 KB ``server_args`` dump), its
+# first SCAN_CHARS for the crash, kind and evidence scans (an exception names its cause at its
+# start). The whole line (up to MAX_LINE_BYTES) is still shown. So the work per line is bounded,
+# whatever its length: 200 lines of 1 MB once cost 92 s of CPU in these scans.
+PARSE_CHARS = 32 << 10
+SCAN_CHARS = 8 << 10
 
 
 def is_cut(line: LogLine) -> bool:
@@ -344,5 +351,5 @@ def _lines_of(frame: Frame) -> int:
     return 1 if frame.single else frame.data.count(b"\n")
 
 
-__all__ = ["CUT_MARK", "MAX_LINE_BYTES", "TAIL_BYTES", "TAIL_LINES", "Frame", "LineFramer",
-           "held_to_contract", "is_cut"]
+__all__ = ["CUT_MARK", "MAX_LINE_BYTES", "PARSE_CHARS", "SCAN_CHARS", "TAIL_BYTES", "TAIL_LINES",
+           "Frame", "LineFramer", "held_to_contract", "is_cut"]

@@ -54,7 +54,7 @@ _WRAPPERS = re.compile(
     # docker --timestamps: RFC 3339 with nanoseconds and a zone.
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) +"
     # docker-compose service prefix: "svc-1  | " (name, padding, bar).
-    r"|[\w.-]+ *\| "
+    r"|(?<![\w.-])[\w.-]+ *\| "  # (a name starts after a non-name character: linear search)
     # Markdown quotes and quoted tables: "> ", ">", ">   | ".
     r"|>(?: *\| ?| |$)"
     r")"

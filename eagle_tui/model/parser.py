@@ -27,6 +27,10 @@ pass (:func:`split_lines`, ``\\n(?!SHAPES)``) and extracts its numbers from the 
 Text: every ``LogLine.text`` is sanitized here, once (no ESC, no C0 control but TAB, no DEL or
 C1 control, no Unicode line separator or bidi override); a line the framer cut ends with
 ``framing.CUT_MARK``.
+
+Work: a line is shown whole, but only its first ``framing.PARSE_CHARS`` characters are parsed
+and its first ``framing.SCAN_CHARS`` scanned for crashes and its kind, so one line costs
+bounded work however long it is (``tests/unit/test_regex_budget.py``, ``test_line_budget.py``).
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ from .events import (
     Phase,
     PhaseEvent,
 )
-from .framing import CUT_MARK
+from .framing import CUT_MARK, PARSE_CHARS, SCAN_CHARS
 from .normalize import normalize, sanitize, to_text
 from .sglang import SglangParser, decode_stats, prefill_stats
 from .vllm import VllmParser
@@ -273,6 +277,7 @@ class LogParser:
         out: list[Event] = []
         if emit_line:
             out.append(LogLine(lineno, sanitize(text), _BULK_KIND[cls], self.host))
+        text = text[:PARSE_CHARS]  # (what is read of an over-long line: see framing)
         if self.engine == "unknown":
             if cls in (LineClass.DECODE, LineClass.PREFILL) or (
                 cls is LineClass.ACCESS and text.startswith("[")
@@ -305,16 +310,20 @@ class LogParser:
 
     def _full(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
         norm = normalize(raw)
-        pre, engine = read_prefix(norm.text, norm.process)
+        long = len(norm.text) > PARSE_CHARS  # parse its prefix only (see framing.PARSE_CHARS)
+        pre, engine = read_prefix(norm.text[:PARSE_CHARS] if long else norm.text, norm.process)
         msg, time = pre.msg, pre.time or norm.stamp
+        scan = msg[:SCAN_CHARS]  # what the crash and kind scans read
         out: list[Event] = []
         line_at = len(out)
         self._detected(engine, lineno, out)
         was_tb = self.crash.in_traceback
-        source = self.crash.is_source_line(msg)
+        source = self.crash.is_source_line(scan)
         kind: LineKind | None = None
         if not source:
             events, kind = self._engine_events(pre, msg, lineno, time)
+            if long:
+                self._sglang.line_cut()
             for ev in events:
                 if isinstance(ev, PhaseEvent):
                     self._advance(ev.phase)
@@ -325,11 +334,12 @@ class LogParser:
                 kind = LineKind.DEBUG
                 self._dims([m.group(1) for m in _DEBUG_DIM.finditer(msg)], lineno, out)
         prefixed = pre.time is not None or pre.level is not None
-        crashes = self.crash.feed(msg, lineno, level=pre.level, prefixed=prefixed, time=time,
+        crashes = self.crash.feed(scan, lineno, level=pre.level, prefixed=prefixed, time=time,
                                   engine=self.engine, phase=self.phase)
         out.extend(self._crash_events(crashes))
         if emit_line:
-            line_kind = self._kind(kind, pre, msg, bool(crashes), was_tb or self.crash.in_traceback)
+            line_kind = self._kind(kind, pre, scan, bool(crashes),
+                                   was_tb or self.crash.in_traceback)
             out.insert(line_at, LogLine(lineno, norm.text, line_kind, self.host))
         return out
 

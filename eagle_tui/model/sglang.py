@@ -68,7 +68,9 @@ _SHARDS = re.compile(
     r"(?:Loading (?:safetensors|pt) checkpoint shards|Multi-thread loading shards)"
     r":\s*\d+% Completed \| (\d+)/(\d+)"
 )
-_TQDM = re.compile(r"(\d+)%\|[^|]*\| (\d+)/(\d+)")
+# Bounded repeats, and a number starts only after a non-digit: ``(\d+)%`` retried at every digit
+# of a 40,000-digit run made this quadratic (20 s of CPU for one line).
+_TQDM = re.compile(r"(?<!\d)(\d{1,15})%\|[^|]{0,512}\| (\d{1,15})/(\d{1,15})(?!\d)")
 _BS = re.compile(r"\((bs=\d+)")
 _CAPTURE = re.compile(
     r"Capture (?:(target|draft) )?(?:(?:decode|prefill|verify|extend) )?(?:(draft) )?"
@@ -312,6 +314,11 @@ class SglangParser:
         self._pool_done = False  # a memory pool exists (the target's, at first)
         self._archs: set[str] = set()
         self._args_open = False  # a terminal-wrapped server_args dump is still going
+
+    def line_cut(self) -> None:
+        """The line just parsed was read in part (over ``framing.PARSE_CHARS``): a
+        ``server_args`` dump that long is not continued on the next lines."""
+        self._args_open = False
 
     def _role(self, msg: str) -> str:
         return "draft" if self._target_done or "draft" in msg else "target"
