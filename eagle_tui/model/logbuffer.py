@@ -50,7 +50,8 @@ Row = tuple[int, int, int]
 Cutter = Callable[[str, int], list[tuple[int, int]]]
 
 DEFAULT_MAX_LINES = 10_000
-DEFAULT_MAX_BYTES = 256 << 20  # far above any normal 20k-line buffer; bounds a newline-less file
+DEFAULT_MAX_BYTES = 32 << 20  # ~10x a normal 10k-line buffer; bounds a newline-less file (a
+# character of non-ASCII text takes up to 4 bytes: 128 MiB at most in memory)
 ENTRY_BYTES = 96  # a LogLine object and its list slot, roughly, counted on top of its text
 ERROR_KINDS = frozenset({LineKind.ERROR, LineKind.TRACEBACK})
 

@@ -43,7 +43,9 @@ _ESCAPES = re.compile(f"{_STRING}|{_CSI}|{_OTHER}")
 
 # Controls left after escape stripping: C0 except TAB (LF/CR included: a line has none left),
 # DEL, C1, LINE/PARAGRAPH SEPARATOR and the bidi embedding/override/isolate characters.
-_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROLS_SRC = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+_CONTROLS = re.compile(_CONTROLS_SRC)
+_CONTROL_RUNS = re.compile(_CONTROLS_SRC + "{2,}")  # a run is replaced at once (a NUL-filled file)
 
 # -- wrapper prefixes ---------------------------------------------------------------------------
 _WRAPPERS = re.compile(
@@ -101,7 +103,15 @@ def collapse_cr(text: str) -> str:
 
 
 def replace_controls(text: str) -> str:
+    """Each control character → one U+FFFD. Runs first, in one piece each: a line of 1 MiB of
+    NUL bytes costs ~2 ms instead of ~70 ms of one substitution per character."""
+    if _CONTROL_RUNS.search(text) is not None:
+        text = _CONTROL_RUNS.sub(_run_replacement, text)
     return _CONTROLS.sub(REPLACEMENT, text)
+
+
+def _run_replacement(m: re.Match[str]) -> str:
+    return REPLACEMENT * (m.end() - m.start())
 
 
 def sanitize(raw: str | bytes) -> str:

@@ -39,7 +39,7 @@ from typing import Any, BinaryIO
 
 from .builder import ReportBuilder, build_report
 from .chunk_summary import ChunkSummarizer, ChunkSummary, from_wire, summarize_chunk, to_wire
-from .reader import Chunk, buffer_size, chunk_bytes, plan, read_at, read_chunks
+from .reader import Chunk, buffer_size, chunk_bytes, cut_long_lines, plan, read_at, read_chunks
 
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
 MIN_BYTES = 8 << 20  # at least this much of the file per process
@@ -73,7 +73,7 @@ def summarize_at(fd: int, offset: int, n: int, buf: bytearray) -> tuple[ChunkSum
         k = min(len(buf) - 1 - keep, n - pos)
         read_at(fd, buf, offset + pos, k, 1 + keep)
         pos += k
-        top = 1 + keep + k
+        top = cut_long_lines(buf, 1, 1 + keep + k)  # (lines over 1 MiB: cut as serially)
         nl = buf.rfind(b"\n", 1, top)
         if nl < 1:  # no line ends in the window: make room for the rest of this one
             keep = top - 1
@@ -236,11 +236,12 @@ class _Merge:
         self.claimed = index
         offset, n = self.chunks[index]
         read_at(self.fd, buf, offset, n)
+        end = cut_long_lines(buf, 1, n + 1)
         if index == self.applied:
-            self.b.feed(buf, n + 1)
+            self.b.feed(buf, end)
             self.applied += 1
         else:
-            self.pending[index] = summarize_chunk(buf, n + 1)
+            self.pending[index] = summarize_chunk(buf, end)
         self.messages(block=len(self.pending) >= self.PENDING)
         self.advance()
 
@@ -289,7 +290,8 @@ class _Merge:
                     raise RuntimeError(f"worker {me} wrote chunk {got} where {index} was due")
                 self.b.apply(from_wire(wire), reread)
             elif self.gone and index <= self.claimed:  # claimed by a worker that failed
-                self.b.feed(reread(), n + 1)
+                buf = reread()
+                self.b.feed(buf, len(buf))
             else:
                 return
             self.applied += 1

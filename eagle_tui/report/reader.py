@@ -18,6 +18,8 @@ import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from ..model.framing import MAX_LINE_BYTES
+
 CHUNK = 4 << 20  # bytes read per chunk (the buffer is reused; it grows only for a longer line)
 _SCAN = 1 << 16  # bytes ``plan`` reads at a time, backwards, to find a cut
 
@@ -31,7 +33,8 @@ def read_chunks(stream: BinaryIO, size: int) -> Iterator[tuple[bytearray, int, b
     that every line follows one (the buffer changes after the next step: use it before);
     then ``(buf, end, True)`` if the stream ends with a line ``buf[1:end]`` lacking its newline.
     No allocation or copy per chunk but the read itself; the buffer grows only for a line
-    longer than it, and is smaller for a small regular file.
+    longer than it (never past ``MAX_LINE_BYTES``: longer lines are cut as the live framer cuts
+    them, :func:`cut_long_lines`), and is smaller for a small regular file.
     """
     with contextlib.suppress(AttributeError, OSError, ValueError):
         st = os.fstat(stream.fileno())
@@ -44,6 +47,8 @@ def read_chunks(stream: BinaryIO, size: int) -> Iterator[tuple[bytearray, int, b
         if filled == len(buf):  # one line longer than the buffer
             buf.extend(bytes(len(buf)))
         top = _fill(stream, buf, filled)
+        end_of_stream = top < len(buf)
+        top = cut_long_lines(buf, 1, top)  # (a cut inserts a newline: ``buf`` grows with it)
         cut = buf.rfind(b"\n", 1, top) + 1
         if cut:
             yield buf, cut, False
@@ -52,10 +57,31 @@ def read_chunks(stream: BinaryIO, size: int) -> Iterator[tuple[bytearray, int, b
             filled = 1 + rest
         else:
             filled = top
-        if top < len(buf):  # end of the stream
+        if end_of_stream:
             break
     if filled > 1:
         yield buf, filled, True
+
+
+def cut_long_lines(buf: bytearray, start: int, end: int, max_line: int = MAX_LINE_BYTES) -> int:
+    """Cut every line of ``buf[start:end]`` (``start`` is a line start) longer than
+    ``max_line`` bytes where ``framing.LineFramer`` cuts it, by inserting a newline there;
+    return the new ``end``. So ``report`` sees the lines the dashboard sees, and no buffer holds
+    more than one cut line of a file without newlines (``/dev/zero``, a sparse file). One
+    ``rfind`` per ``max_line`` bytes: nearly free on a log of short lines."""
+    pos = start
+    while end - pos > max_line:
+        nl = buf.rfind(b"\n", pos, pos + max_line + 1)
+        if nl >= 0:
+            pos = nl + 1
+            continue
+        at = pos + max_line
+        while at > pos + max_line - 3 and buf[at] & 0xC0 == 0x80:  # not inside a character
+            at -= 1
+        buf[at:at] = b"\n"
+        end += 1
+        pos = at + 1
+    return end
 
 
 def _fill(stream: BinaryIO, buf: bytearray, filled: int) -> int:
@@ -141,7 +167,9 @@ def chunk_bytes(fd: int, offset: int, n: int) -> bytearray:
     buf = bytearray(n + 1)
     buf[0] = 0x0A
     read_at(fd, buf, offset, n)
+    cut_long_lines(buf, 1, n + 1)
     return buf
 
 
-__all__ = ["CHUNK", "Chunk", "buffer_size", "chunk_bytes", "plan", "read_at", "read_chunks"]
+__all__ = ["CHUNK", "Chunk", "buffer_size", "chunk_bytes", "cut_long_lines", "plan", "read_at",
+           "read_chunks"]
