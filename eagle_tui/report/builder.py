@@ -60,6 +60,7 @@ from .chunk_summary import (
     LoneLine,
     NumberRun,
     RawRun,
+    mark_line,
     new_dims,
     run_tokens,
 )
@@ -83,6 +84,10 @@ class ReportBuilder:
         # SGLang's Decode lines: (running requests, accept len) → times seen; the weighted
         # accept length is Σ w·a / Σ w with w = running (acceptance.decode_weight)
         self.decode_work: Counter[tuple[int, float]] = Counter()
+        self.offset = 0  # bytes of the log's lines read so far
+        # the offset of the line of the log's first bench marker (``commands.report_windows``
+        # reads the log's windows from there), None while none has been seen
+        self.bench_mark: int | None = None
 
     # ------------------------------------------------------------------ events
     def _serving_pending(self) -> bool:
@@ -148,6 +153,7 @@ class ReportBuilder:
         through the parser one by one, in order; the runs of plain lines between them go to
         ``run``.
         """
+        self._marks(buf, end)
         lineno = self.lines + 1
         for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
             if alone:
@@ -198,13 +204,23 @@ class ReportBuilder:
         """One step of ``reader.read_chunks``: whole lines ``buf[1:end]``, or (``last``) the
         log's final line, which lacks its newline."""
         if last:
+            self._marks(buf, end)
             self.lines += 1
             self.line(bytes(buf[1:end]), self.lines)
         elif fast:
             self.feed(buf, end)
         else:
+            self._marks(buf, end)
             self.lines_of(buf, 1, end, self.lines + 1)
             self.lines += buf.count(b"\n", 1, end)
+
+    def _marks(self, buf: bytearray, end: int) -> None:
+        """Keep the log's offset past the lines ``buf[1:end]`` and its first bench marker's."""
+        if self.bench_mark is None:
+            at = mark_line(buf, end)
+            if at >= 0:
+                self.bench_mark = self.offset + at
+        self.offset += end - 1
 
     def apply(self, summary: ChunkSummary, reread: Callable[[], bytearray]) -> None:
         """The chunk that ``chunk_summary.summarize_chunk`` summarized, in file order: the same
@@ -214,6 +230,9 @@ class ReportBuilder:
             buf = reread()
             self.feed(buf, len(buf))
             return
+        if self.bench_mark is None and summary.mark >= 0:
+            self.bench_mark = self.offset + summary.mark
+        self.offset += summary.size
         lineno = self.lines + 1
         for part in summary.parts:
             if isinstance(part, LoneLine):
@@ -246,6 +265,14 @@ class ReportBuilder:
                 self._reduce(HiddenStateDims(dim, lineno + at))
 
     # ------------------------------------------------------------------ result
+    def result(self, bench_mark: list[int] | None = None) -> dict[str, Any]:
+        """:meth:`finish`, and the first bench marker's offset appended to ``bench_mark`` (if
+        given and the log has one)."""
+        report = self.finish()
+        if bench_mark is not None and self.bench_mark is not None:
+            bench_mark.append(self.bench_mark)
+        return report
+
     def finish(self) -> dict[str, Any]:
         self.add(self.parser.finish())
         st = self.state
@@ -304,13 +331,15 @@ class ReportBuilder:
 
 
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
-                 baseline: float | None = None, chunk: int = CHUNK) -> dict[str, Any]:
+                 baseline: float | None = None, chunk: int = CHUNK,
+                 bench_mark: list[int] | None = None) -> dict[str, Any]:
     """Read ``stream`` to the end and return the report (spools still open: see
-    ``output.write_json`` and ``output.close``)."""
+    ``output.write_json`` and ``output.close``). ``bench_mark``, if given, receives the offset
+    of the line of the first bench marker, if the log has one (``ReportBuilder.bench_mark``)."""
     b = ReportBuilder(name, baseline)
     for buf, end, last in read_chunks(stream, chunk):
         b.chunk(buf, end, last, fast)
-    return b.finish()
+    return b.result(bench_mark)
 
 
 

@@ -55,6 +55,7 @@ from eagle_tui.model.classify import (
 )
 from eagle_tui.model.parser import split_lines
 from eagle_tui.model.series import Series
+from eagle_tui.model.windows import BENCH_TAG
 
 TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
 STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
@@ -78,6 +79,7 @@ RUN_WORK_B = re.compile(
     rb"#running-req: (\d{1,15}), (?:#token: \d{1,15}, token usage: [\d.]{1,30}, |[^\n]*?)"
     rb"accept len: ([\d.]+)")
 ACC_TEXT = b"accept len: "
+BENCH_MARK = f"{BENCH_TAG}=".encode()  # a bench window marker (``commands.report_windows``)
 _ACC_OF = itemgetter(1)
 
 
@@ -119,6 +121,8 @@ class ChunkSummary(NamedTuple):
     accept_counts: dict[bytes, int]  # accept len token → times seen (the exact mean)
     gen_sorted: bytes  # gen throughput values, sorted, as ``array("d").tobytes()`` (median)
     work_counts: dict[Work, int]  # (running, accept len) → times seen (the weighted mean)
+    mark: int = -1  # offset in the chunk of the line of its first bench marker, -1 if none
+    size: int = 0  # bytes of the chunk's lines (the report keeps its offset in the log)
 
 
 class RunTokens(NamedTuple):
@@ -223,10 +227,16 @@ class ChunkSummarizer:
         self.counts: Counter[bytes] = Counter()
         self.work: Counter[Work] = Counter()
         self.gen_values = array("d")  # 8 bytes a value, not a float object
+        self.done = 0  # bytes of the chunk added so far
+        self.mark = -1
 
     def add(self, buf: bytes | bytearray, end: int) -> None:
         """The lines ``buf[1:end]`` (``buf[0]`` and ``buf[end - 1]`` newlines), as
         ``ReportBuilder.feed`` would do them with the engine known and "serving" seen."""
+        if self.mark < 0:
+            at = mark_line(buf, end)
+            self.mark = -1 if at < 0 else self.done + at
+        self.done += end - 1
         parts = self.parts
         for a, b, alone in _runs(buf, end, self.piece):
             if alone:
@@ -252,7 +262,16 @@ class ChunkSummarizer:
     def result(self) -> ChunkSummary:
         _trim_tails(self.parts)
         return ChunkSummary(self.parts, self.has_stats, dict(self.counts),
-                            array("d", sorted(self.gen_values)).tobytes(), dict(self.work))
+                            array("d", sorted(self.gen_values)).tobytes(), dict(self.work),
+                            self.mark, self.done)
+
+
+def mark_line(buf: bytes | bytearray, end: int) -> int:
+    """Where the line of the first bench marker of the lines ``buf[1:end]`` starts, counted from
+    ``buf[1]``; -1 if they hold none. One ``find`` per chunk: the report's own pass tells the
+    windows whether (and from where) to read the log again, instead of a scan of its own."""
+    i = buf.find(BENCH_MARK, 1, end)
+    return -1 if i < 0 else buf.rfind(b"\n", 0, i)
 
 
 def summarize_chunk(buf: bytes | bytearray, end: int, piece: int = PIECE) -> ChunkSummary:
@@ -289,19 +308,21 @@ def to_wire(summary: ChunkSummary) -> tuple[Any, ...]:
     takes): each part as ``(kind tag, its fields)``."""
     tag = _TAG
     return ([(tag[type(part)], tuple(part)) for part in summary.parts],
-            summary.has_stats, summary.accept_counts, summary.gen_sorted, summary.work_counts)
+            summary.has_stats, summary.accept_counts, summary.gen_sorted, summary.work_counts,
+            summary.mark, summary.size)
 
 
 def from_wire(data: Any) -> ChunkSummary:
     """The :class:`ChunkSummary` that :func:`to_wire` gave ``data`` for."""
-    parts, has_stats, counts, block, work = data
+    parts, has_stats, counts, block, work, mark, size = data
     kinds = _KINDS
     named: list[ChunkPart] = [kinds[tag]._make(fields) for tag, fields in parts]
-    return ChunkSummary(named, has_stats, counts, block, work)
+    return ChunkSummary(named, has_stats, counts, block, work, mark, size)
 
 
 __all__ = [
     "ACC_TEXT",
+    "BENCH_MARK",
     "PIECE",
     "RUN_WORK_B",
     "STATS_TEXT",
@@ -316,6 +337,7 @@ __all__ = [
     "RunTokens",
     "Work",
     "from_wire",
+    "mark_line",
     "new_dims",
     "pieces",
     "run_tokens",

@@ -308,11 +308,13 @@ class _Merge:
 def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                           workers: int | None = None, threshold: int = THRESHOLD,
                           min_bytes: int = MIN_BYTES, chunk: int = PAR_CHUNK,
-                          rss: list[tuple[int, int]] | None = None) -> dict[str, Any]:
+                          rss: list[tuple[int, int]] | None = None,
+                          bench_mark: list[int] | None = None) -> dict[str, Any]:
     """``build_report(f, name)``, with worker processes for a big regular file.
 
     ``workers`` counts the parent (1: serial). ``rss``, if given, receives each worker's peak
-    RSS (``wait4``) and peak private memory (:func:`private_kib`), in KiB, for ``--debug-rss``.
+    RSS (``wait4``) and peak private memory (:func:`private_kib`), in KiB, for ``--debug-rss``;
+    ``bench_mark`` the offset of the first bench marker's line, as in ``build_report``.
     """
     fd = f.fileno()
     st = os.fstat(fd)
@@ -322,7 +324,7 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
         and hasattr(os, "preadv")  # POSIX (Linux, BSD); elsewhere the serial path
     layout = plan(fd, st.st_size, chunk) if usable else None
     if layout is None or not 2 <= len(layout[0]) <= MAX_CHUNKS:
-        return build_report(f, name, baseline=baseline)
+        return build_report(f, name, baseline=baseline, bench_mark=bench_mark)
     import signal  # these two only for a big file: each import counts in a short command
     import tempfile
 
@@ -366,7 +368,7 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
             f.seek(rest)
             for data, end, last in read_chunks(f, chunk):
                 b.chunk(data, end, last)
-            return b.finish()
+            return b.result(bench_mark)
         finally:
             for end_fd in (queue, done_r, done_w):
                 if end_fd >= 0:

@@ -199,3 +199,27 @@ def test_parallel_equals_the_golden(log_file: Path, workers: int) -> None:
         got = _dumped(build_report_parallel(f, "mixed.log", workers=workers, threshold=0,
                                             min_bytes=1, chunk=1 << 16))
     assert got == golden
+
+
+def test_the_report_pass_finds_the_first_bench_marker_as_the_scan_does(log_file: Path) -> None:
+    from eagle_tui.commands.report_windows import first_marker
+
+    expected = first_marker(log_file)
+    assert expected is not None and expected > 0
+    data = log_file.read_bytes()
+    for fast, chunk in ((True, 1 << 16), (False, 1 << 16), (True, 1 << 22)):
+        mark: list[int] = []
+        close(build_report(io.BytesIO(data), "x", fast=fast, chunk=chunk, bench_mark=mark))
+        assert mark == [expected]
+    for workers in (1, 3):
+        mark = []
+        with log_file.open("rb") as f:
+            close(build_report_parallel(f, "x", workers=workers, threshold=0, min_bytes=1,
+                                        chunk=1 << 16, bench_mark=mark))
+        assert mark == [expected]
+    mark = []
+    close(build_report(io.BytesIO(data[:expected]), "x", bench_mark=mark))
+    assert mark == []  # none before it
+    tail = data[expected:].split(b"\n", 1)[0]  # the marker's line alone, no newline after it
+    close(build_report(io.BytesIO(b"x\n" + tail), "x", bench_mark=mark))
+    assert mark == [2]
