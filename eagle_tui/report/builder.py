@@ -252,8 +252,11 @@ class ReportBuilder:
     def _add_work(self, counts: Mapping[tuple[bytes, bytes], int]) -> None:
         """SGLang Decode lines' ``(running, accept len)`` tokens (``WORK_LINE_B``: one rule for
         the lines of plain runs and the lines parsed alone, so every path counts the same)."""
+        if not counts:
+            return
+        every = valid_tokens(b",".join(acc for _, acc in counts))  # one check, nearly always
         for (running, acc), n in counts.items():
-            if valid_tokens(acc):
+            if every or valid_tokens(acc):
                 self.decode_work[(int(running), float(acc))] += n
 
     def _numbers(self, run: NumberRun, lineno: int) -> None:
