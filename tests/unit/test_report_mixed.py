@@ -9,7 +9,8 @@ without ``accept len`` (non-speculative servers), debug prints quoting a Decode 
 fast path must refuse (``01.5``, ``1.2.3``, a huge number), a second and a third hidden-state
 dim, bench window markers (access lines, which are plain lines), ESC and CR lines, and a crash
 at the end. Serial (chunks of every size), line by line, and parallel (tiny chunks, several
-workers) must all give the golden's bytes.
+workers) must all give the golden's bytes. The one-pass work tokens are also checked against
+the three passes they replace on generated lines built from the pieces those passes look for.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from eagle_tui.cli import main
+from eagle_tui.model.classify import ACC_LINE_B, GEN_LINE_B, valid_tokens
 from eagle_tui.report import build_report, build_report_parallel, close
 from eagle_tui.report import write_json as dump
+from eagle_tui.report.chunk_summary import RUN_WORK_B, WORK_LINE_B, RunTokens, run_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "generated__mixed.json"
@@ -223,3 +228,43 @@ def test_the_report_pass_finds_the_first_bench_marker_as_the_scan_does(log_file:
     tail = data[expected:].split(b"\n", 1)[0]  # the marker's line alone, no newline after it
     close(build_report(io.BytesIO(b"x\n" + tail), "x", bench_mark=mark))
     assert mark == [2]
+
+
+# ------------------------------------------------------------------- the one-pass work tokens
+
+_piece = st.sampled_from([
+    "[2025-11-20 10:16:03] ", "[2025-11-20 10:16:03 TP0] ", "[04:40:55 DP1 TP0] ",
+    "[1234567] Decode bat", "[1234567 TP0 TP1 TP2] ", "[EAGLE3-DEBUG] ", "Decode batch",
+    "Decode batch, ", "Decode batch. ", "Decode batch [7], ", "#running-req: 3, ",
+    f"#running-req: {'9' * 16}, ", "#token: 12, token usage: 0.01, ", "#token: 1, ",
+    "token usage: 1.2.3, ", "accept len: ", "accept len: 2.50", "accept len: x", "accept len: 01.5",
+    "accept len: .5", "gen throughput (token/s): ", "gen throughput (token/s): 12.5", ", ", "] ",
+    "])", "a", "7", ".", " ", "#full token: 5, full token usage: 0.1, ", "cuda graph: True, ",
+])
+_line = st.lists(_piece, max_size=12).map("".join)
+
+
+def _old_run_tokens(buf: bytes, a: int, b: int) -> RunTokens | None:
+    """``run_tokens`` as it was before the one-pass work tokens (three ``findall``s)."""
+    acc = ACC_LINE_B.findall(buf, a, b)
+    gen = GEN_LINE_B.findall(buf, a, b)
+    acc_text, gen_text = b",".join(acc), b",".join(gen)
+    if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
+        return None
+    return RunTokens(acc, acc_text, gen, gen_text, WORK_LINE_B.findall(buf, a, b))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_line, min_size=1, max_size=30))
+def test_one_pass_work_tokens_equal_the_three_passes(lines: list[str]) -> None:
+    data = ("\n" + "\n".join(lines) + "\n").encode()
+    assert RUN_WORK_B.findall(data) == WORK_LINE_B.findall(data, 1)
+    assert run_tokens(data, 1, len(data)) == _old_run_tokens(data, 1, len(data))
+    whole = data[1:]  # a raw run's own buffer: no newline in front
+    assert run_tokens(whole, 0, len(whole)) == _old_run_tokens(whole, 0, len(whole))
+
+
+def test_one_pass_work_tokens_on_the_mixed_log() -> None:
+    data = b"\n" + mixed_log(3000, seed=7)
+    assert RUN_WORK_B.findall(data) == WORK_LINE_B.findall(data, 1)
+    assert run_tokens(data, 1, len(data)) == _old_run_tokens(data, 1, len(data))
