@@ -9,11 +9,14 @@ and memory must stay flat (text on disk, statistics in bounded memory).
 :func:`build_report` reads the log in chunks into one reused buffer (``reader.read_chunks``).
 With ``fast=True`` (the default) the lines of a chunk that are not *plain* bulk lines
 (``detect.NON_PLAIN_AFTER_NL``: one regex pass finds them) go through the parser one by one; a
-run of plain lines costs a handful of C-level passes, whatever its length: ``findall`` the first
-accept len / tok/s number of every line (``detect.ACC_LINE_B``, ``GEN_LINE_B``), search for a
-hidden-states shape whose dim is not known yet (``detect.unknown_dim_pattern``), count the
-newlines. Python never touches a plain line. A run whose numbers fail the check (every token a
-plain decimal and a finite double) is parsed line by line instead, so ``fast=True`` and
+run of plain lines costs a handful of C-level passes, whatever its length: one ``findall`` of
+every Decode line's running requests and first accept len (``chunk_summary.run_tokens``: the
+work weighting and, nearly always, the accept tokens too), one of every line's first tok/s
+number (``classify.GEN_LINE_B``), a search for a hidden-states shape whose dim is not known yet
+(``classify.unknown_dim_pattern``), the newline count and a ``find`` of a bench window marker
+(:attr:`ReportBuilder.bench_mark`). Python never touches a plain line. A run whose numbers fail
+the check (every token a plain decimal and a finite double) is parsed line by line instead, so
+``fast=True`` and
 ``fast=False`` give the same report (tested on every fixture and on generated logs).
 
 :meth:`ReportBuilder.apply` takes a chunk's bulk work done elsewhere, without the state (a
