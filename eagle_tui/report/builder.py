@@ -16,8 +16,8 @@ number (``classify.GEN_LINE_B``), a search for a hidden-states shape whose dim i
 (``classify.unknown_dim_pattern``), the newline count and a ``find`` of a bench window marker
 (:attr:`ReportBuilder.bench_mark`). Python never touches a plain line. A run whose numbers fail
 the check (every token a plain decimal and a finite double) is parsed line by line instead, so
-``fast=True`` and
-``fast=False`` give the same report (tested on every fixture and on generated logs).
+``fast=True`` and ``fast=False`` give the same report (tested on every fixture and on generated
+logs).
 
 :meth:`ReportBuilder.apply` takes a chunk's bulk work done elsewhere, without the state (a
 :class:`~.chunk_summary.ChunkSummary`, made by the worker processes of :mod:`.parallel`), and
