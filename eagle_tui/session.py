@@ -19,6 +19,16 @@ the attempt number and when it will be retried) and is restarted after an expone
 its first event afterwards is preceded by ``SourceRecovered``. Nothing is swallowed: the error
 text is in the event, the state's ``failures`` and the record file.
 
+A log opened at its end: when a ``summarizer`` is given and a source's first log event is a
+``LogOpened`` with ``start > 0``, the session runs ``summarizer(opened)`` as a task beside the
+sources (it counts as one: ``run()`` waits for it). Its events (``LogPrefixCounted``,
+``SummaryProgress``) are reduced like any; its last item, the summary's state of the lines
+before the tail, replaces the session's state by :func:`eagle_tui.model.prefix.merged`: the
+summary, then every event reduced since the session began, which the session keeps meanwhile
+(at most ``prefix.RETAIN_BYTES``; past that, or after the log restarted, the summary is not
+merged and a last ``SummaryProgress`` says why). One swap between two batches: no subscriber
+ever sees half of it.
+
 Recording: with ``record=PATH`` every event, in the order it was reduced, is appended to a
 JSON-lines file (see :mod:`eagle_tui.model.codec`); replaying that file through
 :class:`eagle_tui.sources.replay.ReplaySource` rebuilds the same state.
@@ -30,12 +40,22 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Final
 
 from eagle_tui.model.codec import dumps, header_line
-from eagle_tui.model.events import Event, SourceFailed, SourceRecovered, Tick
+from eagle_tui.model.events import (
+    Event,
+    LogLine,
+    LogOpened,
+    LogPrefixCounted,
+    LogRestarted,
+    SourceFailed,
+    SourceRecovered,
+    SummaryProgress,
+    Tick,
+)
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.sources.base import Source
 
@@ -43,6 +63,7 @@ log = logging.getLogger(__name__)
 
 Subscriber = Callable[[DashboardState, Sequence[Event]], None]
 Update = tuple[DashboardState, Sequence[Event]]
+Summarizer = Callable[[LogOpened], AsyncIterator[Event | DashboardState]]
 
 
 class _Wake:
@@ -105,6 +126,7 @@ class Session:
         backoff_max: float = 30.0,
         max_queue: int = 50_000,
         clock: Callable[[], float] = time.time,
+        summarizer: Summarizer | None = None,
     ) -> None:
         if batch_interval < 0:
             raise ValueError("batch_interval must be >= 0")
@@ -135,6 +157,13 @@ class Session:
         self._record_file: IO[str] | None = None
         self.events_seen = 0
         self.batches = 0
+        self._summarizer = summarizer
+        # every event reduced since the start, while a summary may still be merged (None: not)
+        self._kept: list[Event] | None = [] if summarizer is not None else None
+        self._kept_bytes = 0
+        self._opened: LogOpened | None = None
+        self._open_t: float | None = None
+        self._summary_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ public API
     @property
@@ -208,6 +237,8 @@ class Session:
             await self._batch_loop()
             clean = True
         finally:
+            if self._summary_task is not None:
+                tasks.append(self._summary_task)
             for task in tasks:
                 task.cancel()
             results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -331,10 +362,97 @@ class Session:
         self._state = reduce(self._state, events)
         self.events_seen += len(events)
         self.batches += 1
+        if self._kept is not None:
+            self._keep(events)
+        self._notify(events)
+
+    def _notify(self, events: list[Event]) -> None:
         for q in self._update_queues:
             q.put_nowait((self._state, events))
         for cb in list(self._subscribers):
             cb(self._state, events)
 
 
-__all__ = ["Session", "Subscriber", "Update", "describe_error"]
+    # ------------------------------------------------------------------ the summary's merge
+    def _keep(self, events: list[Event]) -> None:
+        """Keep the batch for the merge; start the summary at the first ``LogOpened``; stop
+        keeping when no summary can come (the log began at byte 0) or the bound is passed."""
+        from eagle_tui.model.prefix import RETAIN_BYTES, cost
+
+        assert self._kept is not None
+        if self._opened is None:
+            for ev in events:
+                if type(ev) is LogOpened and ev.start > 0:
+                    self._start_summary(ev)
+                    break
+                if type(ev) is LogLine or type(ev) is LogRestarted:
+                    self._kept = None  # the log is read from its start: nothing to merge
+                    return
+        elif any(type(ev) is LogRestarted for ev in events):
+            self._kept = None  # a new file: the summary of the old one must not come back
+            return
+        self._kept.extend(events)
+        self._kept_bytes += cost(events)
+        if self._kept_bytes > RETAIN_BYTES:
+            self._kept = None
+
+    def _start_summary(self, opened: LogOpened) -> None:
+        assert self._summarizer is not None
+        self._opened = opened
+        self._open_t = self._state.now
+        self._live += 1
+        self._summary_task = asyncio.create_task(self._summarize(opened), name="summary")
+
+    async def _summarize(self, opened: LogOpened) -> None:
+        """The summarizer's events go through the queue; its state is merged (``_merge``)."""
+        assert self._summarizer is not None
+        gen = self._summarizer(opened)
+        try:
+            async for item in gen:
+                if isinstance(item, DashboardState):
+                    self._merge(opened, item)
+                else:
+                    await self._put(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the failure boundary: reported; the tail goes on alone
+            log.debug("the summary of %s failed", opened.path, exc_info=True)
+            await self._put(SummaryProgress(opened.path, opened.host, 0, opened.start, 0,
+                                            None, True, describe_error(exc)))
+        finally:
+            aclose = getattr(gen, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+            self._kept = None
+            self._live -= 1
+            if self._queue is not None:
+                self._queue.put_nowait(_WAKE)
+
+    def _merge(self, opened: LogOpened, summary: DashboardState) -> None:
+        """Swap in the summary followed by every event since the start (between two batches:
+        the queue's events not reduced yet go onto the merged state)."""
+        from eagle_tui.model.prefix import merged
+
+        done = SummaryProgress(opened.path, opened.host, opened.start, opened.start,
+                               summary.lines, 0.0, True)
+        events: list[Event] = [LogPrefixCounted(opened.path, opened.host, summary.lines), done]
+        if self._kept is None:
+            restarted = self._state.log_start != opened.start
+            why = ("the log restarted" if restarted
+                   else "the tail since the open outgrew what is kept for the merge")
+            events[1] = SummaryProgress(opened.path, opened.host, opened.start, opened.start,
+                                        summary.lines, 0.0, True, f"not merged: {why}")
+            self._apply(events[1:] if restarted else events)
+            return
+        self._state = merged(summary, summary.lines, [*self._kept, *events], self._open_t)
+        self._kept = None
+        if self._record_file is not None:
+            self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
+            self._record_file.flush()
+        self.events_seen += len(events)
+        self.batches += 1
+        self._notify(events)
+
+
+__all__ = ["Session", "Subscriber", "Summarizer", "Update", "describe_error"]

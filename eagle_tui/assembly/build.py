@@ -43,9 +43,11 @@ def build_sources(
     sources: list[Source] = []
     local = transport.host == ""
     if spec.log:
-        from eagle_tui.sources.logtail import LogTail
+        from eagle_tui.sources.logtail import FROM_END, LogTail
 
-        sources.append(LogTail(transport, spec.log))
+        # the end first (the lines before it are the session's background summary's); the
+        # other hosts' logs are read whole, as before
+        sources.append(LogTail(transport, spec.log, from_end=FROM_END))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
     if spec.url or (spec.pid is not None and local):
         from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
@@ -118,10 +120,16 @@ def build_session(
         from eagle_tui.sources.replay import ReplaySource
 
         r = spec.replay
+        from eagle_tui.sources.logtail import FROM_END
+        from eagle_tui.sources.prefix import PrefixSummarizer
+        from eagle_tui.transport.local import LocalTransport as Local
+
         source = ReplaySource(r.file, kind=r.kind, speed=r.speed,
-                              visible_lines=spec.max_lines or DEFAULT_MAX_LINES)
+                              visible_lines=spec.max_lines or DEFAULT_MAX_LINES,
+                              from_end=FROM_END)
         # the recorded Tick events carry the recorded clock; a live ticker would mix in today's
-        return Session([source], tick_interval=None)
+        return Session([source], tick_interval=None,
+                       summarizer=PrefixSummarizer(Local()).summarize)
     from eagle_tui.transport.local import LocalTransport
 
     if isinstance(transport, Sequence):
@@ -139,7 +147,10 @@ def build_session(
         return bool(holder) and holder[0].state.ready
 
     sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready)
-    session = Session(sources, record=spec.record, batch_interval=batch_interval)
+    from eagle_tui.sources.prefix import PrefixSummarizer
+
+    session = Session(sources, record=spec.record, batch_interval=batch_interval,
+                      summarizer=PrefixSummarizer(tr).summarize if spec.log else None)
     holder.append(session)
     if spec.baseline:
         session.post(Baseline(spec.baseline, "user"))

@@ -478,12 +478,13 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
     elif isinstance(ev, LogRestarted):
         _restart(b)
     elif isinstance(ev, LogOpened):
-        b.set(log_start=ev.start, log_size=ev.size,
+        b.set(log_start=ev.start, log_size=ev.size, summary=None,
               lineno_base=0 if ev.start == 0 else None)
     elif isinstance(ev, LogPrefixCounted):
         b.set(lineno_base=ev.lines)
     elif isinstance(ev, SummaryProgress):
-        b.set(summary=ev)
+        if s.summary is None or not s.summary.finished:  # a late progress report after the end
+            b.set(summary=ev)
     elif isinstance(ev, HealthSample):
         b.set(health=ev, ever_ready_health=s.ever_ready_health or ev.state == "ready")
         if ev.state == "ready":

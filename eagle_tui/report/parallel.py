@@ -36,7 +36,7 @@ import stat
 import sys
 from collections.abc import Callable
 from functools import partial
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from .builder import ReportBuilder, build_report
 from .chunk_summary import ChunkSummarizer, ChunkSummary, from_wire, summarize_chunk, to_wire
@@ -341,6 +341,10 @@ class _Limited:
         return data
 
 
+def _limited(f: BinaryIO, size: int) -> BinaryIO:
+    return cast("BinaryIO", _Limited(f, size))
+
+
 def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                   workers: int | None = None, threshold: int = THRESHOLD,
                   min_bytes: int = MIN_BYTES, chunk: int = PAR_CHUNK,
@@ -405,7 +409,7 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                 if rss is not None:
                     rss.append((usage.ru_maxrss, _read_int(memory_path(tmp, me))))
             f.seek(rest)
-            for data, end, last in read_chunks(f if size is None else _Limited(f, total), chunk):
+            for data, end, last in read_chunks(f if size is None else _limited(f, total), chunk):
                 b.chunk(data, end, last)
             return b
         finally:
@@ -422,7 +426,7 @@ def _fold_serial(f: BinaryIO, name: str, baseline: float | None, size: int | Non
     """``build_report``'s fold (its reader and chunks), of the first ``size`` bytes (all)."""
     b = ReportBuilder(name, baseline)
     done = 0
-    for buf, end, last in read_chunks(f if size is None else _Limited(f, size), CHUNK):
+    for buf, end, last in read_chunks(f if size is None else _limited(f, size), CHUNK):
         b.chunk(buf, end, last)
         done += end - 1
         if progress is not None:

@@ -1,0 +1,137 @@
+"""The background summary of a log opened at its end, made one with the live tail's state.
+
+A log opened at its end (``LogOpened``) is parsed from ``start`` on: its events count lines from
+there. The bytes before ``start`` are summarized elsewhere (``report/prefix.py``, in a child
+process) into a :class:`~.state.DashboardState` whose line numbers are the file's own. When
+that summary is in, the session replaces its state with the summary's followed by every event
+it reduced since it began (:func:`merged`): what a full parse of the file would show, computed
+in a fraction of the time.
+
+The one rule for line numbers: the state keeps them as the tail's events carry them, counted
+from ``start`` (those of the summary come out zero or negative); ``state.lineno_base`` (the
+lines before ``start``) turns one into the file's own (:func:`absolute`), and is ``None`` until
+counted (then shown as "line ~N"). A log read from byte 0 has ``lineno_base == 0``: nothing
+changes.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from .events import Event, LogLine
+from .series import Series
+from .state import DashboardState, reduce
+
+# the event bytes the session keeps while a summary runs (a LogLine counts its text): what it
+# replays onto the summary. Past it, the summary is not merged (and the state says so).
+RETAIN_BYTES = 64 << 20
+EVENT_COST = 96  # bytes counted per event besides a line's text
+_LIVENESS = ("data_t", "active_t", "idle_t")
+
+
+def absolute(lineno: int, base: int | None) -> int:
+    """The file's own number of a line the state holds (``base``: ``state.lineno_base``; a
+    ``None`` base leaves it as it is: shown as approximate by :func:`line_text`)."""
+    return lineno if base is None else lineno + base
+
+
+def line_text(lineno: int, base: int | None) -> str:
+    """``"line N"`` with the file's own number, ``"line ~N"`` while the lines before the tail
+    are not counted yet (``N`` then counts from the tail's start)."""
+    return f"line {lineno + base}" if base is not None else f"line ~{lineno}"
+
+
+def summarizing(state: DashboardState) -> bool:
+    """Whether the lines before the tail are still being summarized (a verdict waits: a crash
+    there must still be seen)."""
+    return state.log_start > 0 and (state.summary is None or not state.summary.finished)
+
+
+def summary_text(state: DashboardState) -> str | None:
+    """The status line's words for the background summary: ``"summarizing 43 % · 1.2 s left"``
+    while it runs, what went wrong when it failed, ``None`` otherwise."""
+    s = state.summary
+    if s is not None and s.finished:
+        return f"earlier lines not summarized: {s.error}" if s.error else None
+    if state.log_start <= 0:
+        return None
+    if s is None or s.total <= 0:
+        return "summarizing the earlier lines"
+    text = f"summarizing {min(99, int(100 * s.done / s.total))} %"
+    return text + (f" · {s.eta_s:.1f} s left" if s.eta_s is not None else "")
+
+
+def summary_dict(state: DashboardState) -> dict[str, Any] | None:
+    """The background summary for the JSON lines (``None``: the log was read from its start)."""
+    s = state.summary
+    if state.log_start <= 0 and s is None:
+        return None
+    return {"start": state.log_start, "done": s.done if s else 0,
+            "total": s.total if s else state.log_start, "lines": s.lines if s else 0,
+            "eta_s": None if s is None or s.eta_s is None else round(s.eta_s, 1),
+            "finished": bool(s and s.finished), "error": s.error if s else "",
+            "lineno_base": state.lineno_base}
+
+
+def cost(events: Iterable[Event]) -> int:
+    """What keeping ``events`` for a merge costs, in bytes (roughly: text plus a fixed part)."""
+    total = 0
+    for ev in events:
+        total += EVENT_COST + (len(ev.text) if type(ev) is LogLine else 0)
+    return total
+
+
+def _shift(value: Any, delta: int) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_shift(v, delta) for v in value)
+    lineno = getattr(value, "lineno", None)
+    if isinstance(lineno, int) and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, lineno=lineno + delta)
+    return value
+
+
+def _retime(series: Series, t: float) -> Series:
+    """Points the summary stamped without a clock (``t == 0``) at ``t``: when the log was
+    opened, where a catch-up would have stamped them."""
+    if not any(p[0] == 0.0 for p in series.points):
+        return series
+    pts = tuple((t if pt == 0.0 else pt, v) for pt, v in series.points)
+    return dataclasses.replace(series, points=pts)
+
+
+def rebase(summary: DashboardState, lines: int, t: float | None) -> DashboardState:
+    """The summary of the first ``lines`` lines with the tail's line numbers (each one less
+    ``lines``: they come out ``<= 0``) and its unclocked points and liveness stamped ``t``."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(DashboardState):
+        value = getattr(summary, f.name)
+        if f.name in ("lines", "first_error_line"):
+            if value is not None:
+                changes[f.name] = value - lines
+        elif isinstance(value, Series):
+            if t is not None:
+                changes[f.name] = _retime(value, t)
+        elif f.name in _LIVENESS:
+            if t is not None and value is not None and value == 0.0:
+                changes[f.name] = t
+        elif f.name not in ("activity", "alerts"):
+            shifted = _shift(value, -lines)
+            if shifted is not value:
+                changes[f.name] = shifted
+    changes["alerts"] = ()  # evaluated again by the merge's reduce
+    return dataclasses.replace(summary, **changes)
+
+
+def merged(summary: DashboardState, lines: int, since_start: Iterable[Event],
+           t: float | None) -> DashboardState:
+    """The state a full parse gives: the summary of the ``lines`` lines before the tail, then
+    every event the session reduced since it began (the tail's and every other source's), in
+    their order. ``t``: when the log was opened (the summary's points are stamped with it)."""
+    return reduce(rebase(summary, lines, t), list(since_start))
+
+
+__all__ = ["EVENT_COST", "RETAIN_BYTES", "absolute", "cost", "line_text", "merged", "rebase",
+           "summarizing", "summary_dict", "summary_text"]
