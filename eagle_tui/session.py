@@ -42,7 +42,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final
 
 from eagle_tui.model.codec import dumps, header_line
 from eagle_tui.model.events import (
@@ -59,11 +59,14 @@ from eagle_tui.model.events import (
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.sources.base import Source
 
+if TYPE_CHECKING:
+    from eagle_tui.model.prefix import PrefixSummary
+
 log = logging.getLogger(__name__)
 
 Subscriber = Callable[[DashboardState, Sequence[Event]], None]
 Update = tuple[DashboardState, Sequence[Event]]
-Summarizer = Callable[[LogOpened], AsyncIterator[Event | DashboardState]]
+Summarizer = Callable[[LogOpened], AsyncIterator["Event | PrefixSummary"]]
 
 
 class _Wake:
@@ -408,8 +411,10 @@ class Session:
         assert self._summarizer is not None
         gen = self._summarizer(opened)
         try:
+            from eagle_tui.model.prefix import PrefixSummary
+
             async for item in gen:
-                if isinstance(item, DashboardState):
+                if isinstance(item, PrefixSummary):
                     self._merge(opened, item)
                 else:
                     await self._put(item)
@@ -429,7 +434,7 @@ class Session:
             if self._queue is not None:
                 self._queue.put_nowait(_WAKE)
 
-    def _merge(self, opened: LogOpened, summary: DashboardState) -> None:
+    def _merge(self, opened: LogOpened, summary: PrefixSummary) -> None:
         """Swap in the summary followed by every event since the start (between two batches:
         the queue's events not reduced yet go onto the merged state)."""
         from eagle_tui.model.prefix import merged
@@ -445,7 +450,7 @@ class Session:
                                         summary.lines, 0.0, True, f"not merged: {why}")
             self._apply(events[1:] if restarted else events)
             return
-        self._state = merged(summary, summary.lines, [*self._kept, *events], self._open_t)
+        self._state = merged(summary, [*self._kept, *events], self._open_t)
         self._kept = None
         if self._record_file is not None:
             self._record_file.write("".join(dumps(ev) + "\n" for ev in events))

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from .events import Event, LogLine
+from .events import CrashEvent, Event, LogLine
 from .series import Series
 from .state import DashboardState, reduce
 
@@ -30,6 +31,21 @@ from .state import DashboardState, reduce
 RETAIN_BYTES = 64 << 20
 EVENT_COST = 96  # bytes counted per event besides a line's text
 _LIVENESS = ("data_t", "active_t", "idle_t")
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixSummary:
+    """What the background summary returns: the ``state`` of the ``lines`` lines before the
+    tail (the file's own line numbers), whose crash events also cover the first ``covered``
+    lines of the tail (its parser read on past the start with the context the tail's lacked:
+    :func:`merged` puts ``crashes`` where the tail's own crash events of those lines were;
+    their line numbers count from the tail's start)."""
+
+    state: DashboardState
+    lines: int
+    covered: int = 0
+    # the crash events of the covered lines, each after the line (of the tail) that decided it
+    crashes: tuple[tuple[int, CrashEvent], ...] = ()
 
 
 def absolute(lineno: int, base: int | None) -> int:
@@ -125,13 +141,25 @@ def rebase(summary: DashboardState, lines: int, t: float | None) -> DashboardSta
     return dataclasses.replace(summary, **changes)
 
 
-def merged(summary: DashboardState, lines: int, since_start: Iterable[Event],
+def merged(summary: PrefixSummary, since_start: Iterable[Event],
            t: float | None) -> DashboardState:
-    """The state a full parse gives: the summary of the ``lines`` lines before the tail, then
-    every event the session reduced since it began (the tail's and every other source's), in
-    their order. ``t``: when the log was opened (the summary's points are stamped with it)."""
-    return reduce(rebase(summary, lines, t), list(since_start))
+    """The state a full parse gives: the summary of the lines before the tail, then every event
+    the session reduced since it began (the tail's and every other source's), in their order,
+    but the tail's crash events of the lines the summary covered. ``t``: when the log was
+    opened (the summary's unclocked points are stamped with it)."""
+    covered = summary.covered
+    crashes = list(summary.crashes)
+    events: list[Event] = []
+    for ev in since_start:
+        if type(ev) is CrashEvent and 0 < ev.lineno <= covered:
+            continue
+        lineno = getattr(ev, "lineno", None)
+        while crashes and isinstance(lineno, int) and lineno > crashes[0][0]:
+            events.append(crashes.pop(0)[1])
+        events.append(ev)
+    events.extend(c for _, c in crashes)
+    return reduce(rebase(summary.state, summary.lines, t), events)
 
 
-__all__ = ["EVENT_COST", "RETAIN_BYTES", "absolute", "cost", "line_text", "merged", "rebase",
-           "summarizing", "summary_dict", "summary_text"]
+__all__ = ["EVENT_COST", "RETAIN_BYTES", "PrefixSummary", "absolute", "cost", "line_text",
+           "merged", "rebase", "summarizing", "summary_dict", "summary_text"]

@@ -15,15 +15,18 @@ most every ``PROGRESS_S``), and ``done`` once the pickled :class:`DashboardState
 (a file its parent made: a pickle from our own child is trusted as our own memory is). An
 error goes to stderr with a non-zero exit.
 
-What the state holds: the report's fold (phases, crash, speculative settings, models, hidden
-dims, engine and what is inferred), then the stats events of the last stretch of the prefix
-(enough for every series' last ``STATS_KEEP`` points: what a full catch-up's thinned series
-keep), reduced onto it, so figures and alerts are those a full parse gives; ``lines`` is the
-number of lines before ``START``. Line numbers are the file's own.
+What comes back is a :class:`~eagle_tui.model.prefix.PrefixSummary`. Its state: the report's
+fold (phases, crash, speculative settings, models, hidden dims, engine and what is inferred),
+then the stats events of the last stretch of the prefix (enough for every series' last
+``STATS_KEEP`` points: what a full catch-up's thinned series keep), reduced onto it, so figures
+and alerts are those a full parse gives; ``lines`` is the number of lines before ``START``.
+Line numbers are the file's own. The parser then reads on past ``START`` (``CONT_LINES``) for
+the crash events only: a traceback that ``START`` cuts is classified with its context.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import sys
@@ -32,10 +35,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import BinaryIO
 
-from eagle_tui.model.events import DecodeStats, Event, SpecStats
+from eagle_tui.model.crash import CANDIDATE_WINDOW
+from eagle_tui.model.events import CrashEvent, DecodeStats, Event, SpecStats
 from eagle_tui.model.framing import LineFramer
 from eagle_tui.model.logfeed import STATS_KEEP, LogFeed
 from eagle_tui.model.parser import LogParser
+from eagle_tui.model.prefix import PrefixSummary
 from eagle_tui.model.state import DashboardState, reduce
 
 from .builder import ReportBuilder
@@ -46,6 +51,11 @@ PROGRESS_S = 0.1
 COUNT_CHUNK = 8 << 20
 STATS_FIRST = 1 << 20  # the stretch re-read for the stats first, doubled until enough
 STATS_MAX = 64 << 20
+# the crash tracker's context reaches this far below a line (crash.CANDIDATE_WINDOW): the
+# prefix's parser reads on past ``start`` for its crash events (the tail's parser, which
+# began at ``start``, knew nothing of the traceback above it)
+CONT_LINES = CANDIDATE_WINDOW + 100
+CONT_BYTES = 1 << 20
 _STATS = (DecodeStats, SpecStats)
 
 
@@ -81,19 +91,48 @@ def last_stats(data: bytes, first_lineno: int, b: ReportBuilder) -> tuple[list[E
 
 
 def fold_prefix(f: BinaryIO, start: int, *, workers: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> DashboardState:
-    """The state of the regular file ``f``'s lines before byte ``start`` (a line start)."""
+                progress: Callable[[int, int], None] | None = None) -> PrefixSummary:
+    """The summary of the regular file ``f``'s lines before byte ``start`` (a line start)."""
     b = fold_parallel(f, getattr(f, "name", "log"), workers=workers, size=start,
                       progress=progress)
     fd = f.fileno()
     return _finish(b, lambda at, n: os.pread(fd, n, at), start)
 
 
+def _crash_context(b: ReportBuilder, after: bytes,
+                   at_eof: bool) -> tuple[tuple[tuple[int, CrashEvent], ...], int]:
+    """The crash events the prefix's parser finds in the lines ``after`` the prefix (at most
+    ``CONT_LINES``), each with the line that decided it, and how many lines it read: a
+    traceback cut by ``start`` ends there, a death adopts the traceback above it. The log's
+    end (``at_eof``) settles a pending one. Line numbers count from the tail's start."""
+    lines = after.split(b"\n")
+    whole = lines[:-1][:CONT_LINES]
+    out: list[tuple[int, CrashEvent]] = []
+    base = b.lines
+
+    def parse(raw: bytes, n: int) -> None:
+        for ev in b.parser.parse_line(raw, base + n, False):
+            if isinstance(ev, CrashEvent):
+                out.append((n, dataclasses.replace(ev, lineno=ev.lineno - base)))
+
+    for i, raw in enumerate(whole):
+        parse(raw, i + 1)
+    if at_eof and len(whole) == len(lines) - 1:
+        if lines[-1]:
+            parse(lines[-1], len(whole) + 1)
+        out.extend((len(lines), dataclasses.replace(ev, lineno=ev.lineno - base))
+                   for ev in b.parser.finish())
+    return tuple(out), len(whole)
+
+
 def _finish(b: ReportBuilder, read: Callable[[int, int], bytes], start: int,
-            floor: int = 0) -> DashboardState:
-    """The fold's state, its pending crash, then the last stats of the prefix reduced onto it
-    (``read(offset, n)`` reads the prefix; nothing before ``floor`` can be read)."""
-    b.add(b.parser.finish())
+            floor: int = 0, after: bytes | None = None) -> PrefixSummary:
+    """The fold's state, the crash context below ``start``, then the last stats of the prefix
+    reduced onto it (``read(offset, n)`` reads the file; nothing before ``floor`` can be
+    read; ``after``: the bytes after ``start`` when they cannot be read, ``None``)."""
+    if after is None:
+        after = read(start, CONT_BYTES)
+    crashes, covered = _crash_context(b, after, len(after) < CONT_BYTES)
     size = STATS_FIRST
     while True:
         a = max(floor, start - size)
@@ -106,13 +145,15 @@ def _finish(b: ReportBuilder, read: Callable[[int, int], bytes], start: int,
         if enough or a <= floor or size >= STATS_MAX:
             break
         size *= 2
+    # the fold reduced a first stats line itself (when serving began): not twice
+    done = max((ev.lineno for ev in (b.state.last_decode, b.state.last_spec) if ev is not None),
+               default=0)
+    events = [ev for ev in events if getattr(ev, "lineno", 0) > done]
     state = reduce(b.state, events) if events else b.state
-    return _with_lines(state, b.lines)
+    return PrefixSummary(_with_lines(state, b.lines), b.lines, covered, crashes)
 
 
 def _with_lines(state: DashboardState, lines: int) -> DashboardState:
-    import dataclasses
-
     return dataclasses.replace(state, lines=lines)
 
 
@@ -140,7 +181,7 @@ class _Recent:
 
 
 def fold_stream(stream: BinaryIO, start: int,
-                progress: Callable[[int, int], None] | None = None) -> DashboardState:
+                progress: Callable[[int, int], None] | None = None) -> PrefixSummary:
     """:func:`fold_prefix` of the first ``start`` bytes of a stream (one process, serial)."""
     src = _Recent(stream, start)
     b = ReportBuilder("log")
@@ -150,7 +191,8 @@ def fold_stream(stream: BinaryIO, start: int,
         done += end - 1
         if progress is not None:
             progress(done, b.lines)
-    return _finish(b, src.read_at, start, floor=src.pos - len(src.tail))
+    # the bytes after ``start`` are not on stdin: a traceback cut there keeps the tail's view
+    return _finish(b, src.read_at, start, floor=src.pos - len(src.tail), after=b"")
 
 
 class _Reporter:
@@ -184,17 +226,17 @@ def main(argv: list[str]) -> int:
     rep = _Reporter()
     try:
         if path == "-":
-            state = fold_stream(sys.stdin.buffer, start, rep.progress)
+            summary = fold_stream(sys.stdin.buffer, start, rep.progress)
         else:
             with open(path, "rb") as f:
                 rep.say(f"count {count_lines(f.fileno(), start)}")
-                state = fold_prefix(f, start, workers=workers, progress=rep.progress)
+                summary = fold_prefix(f, start, workers=workers, progress=rep.progress)
         with open(out, "wb") as fh:
-            pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(summary, fh, protocol=pickle.HIGHEST_PROTOCOL)
     except OSError as exc:
         sys.stderr.write(f"cannot summarize {path}: {exc.strerror or exc}\n")
         return 1
-    rep.say(f"progress {start} {state.lines}")
+    rep.say(f"progress {start} {summary.lines}")
     rep.say("done")
     return 0
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from eagle_tui.model.events import Event, LogOpened, LogPrefixCounted, SummaryProgress
-from eagle_tui.model.state import DashboardState
+from eagle_tui.model.prefix import PrefixSummary
 from eagle_tui.transport.base import Transport, TransportError
 
 MODULE = "eagle_tui.report.prefix"
@@ -50,7 +50,7 @@ class PrefixSummarizer:
         self.workers = workers
         self._clock = clock
 
-    async def summarize(self, opened: LogOpened) -> AsyncIterator[Event | DashboardState]:
+    async def summarize(self, opened: LogOpened) -> AsyncIterator[Event | PrefixSummary]:
         remote = self.transport.host != ""
         fd, out = tempfile.mkstemp(prefix="eagle-tui-prefix-", suffix=".pickle")
         os.close(fd)
@@ -92,7 +92,7 @@ class PrefixSummarizer:
                 return
             with open(out, "rb") as fh:
                 state = pickle.load(fh)  # written by our own child, just now
-            if not isinstance(state, DashboardState):
+            if not isinstance(state, PrefixSummary):
                 yield self._failed(opened, "the summary returned no state")
                 return
             yield state
