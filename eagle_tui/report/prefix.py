@@ -121,7 +121,7 @@ def _crash_context(b: ReportBuilder, after: bytes,
         if lines[-1]:
             parse(lines[-1], len(whole) + 1)
         out.extend((len(lines), dataclasses.replace(ev, lineno=ev.lineno - base))
-                   for ev in b.parser.finish())
+                   for ev in b.parser.finish() if isinstance(ev, CrashEvent))
     return tuple(out), len(whole)
 
 
