@@ -167,6 +167,7 @@ class Session:
         self._opened: LogOpened | None = None
         self._open_t: float | None = None
         self._summary_task: asyncio.Task[None] | None = None
+        self._shown_lines = False  # a batch with log lines went out (the first one waits not)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -349,7 +350,11 @@ class Session:
             if self._live <= 0 and self._queue.empty() and not self._pending:
                 break
             first = await self._queue.get()
-            if self.batch_interval > 0 and not isinstance(first, _Wake):
+            if not self._shown_lines and isinstance(first, list) and any(
+                    type(ev) is LogLine for ev in first):
+                # the log's first lines go out at once: the first text is not kept waiting
+                self._shown_lines = True
+            elif self.batch_interval > 0 and not isinstance(first, _Wake):
                 deadline = loop.time() + self.batch_interval
                 while not self._stopping and (remaining := deadline - loop.time()) > 0:
                     await asyncio.sleep(remaining)

@@ -17,7 +17,11 @@ from eagle_tui.model.events import Baseline, SpecConfig
 from eagle_tui.model.windows import own_path
 
 if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
-    from eagle_tui.session import Session
+    from collections.abc import AsyncIterator
+
+    from eagle_tui.model.events import Event, LogOpened
+    from eagle_tui.model.prefix import PrefixSummary
+    from eagle_tui.session import Session, Summarizer
     from eagle_tui.sources.base import Source
     from eagle_tui.transport.base import Transport
 
@@ -102,6 +106,19 @@ def build_sources(
     return sources
 
 
+def summarizer(transport: Transport) -> Summarizer:
+    """The session's background summary of a log opened at its end, on ``transport``'s host
+    (:class:`~eagle_tui.sources.prefix.PrefixSummarizer`, imported when a big log is opened:
+    not on the way to the first text)."""
+
+    def summarize(opened: LogOpened) -> AsyncIterator[Event | PrefixSummary]:
+        from eagle_tui.sources.prefix import PrefixSummarizer
+
+        return PrefixSummarizer(transport).summarize(opened)
+
+    return summarize
+
+
 def build_session(
     spec: DashboardSpec,
     transport: Transport | Sequence[Transport] | None = None,
@@ -121,7 +138,6 @@ def build_session(
 
         r = spec.replay
         from eagle_tui.sources.logtail import FROM_END
-        from eagle_tui.sources.prefix import PrefixSummarizer
         from eagle_tui.transport.local import LocalTransport as Local
 
         source = ReplaySource(r.file, kind=r.kind, speed=r.speed,
@@ -129,7 +145,7 @@ def build_session(
                               from_end=FROM_END)
         # the recorded Tick events carry the recorded clock; a live ticker would mix in today's
         return Session([source], tick_interval=None,
-                       summarizer=PrefixSummarizer(Local()).summarize)
+                       summarizer=summarizer(Local()))
     from eagle_tui.transport.local import LocalTransport
 
     if isinstance(transport, Sequence):
@@ -147,10 +163,8 @@ def build_session(
         return bool(holder) and holder[0].state.ready
 
     sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready)
-    from eagle_tui.sources.prefix import PrefixSummarizer
-
     session = Session(sources, record=spec.record, batch_interval=batch_interval,
-                      summarizer=PrefixSummarizer(tr).summarize if spec.log else None)
+                      summarizer=summarizer(tr) if spec.log else None)
     holder.append(session)
     if spec.baseline:
         session.post(Baseline(spec.baseline, "user"))
@@ -159,4 +173,4 @@ def build_session(
     return session
 
 
-__all__ = ["build_session", "build_sources"]
+__all__ = ["build_session", "build_sources", "summarizer"]
