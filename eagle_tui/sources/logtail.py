@@ -116,11 +116,11 @@ class LogTail:
         feed = self.feed
         feed.rewind()  # every (re)attach starts by catching up on what is already there
         skip: int | None = None  # opened at the end: bytes from here up to a newline are dropped
+        size: int | None = None
         if self.from_end is not None and self.opened is None and feed.offset == 0:
             size = await file_size(self.transport, self.path)
             if size is not None and size > self.from_end:
                 skip = size - self.from_end - 1  # from the byte before: it may end a line
-                self.opened = LogOpened(self.path, self.transport.host, -1, size)
         it = aiter(self.transport.tail(self.path, feed.offset if skip is None else skip))
         pending: asyncio.Future[TailChunk] | None = None
         try:
@@ -154,9 +154,8 @@ class LogTail:
                         continue
                     start = skip + nl + 1
                     data, skip = data[nl + 1 :], None
-                    assert self.opened is not None
-                    self.opened = LogOpened(self.path, self.transport.host, start,
-                                            self.opened.size)
+                    assert size is not None
+                    self.opened = LogOpened(self.path, self.transport.host, start, size)
                     feed.framer.offset = start
                     yield [self.opened]
                 evs = feed.feed(data)
