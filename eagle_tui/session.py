@@ -49,13 +49,12 @@ from eagle_tui.model.events import (
     Event,
     LogLine,
     LogOpened,
-    LogPrefixCounted,
-    LogRestarted,
     SourceFailed,
     SourceRecovered,
     SummaryProgress,
     Tick,
 )
+from eagle_tui.model.prefix import Kept
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.sources.base import Source
 
@@ -162,8 +161,7 @@ class Session:
         self.batches = 0
         self._summarizer = summarizer
         # every event reduced since the start, while a summary may still be merged (None: not)
-        self._kept: list[Event] | None = [] if summarizer is not None else None
-        self._kept_bytes = 0
+        self._kept: Kept | None = Kept() if summarizer is not None else None
         self._opened: LogOpened | None = None
         self._open_t: float | None = None
         self._summary_task: asyncio.Task[None] | None = None
@@ -370,8 +368,8 @@ class Session:
         self._state = reduce(self._state, events)
         self.events_seen += len(events)
         self.batches += 1
-        if self._kept is not None:
-            self._keep(events)
+        if self._kept is not None and (opened := self._kept.add(events)) is not None:
+            self._start_summary(opened)
         self._notify(events)
 
     def _notify(self, events: list[Event]) -> None:
@@ -382,28 +380,6 @@ class Session:
 
 
     # ------------------------------------------------------------------ the summary's merge
-    def _keep(self, events: list[Event]) -> None:
-        """Keep the batch for the merge; start the summary at the first ``LogOpened``; stop
-        keeping when no summary can come (the log began at byte 0) or the bound is passed."""
-        from eagle_tui.model.prefix import RETAIN_BYTES, cost
-
-        assert self._kept is not None
-        if self._opened is None:
-            for ev in events:
-                if type(ev) is LogOpened and ev.start > 0:
-                    self._start_summary(ev)
-                    break
-                if type(ev) is LogLine or type(ev) is LogRestarted:
-                    self._kept = None  # the log is read from its start: nothing to merge
-                    return
-        elif any(type(ev) is LogRestarted for ev in events):
-            self._kept = None  # a new file: the summary of the old one must not come back
-            return
-        self._kept.extend(events)
-        self._kept_bytes += cost(events)
-        if self._kept_bytes > RETAIN_BYTES:
-            self._kept = None
-
     def _start_summary(self, opened: LogOpened) -> None:
         assert self._summarizer is not None
         self._opened = opened
@@ -420,7 +396,7 @@ class Session:
 
             async for item in gen:
                 if isinstance(item, PrefixSummary):
-                    self._merge(opened, item)
+                    self._merge(item)
                 else:
                     await self._put(item)
         except asyncio.CancelledError:
@@ -439,24 +415,16 @@ class Session:
             if self._queue is not None:
                 self._queue.put_nowait(_WAKE)
 
-    def _merge(self, opened: LogOpened, summary: PrefixSummary) -> None:
+    def _merge(self, summary: PrefixSummary) -> None:
         """Swap in the summary followed by every event since the start (between two batches:
         the queue's events not reduced yet go onto the merged state)."""
-        from eagle_tui.model.prefix import merged
-
-        done = SummaryProgress(opened.path, opened.host, opened.start, opened.start,
-                               summary.lines, 0.0, True)
-        events: list[Event] = [LogPrefixCounted(opened.path, opened.host, summary.lines), done]
-        if self._kept is None:
-            restarted = self._state.log_start != opened.start
-            why = ("the log restarted" if restarted
-                   else "the tail since the open outgrew what is kept for the merge")
-            events[1] = SummaryProgress(opened.path, opened.host, opened.start, opened.start,
-                                        summary.lines, 0.0, True, f"not merged: {why}")
-            self._apply(events[1:] if restarted else events)
-            return
-        self._state = merged(summary, [*self._kept, *events], self._open_t)
+        assert self._kept is not None
+        state, events = self._kept.merge(summary, self._open_t)
         self._kept = None
+        if state is None:
+            self._apply(events)
+            return
+        self._state = state
         if self._record_file is not None:
             self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
             self._record_file.flush()

@@ -22,7 +22,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .events import CrashEvent, Event, LogLine
+from .events import (
+    CrashEvent,
+    Event,
+    LogLine,
+    LogOpened,
+    LogPrefixCounted,
+    LogRestarted,
+    SummaryProgress,
+)
 from .series import Series
 from .state import DashboardState, reduce
 
@@ -161,5 +169,65 @@ def merged(summary: PrefixSummary, since_start: Iterable[Event],
     return reduce(rebase(summary.state, summary.lines, t), events)
 
 
-__all__ = ["EVENT_COST", "RETAIN_BYTES", "PrefixSummary", "absolute", "cost", "line_text",
-           "merged", "rebase", "summarizing", "summary_dict", "summary_text"]
+class Kept:
+    """The events a session keeps from its start for the merge of a summary, and when to
+    start one (the session's bookkeeping, pure: the session only runs the task)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] | None = []  # None: nothing can be merged any more
+        self.bytes = 0
+        self.opened: LogOpened | None = None
+        self.why = ""
+
+    def add(self, events: list[Event]) -> LogOpened | None:
+        """Keep a reduced batch; the ``LogOpened`` to summarize when it is the first one."""
+        if self.events is None:
+            return None
+        start: LogOpened | None = None
+        if self.opened is None:
+            for ev in events:
+                if type(ev) is LogOpened and ev.start > 0:
+                    self.opened = start = ev
+                    break
+                if type(ev) is LogLine or type(ev) is LogRestarted:
+                    self.events = None  # the log is read from its start: nothing to merge
+                    return None
+        elif any(type(ev) is LogRestarted for ev in events):
+            self.events, self.why = None, "the log restarted"  # the old file's summary
+            return None
+        self.events.extend(events)
+        self.bytes += cost(events)
+        if self.bytes > RETAIN_BYTES:
+            self.events, self.why = None, "the tail since the open outgrew what is kept"
+        return start
+
+    def merge(self, summary: PrefixSummary,
+              t: float | None) -> tuple[DashboardState | None, list[Event]]:
+        """The merged state (``None``: not merged) and the events that end the summary."""
+        opened = self.opened
+        assert opened is not None
+        done = SummaryProgress(opened.path, opened.host, opened.start, opened.start,
+                               summary.lines, 0.0, True)
+        ends: list[Event] = [LogPrefixCounted(opened.path, opened.host, summary.lines), done]
+        kept, self.events = self.events, None
+        if kept is None:
+            failed = dataclasses.replace(done, error=f"not merged: {self.why}")
+            # after a restart the count is of another file's lines
+            return None, [failed] if self.why == "the log restarted" else [ends[0], failed]
+        return merged(summary, [*kept, *ends], t), ends
+
+
+__all__ = [
+    "EVENT_COST",
+    "RETAIN_BYTES",
+    "Kept",
+    "PrefixSummary",
+    "absolute",
+    "cost",
+    "line_text",
+    "merged",
+    "rebase",
+    "summarizing",
+    "summary_dict",
+    "summary_text",
+]
