@@ -26,6 +26,7 @@ the crash events only: a traceback that ``START`` cuts is classified with its co
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pickle
@@ -48,6 +49,7 @@ from .parallel import fold_parallel
 from .reader import read_chunks
 
 PROGRESS_S = 0.1
+NICE = 10  # background work: the dashboard's process (keys, frames) comes first for the CPU
 COUNT_CHUNK = 8 << 20
 STATS_FIRST = 1 << 20  # the stretch re-read for the stats first, doubled until enough
 STATS_MAX = 64 << 20
@@ -223,6 +225,8 @@ def main(argv: list[str]) -> int:
                          "[--workers N]\n")
         return 2
     path, start, out = argv[0], int(argv[1]), argv[2]
+    with contextlib.suppress(OSError, AttributeError):  # (the workers inherit it)
+        os.nice(NICE)
     rep = _Reporter()
     try:
         if path == "-":
