@@ -422,7 +422,8 @@ class Session:
         state, events = self._kept.merge(summary, self._open_t)
         self._kept = None
         if state is None:
-            self._apply(events)
+            if events:
+                self._apply(events)
             return
         self._state = state
         if self._record_file is not None:

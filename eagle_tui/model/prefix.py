@@ -79,6 +79,8 @@ def summary_text(state: DashboardState) -> str | None:
     while it runs, what went wrong when it failed, ``None`` otherwise."""
     s = state.summary
     if s is not None and s.finished:
+        if s.error.startswith("not merged"):
+            return f"earlier lines {s.error}"
         return f"earlier lines not summarized: {s.error}" if s.error else None
     if state.log_start <= 0:
         return None
@@ -211,9 +213,9 @@ class Kept:
         ends: list[Event] = [LogPrefixCounted(opened.path, opened.host, summary.lines), done]
         kept, self.events = self.events, None
         if kept is None:
-            failed = dataclasses.replace(done, error=f"not merged: {self.why}")
-            # after a restart the count is of another file's lines
-            return None, [failed] if self.why == "the log restarted" else [ends[0], failed]
+            if self.why == "the log restarted":  # another file now: its state knows nothing
+                return None, []  # of the old one's summary, and needs none
+            return None, [ends[0], dataclasses.replace(done, error=f"not merged: {self.why}")]
         return merged(summary, [*kept, *ends], t), ends
 
 

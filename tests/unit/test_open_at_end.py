@@ -234,3 +234,23 @@ def test_rebase_shifts_line_numbers_and_stamps_points() -> None:
     assert moved.lines == full.lines - 10
     assert all(t == 123.0 for t, _ in moved.accept_len.points if t == 0.0) or True
     assert sys.version_info >= (3, 11)
+
+
+def test_kept_stops_at_a_restart_and_for_a_log_read_whole() -> None:
+    from eagle_tui.model.events import LogRestarted, Tick
+    from eagle_tui.model.prefix import Kept
+
+    whole = Kept()
+    assert whole.add([Tick(1.0), LogLine(1, "a")]) is None and whole.events is None
+    k = Kept()
+    opened = LogOpened("l", "", 10, 20)
+    assert k.add([Tick(1.0), opened, LogLine(1, "a")]) is opened
+    assert k.add([LogLine(2, "b")]) is None and k.events is not None and len(k.events) == 4
+    k.add([LogRestarted("truncated")])
+    summary = PrefixSummary(DashboardState(lines=3), 3)
+    assert k.merge(summary, None) == (None, [])  # another file: no word of the old summary
+    k = Kept()
+    k.add([opened])
+    state, ends = k.merge(summary, None)
+    assert state is not None and state.lineno_base == 3 and state.summary == ends[1]
+    assert state.summary is not None and state.summary.finished and not state.summary.error
