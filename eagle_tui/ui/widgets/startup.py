@@ -248,7 +248,7 @@ class StartupPane(Vertical):
         now_s = int(state.now) if state.now is not None else None
         key = (state.phase, state.phases, state.shards, state.graphs, state.crash, state.health,
                state.process, state.process_exit, now_s, state.lines > 0, state.connections,
-               state.engine_inferred, state.activity)
+               state.engine_inferred, state.activity, state.lineno_base)
         if key == self._key:
             return
         self._key = key
