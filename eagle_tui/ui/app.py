@@ -34,6 +34,7 @@ from textual.worker import Worker, WorkerState
 from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phase, UserMarker
 from eagle_tui.model.gpuhistory import GpuHistory
 from eagle_tui.model.logbuffer import LogBuffer
+from eagle_tui.model.prefix import line_text, summary_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.windows import WindowTracker
 from eagle_tui.ui.config import UiConfig
@@ -290,10 +291,20 @@ class EagleApp(ControlledApp):
         self.query_one(MetricsPane).show(state)
         self.query_one(GpuPane).show(state, samples)
         self.query_one(AlertsPane).show(state.alerts)
+        self._show_summary(state)
         if state.crash is not None and not self._crash_shown:
             self._crash_shown = True
             if self.screen.has_class("-compact"):
                 self.action_show_pane("startup")
+
+    def _show_summary(self, state: DashboardState) -> None:
+        """The log pane says that the lines above its first are still being summarized (a big
+        log opened at its end); its subtitle is set only when the words change."""
+        text = summary_text(state)
+        pane = self.query_one(LogPane)
+        subtitle = f"earlier lines: {text}" if text is not None else ""
+        if str(pane.border_subtitle or "") != subtitle:
+            pane.border_subtitle = subtitle
 
     def _keep_log_following(self, _screen: Screen[object]) -> None:
         """After every relayout (the screen's public layout signal): a following log stays at
@@ -417,7 +428,8 @@ class EagleApp(ControlledApp):
         if first is None:
             self.notify("No error lines so far.", markup=False)
         else:
-            self.notify(f"The first error (line {first}) is older than the "
+            where = line_text(first, self.state.lineno_base)
+            self.notify(f"The first error ({where}) is older than the "
                         f"{self.config.max_lines:,} lines kept.", severity="warning", markup=False)
 
     def action_crash_line(self) -> None:
@@ -433,7 +445,8 @@ class EagleApp(ControlledApp):
     def _jump(self, lineno: int) -> None:
         self.action_show_pane("log")
         if not self.log_view.jump_to_lineno(lineno):
-            self.notify(f"Line {lineno} is no longer in the log buffer.", severity="warning",
+            where = line_text(lineno, self.state.lineno_base).capitalize()
+            self.notify(f"{where} is no longer in the log buffer.", severity="warning",
                         markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
