@@ -181,6 +181,11 @@ class LogFilePart(LogRender):
             handle.request(intent, self._post_answer)
 
     # ------------------------------------------------------------------ for the status line
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._file_rows and not self.follow:  # "line N of M (file)" follows the scroll
+            self._post_status()
+
     def file_status(self) -> tuple[int | None, str, int | None]:
         """``(prefix, scrollback, at_line)`` for :class:`~.logtext.LogStatus`."""
         window = self.file
