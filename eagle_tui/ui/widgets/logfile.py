@@ -16,8 +16,10 @@ linewindow.FileWindow`, bounded in bytes.
 
 When there is no file part: a replay, stdin, a log shorter than its tail (``start == 0``), no
 handle (tests, a record file), a multi-node log (the hosts' lines interleave in the buffer) and
-while a filter, a host selection or the fold of eagle-tui's own polls narrows the rows: filter
-and search cover the in-memory lines only, and the status line says so ("last N lines").
+while a filter or a host selection narrows the rows: filter and search cover the in-memory
+lines only, and the status line says so ("filter: last N lines"). eagle-tui's own polls are
+folded in the buffer only; the file part shows the file as it is. With wrap on, file rows are
+not wrapped (a row per line, cut at the view's width).
 """
 
 from __future__ import annotations
@@ -78,7 +80,10 @@ class LogFilePart(LogRender):
     def _count_file_rows(self) -> int:
         """Lines of the file before the oldest buffered one, when the file part is shown."""
         f, b = self.file, self.buffer
-        if f is None or f.prefix is None or b.narrowed or b.hosts.multi:
+        # (the fold of eagle-tui's own polls applies to the buffer only: the file part shows
+        # the file as it is, else a --url run, whose log always has them, had no file part)
+        if (f is None or f.prefix is None or b.filter is not None
+                or b.hosts.selected is not None or b.hosts.multi):
             return 0
         if b.lines:
             first = b.lines[0]
