@@ -140,3 +140,21 @@ async def test_filter_covers_the_buffer_and_says_so(tmp_path: Path) -> None:
         assert f"filter: last {KEPT:,} lines" in text
         view.set_filter("")
         assert view.file_rows == LINES - KEPT
+
+
+async def test_a_jump_to_a_line_before_the_buffer_goes_into_the_file(tmp_path: Path) -> None:
+    app, _store, _session, _path = _app(tmp_path, count=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        view = app.query_one(LogView)
+        await _until(pilot, lambda: view.file_rows == LINES - KEPT, "the prefix count")
+        # the tail numbers its lines from its start: line 10 of the file is 10 - prefix
+        assert view.jump_to_lineno(10 - (LINES - TAIL))
+        assert not view.follow and view.file_cursor == 9
+        assert int(view.scroll_y) <= 9 < int(view.scroll_y) + view.size.height
+        await _until(pilot, lambda: view.row_text(9) == _text(10).decode(), "line 10")
+        # a pruned tail line (relative 100) is in the file part too
+        assert view.jump_to_lineno(100)
+        assert view.file_cursor == LINES - TAIL + 99
+        assert not view.jump_to_lineno(10 - LINES)  # before line 1: nowhere
+        await pilot.press("end")
+        assert view.follow and view.file_cursor is None

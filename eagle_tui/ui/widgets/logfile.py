@@ -67,7 +67,22 @@ class LogFilePart(LogRender):
 
     def _file_init(self) -> None:
         self.file: FileWindow | None = None
+        self.file_cursor: int | None = None  # a jump's target in the file part (0-based)
         self._file_rows = 0
+
+    def jump_to_file_line(self, line: int) -> bool:
+        """Show the file's line ``line`` (1-based, the file's own number) when it lies in the
+        file part (above the buffer), marked as a jump's target; False if it does not."""
+        if not 1 <= line <= self._file_rows:
+            return False
+        self.follow = False
+        self.buffer.cursor = None
+        self.file_cursor = line - 1
+        self._cache.clear()
+        self._scroll_to_row(line - 1)
+        self.refresh()
+        self._post_status()
+        return True
 
     # ------------------------------------------------------------------ what the rows are
     @property
@@ -76,6 +91,10 @@ class LogFilePart(LogRender):
 
     def _file_line(self, line: int) -> LogLine | None:
         return self.file.line(line) if self.file is not None else None
+
+    @property
+    def _file_target(self) -> int | None:
+        return self.file_cursor
 
     def _count_file_rows(self) -> int:
         """Lines of the file before the oldest buffered one, when the file part is shown."""

@@ -116,6 +116,11 @@ class LogRender(LogScroll):
         """The file's 0-based line ``line``, None while it is being read."""
         return None
 
+    @property
+    def _file_target(self) -> int | None:
+        """The file line a jump went to (drawn as the current line)."""
+        return None
+
     def _file_strip(self, line: int, scroll_x: int, width: int, base: Style) -> Strip:
         """One row of the file part: cached once read; a placeholder, not cached, before."""
         key = (-1 - line, 0, scroll_x, width)
@@ -126,7 +131,7 @@ class LogRender(LogScroll):
         if entry is None:
             text = Text(placeholder(line).text, self._style("log--marker"), no_wrap=True, end="")
         else:
-            text = self._styled(entry, False, False)
+            text = self._styled(entry, False, line == self._file_target)
         text.stylize_before(base)
         full = Strip(text.render(self.app.console), text.cell_len)
         strip = full.crop_extend(scroll_x, scroll_x + width, base)

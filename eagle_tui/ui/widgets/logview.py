@@ -208,6 +208,7 @@ class LogView(LogFilePart, can_focus=True):
 
     def _followed(self) -> None:
         self.buffer.cursor = None
+        self.file_cursor = None
         self._cache.clear()
 
     # ------------------------------------------------------------------ filter, search, jumps
@@ -305,6 +306,7 @@ class LogView(LogFilePart, can_focus=True):
             return
         self.follow = False
         b.cursor = seq
+        self.file_cursor = None
         self._cache.clear()
         self._scroll_to_row(self._file_rows + row)
         self.refresh()
@@ -314,8 +316,9 @@ class LogView(LogFilePart, can_focus=True):
         """Show the newest buffered line with this stream line number; False if pruned. Each
         host numbers its own lines: the shown host's line is preferred, then any host's."""
         seq = self.buffer.seq_of_lineno(lineno)
-        if seq is None:
-            return False
+        if seq is None:  # pruned, or before the tail: the file part may have it
+            prefix = self.file.prefix if self.file is not None else None
+            return prefix is not None and self.jump_to_file_line(lineno + prefix)
         self._goto(seq)
         return True
 
