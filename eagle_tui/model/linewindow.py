@@ -22,11 +22,13 @@ Line numbers here are 0-based line indexes of the file (line 1 is index 0).
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 
 from .events import LineKind, LogLine
 from .framing import CUT_MARK
 from .logbuffer import ENTRY_BYTES
+from .normalize import sanitize
 from .record import Record, record
 
 READ_LINES = 256  # lines per read: ~25 KiB of a typical log, one pread / one exec
@@ -79,8 +81,70 @@ class LinesRead(Record):
     error: str = ""
 
 
-Intent = IndexFile | ReadLines
-Reply = IndexProgress | LinesRead
+@record
+class SearchFile(Record):
+    """Find the first (``backward``: the last) line of ``[lo, hi)`` whose sanitized text matches
+    ``query`` (a filter/search query: regex or text, smart case). ``token`` names the search:
+    a newer one cancels it, and its answers carry the same token."""
+
+    path: str
+    host: str
+    query: str
+    lo: int
+    hi: int
+    backward: bool = False
+    token: int = 0
+
+
+@record
+class FileMatch(Record):
+    """A :class:`SearchFile`'s progress (``searched`` of ``total`` lines) or its end (``done``):
+    ``line`` is the match (0-based), None for none."""
+
+    path: str
+    host: str
+    token: int
+    line: int | None = None
+    searched: int = 0
+    total: int = 0
+    done: bool = False
+    error: str = ""
+
+
+Intent = IndexFile | ReadLines | SearchFile
+Reply = IndexProgress | LinesRead | FileMatch
+
+
+def search_lines(pattern: re.Pattern[str], raw: Sequence[bytes], backward: bool = False
+                 ) -> int | None:
+    """The index of the first (last) line of ``raw`` whose sanitized text matches ``pattern``.
+
+    Fast path: one search over the whole block's text (C speed, and most blocks of a rare
+    query have no match at all); then the candidates, each line checked alone and sanitized as
+    the view shows it (so a pattern that could span lines is decided line by line; a line that
+    only matches once its escape sequences are stripped can be missed)."""
+    if not raw:
+        return None
+    text = b"\n".join(raw).decode("utf-8", "replace")
+    # over the block, ``^``/``$`` must match at every line's ends as they do on one line
+    block = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
+    first = block.search(text)
+    if first is None:
+        return None
+    if backward:  # from the end: a common query is found in the last lines
+        for i in range(len(raw) - 1, -1, -1):
+            if pattern.search(sanitize(raw[i])) is not None:
+                return i
+        return None
+    line, pos, tried = 0, 0, -1
+    for m in block.finditer(text, first.start()):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if line != tried:
+            tried = line
+            if line < len(raw) and pattern.search(sanitize(raw[line])) is not None:
+                return line
+    return None
 
 
 def decode_lines(raw: Sequence[bytes], first: int, host: str = "",
@@ -247,6 +311,6 @@ class FileWindow:
         return sum(len(p.lines) for p in self._pieces if p.lines is not None)
 
 
-__all__ = ["DEFAULT_WINDOW_BYTES", "PREFETCH_ROWS", "READ_LINES", "FileWindow", "IndexFile",
-           "IndexProgress", "Intent", "LinesRead", "ReadLines", "Reply", "decode_lines",
-           "placeholder"]
+__all__ = ["DEFAULT_WINDOW_BYTES", "PREFETCH_ROWS", "READ_LINES", "FileMatch", "FileWindow",
+           "IndexFile", "IndexProgress", "Intent", "LinesRead", "ReadLines", "Reply",
+           "SearchFile", "decode_lines", "placeholder", "search_lines"]

@@ -29,13 +29,17 @@ from collections.abc import Callable, Sequence
 
 from eagle_tui.model.lineindex import LineIndex, RangeLines
 from eagle_tui.model.linewindow import (
+    FileMatch,
     IndexFile,
     IndexProgress,
     Intent,
     LinesRead,
     Reply,
+    SearchFile,
     decode_lines,
+    search_lines,
 )
+from eagle_tui.model.logbuffer import compile_query
 from eagle_tui.transport.base import Transport, TransportError
 
 log = logging.getLogger(__name__)
@@ -45,6 +49,8 @@ READ_CHUNK = 1 << 20  # bytes per read of a line range
 READ_BUDGET = 4 << 20  # text bytes one answer carries at most (the rest is asked for again)
 DEADLINE_S = 10.0  # each range read's deadline
 PROGRESS_EVERY = 32 << 20  # bytes between two progress answers while indexing
+SEARCH_LINES = 4096  # lines searched per step (one or a few range reads)
+SEARCH_PROGRESS = 200_000  # lines between two progress answers of a search
 
 
 class LineStore:
@@ -130,6 +136,51 @@ class LineStore:
         return first, lines.kept, lines.cut
 
 
+    async def search(self, intent: SearchFile, progress: Callable[[FileMatch], None]) -> None:
+        """Find the first (last) match of ``[lo, hi)``, block by block, in the direction asked;
+        progress now and then, the answer once (``done``). Cancelled by a newer search."""
+        pattern = compile_query(intent.query)
+        lo, hi = max(0, intent.lo), intent.hi
+        total = max(0, hi - lo)
+        host = self.transport.host
+
+        def answer(line: int | None = None, searched: int = total, done: bool = True
+                   ) -> FileMatch:
+            return FileMatch(self.path, host, intent.token, line, searched, total, done)
+
+        if pattern is None or total == 0:
+            progress(answer())
+            return
+        searched, last = 0, 0
+        while searched < total:
+            n = min(SEARCH_LINES, total - searched)
+            first = hi - searched - n if intent.backward else lo + searched
+            raw = await self._raw(first, n)
+            found = search_lines(pattern, raw, intent.backward)
+            if found is not None:
+                progress(answer(first + found))
+                return
+            if len(raw) < n:  # the file ends before ``hi``
+                break
+            searched += n
+            if searched - last >= SEARCH_PROGRESS:
+                last = searched
+                progress(answer(searched=searched, done=False))
+            await asyncio.sleep(0)
+        progress(answer())
+
+    async def _raw(self, first: int, count: int) -> list[bytes]:
+        """``count`` raw lines from ``first`` (fewer at the end), over as many reads as their
+        budget takes."""
+        out: list[bytes] = []
+        while len(out) < count:
+            _, raw, _ = await self.read(first + len(out), count - len(out))
+            if not raw:
+                break
+            out.extend(raw)
+        return out
+
+
 class Scrollback:
     """The app's handle on the line stores: ``request(intent, reply)`` from any thread."""
 
@@ -138,6 +189,7 @@ class Scrollback:
         self._transports: dict[str, Transport] = {}
         self._stores: dict[tuple[str, str], LineStore] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._searches: dict[tuple[str, str], asyncio.Task[None]] = {}
 
     def attach(self, transports: Sequence[Transport]) -> None:
         """On the transports' loop (the session thread): requests run there from now on."""
@@ -178,16 +230,37 @@ class Scrollback:
             if store_ is None:
                 reply(self._failed(intent, "the file has no index"))
                 return
+            if isinstance(intent, SearchFile):
+                await self._search(store_, intent, reply)
+                return
             first, raw, cut = await store_.read(intent.first, intent.count)
             reply(LinesRead(intent.path, intent.host, first, intent.count,
                             decode_lines(raw, first, intent.host, cut)))
         except (TransportError, ValueError) as exc:
             reply(self._failed(intent, str(exc)))
 
+    async def _search(self, store: LineStore, intent: SearchFile,
+                      reply: Callable[[Reply], None]) -> None:
+        """One search per file at a time: a newer one cancels the one under way."""
+        key = (intent.host, intent.path)
+        older = self._searches.get(key)
+        current = asyncio.current_task()
+        if older is not None and older is not current:
+            older.cancel()
+        if current is not None:
+            self._searches[key] = current
+        try:
+            await store.search(intent, reply)
+        finally:
+            if self._searches.get(key) is current:
+                del self._searches[key]
+
     @staticmethod
     def _failed(intent: Intent, why: str) -> Reply:
         if isinstance(intent, IndexFile):
             return IndexProgress(intent.path, intent.host, 0, intent.start, 0, error=why)
+        if isinstance(intent, SearchFile):
+            return FileMatch(intent.path, intent.host, intent.token, done=True, error=why)
         return LinesRead(intent.path, intent.host, intent.first, intent.count, error=why)
 
     async def close(self) -> None:

@@ -78,3 +78,37 @@ async def test_local_read_range(tmp_path: Path) -> None:
         await tr.read_range(str(path), 0, MAX_RANGE_BYTES + 1)
     with pytest.raises(TransportError, match="no such file"):
         await tr.read_range(str(tmp_path / "nope"), 0, 1)
+
+
+async def test_search_the_file_both_ways_and_a_newer_search_cancels(tmp_path: Path) -> None:
+    from eagle_tui.model.linewindow import FileMatch, SearchFile
+
+    log = tmp_path / "server.log"
+    lines = _write(log, 50_000)
+    store = Scrollback()
+    store.attach([LocalTransport()])
+    await _ask(store, IndexFile(str(log), "", log.stat().st_size))
+    got: list[Reply] = []
+    done = asyncio.Event()
+
+    def reply(r: Reply) -> None:
+        got.append(r)
+        if isinstance(r, FileMatch) and r.done and r.token == 2:
+            done.set()
+
+    query = r"line (123|45678)$"
+    store.request(SearchFile(str(log), "", "line", 0, 50_000, False, 1), reply)  # cancelled
+    store.request(SearchFile(str(log), "", query, 200, 50_000, False, 2), reply)
+    await asyncio.wait_for(done.wait(), 20)
+    assert [r.line for r in got if isinstance(r, FileMatch) and r.token == 2 and r.done] == [45_677]
+    assert lines[45_677].endswith(b"line 45678")
+    done.clear()
+    got.clear()
+    store.request(SearchFile(str(log), "", query, 0, 45_677, True, 2), reply)
+    await asyncio.wait_for(done.wait(), 20)
+    assert got[-1].line == 122  # type: ignore[union-attr]
+    done.clear()
+    store.request(SearchFile(str(log), "", "nowhere", 0, 50_000, True, 2), reply)
+    await asyncio.wait_for(done.wait(), 20)
+    assert got[-1].line is None and got[-1].searched == 50_000  # type: ignore[union-attr]
+    await store.close()

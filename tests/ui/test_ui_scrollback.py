@@ -158,3 +158,26 @@ async def test_a_jump_to_a_line_before_the_buffer_goes_into_the_file(tmp_path: P
         assert not view.jump_to_lineno(10 - LINES)  # before line 1: nowhere
         await pilot.press("end")
         assert view.follow and view.file_cursor is None
+
+
+async def test_search_goes_on_into_the_whole_file(tmp_path: Path) -> None:
+    app, _store, _session, _path = _app(tmp_path, count=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        view = app.query_one(LogView)
+        await _until(pilot, lambda: view.file_rows == LINES - KEPT, "the prefix count")
+        view.set_search(r"line 4200 plain|line 199500 plain")  # one in the file, one in memory
+        assert view.find(forward=True) == (True, False)  # past the buffer's end: the file
+        await _until(pilot, lambda: view.file_cursor == 4199, "the match in the file")
+        await _until(pilot, lambda: view.row_text(4199) == _text(4200).decode(), "its text")
+        await pilot.press("n")  # on down the file: none, so the buffer's match
+        await _until(pilot, lambda: view.cursor_lineno == 199_500 - (LINES - TAIL), "buffer")
+        assert view.file_cursor is None
+        await pilot.press("n")  # past the buffer's end again: wraps into the file
+        await _until(pilot, lambda: view.file_cursor == 4199, "wrapped into the file")
+        await pilot.press("N")  # up the file: none before it, so wrap to the buffer's match
+        await _until(pilot, lambda: view.cursor_lineno == 199_500 - (LINES - TAIL), "back")
+        view.set_search("no such line anywhere")
+        view.find(forward=False)
+        assert "searching the file" in status_content(view.status()).plain
+        await _until(pilot, lambda: "searching" not in status_content(view.status()).plain,
+                     "the search's end")

@@ -117,3 +117,22 @@ def test_window_is_bounded_in_bytes() -> None:
         assert w.bytes <= 10_000 + 50 * 200  # the newest piece always stays
     assert w.line(4999) is not None  # the newest is kept, the oldest went
     assert w.line(0) is None
+
+
+def test_search_lines_first_last_and_sanitized() -> None:
+    from eagle_tui.model.linewindow import search_lines
+    from eagle_tui.model.logbuffer import compile_query
+
+    raw = [b"alpha", b"beta x", b"gamma", b"beta y", b"\x1b[31mdelta\x1b[0m"]
+    pat = compile_query("beta")
+    assert pat is not None
+    assert search_lines(pat, raw) == 1
+    assert search_lines(pat, raw, backward=True) == 3
+    nope = compile_query("zeta")
+    assert nope is not None and search_lines(nope, raw) is None
+    across = compile_query(r"x\sgamma")  # matches across a newline only: no line matches
+    assert across is not None and search_lines(across, raw) is None
+    red = compile_query("delta")
+    assert red is not None and search_lines(red, raw) == 4
+    anchored = compile_query(r"^beta y$")
+    assert anchored is not None and search_lines(anchored, raw) == 3

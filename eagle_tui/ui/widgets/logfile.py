@@ -205,6 +205,10 @@ class LogFilePart(LogRender):
             handle.request(intent, self._post_answer)
 
     # ------------------------------------------------------------------ for the status line
+    def search_status(self) -> str:
+        """A search of the file under way, in words (see ``logsearch.py``)."""
+        return ""
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if self._file_rows and not self.follow:  # "line N of M (file)" follows the scroll
@@ -215,10 +219,10 @@ class LogFilePart(LogRender):
         window = self.file
         if window is None:
             return None, "", None
-        state = ""
+        state = self.search_status()
         if window.error:
             state = f"file unreadable: {window.error}"
-        elif window.prefix is None:
+        elif window.prefix is None and not state:
             p = window.progress
             pct = 100 * p.scanned // max(1, p.start) if p is not None else 0
             state = f"indexing the file {pct}%"

@@ -31,11 +31,11 @@ from eagle_tui.model.logbuffer import Appended, LogBuffer, compile_query
 from eagle_tui.ui.frames import FRAME_INTERVAL
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.widgets.logfile import LogFilePart
+from eagle_tui.ui.widgets.logsearch import LogFileSearch
 from eagle_tui.ui.widgets.logtext import LogStatus, wrap_cuts, write_lines
 
 
-class LogView(LogFilePart, can_focus=True):
+class LogView(LogFileSearch, can_focus=True):
     """Bounded, lazily highlighted log view. Feed it with :meth:`append`."""
 
     class StatusChanged(Message):
@@ -56,6 +56,7 @@ class LogView(LogFilePart, can_focus=True):
         super().__init__(buffer if buffer is not None else LogBuffer(max_lines), rules,
                          frame_interval=frame_interval, id=id, classes=classes)
         self._file_init()
+        self._search_init()
         self._markers = 0
         self._last_status: LogStatus | None = None
         self.status_sink: Callable[[LogStatus], None] | None = None
@@ -270,6 +271,7 @@ class LogView(LogFilePart, can_focus=True):
     def set_search(self, query: str) -> None:
         if not self.buffer.set_search(query):
             return
+        self.cancel_file_search()
         self._cache.clear()
         self.refresh()
         self._post_status()
@@ -281,6 +283,9 @@ class LogView(LogFilePart, can_focus=True):
         bottom (backward) of the visible rows.
         """
         b = self.buffer
+        in_file = self.file_find(forward)  # with a file part, the search goes on into it
+        if in_file is not None:
+            return in_file
         if (b.search or b.filter) is None or not b.lines or not b.row_count:
             return False, False
         if b.cursor is not None:
