@@ -156,8 +156,8 @@ def status_content(status: LogStatus) -> Content:
         parts.append(" · filter ")
         parts.append((status.filter, "$accent"))
         parts.append((f" ({status.shown:,} shown)", "$text-muted"))
-    if (status.filter or status.search) and status.prefix:
-        # the file part is not searched: say how far filter and search reach
+    if status.prefix and (status.filter or (status.search and not status.file_rows)):
+        # the filter (and a search without the file part) covers the lines in memory only
         what = "filter" if status.filter else "search"
         parts.append((f" · {what}: last {status.total:,} lines", "$warning"))
     if status.search:
