@@ -120,8 +120,11 @@ class LogFilePart(LogRender):
     def file_event(self, ev: LogOpened | LogPrefixCounted) -> None:
         """A log was opened at its end, or its lines before the tail were counted."""
         if isinstance(ev, LogOpened):
-            if self.file is not None and self.file.host != ev.host:
+            f = self.file
+            if f is not None and f.host != ev.host:
                 return  # a second host's log: the file part stays the first's (see above)
+            if f is not None and (f.path, f.start) == (ev.path, ev.start):
+                return  # the same opening again (a reconnect): the index still holds
             self._close_file()
             if ev.start <= 0 or self.file_lines is None:
                 return
