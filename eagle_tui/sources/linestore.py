@@ -40,11 +40,12 @@ from eagle_tui.model.linewindow import (
     search_lines,
 )
 from eagle_tui.model.logbuffer import compile_query
-from eagle_tui.transport.base import Transport, TransportError
+from eagle_tui.transport.base import MAX_RANGE_BYTES, Transport, TransportError
 
 log = logging.getLogger(__name__)
 
 SCAN_CHUNK = 1 << 20  # bytes per index read: ~1 ms of scanning between two yields
+REMOTE_CHUNK = MAX_RANGE_BYTES  # bytes per index read over SSH (one exec each)
 READ_CHUNK = 1 << 20  # bytes per read of a line range
 READ_BUDGET = 4 << 20  # text bytes one answer carries at most (the rest is asked for again)
 DEADLINE_S = 10.0  # each range read's deadline
@@ -62,7 +63,8 @@ class LineStore:
         self.path = path
         self.start = start
         self.index = LineIndex()
-        self.scan_chunk = scan_chunk
+        # over SSH each read is one exec: fewer, bigger reads (scanned in SCAN_CHUNK slices)
+        self.scan_chunk = scan_chunk if transport.host == "" else max(scan_chunk, REMOTE_CHUNK)
         self.deadline = deadline
         self.error = ""
         self._prefix_done = asyncio.Event()
@@ -100,8 +102,9 @@ class LineStore:
         data = await self.transport.read_range(self.path, self.index.scanned, n, self.deadline)
         if not data:
             return False
-        self.index.feed(data)
-        await asyncio.sleep(0)  # the loop (and through it the UI thread) gets its turn
+        for at in range(0, len(data), SCAN_CHUNK):  # (a remote read is several slices)
+            self.index.feed(data[at:at + SCAN_CHUNK])
+            await asyncio.sleep(0)  # the loop (and through it the UI thread) gets its turn
         return True
 
     async def _ensure(self, lines: int) -> None:

@@ -247,7 +247,10 @@ class EagleApp(ControlledApp):
 
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
         lines: list[LogLine] = []
-        log = self.query_one(LogView)
+        try:
+            log = self.query_one(LogView)
+        except NoMatches:  # the app is closing: a batch still in flight, nothing to show it on
+            return
         for ev in events:
             if type(ev) is LogLine:
                 lines.append(ev)
