@@ -435,6 +435,8 @@ class EagleApp(ControlledApp):
         if self.log_view.jump_to_first_error() is not None:
             return
         first = self.state.first_error_line
+        if first is not None and self.log_view.jump_to_lineno(first):
+            return  # pruned from memory, but in the log's file part (scrollback)
         if first is None:
             self.notify("No error lines so far.", markup=False)
         else:
