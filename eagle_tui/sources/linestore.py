@@ -8,7 +8,7 @@ chunks read with :meth:`~eagle_tui.transport.base.Transport.read_range`, and rea
 ranges the view asks for. Lines after ``start`` that the view's buffer has since pruned are
 indexed on demand, by scanning on from where the index stopped.
 
-GIL and event loop: each chunk (1 MiB) is scanned with C-level calls only (~1 ms) and the scan
+GIL and event loop: each chunk (512 KiB) is scanned with C-level calls only (~1 ms) and the scan
 yields to the loop after each one, so the session thread and the UI keep answering while a
 5 M-line file is indexed.
 
@@ -44,7 +44,7 @@ from eagle_tui.transport.base import MAX_RANGE_BYTES, Transport, TransportError
 
 log = logging.getLogger(__name__)
 
-SCAN_CHUNK = 1 << 20  # bytes per index read: ~1 ms of scanning between two yields
+SCAN_CHUNK = 512 << 10  # bytes per index read (and slice): <1 ms of C-level scanning per yield
 REMOTE_CHUNK = MAX_RANGE_BYTES  # bytes per index read over SSH (one exec each)
 READ_CHUNK = 1 << 20  # bytes per read of a line range
 READ_BUDGET = 4 << 20  # text bytes one answer carries at most (the rest is asked for again)
