@@ -31,7 +31,16 @@ from textual.widget import Widget
 from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
-from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phase, UserMarker
+from eagle_tui.model.events import (
+    Event,
+    GpuSample,
+    LogLine,
+    LogOpened,
+    LogPrefixCounted,
+    LogRestarted,
+    Phase,
+    UserMarker,
+)
 from eagle_tui.model.gpuhistory import GpuHistory
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.prefix import line_text, summary_text
@@ -49,6 +58,7 @@ from eagle_tui.ui.theme import load_stylesheet, variable_defaults
 from eagle_tui.ui.widgets.alerts import AlertsPane
 from eagle_tui.ui.widgets.footer import KeyFooter
 from eagle_tui.ui.widgets.gpus import GpuPane
+from eagle_tui.ui.widgets.logfile import FileLines
 from eagle_tui.ui.widgets.logpane import LogPane
 from eagle_tui.ui.widgets.logview import LogView
 from eagle_tui.ui.widgets.metrics import MetricsPane
@@ -112,8 +122,10 @@ class EagleApp(ControlledApp):
         source_label: str = "",
         clock: Callable[[], float] = time.time,
         control: RunControl | None = None,
+        file_lines: FileLines | None = None,
     ) -> None:
         super().__init__()
+        self.file_lines = file_lines  # the line store behind the log's file part (scrollback)
         self.config = config
         self.session = session
         self.control = control
@@ -188,6 +200,7 @@ class EagleApp(ControlledApp):
     def on_mount(self) -> None:
         self._relayout(self.size.width, self.size.height)
         self.query_one(LogView).focus()
+        self.query_one(LogView).file_lines = self.file_lines
         self._unsubscribe = self.session.subscribe(self._inbox)
         self.screen.screen_layout_refresh_signal.subscribe(self, self._keep_log_following)
         self.state = self.session.state
@@ -235,7 +248,10 @@ class EagleApp(ControlledApp):
 
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
         lines: list[LogLine] = []
-        log = self.query_one(LogView)
+        try:
+            log = self.query_one(LogView)
+        except NoMatches:  # the app is closing: a batch still in flight, nothing to show it on
+            return
         for ev in events:
             if type(ev) is LogLine:
                 lines.append(ev)
@@ -245,6 +261,11 @@ class EagleApp(ControlledApp):
                 log.append(lines)
                 lines = []
                 log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────", ev.host)
+                log.file_restarted(ev.host)
+            elif isinstance(ev, (LogOpened, LogPrefixCounted)):
+                log.append(lines)  # the tail's lines before it keep their numbers
+                lines = []
+                log.file_event(ev)
         log.append(lines)
         for banner in self._windows.banners(events):  # a bench run's window, from its markers
             log.add_separator(banner)
@@ -425,6 +446,8 @@ class EagleApp(ControlledApp):
         if self.log_view.jump_to_first_error() is not None:
             return
         first = self.state.first_error_line
+        if first is not None and self.log_view.jump_to_lineno(first):
+            return  # pruned from memory, but in the log's file part (scrollback)
         if first is None:
             self.notify("No error lines so far.", markup=False)
         else:
