@@ -19,6 +19,7 @@ from textual.widget import Widget
 
 from eagle_tui.model.events import Phase
 from eagle_tui.model.figures import Figure, figures
+from eagle_tui.model.prefix import summary_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import fmt_clock, fmt_duration, fmt_num
 from eagle_tui.ui.safety import inert
@@ -89,6 +90,8 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
         parts.append((f"  ✗ {crit} critical", "$error bold"))
     if warn:
         parts.append((f"  ⚠ {warn} warning", "$warning bold"))
+    if (summary := summary_text(state)) is not None:  # the lines before a big log's end
+        parts.append((f"  {summary}", "$warning" if "not" in summary else "$text-muted"))
     extras = len(parts)  # from here on: context that goes first when space runs out
     for c in state.connections:
         if c.state == "connected":
@@ -126,7 +129,7 @@ class StatusLine(Widget):
         key = (state.phase, state.crash, now_s, state.gen_tps, state.m_gen_tps, state.accept_len,
                state.m_accept_len, state.alerts, state.engine, state.spec, state.connections,
                self.source, state.process_exit, state.process, state.health, state.idle_t,
-               state.data_t, state.restart_t)
+               state.data_t, state.restart_t, state.summary, state.log_start)
         if key != self._key:
             self._key = key
             self.refresh()
