@@ -57,7 +57,7 @@ async def file_size(transport: Transport, path: str) -> int | None:
     from eagle_tui.transport.base import TransportError
 
     try:
-        res = await transport.run(["wc", "-c", path], timeout=10.0)
+        res = await transport.run(["wc", "-c", "--", path], timeout=10.0)  # (a path may start "-")
     except TransportError:
         return None
     words = res.stdout.split()
