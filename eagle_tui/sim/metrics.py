@@ -115,6 +115,12 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
         ("sglang:num_requests", "Number of requests processed.", e.finished_requests),
     )
     yield from _families(counters, "counter", labels, e.created)
+    # tokenizer-side, no rank labels (as the real server: tests/fixtures/sglang-cpu/*-metrics)
+    verify: tuple[Row, ...] = (
+        ("sglang:spec_verify_calls", "The number of speculative verify calls.", e.drafts),
+    )
+    yield from _families(verify, "counter", {"engine_type": "unified",
+                                             "model_name": e.cfg.served_name}, e.created)
     yield _hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in "
                 "seconds.", labels, e.ttft)
     yield _hist("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in "
