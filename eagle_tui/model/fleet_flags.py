@@ -116,11 +116,13 @@ def sort_rows(rows: Iterable[FleetRow], key: str = "flags",
 
 @dataclass(frozen=True, slots=True)
 class FleetFilter:
-    """Rows to show: with this flag (``"any"``: any flag), model and host substrings."""
+    """Rows to show: with this flag (``"any"``: any flag), model and host substrings, and
+    ``text`` found in any of instance, host or model (the screen's ``/`` box)."""
 
     flag: str | None = None
     model: str | None = None
     host: str | None = None
+    text: str | None = None
 
     def keep(self, row: FleetRow) -> bool:
         if self.flag == "any" and not row.flags:
@@ -128,6 +130,9 @@ class FleetFilter:
         if self.flag not in (None, "any") and self.flag not in row.flags:
             return False
         if self.model and self.model.lower() not in row.model.lower():
+            return False
+        if self.text and not any(self.text.lower() in s.lower()
+                                 for s in (row.instance, row.model)):
             return False
         return not (self.host and self.host.lower() not in row.host.lower())
 
