@@ -140,12 +140,25 @@ class Load:
     threads: list[threading.Thread] = field(default_factory=list)
     errors: int = 0
 
+    model: str | None = None  # vLLM's served name, when it wants one
+    native_sglang: bool = False  # SGLang's /generate instead of /v1/completions
+
+    def _request(self) -> tuple[str, dict[str, object]]:
+        if self.native_sglang:
+            return "/generate", {"text": "hello " * 16,
+                                 "sampling_params": {"max_new_tokens": self.max_tokens,
+                                                     "temperature": 0}}
+        body: dict[str, object] = {"prompt": "hello " * 16, "max_tokens": self.max_tokens}
+        if self.model:
+            body["model"] = self.model
+        return "/v1/completions", body
+
     def _run(self, url: str) -> None:
-        with httpx.Client(timeout=30.0, trust_env=False) as client:
+        path, body = self._request()
+        with httpx.Client(timeout=120.0, trust_env=False) as client:
             while not self.stop_event.is_set():
                 try:
-                    client.post(f"{url}/v1/completions",
-                                json={"prompt": "hello " * 16, "max_tokens": self.max_tokens})
+                    client.post(f"{url}{path}", json=body)
                 except httpx.HTTPError:
                     self.errors += 1
                     self.stop_event.wait(0.5)
@@ -161,7 +174,7 @@ class Load:
     def stop(self) -> None:
         self.stop_event.set()
         for t in self.threads:
-            t.join(timeout=35)
+            t.join(timeout=125)
 
 
 @dataclass
