@@ -181,10 +181,23 @@ def _state(up: bool | None, known_engine: bool, running: int | None, tok_s: floa
     return "ready" if not gen_total else "idle"
 
 
-def _row(inst: str, a: Answers, engines: dict[str, tuple[str, str]],
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """The answers indexed once by instance (a row then costs O(figures), not O(fleet))."""
+
+    values: dict[str, dict[str, float]]
+    positions: dict[str, dict[int, float]]
+
+    @classmethod
+    def of(cls, a: Answers) -> _Index:
+        return cls({name: _by_instance(vec) for name, vec in a.items() if name != "per_pos"},
+                   _positions(a.get("per_pos")))
+
+
+def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
          hint: str | None) -> FleetRow:
     def get(name: str) -> float | None:
-        return _by_instance(a.get(name)).get(inst)
+        return ix.values.get(name, {}).get(inst)
 
     engine, model = engines.get(inst, ("unknown", ""))
     up_v = get("up")
@@ -201,13 +214,13 @@ def _row(inst: str, a: Answers, engines: dict[str, tuple[str, str]],
         accept_len = 1.0 + (accepted or 0.0) / drafts
         dtoks = get("draft_tokens")
         accept_rate = (accepted or 0.0) / dtoks if dtoks else None
-        pos = _positions(a.get("per_pos")).get(inst, {})
+        pos = ix.positions.get(inst, {})
         per_pos = tuple(pos[p] / drafts for p in sorted(pos))
     elif engine == "sglang" and verify:
         spec = True
         accept_len = (get("tok_s") or 0.0) / verify
         accept_rate = get("rate_gauge")
-    elif engine == "sglang" and "verify" not in _names(a, inst):
+    elif engine == "sglang" and inst not in ix.values.get("verify", {}):
         gauge = get("accept_gauge")
         if gauge is not None and (tok_s or 0.0) > 0:  # the gauge holds the last busy interval
             spec, accept_len, accept_rate = True, gauge, get("rate_gauge")
@@ -221,11 +234,6 @@ def _row(inst: str, a: Answers, engines: dict[str, tuple[str, str]],
         ttft_p50=get("ttft_p50"), ttft_p99=get("ttft_p99"), itl_p50=get("itl_p50"),
         itl_p99=get("itl_p99"), restarts=restarts, gen_total=gen_total,
     )
-
-
-def _names(a: Answers, inst: str) -> set[str]:
-    """The figures that have a series for ``inst`` (``verify`` present but 0 is not absent)."""
-    return {n for n, vec in a.items() if any(lab.get("instance") == inst for lab, _ in vec)}
 
 
 def _carry(row: FleetRow, prev: FleetRow | None, failed: Sequence[str]) -> FleetRow:
@@ -257,7 +265,8 @@ def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,
     # engine instances: known engines, plus targets that are down (a server not yet seen)
     instances = sorted(set(engines) | {i for i, v in up.items() if v < 1.0})
     before = {r.instance: r for r in prev.rows} if prev else {}
-    built = [_carry(_row(i, answers, engines, (hints or {}).get(i)), before.get(i), failed)
+    ix = _Index.of(answers)
+    built = [_carry(_row(i, ix, engines, (hints or {}).get(i)), before.get(i), failed)
             for i in instances]
     status = "partial" if failed else "ok"
     return FleetSnapshot(t, tuple(apply_flags(built)), status, tuple(errors), last_ok, latency_s,

@@ -126,6 +126,7 @@ class FleetPoller:
     hints: Callable[[], Mapping[str, str]] | None = None
     last: FleetSnapshot | None = None
     requests: int = 0
+    bytes_received: int = 0
     groups: tuple[QueryGroup, ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -144,6 +145,7 @@ class FleetPoller:
         self.requests += 1
         body = await bounded_get(client, path, params, deadline_s=self.deadline_s,
                                  max_body=self.max_body)
+        self.bytes_received += len(body)
         _, result, warnings = parse_answer(body)
         return result, warnings
 
