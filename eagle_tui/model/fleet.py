@@ -14,11 +14,13 @@ The maths matches the single-server metrics source (``sources/metrics.py``):
   ``rate(generation_tokens) / rate(verify_calls)`` (SGLang's own ``completion_tokens /
   spec_verify_ct``); without it, its last-interval gauge ``sglang:spec_accept_length``.
 
-State from Prometheus alone: ``up == 0`` is a dead server *or* one still starting (nothing
-answers ``/metrics`` yet on either), so it reads ``down or starting`` unless a caller that can
-reach the host says which (``hints``). ``up == 1`` without engine series yet is ``starting``;
-with them, ``serving`` (requests running or tokens flowing), ``ready`` (never generated a
-token) or ``idle``.
+An instance without an ``up`` series of its own (its series come through an exporter or a
+federation that serves many instances, scraped with ``honor_labels``) counts as up while its
+series are live. State from Prometheus alone: ``up == 0`` is a dead server *or* one still
+starting (nothing answers ``/metrics`` yet on either), so it reads ``down or starting`` unless a
+caller that can reach the host says which (``hints``). ``up == 1`` without engine series yet
+is ``starting``; with them, ``serving`` (requests running or tokens flowing), ``ready`` (never
+generated a token) or ``idle``.
 """
 
 from __future__ import annotations
@@ -202,6 +204,8 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
     engine, model = engines.get(inst, ("unknown", ""))
     up_v = get("up")
     up = None if up_v is None else up_v >= 1.0
+    if up is None and (get("gen_total") is not None or get("running") is not None):
+        up = True  # no ``up`` of its own (an exporter of many, honor_labels): live series
     tok_s, gen_total = get("tok_s"), get("gen_total")
     if tok_s is None and engine == "sglang":
         tok_s = get("tps_gauge")

@@ -161,3 +161,10 @@ def test_queries_are_a_few_tagged_groups() -> None:
         assert g.expr.count("fleet_q") == len(g.figures)
     tagged = [({"fleet_q": "up", "instance": "a"}, 1.0), ({"instance": "x"}, 2.0)]
     assert split_tagged(tagged) == {"up": [({"instance": "a"}, 1.0)]}
+
+
+def test_instances_without_their_own_up_are_up_while_their_series_are_live() -> None:
+    a = answers(up=v(exporter_9400=1))  # one exporter serving all three (honor_labels)
+    rows = rows_by_instance(build_snapshot(a, [], 1.0).rows)
+    assert set(rows) == {"v1:8000", "v2:8000", "s1:30000"}
+    assert all(r.up and r.state == "serving" for r in rows.values())
