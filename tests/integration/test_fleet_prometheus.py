@@ -201,6 +201,40 @@ def test_cli_json_one_object_per_refresh(fleet: Fleet) -> None:
     assert fleet.sims["vllm_misconf"].target in flagged
 
 
+async def test_enter_drills_into_the_ordinary_dashboard(fleet: Fleet) -> None:
+    """Fleet screen on the live Prometheus → Enter on the SGLang row → the dashboard for it,
+    with that instance's metrics."""
+    from eagle_tui.assembly.fleet import FleetSpec, drill_spec
+    from eagle_tui.assembly.open import prepare_dashboard
+    from eagle_tui.model.fleet_flags import FleetFilter
+    from eagle_tui.ui.fleet_app import FleetApp
+
+    target = fleet.sims["sglang"].target
+    poller = fleet.poller()
+    app = FleetApp(lambda: poller.snapshots(), filter=FleetFilter(text=target))
+    async with app.run_test(size=(160, 30)) as pilot:
+        for _ in range(200):
+            if app.snapshot is not None and app._shown:
+                break
+            await pilot.pause(0.05)
+        await pilot.press("enter")
+    chosen = app.return_value
+    assert chosen is not None and chosen.instance == target
+    spec = drill_spec(FleetSpec(fleet.prom.url), chosen, [], set())
+    dashboard = prepare_dashboard(spec)
+    try:
+        async with dashboard.app.run_test(size=(160, 48)) as pilot:
+            for _ in range(200):
+                m = dashboard.app.state.last_metrics
+                if m is not None and m.accept_len:
+                    break
+                await pilot.pause(0.05)
+            m = dashboard.app.state.last_metrics
+            assert m is not None and m.engine == "sglang"
+    finally:
+        dashboard.close()
+
+
 def test_a_stopped_instance_goes_down(fleet: Fleet) -> None:
     target = fleet.sims["doomed"].target
     wait_rows(fleet, lambda rows: target in rows and rows[target].up is True)
