@@ -221,9 +221,13 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
         pos = ix.positions.get(inst, {})
         per_pos = tuple(pos[p] / drafts for p in sorted(pos))
     elif engine == "sglang" and verify:
+        # generation tokens are counted when a request finishes, verify calls at every step:
+        # over a window shorter than a request the ratio can fall below 1, which no server
+        # can do — not a reading (and no false "drafts rejected")
         spec = True
-        accept_len = (get("tok_s") or 0.0) / verify
-        accept_rate = get("rate_gauge")
+        ratio = (get("tok_s") or 0.0) / verify
+        accept_len = ratio if ratio >= 1.0 else None
+        accept_rate = get("rate_gauge") if accept_len else None
     elif engine == "sglang" and inst not in ix.values.get("verify", {}):
         gauge = get("accept_gauge")
         if gauge is not None and (tok_s or 0.0) > 0:  # the gauge holds the last busy interval

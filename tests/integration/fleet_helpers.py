@@ -158,7 +158,9 @@ class Load:
         with httpx.Client(timeout=120.0, trust_env=False) as client:
             while not self.stop_event.is_set():
                 try:
-                    client.post(f"{url}{path}", json=body)
+                    if client.post(f"{url}{path}", json=body).status_code != 200:
+                        self.errors += 1
+                        self.stop_event.wait(0.5)
                 except httpx.HTTPError:
                     self.errors += 1
                     self.stop_event.wait(0.5)

@@ -168,3 +168,9 @@ def test_instances_without_their_own_up_are_up_while_their_series_are_live() -> 
     rows = rows_by_instance(build_snapshot(a, [], 1.0).rows)
     assert set(rows) == {"v1:8000", "v2:8000", "s1:30000"}
     assert all(r.up and r.state == "serving" for r in rows.values())
+
+
+def test_sglang_ratio_below_one_is_not_a_reading() -> None:
+    a = answers(tok_s=v(v1_8000=100.0, v2_8000=50.0, s1_30000=10.0))  # 10 / 30 verify calls
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.accept_len is None and "drafts_rejected" not in s1.flags
