@@ -132,8 +132,7 @@ def open_fleet(spec: FleetSpec,
         open_dashboard = opener
     while True:
         app = FleetApp(spec.poller(sparklines=True).snapshots, sort=spec.sort,
-                       filter=spec.filter, prometheus=spec.prometheus,
-                       ssh_reachable=lambda r: ssh_destination(r.instance, rules, hosts))
+                       filter=spec.filter, prometheus=spec.prometheus)
         chosen = app.run()
         if chosen is None:
             return 0

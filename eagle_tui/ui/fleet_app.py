@@ -62,8 +62,7 @@ class FleetApp(App[FleetRow | None]):
 
     def __init__(self, snapshots: Callable[[], AsyncIterator[FleetSnapshot]], *,
                  sort: str = "flags", filter: FleetFilter | None = None,
-                 prometheus: str = "", clock: Callable[[], float] = time.time,
-                 ssh_reachable: Callable[[FleetRow], str | None] | None = None) -> None:
+                 prometheus: str = "", clock: Callable[[], float] = time.time) -> None:
         super().__init__()
         self._snapshots = snapshots
         self.sort_key = sort
@@ -72,7 +71,6 @@ class FleetApp(App[FleetRow | None]):
         self.prometheus = prometheus
         self.snapshot: FleetSnapshot | None = None
         self._clock = clock
-        self._ssh = ssh_reachable
         self._shown: list[FleetRow] = []
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -111,10 +109,10 @@ class FleetApp(App[FleetRow | None]):
     def show(self, snap: FleetSnapshot) -> None:
         """Draw one snapshot (also called by tests with a scripted snapshot)."""
         self.snapshot = snap
-        rows = sort_rows(self._filter().apply(snap.rows), self.sort_key, self.reverse)
+        rows = sort_rows(self.row_filter.apply(snap.rows), self.sort_key, self.reverse)
         self._shown = rows
         status = self.query_one("#fleet-status", Static)
-        status.update(status_line(snap, len(rows), self.sort_key, self._filter(),
+        status.update(status_line(snap, len(rows), self.sort_key, self.row_filter,
                                   self.prometheus, self._clock()))
         status.set_class(snap.status != "ok", "-stale")
         table = self.query_one("#fleet-table", DataTable)
@@ -127,9 +125,6 @@ class FleetApp(App[FleetRow | None]):
             table.add_row(*cells(r, snap.sparks, styles, severity), key=r.instance)
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1))
-
-    def _filter(self) -> FleetFilter:
-        return self.row_filter
 
     def _redraw(self) -> None:
         if self.snapshot is not None:
