@@ -55,10 +55,23 @@ def normalize_selector(selector: str | None) -> str:
     return sel
 
 
+def stored_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Each name as Prometheus may store it: as exposed, and with ``:`` escaped to ``_``.
+
+    Why: a newer ``prometheus_client`` (the real SGLang 0.5.23 server's) answers Prometheus'
+    OpenMetrics ``Accept`` header with ``escaping=underscores``: ``sglang:num_running_reqs`` is
+    exposed, and stored, as ``sglang_num_running_reqs`` (its ``# TYPE`` line keeps the colon).
+    """
+    out = list(names)
+    out += [n.replace(":", "_") for n in names if ":" in n]
+    return tuple(dict.fromkeys(out))
+
+
 def series(names: tuple[str, ...] | str, selector: str) -> str:
-    """A selector for one or several metric names plus the user's matchers."""
+    """A selector for one or several metric names (both spellings) plus the user's matchers."""
     if isinstance(names, str):
         names = (names,)
+    names = stored_names(names)
     parts = [f'__name__=~"{"|".join(names)}"' if len(names) > 1 else f'__name__="{names[0]}"']
     if selector:
         parts.append(selector)
@@ -172,4 +185,5 @@ __all__ = [
     "series",
     "sparkline_group",
     "sparkline_queries",
+    "stored_names",
 ]

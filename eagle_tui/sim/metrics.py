@@ -177,8 +177,25 @@ def _vllm(e: ServingEngine) -> Iterator[Any]:
                 "seconds.", labels, e.e2e)
 
 
-def render(engine: ServingEngine) -> bytes:
-    """The full ``/metrics`` body for the engine's current counters."""
+OPENMETRICS_TYPE = ("application/openmetrics-text; version=1.0.0; charset=utf-8; "
+                    "escaping=underscores")
+
+
+def _registry(engine: ServingEngine) -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Collector(engine))
-    return generate_latest(registry)
+    return registry
+
+
+def render(engine: ServingEngine) -> bytes:
+    """The full ``/metrics`` body for the engine's current counters."""
+    return generate_latest(_registry(engine))
+
+
+def render_openmetrics(engine: ServingEngine) -> bytes:
+    """The body a real server's prometheus_client (0.26) gives Prometheus' OpenMetrics
+    ``Accept`` header: names escaped to underscores (``sglang:x`` → ``sglang_x``)."""
+    from prometheus_client.openmetrics.exposition import generate_latest as openmetrics
+
+    body: bytes = openmetrics(_registry(engine), escaping="underscores")  # type: ignore[no-untyped-call]
+    return body

@@ -134,6 +134,9 @@ def test_rows_engines_and_the_misconfigured_flagged(fleet: Fleet) -> None:
             assert row.accept_len is not None and row.accept_len > 2.0, row
             assert "drafts_rejected" not in row.flags
     assert len(rows[fleet.sims["vllm"].target].per_position) == 3
+    # SGLang answers Prometheus' OpenMetrics Accept header with ':' escaped (as the real one)
+    assert fleet.prom.query('count({__name__="sglang_num_running_reqs"})')
+    assert not fleet.prom.query('count({__name__="sglang:num_running_reqs"})')
 
 
 def _direct_url(url: str) -> tuple[float, dict[str, float]]:

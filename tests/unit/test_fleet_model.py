@@ -151,6 +151,9 @@ def test_hosts_and_selector() -> None:
     assert instance_host("gpu-node-3") == "gpu-node-3"
     assert normalize_selector('{job="llm"}') == 'job="llm"'
     assert series(("a", "b"), 'job="x"') == '{__name__=~"a|b", job="x"}'
+    # the real SGLang's prometheus_client escapes ':' to '_' for Prometheus' OpenMetrics scrape
+    assert series("sglang:num_running_reqs", "") == (
+        '{__name__=~"sglang:num_running_reqs|sglang_num_running_reqs"}')
 
 
 def test_queries_are_a_few_tagged_groups() -> None:
