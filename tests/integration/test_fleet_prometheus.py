@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from eagle_tui.sources.prometheus import FleetPoller
 pytestmark = pytest.mark.skipif(not prometheus_available(),
                                 reason="Debian's prometheus is not installed (tests/install.sh)")
 WINDOW = "5s"
-REAL_WINDOW_S = 45.0  # SGLang counts a request's tokens when it finishes: a long window
+REAL_WINDOW_S = 30.0
 SIMS = {"sglang": ("sglang", "healthy"), "vllm": ("vllm", "healthy"),
         "vllm_misconf": ("vllm", "misconfigured"), "sglang_misconf": ("sglang", "misconfigured"),
         "doomed": ("sglang", "healthy")}
@@ -179,12 +179,22 @@ def own_figures(name: str, c0: dict[str, float], c1: dict[str, float],
     return gen / dt, gen / verify
 
 
-def compare_over_a_window(fleet: Fleet, servers: list[tuple[str, str, str]],
-                          seconds: float) -> dict[str, tuple[FleetRow, float, float]]:
+def compare_over_a_window(fleet: Fleet, servers: list[tuple[str, str, str]], seconds: float,
+                          load: Callable[[], Load] | None = None,
+                          ) -> dict[str, tuple[FleetRow, float, float]]:
     """For each (engine, url, target): the fleet's row over exactly the window between two
-    aligned readings, and the server's own tok/s and accept length over it."""
+    aligned readings, and the server's own tok/s and accept length over it.
+
+    With ``load`` (the servers idle before): the load runs only inside the window and is
+    drained before the second reading, so both edges are quiet and a counter that moves in
+    bursts (SGLang counts a request's tokens when it finishes) reads the same through
+    Prometheus and directly."""
     before = {t: aligned_reading(fleet, url, t) for _, url, t in servers}
+    running = load() if load is not None else None
     time.sleep(seconds)
+    if running is not None:
+        running.stop()  # joins: every request finished
+        time.sleep(1.5)  # a scrape after the last one
     after = {t: aligned_reading(fleet, url, t) for _, url, t in servers}
     out = {}
     for engine, _, target in servers:
@@ -285,19 +295,37 @@ def test_real_servers_in_the_fleet(fleet: Fleet, real_server: Any, sglang_eagle3
     targets = {name: url.removeprefix("http://") for name, url in servers}
     fleet.set_targets([*(s.target for s in fleet.sims.values() if s.proc.poll() is None),
                        *targets.values()])
-    loads = [Load([real_server.url], per_url=2, max_tokens=8, model="tiny-llama").start(),
-             Load([sglang_eagle3.url], per_url=2, max_tokens=8, native_sglang=True).start()]
+    errors: list[int] = []
+
+    class Both(Load):
+        def __init__(self) -> None:
+            super().__init__([])
+            self.parts = [Load([real_server.url], per_url=2, max_tokens=8, model="tiny-llama"),
+                          Load([sglang_eagle3.url], per_url=2, max_tokens=8, native_sglang=True)]
+
+        def start(self) -> Load:
+            for part in self.parts:
+                part.start()
+            return self
+
+        def stop(self) -> None:
+            for part in self.parts:
+                part.stop()
+                errors.append(part.errors)
+
+    warm = Both().start()
     try:
         wait_rows(fleet, lambda rows: all(
             (r := rows.get(t)) is not None and r.state == "serving" and r.accept_len
             for t in targets.values()), within_s=90, window="20s", only=set(targets.values()))
-        found = compare_over_a_window(
-            fleet, [(name, url, targets[name]) for name, url in servers], REAL_WINDOW_S)
     finally:
-        for load in loads:
-            load.stop()
+        warm.stop()
+    time.sleep(1.5)  # idle servers: the window starts quiet
+    found = compare_over_a_window(
+        fleet, [(name, url, targets[name]) for name, url in servers], REAL_WINDOW_S,
+        load=lambda: Both().start())
     print({t: (r.as_dict(), tps, acc) for t, (r, tps, acc) in found.items()})
-    assert not any(load.errors for load in loads)
+    assert not any(errors)
     for name, _ in servers:
         row, own_tok_s, own_accept = found[targets[name]]
         assert row.engine == name and row.up and row.model
