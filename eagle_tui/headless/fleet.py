@@ -13,6 +13,8 @@ import time
 from eagle_tui.headless.lines import clean
 from eagle_tui.model.fleet import FleetRow, FleetSnapshot
 
+SLOW_S = 2.0  # a refresh this long is said: the figures are that much older than they look
+
 
 def _f(v: float | None, fmt: str) -> str:
     return "-" if v is None else format(v, fmt)
@@ -25,6 +27,8 @@ def status_text(snap: FleetSnapshot) -> str:
     text = f"{at} fleet: {len(snap.rows)} instances, {up} up, {flagged} flagged"
     if snap.latency_s is not None:
         text += f", refresh {snap.latency_s * 1000:.0f} ms"
+        if snap.latency_s >= SLOW_S:
+            text += " (Prometheus SLOW)"
     if snap.status != "ok":
         since = ""
         if snap.last_ok_t is not None:

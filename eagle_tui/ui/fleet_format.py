@@ -23,6 +23,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 )
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SPARK_WIDTH = 12
+SLOW_S = 2.0  # a refresh this long is said (the figures are that much older than they look)
 
 
 def sparkline(values: Sequence[float], width: int = SPARK_WIDTH) -> str:
@@ -75,6 +76,8 @@ def status_line(snap: FleetSnapshot, shown: int, sort: str, filt: FleetFilter,
     if snap.latency_s is not None:
         parts.append(f"refresh {snap.latency_s * 1000:.0f} ms")
     line = Text(" · ".join(parts))
+    if snap.latency_s is not None and snap.latency_s >= SLOW_S:
+        line.append(f"  Prometheus SLOW ({snap.latency_s:.1f} s a refresh)", style="bold")
     if snap.status != "ok":
         age = "" if snap.last_ok_t is None else f" — figures {now - snap.last_ok_t:.0f} s old"
         what = "UNREACHABLE or failing" if snap.status == "stale" else "PARTIAL answer"

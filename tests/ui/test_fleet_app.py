@@ -105,3 +105,13 @@ def test_drill_spec_uses_the_ssh_map_when_the_host_maps(tmp_path: Path) -> None:
     mapped = drill_spec(spec, row, [("10.0.0.*", "ops@{host}")], set())
     assert mapped.ssh.dests == ("ops@10.0.0.5",)
     assert drill_spec(spec, row, [], {"10.0.0.5"}).ssh.dests == ("10.0.0.5",)
+
+
+def test_status_line_says_slow() -> None:
+    from dataclasses import replace
+
+    from eagle_tui.model.fleet_flags import FleetFilter
+    from eagle_tui.ui.fleet_format import status_line
+
+    text = status_line(replace(snap(), latency_s=3.2), 7, "flags", FleetFilter(), "p", FROZEN)
+    assert "SLOW (3.2 s" in str(text)
