@@ -4,7 +4,8 @@ Each image is the real dashboard, built by ``build_app`` on a scripted session (
 the UI tests, ``tests/ui/ui_scenarios.py``), so the pictures in ``docs/img/`` always match what
 the code draws. Re-run after a visible change:
 
-    python docs/make_images.py
+    python docs/make_images.py          # all of them
+    python docs/make_images.py fleet    # only the fleet screen
 """
 
 from __future__ import annotations
@@ -59,11 +60,28 @@ async def export(name: str, scenario: str, size: tuple[int, int], theme: str,
     return path
 
 
+async def export_fleet(out: Path, size: tuple[int, int] = (160, 20)) -> Path:
+    """The fleet screen on the scripted fleet of its Pilot tests (tests/ui/test_fleet_app.py)."""
+    from test_fleet_app import make, snap
+
+    app = make(snap())
+    async with app.run_test(size=size) as pilot:
+        for _ in range(200):
+            if app.snapshot is not None:
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        path = Path(app.save_screenshot(f"fleet-{size[0]}x{size[1]}.svg", str(out)))
+    return path
+
+
 async def main() -> None:
     out = HERE / "img"
     out.mkdir(exist_ok=True)
-    for spec in IMAGES:
+    only_fleet = sys.argv[1:] == ["fleet"]
+    for spec in () if only_fleet else IMAGES:
         print(await export(*spec, out))
+    print(await export_fleet(out))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from eagle_tui.errors import EagleError
 
 # Order = order in --help.
 COMMANDS: tuple[str, ...] = ("lint", "launch", "stop", "runs", "attach", "wait", "watch", "replay",
-                             "bench", "demo", "report")
+                             "bench", "demo", "report", "fleet")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh Debian/Ubuntu machine (idempotent):
-#   - apt: openssh-server (real sshd for the SSH tests), tmux (real-terminal smoke test)
+#   - apt: openssh-server (real sshd for the SSH tests), tmux (real-terminal smoke test),
+#     prometheus (the real Prometheus the fleet tests scrape the simulators with)
 #   - .venv with eagle-tui and its test extras
 #   - the real vLLM CPU server environment (tests/realserver, ~1.5 min the first time)
 #   - the real SGLang 0.5.23 CPU server environment (tests/realserver_sglang, ~5 min and ~3.2 GB
@@ -15,6 +16,7 @@ need_apt=()
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh-keygen >/dev/null || need_apt+=(openssh-client)
 command -v tmux >/dev/null || need_apt+=(tmux)
+[ -x /usr/bin/prometheus ] || need_apt+=(prometheus)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   echo "== apt-get install ${need_apt[*]}"

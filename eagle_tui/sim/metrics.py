@@ -115,6 +115,12 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
         ("sglang:num_requests", "Number of requests processed.", e.finished_requests),
     )
     yield from _families(counters, "counter", labels, e.created)
+    # tokenizer-side, no rank labels (as the real server: tests/fixtures/sglang-cpu/*-metrics)
+    verify: tuple[Row, ...] = (
+        ("sglang:spec_verify_calls", "The number of speculative verify calls.", e.drafts),
+    )
+    yield from _families(verify, "counter", {"engine_type": "unified",
+                                             "model_name": e.cfg.served_name}, e.created)
     yield _hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in "
                 "seconds.", labels, e.ttft)
     yield _hist("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in "
@@ -171,8 +177,25 @@ def _vllm(e: ServingEngine) -> Iterator[Any]:
                 "seconds.", labels, e.e2e)
 
 
-def render(engine: ServingEngine) -> bytes:
-    """The full ``/metrics`` body for the engine's current counters."""
+OPENMETRICS_TYPE = ("application/openmetrics-text; version=1.0.0; charset=utf-8; "
+                    "escaping=underscores")
+
+
+def _registry(engine: ServingEngine) -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Collector(engine))
-    return generate_latest(registry)
+    return registry
+
+
+def render(engine: ServingEngine) -> bytes:
+    """The full ``/metrics`` body for the engine's current counters."""
+    return generate_latest(_registry(engine))
+
+
+def render_openmetrics(engine: ServingEngine) -> bytes:
+    """The body a real server's prometheus_client (0.26) gives Prometheus' OpenMetrics
+    ``Accept`` header: names escaped to underscores (``sglang:x`` → ``sglang_x``)."""
+    from prometheus_client.openmetrics.exposition import generate_latest as openmetrics
+
+    body: bytes = openmetrics(_registry(engine), escaping="underscores")  # type: ignore[no-untyped-call]
+    return body

@@ -14,6 +14,7 @@ import json
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from . import metrics, sglang_log, vllm_log
@@ -83,7 +84,8 @@ class HttpServer:
                     self._access(client_port, method, path, 413)
                     return
                 body = await reader.readexactly(length) if length else b""
-                status = await self._dispatch(method, path, body, writer, keep_alive)
+                status = await self._dispatch(method, path, body, writer, keep_alive,
+                                              _accept_header(head))
                 self._access(client_port, method, path, status)
                 if not keep_alive:
                     return
@@ -101,11 +103,12 @@ class HttpServer:
         self._log([line])
 
     async def _dispatch(self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter,
-                        keep_alive: bool) -> int:
+                        keep_alive: bool, accept: str = "") -> int:
         sglang = self.cfg.engine == "sglang"
         path = path.split("?", 1)[0]  # routed without its query, logged with it (as uvicorn)
         gets: dict[str, Callable[[], tuple[int, Any]]] = {
-            "/health": self._health, "/v1/models": self._models, "/metrics": self._metrics,
+            "/health": self._health, "/v1/models": self._models,
+            "/metrics": lambda: self._metrics(accept),
         }
         if sglang:
             gets |= {"/health_generate": self._health, "/model_info": self._model_info,
@@ -142,7 +145,11 @@ class HttpServer:
             "owned_by": owner, "root": self.cfg.model.path,
             "max_model_len": self.cfg.model.context_len}]}
 
-    def _metrics(self) -> tuple[int, Any]:
+    def _metrics(self, accept: str) -> tuple[int, Any]:
+        if self.cfg.engine == "sglang" and "application/openmetrics-text" in accept:
+            # the real SGLang (prometheus_client 0.26) answers Prometheus' OpenMetrics Accept
+            # header with escaped names: sglang:x is sent as sglang_x (see fleet_queries)
+            return 200, OpenMetricsBody(metrics.render_openmetrics(self.engine))
         return 200, metrics.render(self.engine)
 
     def _model_info(self) -> tuple[int, Any]:
@@ -192,7 +199,10 @@ class HttpServer:
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, payload: Any,
                     keep_alive: bool) -> None:
-        if isinstance(payload, bytes):
+        if isinstance(payload, OpenMetricsBody):
+            body = payload.body
+            ctype = metrics.OPENMETRICS_TYPE
+        elif isinstance(payload, bytes):
             body = payload
             ctype = "text/plain; version=0.0.4; charset=utf-8" if payload else "text/plain"
         else:
@@ -210,6 +220,21 @@ async def _chunk(writer: asyncio.StreamWriter, data: str) -> None:
     payload = f"data: {data}\n\n".encode()
     writer.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
     await writer.drain()
+
+
+@dataclass(frozen=True)
+class OpenMetricsBody:
+    """A ``/metrics`` answer in the OpenMetrics format (its own content type)."""
+
+    body: bytes
+
+
+def _accept_header(head: bytes) -> str:
+    for raw in head.decode("latin-1").split("\r\n")[1:]:
+        k, _, v = raw.partition(":")
+        if k.strip().lower() == "accept":
+            return v.strip()
+    return ""
 
 
 def _parse_head(head: bytes) -> tuple[str, str, bool, int]:

@@ -1,0 +1,149 @@
+"""Refresh latency and CPU of ``eagle-tui fleet`` for 10, 100 and 1,000 instances.
+
+    python benchmarks/bench_fleet.py                      # 10 100 1000, 20 refreshes each
+    python benchmarks/bench_fleet.py --sizes 10 100 --refreshes 10 --write-docs
+
+For each size: one synthetic exporter (``benchmarks/fleet_exporter.py``, its own process)
+serves that many instances' series; a real Prometheus (Debian's ``/usr/bin/prometheus``,
+``honor_labels: true``, scrape every 2 s, TSDB in a temporary directory) scrapes it; once
+Prometheus holds a full rate window of samples, the fleet poller (the same code as ``eagle-tui
+fleet``) refreshes ``--refreshes`` times, back to back. Measured per refresh: wall latency
+(p50, p95: the four concurrent queries plus building the snapshot), the poller's CPU
+(``time.process_time``: JSON parsing and the pure model), Prometheus' CPU (its process' CPU
+time during the refreshes, minus its idle scraping rate measured just before), the bytes of the
+answers, and the HTTP requests (always 4: grouped ``by (instance)``). ``--write-docs`` replaces
+the table between the ``bench_fleet`` markers of ``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+
+from fleet_helpers import PrometheusServer, free_port, write_config  # noqa: E402
+
+from eagle_tui.sources.prometheus import FleetPoller  # noqa: E402
+
+WINDOW = "10s"
+SCRAPE = "2s"
+
+
+def _p(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+async def _measure(url: str, refreshes: int) -> dict[str, Any]:
+    poller = FleetPoller(url, window=WINDOW, deadline_s=30.0, max_body=256 << 20)
+    latencies: list[float] = []
+    cpu: list[float] = []
+    rows = flagged = 0
+
+    async with httpx.AsyncClient(base_url=url, timeout=30.0, trust_env=False) as client:
+        await poller.refresh(client)  # warm: connections open
+        before, bytes_before = poller.requests, poller.bytes_received
+        for _ in range(refreshes):
+            c0, t0 = time.process_time(), time.perf_counter()
+            snap = await poller.refresh(client)
+            latencies.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+            rows, flagged = len(snap.rows), sum(1 for r in snap.rows if r.flags)
+            if snap.status != "ok":
+                raise SystemExit(f"refresh failed: {snap.errors}")
+        requests = (poller.requests - before) / refreshes
+    return {"rows": rows, "flagged": flagged, "requests_per_refresh": requests,
+            "latency_p50_ms": round(1000 * statistics.median(latencies), 1),
+            "latency_p95_ms": round(1000 * _p(latencies, 0.95), 1),
+            "client_cpu_ms": round(1000 * statistics.median(cpu), 1),
+            "answer_kib": round((poller.bytes_received - bytes_before) / refreshes / 1024, 1)}
+
+
+def bench_size(n: int, refreshes: int, work: Path) -> dict[str, Any]:
+    port = free_port()
+    exporter = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "fleet_exporter.py"),
+                                 "--instances", str(n), "--port", str(port)],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    prom = None
+    try:
+        assert exporter.stdout is not None
+        exporter.stdout.readline()
+        work.mkdir(parents=True, exist_ok=True)
+        config = work / "prometheus.yml"
+        write_config(config, [f"127.0.0.1:{port}"], interval=SCRAPE, honor_labels=True)
+        prom = PrometheusServer(work, config)
+        prom.start()
+        expected = max(1, n // 2)
+        prom.wait_for(f"count_over_time(vllm:generation_tokens_total[{WINDOW}]) >= 3",
+                      expected, within_s=120)
+        assert prom.proc is not None
+        proc = psutil.Process(prom.proc.pid)
+        c0, t0 = sum(proc.cpu_times()[:2]), time.monotonic()
+        time.sleep(4.0)
+        idle_rate = (sum(proc.cpu_times()[:2]) - c0) / (time.monotonic() - t0)
+        c1, t1 = sum(proc.cpu_times()[:2]), time.monotonic()
+        result = asyncio.run(_measure(prom.url, refreshes))
+        spent = sum(proc.cpu_times()[:2]) - c1 - idle_rate * (time.monotonic() - t1)
+        result["prometheus_cpu_ms"] = round(1000 * max(0.0, spent) / refreshes, 1)
+        result["instances"] = n
+        return result
+    finally:
+        if prom is not None:
+            prom.stop()
+        exporter.terminate()
+        exporter.wait(timeout=10)
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    head = ("| instances | rows | requests/refresh | latency p50 | latency p95 | eagle-tui CPU "
+            "| Prometheus CPU | answers |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    return head + "".join(
+        f"| {r['instances']:,} | {r['rows']:,} | {r['requests_per_refresh']:g} | "
+        f"{r['latency_p50_ms']} ms | {r['latency_p95_ms']} ms | {r['client_cpu_ms']} ms | "
+        f"{r['prometheus_cpu_ms']} ms | {r['answer_kib']} KiB |\n" for r in results)
+
+
+def write_docs(text: str) -> None:
+    path = ROOT / "docs" / "performance.md"
+    doc = path.read_text()
+    begin, end = "<!-- bench_fleet:begin -->", "<!-- bench_fleet:end -->"
+    if begin not in doc:
+        raise SystemExit(f"no {begin} marker in {path}")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{text}{end}{tail}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    p.add_argument("--refreshes", type=int, default=20)
+    p.add_argument("--write-docs", action="store_true")
+    args = p.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
+        for n in args.sizes:
+            results.append(bench_size(n, args.refreshes, Path(tmp) / str(n)))
+            print(json.dumps(results[-1]), flush=True)
+    text = table(results)
+    print(text)
+    if args.write_docs:
+        write_docs(text)
+
+
+if __name__ == "__main__":
+    main()

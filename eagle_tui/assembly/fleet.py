@@ -1,0 +1,142 @@
+"""Open the fleet view: the Prometheus poller, headless printing or the fleet screen, drill-down.
+
+:class:`FleetSpec` (frozen, from the command line) says which Prometheus, which series, how
+often; :func:`open_fleet` runs the headless loop (text lines or one JSON object per refresh,
+ending after ``--count`` refreshes or ``--duration`` seconds) or the Textual fleet app.
+
+Drill-down: the fleet app exits with the row the user chose; the ordinary dashboard is opened
+for that instance through :func:`~eagle_tui.assembly.open.open_dashboard` (metrics from the
+instance's own ``/metrics``, at the ``instance`` label's address; over SSH when its host maps
+to a destination, so its GPUs come too), and when that dashboard is closed the fleet comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from eagle_tui.assembly.spec import DashboardSpec, SshSpec
+from eagle_tui.errors import UsageError
+from eagle_tui.model.fleet import FleetRow, FleetSnapshot
+from eagle_tui.model.fleet_flags import FleetFilter, sort_rows
+from eagle_tui.model.fleet_hosts import (
+    SshRule,
+    parse_ssh_map,
+    ssh_config_hosts,
+    ssh_destination,
+)
+from eagle_tui.sources.prometheus import FleetPoller
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    prometheus: str
+    selector: str | None = None
+    ssh_map: Path | None = None
+    ssh_config: Path | None = None
+    headless: bool = False
+    json: bool = False
+    duration: float | None = None
+    count: int | None = None
+    interval: float = 5.0
+    window: str = "1m"
+    lookback: str = "15m"
+    deadline_s: float = 5.0
+    sort: str = "flags"
+    filter: FleetFilter = field(default_factory=FleetFilter)
+    theme: str | None = None
+    config_path: Path | None = None
+
+    def poller(self, *, sparklines: bool = False) -> FleetPoller:
+        return FleetPoller(self.prometheus.rstrip("/"), selector=self.selector,
+                           window=self.window, lookback=self.lookback, interval=self.interval,
+                           deadline_s=self.deadline_s, sparklines=sparklines)
+
+
+def load_ssh_rules(spec: FleetSpec) -> tuple[list[SshRule], set[str]]:
+    """The ``--ssh-map`` rules (a bad file is a usage error) and ``~/.ssh/config``'s hosts."""
+    rules: list[SshRule] = []
+    if spec.ssh_map is not None:
+        try:
+            rules = parse_ssh_map(spec.ssh_map.read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--ssh-map {spec.ssh_map}: {exc}") from None
+    config = spec.ssh_config or Path.home() / ".ssh" / "config"
+    hosts: set[str] = set()
+    with contextlib.suppress(OSError):
+        hosts = ssh_config_hosts(config.read_text())
+    return rules, hosts
+
+
+def drill_spec(spec: FleetSpec, row: FleetRow, rules: list[SshRule],
+               config_hosts: set[str]) -> DashboardSpec:
+    """The ordinary dashboard for one instance (over SSH when its host maps to a destination)."""
+    dest = ssh_destination(row.instance, rules, config_hosts)
+    ssh = SshSpec(dests=(dest,), config_path=spec.ssh_config) if dest else SshSpec()
+    return DashboardSpec(url=f"http://{row.instance}", ssh=ssh, theme=spec.theme,
+                         config_path=spec.config_path, label=f"{row.instance} (fleet)",
+                         command="watch")
+
+
+def shown(spec: FleetSpec, snap: FleetSnapshot) -> FleetSnapshot:
+    """The snapshot with the spec's filter and sort applied to its rows."""
+    from dataclasses import replace
+
+    return replace(snap, rows=tuple(sort_rows(spec.filter.apply(snap.rows), spec.sort)))
+
+
+async def run_headless(spec: FleetSpec, out: TextIO,
+                       poller: FleetPoller | None = None) -> int:
+    """Print every refresh until ``count`` refreshes or ``duration`` seconds; 0, or 1 when
+    the last refresh found Prometheus unusable."""
+    from eagle_tui.headless.fleet import snapshot_json, snapshot_lines
+
+    poller = poller or spec.poller()
+    deadline = None if spec.duration is None else time.monotonic() + spec.duration
+    last: FleetSnapshot | None = None
+
+    async def loop() -> None:
+        nonlocal last
+        async for snap in poller.snapshots(spec.count):
+            last = snap
+            view = shown(spec, snap)
+            text = snapshot_json(view) if spec.json else "\n".join(snapshot_lines(view))
+            print(text, file=out, flush=True)
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+
+    if deadline is None:
+        await loop()
+    else:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(loop(), max(0.0, deadline - time.monotonic()) + spec.deadline_s)
+    return 1 if last is not None and last.status == "stale" else 0
+
+
+def open_fleet(spec: FleetSpec,
+               open_dashboard: Callable[[DashboardSpec], int] | None = None) -> int:
+    """Headless (``--headless``/``--json``/no TTY) or the fleet app with its drill-down loop."""
+    rules, hosts = load_ssh_rules(spec)
+    if spec.headless or spec.json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return asyncio.run(run_headless(spec, sys.stdout))
+    from eagle_tui.ui.fleet_app import FleetApp
+
+    if open_dashboard is None:
+        from eagle_tui.assembly.open import open_dashboard as opener
+        open_dashboard = opener
+    while True:
+        app = FleetApp(spec.poller(sparklines=True).snapshots, sort=spec.sort,
+                       filter=spec.filter, prometheus=spec.prometheus)
+        chosen = app.run()
+        if chosen is None:
+            return 0
+        open_dashboard(drill_spec(spec, chosen, rules, hosts))
+
+
+__all__ = ["FleetSpec", "drill_spec", "load_ssh_rules", "open_fleet", "run_headless", "shown"]

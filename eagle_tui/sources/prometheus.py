@@ -1,0 +1,242 @@
+"""Read the fleet from a Prometheus server: ``/api/v1/query`` and ``/api/v1/query_range``.
+
+One refresh sends the query groups of :mod:`eagle_tui.model.fleet_queries` concurrently (four
+requests, whatever the number of instances) and hands their answers to the pure
+:func:`~eagle_tui.model.fleet.build_snapshot`. Every request is bounded twice: a total deadline
+(connect + send + the whole body, not httpx's per-read timeout, which a server trickling one
+byte a second never trips) and a body cap (a selector matching far more than meant must not
+grow memory without limit). A failure of any kind — refused, timed out, HTTP error, Prometheus'
+``"status": "error"``, a body that is not its JSON, a body over the cap — becomes the failed
+group's error text; the snapshot then keeps the last good figures marked stale and says why.
+Prometheus' ``warnings`` (partial data from a remote-read/federated store) are passed on too.
+
+The poller never overlaps refreshes (the next one starts ``interval`` after the previous one
+*started*, or at once if it ran late) and never raises out of :meth:`FleetPoller.snapshots`,
+so neither the UI nor the headless loop can be blocked or killed by Prometheus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from eagle_tui.model.fleet import (
+    Answers,
+    FleetSnapshot,
+    Labels,
+    Vector,
+    build_snapshot,
+    split_tagged,
+)
+from eagle_tui.model.fleet_queries import (
+    DEFAULT_LOOKBACK,
+    DEFAULT_WINDOW,
+    QueryGroup,
+    fleet_groups,
+    sparkline_group,
+)
+from eagle_tui.transport.base import Transport, TransportError
+
+DEFAULT_DEADLINE_S = 5.0
+DEFAULT_MAX_BODY = 32 * 1024 * 1024  # 1,000 instances' groups are ~1-2 MiB
+DEFAULT_INTERVAL_S = 5.0
+SPARK_POINTS = 30
+
+
+class PrometheusError(TransportError):
+    """Prometheus did not give a usable answer (the message says what it gave instead)."""
+
+
+async def bounded_get(client: httpx.AsyncClient, path: str, params: Mapping[str, str], *,
+                      deadline_s: float, max_body: int) -> bytes:
+    """GET with a total deadline and a body cap; :class:`PrometheusError` on any failure."""
+    async def fetch() -> bytes:
+        async with client.stream("GET", path, params=params) as resp:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in resp.aiter_bytes():
+                size += len(chunk)
+                if size > max_body:
+                    raise PrometheusError(f"answer over {max_body:,} bytes (narrow --selector)")
+                chunks.append(chunk)
+            body = b"".join(chunks)
+            if resp.status_code != 200 and resp.status_code not in (400, 422, 503):
+                raise PrometheusError(f"HTTP {resp.status_code} from {path}")
+            return body
+
+    try:
+        return await asyncio.wait_for(fetch(), deadline_s)
+    except TimeoutError:
+        raise PrometheusError(f"no answer within {deadline_s:g} s") from None
+    except httpx.ConnectError as exc:
+        raise PrometheusError(f"unreachable: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise PrometheusError(f"{type(exc).__name__}: {exc}") from None
+
+
+def parse_answer(body: bytes) -> tuple[str, list[tuple[Labels, Any]], list[str]]:
+    """Prometheus' JSON → (result type, [(labels, value or values)], warnings)."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise PrometheusError(f"not Prometheus JSON: {body[:80]!r}") from None
+    if not isinstance(doc, dict):
+        raise PrometheusError("not Prometheus JSON (not an object)")
+    if doc.get("status") != "success":
+        raise PrometheusError(f"{doc.get('errorType', 'error')}: {doc.get('error', '?')}")
+    data = doc.get("data") or {}
+    rtype = str(data.get("resultType", ""))
+    out: list[tuple[Labels, Any]] = []
+    for item in data.get("result") or ():
+        metric = item.get("metric") or {}
+        if rtype == "vector":
+            out.append((metric, _number(item.get("value", (0, "NaN"))[1])))
+        elif rtype == "matrix":
+            out.append((metric, [(float(t), _number(v)) for t, v in item.get("values") or ()]))
+    return rtype, out, [str(w) for w in doc.get("warnings") or ()]
+
+
+def _number(text: object) -> float:
+    try:
+        return float(str(text))
+    except ValueError:
+        return float("nan")
+
+
+@dataclass
+class FleetPoller:
+    """Refreshes the fleet from ``base_url`` every ``interval`` seconds."""
+
+    base_url: str
+    selector: str | None = None
+    window: str = DEFAULT_WINDOW
+    lookback: str = DEFAULT_LOOKBACK
+    interval: float = DEFAULT_INTERVAL_S
+    deadline_s: float = DEFAULT_DEADLINE_S
+    max_body: int = DEFAULT_MAX_BODY
+    sparklines: bool = False
+    transport: Transport | None = None
+    clock: Callable[[], float] = time.time
+    hints: Callable[[], Mapping[str, str]] | None = None
+    last: FleetSnapshot | None = None
+    requests: int = 0
+    bytes_received: int = 0
+    groups: tuple[QueryGroup, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.interval <= 0 or self.deadline_s <= 0 or self.max_body <= 0:
+            raise ValueError("interval, deadline and body cap must be positive")
+        self.groups = fleet_groups(self.selector, self.window, self.lookback)
+
+    def client(self) -> httpx.AsyncClient:
+        if self.transport is not None:
+            return self.transport.http_client(self.base_url, self.deadline_s)
+        return httpx.AsyncClient(base_url=self.base_url, timeout=self.deadline_s,
+                                 trust_env=False)
+
+    async def _query(self, client: httpx.AsyncClient, path: str,
+                     params: dict[str, str]) -> tuple[list[tuple[Labels, Any]], list[str]]:
+        self.requests += 1
+        body = await bounded_get(client, path, params, deadline_s=self.deadline_s,
+                                 max_body=self.max_body)
+        self.bytes_received += len(body)
+        _, result, warnings = parse_answer(body)
+        return result, warnings
+
+    async def _group(self, client: httpx.AsyncClient, g: QueryGroup,
+                     now: float) -> tuple[dict[str, list[tuple[Labels, float]]], list[str]]:
+        result, warnings = await self._query(client, "/api/v1/query",
+                                             {"query": g.expr, "time": f"{now:.3f}"})
+        return split_tagged(result), warnings
+
+    async def _sparks(self, client: httpx.AsyncClient,
+                      now: float) -> dict[str, dict[str, tuple[float, ...]]]:
+        g = sparkline_group(self.selector, self.window)
+        span = max(60.0, self.interval * SPARK_POINTS)
+        result, _ = await self._query(client, "/api/v1/query_range", {
+            "query": g.expr, "start": f"{now - span:.3f}", "end": f"{now:.3f}",
+            "step": f"{span / SPARK_POINTS:.3f}"})
+        out: dict[str, dict[str, tuple[float, ...]]] = {}
+        for labels, values in result:
+            inst, name = labels.get("instance"), labels.get("fleet_q")
+            if inst and name:
+                out.setdefault(name, {})[inst] = tuple(v for _, v in values if v == v)
+        return out
+
+    async def refresh(self, client: httpx.AsyncClient) -> FleetSnapshot:
+        """One refresh; never raises for Prometheus' sake (failures are in the snapshot)."""
+        now = self.clock()
+        started = time.perf_counter()
+        jobs: list[Any] = [self._group(client, g, now) for g in self.groups]
+        if self.sparklines:
+            jobs.append(self._sparks(client, now))
+        done = await asyncio.gather(*jobs, return_exceptions=True)
+        answers: dict[str, Vector] = {}
+        failed: list[str] = []
+        errors: list[str] = []
+        for g, res in zip(self.groups, done, strict=False):
+            if isinstance(res, PrometheusError):
+                failed.append(g.name)
+                errors.append(f"{g.name}: {res}")
+            elif isinstance(res, BaseException):
+                raise res
+            else:
+                figures, warnings = res
+                answers.update(figures)
+                errors.extend(f"{g.name}: warning: {w}" for w in warnings)
+        snap = build_snapshot(_complete(answers, self.groups, failed), failed, now,
+                              prev=self.last, errors=_dedupe(errors),
+                              latency_s=time.perf_counter() - started,
+                              hints=self.hints() if self.hints else None)
+        if self.sparklines:
+            sparks = done[-1]
+            if isinstance(sparks, dict):
+                snap = _with_sparks(snap, sparks)
+            elif isinstance(sparks, BaseException) and not isinstance(sparks, PrometheusError):
+                raise sparks
+        self.last = snap
+        return snap
+
+    async def snapshots(self, count: int | None = None) -> AsyncIterator[FleetSnapshot]:
+        """A snapshot per refresh, ``count`` of them (``None``: until cancelled)."""
+        loop = asyncio.get_running_loop()
+        n = 0
+        async with self.client() as client:
+            while count is None or n < count:
+                started = loop.time()
+                yield await self.refresh(client)
+                n += 1
+                if count is not None and n >= count:
+                    return
+                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+
+
+def _complete(answers: dict[str, Vector], groups: Sequence[QueryGroup],
+              failed: Sequence[str]) -> Answers:
+    """Figures of answered groups that matched nothing are empty vectors, not missing ones."""
+    out = dict(answers)
+    for g in groups:
+        if g.name not in failed:
+            for name, _ in g.figures:
+                out.setdefault(name, [])
+    return out
+
+
+def _dedupe(errors: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(errors))
+
+
+def _with_sparks(snap: FleetSnapshot,
+                 sparks: Mapping[str, Mapping[str, tuple[float, ...]]]) -> FleetSnapshot:
+    from dataclasses import replace
+
+    return replace(snap, sparks=sparks)
+
+
+__all__ = ["FleetPoller", "PrometheusError", "bounded_get", "parse_answer"]
