@@ -20,6 +20,9 @@ error comes from; the leaves live beside the code that raises them::
     │   ├── DestinationError            a bad ``user@host:port`` (transport/ssh/config.py)
     │   ├── AuthError                   SSH authentication refused (transport/ssh/link.py)
     │   ├── MetricsError                ``/metrics`` unreadable (sources/metrics.py)
+    │   ├── HttpBudgetError             an HTTP answer over its budget (sources/http_budget.py)
+    │   │   ├── DeadlineExceeded        not complete within its total deadline
+    │   │   └── BodyTooLarge            a body over its byte cap
     │   ├── DraftConfigError            the draft model's config (sources/draftconfig.py)
     │   └── DiscoveryError              the host's processes unreadable (probe/discover.py)
     ├── LaunchError         a server not started, or a group not ours to stop (launch/process.py)
