@@ -15,6 +15,9 @@ in the current :attr:`HostileServer.mode` (switchable while it runs):
 ``numbers``  valid exposition whose values cannot be represented (400 digits, ``1e999``) and a
              ``/server_info`` of 1e308s.
 
+:attr:`HostileServer.health_mode`, when set, is the mode ``/health`` alone answers in (a server
+that is "starting" (``503``) while its ``/metrics`` floods, say).
+
 Bounded: each connection is served for at most ``max_conn_s`` seconds and ``max_conn_bytes``
 bytes, at most ``max_conns`` connections at a time; :meth:`stop` ends everything. Stdlib only:
 it runs its own asyncio loop in a daemon thread, so a test's own loop is never involved.
@@ -71,6 +74,7 @@ class HostileServer:
         self.huge_bytes = huge_bytes
         self.max_conn_s = max_conn_s
         self.max_conn_bytes = max_conn_bytes
+        self.health_mode: str | None = None  # /health answers in this mode when set
         self.requests = 0
         self._slots = threading.BoundedSemaphore(max_conns)
         self._loop = asyncio.new_event_loop()
@@ -169,7 +173,7 @@ class HostileServer:
         await writer.drain()
 
     async def _answer(self, path: str, writer: asyncio.StreamWriter) -> None:
-        mode = self.mode
+        mode = self.health_mode if path == "/health" and self.health_mode else self.mode
         if mode == "hang":
             await asyncio.sleep(self.max_conn_s)
             return

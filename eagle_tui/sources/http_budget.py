@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # the caps the sources use (a vLLM /metrics is ~100-300 KB; SGLang's /server_info ~10-50 KB)
 HEALTH_MAX_BYTES = 64 << 10
-METRICS_MAX_BYTES = 8 << 20
+METRICS_MAX_BYTES = 4 << 20
 INFO_MAX_BYTES = 1 << 20
 
 
@@ -95,6 +95,11 @@ class _Inflater:
 
 
 async def _read_body(resp: httpx.Response, url: str, max_bytes: int) -> bytes:
+    if resp.is_stream_consumed:  # (a transport that answered with the body already in memory)
+        if len(resp.content) > max_bytes:
+            raise BodyTooLarge(f"{url}: the answer is larger than {_size(max_bytes)}; skipped",
+                               resp.status_code)
+        return resp.content
     encoding = resp.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
         raise TransportError(f"{url}: a body encoded as {encoding!r} (identity was asked for)")
