@@ -17,6 +17,7 @@ error comes from; the leaves live beside the code that raises them::
     │   └── ReplayError                 a record line that cannot be replayed (sources/replay.py)
     ├── TransportError      the host, the connection, a remote command (transport/base.py)
     │   ├── ConnectionLost, HostKeyError, CommandNotFound            (transport/base.py)
+    │   ├── NotRegularFile              a FIFO, device, socket or directory as a file (base.py)
     │   ├── DestinationError            a bad ``user@host:port`` (transport/ssh/config.py)
     │   ├── AuthError                   SSH authentication refused (transport/ssh/link.py)
     │   ├── MetricsError                ``/metrics`` unreadable (sources/metrics.py)

@@ -227,6 +227,6 @@ def figures(state: DashboardState) -> Figures:
                    live)
 
 
-__all__ = ["METRICS_STALE_S", "SPEEDUP_WINDOW", "WINDOW", "Figure", "Figures", "Freshness", "Source", "accept_dist",
-           "accept_len", "accept_lifetime", "accept_mean", "accept_rate", "figures",
-           "per_position", "requests", "speedup", "stamp", "tok_s"]
+__all__ = ["METRICS_STALE_S", "SPEEDUP_WINDOW", "WINDOW", "Figure", "Figures", "Freshness",
+           "Source", "accept_dist", "accept_len", "accept_lifetime", "accept_mean", "accept_rate",
+           "figures", "per_position", "requests", "speedup", "stamp", "tok_s"]

@@ -7,9 +7,11 @@ instead, after 10 s every 250 ms (an idle dashboard must cost next to nothing: e
 the session thread also costs the UI thread a GIL hand-over), and returns to 20 ms with the next
 byte. The first line after a long quiet spell is then at most 250 ms late.
 It mirrors ``tail -F``: waits for a missing file, keeps
-reading a file that was deleted but is still written to, restarts at byte 0 when the file shrinks
-below the read position (truncated) or the path now names another inode (replaced, e.g. a new
-``nohup`` run), and reads in bounded chunks so a 10 GB log never sits in memory.
+reading a file that was deleted but is still written to, refuses what is not a regular file
+(a FIFO, ``/dev/zero``, a socket: :func:`open_regular`, which never blocks), restarts at byte 0
+when the file shrinks below the read position (truncated) or the path now names another inode
+(replaced, e.g. a new ``nohup`` run), and reads in bounded chunks so a 10 GB log never sits in
+memory.
 
 A truncation followed by a rewrite *past* the old offset within one poll interval is
 indistinguishable from an append by size alone; the inode and size checks are what ``tail -F``
@@ -20,13 +22,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, BinaryIO
 
-from .base import CommandNotFound, RunResult, TailChunk, TransportError
+from .base import (
+    CommandNotFound,
+    NotRegularFile,
+    RunResult,
+    TailChunk,
+    TransportError,
+    file_kind,
+    not_regular_message,
+)
 
 if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
     import httpx
@@ -42,6 +53,46 @@ _STDERR_KEEP = 20  # lines of a streamed command's stderr kept for its error mes
 
 def _identity(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
+
+
+def check_regular(path: str) -> None:
+    """Raise :class:`NotRegularFile` when ``path`` exists and is not a regular file (a FIFO,
+    ``/dev/zero``, a socket, a directory). A missing path passes: the tail waits for it.
+
+    ``stat`` never blocks on what it looks at (``open`` of a FIFO without a writer does).
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    kind = file_kind(st.st_mode)
+    if kind:
+        raise NotRegularFile(not_regular_message(path, kind))
+
+
+def open_regular(path: str) -> BinaryIO:
+    """Open ``path`` for reading only when it is a regular file, without ever blocking.
+
+    ``O_NONBLOCK`` makes the open of a FIFO return at once (a blocking open waits for a writer,
+    and the event loop with it); the kind is then checked on the descriptor itself (``fstat``),
+    so a path swapped for a FIFO between a check and the open is refused too. Raises
+    ``FileNotFoundError``/``PermissionError`` as ``open`` does, :class:`NotRegularFile` else.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a Unix socket (or a FIFO on some systems)
+            raise NotRegularFile(not_regular_message(path, "a socket")) from None
+        raise
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind:
+            raise NotRegularFile(not_regular_message(path, kind))
+        os.set_blocking(fd, True)  # (no effect on a regular file's reads; stated for clarity)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class LocalTransport:
@@ -130,7 +181,7 @@ class LocalTransport:
     # ------------------------------------------------------------------ files
     async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
         def read() -> bytes:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 data = fh.read(max_bytes + 1)
             if len(data) > max_bytes:
                 raise TransportError(f"{path}: larger than {max_bytes} bytes")
@@ -140,6 +191,8 @@ class LocalTransport:
             return await asyncio.to_thread(read)
         except FileNotFoundError:
             raise TransportError(f"{path}: no such file") from None
+        except NotRegularFile:
+            raise
         except IsADirectoryError:
             raise TransportError(f"{path}: is a directory") from None
         except PermissionError:
@@ -159,7 +212,7 @@ class LocalTransport:
             while True:
                 if fh is None:
                     try:
-                        fh = open(path, "rb")  # noqa: SIM115 - held across yields, closed below
+                        fh = open_regular(path)  # held across yields, closed below
                     except FileNotFoundError:
                         await asyncio.sleep(self.poll_interval)
                         continue
@@ -236,4 +289,4 @@ class LocalTransport:
         self._procs.clear()
 
 
-__all__ = ["LocalTransport"]
+__all__ = ["LocalTransport", "check_regular", "open_regular"]

@@ -32,15 +32,22 @@ from eagle_tui.model.events import ConnectionState
 from eagle_tui.transport.base import (
     CommandNotFound,
     ConnectionLost,
+    NotRegularFile,
     RunResult,
     TailChunk,
     TransportError,
+    not_regular_message,
 )
 from eagle_tui.transport.ssh.config import SshTarget, resolve
 from eagle_tui.transport.ssh.conn import Connection, backoff_delay
 from eagle_tui.transport.ssh.link import SshOptions
 from eagle_tui.transport.ssh.stream import ChannelStream
-from eagle_tui.transport.ssh.tail import TailFollower, tail_command
+from eagle_tui.transport.ssh.tail import (
+    NOT_REGULAR_EXIT,
+    TailFollower,
+    not_regular_kind,
+    tail_command,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -206,6 +213,9 @@ class SshTransport:
                         lost = True
                     else:
                         why = follower.stderr_text() or "no message"
+                        if chunk.code == NOT_REGULAR_EXIT:
+                            raise NotRegularFile(not_regular_message(
+                                f"{path} on {self._dest}", not_regular_kind(why)))
                         if _not_found(chunk.code, why.encode()):
                             raise CommandNotFound(f"tail: command not found on {self._dest}")
                         raise TransportError(
@@ -216,7 +226,13 @@ class SshTransport:
             resumed = lost
 
     async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
-        result = await self.run(["head", "-c", str(max_bytes + 1), "--", path])
+        # regular files only: ``head`` of a FIFO without a writer would wait for the timeout
+        script = ('if [ -e "$1" ] && [ ! -f "$1" ]; then exit 66; fi; '
+                  'exec head -c "$2" -- "$1"')
+        result = await self.run(["sh", "-c", script, "sh", path, str(max_bytes + 1)])
+        if result.exit_code == NOT_REGULAR_EXIT:
+            raise NotRegularFile(not_regular_message(f"{path} on {self._dest}",
+                                                     "not a regular file"))
         if result.exit_code != 0:
             lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
             why = lines[-1] if lines else f"exit {result.exit_code}"
