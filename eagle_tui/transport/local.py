@@ -235,6 +235,10 @@ class LocalTransport:
                     yield TailChunk(data, offset, restarted, at_eof)
                     restarted = ""
                     announced_eof = at_eof
+                    if not at_eof:
+                        # a turn for the loop between chunks of a long catch-up: a 2 GB file
+                        # must not hold off --duration, a key or Ctrl-C until its end
+                        await asyncio.sleep(0)
                     continue
                 if restarted or not announced_eof:
                     # the consumer learns it caught up (or that the file restarted) even when

@@ -118,3 +118,18 @@ def test_ctrl_c_ends_wait_on_a_missing_log(tmp_path: Path) -> None:
         proc.communicate()
     assert time.monotonic() - t0 < 5.0
     assert rc == 130
+
+
+@pytest.mark.parametrize("command", ["watch", "wait"])
+def test_a_2gb_sparse_log_honours_duration_and_timeout(tmp_path: Path, command: str) -> None:
+    """A 2 GB sparse file (one "line" of zeros): ``--duration`` was ignored while the catch-up
+    held the loop; now the tail gives the loop a turn between chunks."""
+    log = tmp_path / "sparse.log"
+    with log.open("wb") as fh:
+        fh.truncate(2 << 30)
+    args = (["watch", "--headless", "--log", str(log), "--duration", "3"] if command == "watch"
+            else ["wait", "--log", str(log), "--timeout", "3"])
+    t0 = time.monotonic()
+    proc = _eagle(*args)
+    assert time.monotonic() - t0 < 3 + LIMIT_S / 2, proc.stderr.decode()
+    assert proc.returncode == (0 if command == "watch" else 3), proc.stderr.decode()
