@@ -31,6 +31,9 @@ error comes from; the leaves live beside the code that raises them::
     ├── BenchError          ``bench`` could not start its load (commands/bench.py, exit 1)
     └── ApiError            the simulator refuses an OpenAI request (sim/openai_api.py)
 
+Anything else that reaches ``cli.main`` is a bug: one line and exit :data:`EXIT_INTERNAL` (70),
+never 1, the "crashed" of ``wait`` and the "errors found" of ``lint``.
+
 UsageError, ConfigError and InputError are also ValueErrors: callers that caught the ValueError
 of a bad argument, file or record line before this tree existed keep working. TransportError is
 not: a lost connection is not a bad value. ``tests/unit/test_errors.py`` checks that every
@@ -40,6 +43,8 @@ This module is a leaf: it imports nothing, so every layer (the pure model includ
 """
 
 from __future__ import annotations
+
+EXIT_INTERNAL = 70  # a bug of eagle-tui itself (sysexits' EX_SOFTWARE): never 1, "crashed"
 
 
 class EagleError(Exception):
@@ -58,4 +63,4 @@ class InputError(EagleError, ValueError):
     """A file or stream that cannot be read as asked (a malformed record line, say)."""
 
 
-__all__ = ["ConfigError", "EagleError", "InputError", "UsageError"]
+__all__ = ["EXIT_INTERNAL", "ConfigError", "EagleError", "InputError", "UsageError"]

@@ -19,12 +19,21 @@ from eagle_tui.model.figures import figures
 from eagle_tui.model.state import DashboardState
 
 GIB = float(1 << 30)
+LINE_SHOWN = 500  # characters of each of the crash diagnosis' last log lines
 _CONTROL = dict.fromkeys([*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0)], "?")
 
 
 def clean(text: str) -> str:
     """Defence in depth: log text reaching the terminal never carries a control character."""
     return text.translate(_CONTROL)
+
+
+def cut(text: str, limit: int = LINE_SHOWN) -> str:
+    """``text`` at most ``limit`` characters, marked when cut: the crash diagnosis' last lines
+    of a ``/dev/zero``-like log were 20 lines of a megabyte each."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
 
 
 def phase_text(state: DashboardState) -> str:
@@ -182,7 +191,8 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
         obj["stuck_in_phase_s"] = round(stuck, 3) if stuck is not None else None
     if state.crash is not None:
         c = state.crash
-        obj["crash"] = {"kind": c.kind, "lineno": c.lineno, "message": c.message, "hint": c.hint}
+        obj["crash"] = {"kind": c.kind, "lineno": c.lineno, "message": cut(c.message),
+                        "hint": c.hint}
     if state.process_exit is not None:
         ex = state.process_exit
         obj["process_exit"] = {"pid": ex.pid, "exit_code": ex.exit_code, "signal": ex.signal}
@@ -191,7 +201,8 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
     obj["alerts"] = [a.as_dict() for a in state.alerts]
     obj["numbers"] = figures_dict(figures(state))
     if status != "ready":
-        obj["last_lines"] = [{"lineno": ln.lineno, "text": ln.text} for ln in state.recent_lines]
+        obj["last_lines"] = [{"lineno": ln.lineno, "text": cut(ln.text)}
+                             for ln in state.recent_lines]
     return obj
 
 
@@ -213,11 +224,11 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
         out.append(f"TIMEOUT after {elapsed:.1f} s: stuck in phase {phase_text(state)}"
                    f"{stuck_text}" + (f"; health: {state.health.state}" if state.health else ""))
     else:
-        out.append(f"CRASHED after {elapsed:.1f} s: {clean(reason)}")
+        out.append(f"CRASHED after {elapsed:.1f} s: {clean(cut(reason))}")
     c = state.crash
     if c is not None:
         out.append(f"  kind:  {c.kind}")
-        out.append(f"  cause: line {c.lineno}: {clean(c.message)}")
+        out.append(f"  cause: line {c.lineno}: {clean(cut(c.message))}")
         out.append(f"  hint:  {clean(c.hint)}")
     if state.process_exit is not None and c is None:
         ex = state.process_exit
@@ -225,9 +236,9 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
                    "with no crash line in the log")
     if state.recent_lines:
         out.append(f"last {len(state.recent_lines)} log lines:")
-        out.extend(f"  {ln.lineno:>7} | {clean(ln.text)}" for ln in state.recent_lines)
+        out.extend(f"  {ln.lineno:>7} | {clean(cut(ln.text))}" for ln in state.recent_lines)
     return out
 
 
-__all__ = ["clean", "diagnosis_lines", "phase_text", "progress_dict", "progress_line",
-           "result_dict"]
+__all__ = ["LINE_SHOWN", "clean", "cut", "diagnosis_lines", "phase_text", "progress_dict",
+           "progress_line", "result_dict"]
