@@ -104,6 +104,9 @@ class LocalTransport:
         self.poll_interval = poll_interval
         self.chunk_size = chunk_size
         self._procs: set[asyncio.subprocess.Process] = set()
+        # path → identity of the file its last tail read: a tail started again at an offset
+        # (a source retried) tells a replaced file from a truncated or appended one
+        self._seen: dict[str, tuple[int, int]] = {}
 
     @property
     def host(self) -> str:
@@ -204,7 +207,7 @@ class LocalTransport:
         if offset < 0:
             raise ValueError("offset must be >= 0")
         fh: IO[bytes] | None = None
-        ident: tuple[int, int] | None = None
+        ident: tuple[int, int] | None = self._seen.get(path) if offset > 0 else None
         restarted = ""
         announced_eof = False
         quiet_since: float | None = None  # monotonic time of the first poll that found nothing
@@ -226,6 +229,7 @@ class LocalTransport:
                     elif st.st_size < offset:
                         restarted, offset = "truncated", 0
                     ident = _identity(st)
+                    self._remember(path, ident)
                     fh.seek(offset)
                 data = fh.read(self.chunk_size)
                 if data:
@@ -268,6 +272,11 @@ class LocalTransport:
         finally:
             if fh is not None:
                 fh.close()
+
+    def _remember(self, path: str, ident: tuple[int, int]) -> None:
+        if path not in self._seen and len(self._seen) >= 64:
+            self._seen.pop(next(iter(self._seen)))
+        self._seen[path] = ident
 
     def _poll_delay(self, quiet_s: float) -> float:
         """The wait before the next poll of a file that has had nothing new for ``quiet_s``."""

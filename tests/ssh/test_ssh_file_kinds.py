@@ -26,8 +26,26 @@ async def test_remote_tail_and_read_refuse_what_is_not_regular(sshd: Any, tmp_pa
             async for _ in t.tail(path):
                 break
 
-        with pytest.raises(NotRegularFile, match="not a regular file") as err:
+        with pytest.raises(NotRegularFile, match=r"not a regular file|is a directory") as err:
             await asyncio.wait_for(first(), 10.0)
         assert {"fifo": "fifo", "zero": "character", "dir": "directory"}[kind] in str(err.value)
         with pytest.raises(NotRegularFile):
             await asyncio.wait_for(t.read_file(path), 10.0)
+
+
+async def test_remote_tail_again_after_a_replacement_says_replaced(sshd: Any,
+                                                                  tmp_path: Path) -> None:
+    """Issue 17: a replaced log was announced "truncated" once the tail started again."""
+    log = tmp_path / "server.log"
+    log.write_bytes(b"old run line 1\nold run line 2\n")
+    async with sshd.transport() as t:
+        it = aiter(t.tail(str(log)))
+        first = await asyncio.wait_for(anext(it), 10.0)
+        await it.aclose()  # type: ignore[attr-defined]
+        new = tmp_path / "server.log.new"
+        new.write_bytes(b"new\n")
+        os.replace(new, log)
+        it = aiter(t.tail(str(log), first.offset))
+        again = await asyncio.wait_for(anext(it), 10.0)
+        await it.aclose()  # type: ignore[attr-defined]
+    assert again.restarted == "replaced"

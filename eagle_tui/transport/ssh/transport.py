@@ -77,6 +77,9 @@ class SshTransport:
         self._dest = dest
         self._executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ssh {dest}")
         self._conn = Connection(dest, self._target, self._options, self._executor)
+        # path → inode its last tail read: a tail started again at an offset (a source
+        # retried) tells a replaced file from a truncated one (bounded: a few paths)
+        self._inodes: dict[str, int] = {}
 
     # ---------------------------------------------------------------- Transport protocol
 
@@ -175,7 +178,8 @@ class SshTransport:
             await stream.aclose()
 
     async def tail(self, path: str, offset: int = 0) -> AsyncIterator[TailChunk]:
-        follower = TailFollower(offset=offset)
+        follower = TailFollower(offset=offset,
+                                inode=self._inodes.get(path) if offset > 0 else None)
         resumed = False
         while True:
             link = await self._conn.live(None)
@@ -196,7 +200,10 @@ class SshTransport:
                 async for chunk in stream:
                     if chunk.kind == "out":
                         try:
-                            for item in follower.feed_out(chunk.data):
+                            items = follower.feed_out(chunk.data)
+                            if follower.inode is not None:
+                                self._remember(path, follower.inode)
+                            for item in items:
                                 yield item
                         except ValueError as exc:
                             raise TransportError(f"tail of {path} on {self._dest}: {exc}") from exc
@@ -224,6 +231,11 @@ class SshTransport:
             finally:
                 await stream.aclose()
             resumed = lost
+
+    def _remember(self, path: str, inode: int) -> None:
+        if path not in self._inodes and len(self._inodes) >= 64:
+            self._inodes.pop(next(iter(self._inodes)))
+        self._inodes[path] = inode
 
     async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
         # regular files only: ``head`` of a FIFO without a writer would wait for the timeout
