@@ -116,9 +116,10 @@ class HostileServer:
     def stop(self) -> None:
         async def shutdown() -> None:
             await self._close_listener()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         if self._thread.is_alive():
             with contextlib.suppress(TimeoutError):
@@ -147,6 +148,10 @@ class HostileServer:
         except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
                 IndexError):
             pass  # the client gave up or the budget ran out: both are the point of this server
+        except asyncio.CancelledError:
+            # stop(): end quietly (asyncio's stream callback reports a cancelled handler as
+            # an error); nothing waits on this handler's result
+            pass
         finally:
             self._slots.release()
             writer.close()
