@@ -49,8 +49,11 @@ _HEALTH = re.compile(r"health (no_listener|starting|ready|error|timeout|unknown)
 Row = dict[str, float | str]
 
 
+TREE = ROOT  # the eagle-tui under test (--tree: another checkout, for a before/after)
+
+
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+    return {**os.environ, "PYTHONPATH": str(TREE)}
 
 
 def _cmd(*args: str) -> list[str]:
@@ -58,7 +61,7 @@ def _cmd(*args: str) -> list[str]:
 
 
 def dashboard(url: str, seconds: float) -> Row:
-    cmd = f"env PYTHONPATH={ROOT} {sys.executable} -m eagle_tui watch --log {SAMPLE} " \
+    cmd = f"env PYTHONPATH={TREE} {sys.executable} -m eagle_tui watch --log {SAMPLE} " \
           f"--url {url} --gpu none"
     p = Pane(cmd)
     try:
@@ -102,7 +105,7 @@ def dashboard(url: str, seconds: float) -> Row:
 def timed(args: list[str], limit: float = 60.0) -> tuple[float, int, float]:
     """(seconds, exit code, peak RSS MB) of one eagle-tui run."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(_cmd(*args), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(_cmd(*args), cwd=TREE, env=_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -168,14 +171,19 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--modes", default=",".join(MODES), help="comma-separated modes")
     ap.add_argument("--write", action="store_true", help="update docs/reliability.md")
+    ap.add_argument("--tree", type=Path, default=None,
+                    help="run the eagle-tui of this checkout (the server stays this one's)")
     a = ap.parse_args()
+    global TREE
+    TREE = a.tree.resolve() if a.tree else ROOT
     seconds = a.seconds or (4.0 if a.quick else 10.0)
     rows: dict[str, Row] = {}
     with HostileServer(drip_s=1.0, max_conn_s=60.0) as srv:
         for mode in a.modes.split(","):
             rows[mode] = one_mode(srv, mode, seconds)
             print(f"{mode}: {rows[mode]}", file=sys.stderr, flush=True)
-    body = f"Measured {machine()}, {seconds:g} s of keys per mode:\n\n{table(rows)}"
+    who = "" if TREE == ROOT else f" (eagle-tui of {TREE})"
+    body = f"Measured {machine()}{who}, {seconds:g} s of keys per mode:\n\n{table(rows)}"
     print(body)
     if a.write:
         write_doc(body)
