@@ -179,7 +179,7 @@ def _check_regular(path: str, flag: str) -> None:
     """A FIFO, device, socket or directory given as a file is a usage error (exit 2), found
     before anything opens it (opening a FIFO blocks; ``/dev/zero`` never ends)."""
     from eagle_tui.transport.base import NotRegularFile
-    from eagle_tui.transport.local import check_regular
+    from eagle_tui.transport.files import check_regular
 
     try:
         check_regular(path)

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from eagle_tui.commands import report_windows
     from eagle_tui.model.normalize import sanitize
     from eagle_tui.transport.base import NotRegularFile
-    from eagle_tui.transport.local import open_regular
+    from eagle_tui.transport.files import open_regular
 
     name: str = args.log
     rss: list[tuple[int, int]] = []

@@ -93,6 +93,13 @@ class _Inflater:
         self.pending = bool(self._d.unconsumed_tail)
         return out
 
+    def finish(self) -> bytes:
+        """What the decompressor still holds at the end of the body (usually nothing)."""
+        try:
+            return self._d.flush()
+        except zlib.error as exc:
+            raise TransportError(f"a compressed body that cannot be decoded: {exc}") from None
+
 
 async def _read_body(resp: httpx.Response, url: str, max_bytes: int) -> bytes:
     if resp.is_stream_consumed:  # (a transport that answered with the body already in memory)
@@ -109,6 +116,11 @@ async def _read_body(resp: httpx.Response, url: str, max_bytes: int) -> bytes:
         part = raw if inflater is None else inflater.feed(raw, max_bytes - len(body))
         body += part
         if len(body) > max_bytes or (inflater is not None and inflater.pending):
+            raise BodyTooLarge(f"{url}: the answer is larger than {_size(max_bytes)}; skipped",
+                               resp.status_code)
+    if inflater is not None:
+        body += inflater.finish()
+        if len(body) > max_bytes:
             raise BodyTooLarge(f"{url}: the answer is larger than {_size(max_bytes)}; skipped",
                                resp.status_code)
     return bytes(body)

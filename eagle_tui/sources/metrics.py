@@ -40,8 +40,12 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from eagle_tui.model.events import Engine, Event, MetricsSample
-from eagle_tui.model.normalize import sanitize
-from eagle_tui.model.numbers import strict_float
+from eagle_tui.sources.exposition import (
+    MAX_VALUE,
+    base_name,
+    filter_exposition,
+    skipped_note,
+)
 from eagle_tui.sources.http_budget import (
     METRICS_MAX_BYTES,
     BodyTooLarge,
@@ -53,7 +57,6 @@ from eagle_tui.transport.base import Transport, TransportError
 DEFAULT_INTERVAL_S = 2.0
 DEFAULT_WINDOW_S = 10.0
 DEFAULT_TIMEOUT_S = 5.0
-MAX_VALUE = 1e15  # larger than any count, rate or token total a server reaches: not a reading
 
 # labels that repeat one value per parallel rank (a gauge per TP rank is one number, not a sum)
 _RANK_LABELS = frozenset({"tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank", "moe_dp_rank"})
@@ -101,69 +104,10 @@ class Snapshot:
     skipped: tuple[str, ...] = ()  # samples whose value cannot be represented (not read)
 
 
-def _base_name(name: str) -> str | None:
-    """Counter sample name without ``_total``; ``None`` for ``_created`` bookkeeping series."""
-    if name.endswith("_created"):
-        return None
-    return name[: -len("_total")] if name.endswith("_total") else name
-
-
-def _line_name(line: str) -> str:
-    if line.startswith("#"):
-        parts = line.split(None, 3)
-        return parts[2] if len(parts) > 2 else ""
-    end = len(line)
-    for sep in ("{", " "):
-        i = line.find(sep)
-        if 0 <= i < end:
-            end = i
-    return line[:end]
-
-
-def _sample_value(line: str) -> tuple[str, str]:
-    """A sample line split into its ``name{labels}`` and its value token (a timestamp after
-    the value is dropped: eagle-tui stamps scrapes with its own clock)."""
-    close = line.rfind("}")
-    if close >= 0:
-        head, rest = line[: close + 1], line[close + 1:]
-    else:
-        head, _, rest = line.partition(" ")
-    words = rest.split()
-    return head, words[0] if words else ""
-
-
-def _kept_value(token: str) -> bool:
-    """A value eagle-tui can use: a whole, finite, plausible number (NaN is "no data yet")."""
-    if token == "NaN":
-        return True
-    value = strict_float(token)
-    return value is not None and abs(value) <= MAX_VALUE
-
-
 def filter_lines(text: str) -> tuple[str, tuple[str, ...]]:
-    """Only the series eagle-tui reads (a vLLM /metrics is ~640 lines of mostly histograms),
-    and the names of the samples skipped because their value cannot be represented.
-
-    Filtering first makes a scrape ~10x cheaper; the parser still sees well-formed exposition
-    because each kept family keeps its own ``# TYPE``/``# HELP`` lines. A value that is not a
-    whole finite number (``1e999``, 400 digits, ``0x10``) is dropped here, line by line, so one
-    bad sample costs that sample, never the scrape (``OverflowError`` failed every scrape).
-    """
-    keep = []
-    skipped: list[str] = []
-    for line in text.splitlines():
-        name = _line_name(line)
-        if not (name in _WANTED or _base_name(name) in _WANTED):
-            continue
-        if line.startswith("#"):
-            keep.append(line)
-            continue
-        head, token = _sample_value(line)
-        if _kept_value(token):
-            keep.append(f"{head} {token}")
-        elif name not in skipped:
-            skipped.append(name)
-    return "\n".join(keep) + "\n", tuple(skipped)
+    """The series eagle-tui reads with usable values, and the names of the samples skipped
+    (:func:`~eagle_tui.sources.exposition.filter_exposition` with this module's names)."""
+    return filter_exposition(text, _WANTED)
 
 
 def relevant_lines(text: str) -> str:
@@ -186,7 +130,7 @@ def parse_metrics(text: str, t: float) -> Snapshot:
         raise MetricsError(f"/metrics is not Prometheus text: {exc}") from None
     for fam in families:
         for s in fam.samples:
-            name = _base_name(s.name)
+            name = base_name(s.name)
             if name is None or s.value != s.value:  # NaN: no data yet
                 continue
             if name.startswith("vllm:"):
@@ -224,13 +168,6 @@ def parse_metrics(text: str, t: float) -> Snapshot:
 
 def _int(v: float | None) -> int | None:
     return int(v) if v is not None and abs(v) <= MAX_VALUE else None
-
-
-def skipped_note(names: tuple[str, ...]) -> str:
-    """The note a sample carries for the values it skipped (bounded: a few names)."""
-    shown = ", ".join(sanitize(n[:80]) for n in names[:3])
-    shown += f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return f"{len(names)} value(s) skipped, not representable: {shown}"
 
 
 def _first(gauges: dict[str, float], *names: str) -> float | None:

@@ -22,22 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING
 
-from .base import (
-    CommandNotFound,
-    NotRegularFile,
-    RunResult,
-    TailChunk,
-    TransportError,
-    file_kind,
-    not_regular_message,
-)
+from .base import CommandNotFound, NotRegularFile, RunResult, TailChunk, TransportError
+from .files import open_regular
 
 if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
     import httpx
@@ -53,46 +45,6 @@ _STDERR_KEEP = 20  # lines of a streamed command's stderr kept for its error mes
 
 def _identity(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
-
-
-def check_regular(path: str) -> None:
-    """Raise :class:`NotRegularFile` when ``path`` exists and is not a regular file (a FIFO,
-    ``/dev/zero``, a socket, a directory). A missing path passes: the tail waits for it.
-
-    ``stat`` never blocks on what it looks at (``open`` of a FIFO without a writer does).
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return
-    kind = file_kind(st.st_mode)
-    if kind:
-        raise NotRegularFile(not_regular_message(path, kind))
-
-
-def open_regular(path: str) -> BinaryIO:
-    """Open ``path`` for reading only when it is a regular file, without ever blocking.
-
-    ``O_NONBLOCK`` makes the open of a FIFO return at once (a blocking open waits for a writer,
-    and the event loop with it); the kind is then checked on the descriptor itself (``fstat``),
-    so a path swapped for a FIFO between a check and the open is refused too. Raises
-    ``FileNotFoundError``/``PermissionError`` as ``open`` does, :class:`NotRegularFile` else.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a Unix socket (or a FIFO on some systems)
-            raise NotRegularFile(not_regular_message(path, "a socket")) from None
-        raise
-    try:
-        kind = file_kind(os.fstat(fd).st_mode)
-        if kind:
-            raise NotRegularFile(not_regular_message(path, kind))
-        os.set_blocking(fd, True)  # (no effect on a regular file's reads; stated for clarity)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 class LocalTransport:
@@ -117,11 +69,18 @@ class LocalTransport:
                   stdin: bytes | None = None) -> RunResult:
         proc = await self._spawn(argv, stdout=asyncio.subprocess.PIPE, stdin=stdin is not None)
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
+            # asyncio.timeout, not wait_for: a cancelled wait_for waits for the cancelled
+            # communicate() to finish, which was seen to never happen (a stopped session hung)
+            async with asyncio.timeout(timeout):
+                out, err = await proc.communicate(stdin)
         except TimeoutError:
             proc.kill()
             await proc.wait()
             raise TransportError(f"{argv[0]} did not finish within {timeout:g} s") from None
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()  # the child must not outlive what asked for it
+            raise
         finally:
             self._procs.discard(proc)
         return RunResult(proc.returncode if proc.returncode is not None else -1, out, err)
@@ -302,4 +261,4 @@ class LocalTransport:
         self._procs.clear()
 
 
-__all__ = ["LocalTransport", "check_regular", "open_regular"]
+__all__ = ["LocalTransport"]

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from eagle_tui.transport.base import NotRegularFile
-from eagle_tui.transport.local import LocalTransport, check_regular, open_regular
+from eagle_tui.transport.files import check_regular, open_regular
+from eagle_tui.transport.local import LocalTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 8.0  # process start on a loaded 2-core machine, and then nothing to wait for
