@@ -94,6 +94,16 @@ async def probe(client: httpx.AsyncClient, path: str, clock: Callable[[], float]
     return HealthSample(state, clock(), resp.status_code, latency, error)
 
 
+def _link_down(transport: Transport) -> str:
+    """Why the transport's own link is down (SSH reconnecting or failed), ``""`` when it is up
+    or has no link (local): a request that ran out of time then says nothing of the server."""
+    state = getattr(transport, "state", None)
+    what = getattr(state, "state", "connected")
+    if not isinstance(what, str) or what == "connected":
+        return ""
+    return f"the SSH connection to {transport.host} is {what}"
+
+
 def listening_urls(pid: int) -> list[str]:
     """``http://`` URLs of the TCP ports that ``pid`` or its descendants listen on.
 
@@ -184,6 +194,9 @@ class HealthPoller:
             while self.max_polls is None or self.polls < self.max_polls:
                 started = loop.time()
                 sample = await probe(client, self.path, self._clock)
+                if sample.state == "timeout" and sample.status_code is None and (
+                        down := _link_down(self.transport)):
+                    raise ConnectionLost(down)  # not the server's state: the source is retried
                 self.polls += 1
                 yield sample
                 every = self.ready_interval if sample.state == "ready" else self.interval
