@@ -13,6 +13,7 @@ events the session delivered, so scripted sessions make it fully deterministic f
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -124,7 +125,10 @@ class EagleApp(ControlledApp):
         control: RunControl | None = None,
         file_lines: FileLines | None = None,
     ) -> None:
-        super().__init__()
+        # NO_COLOR (https://no-color.org): no colour at all. Textual alone turns colours into
+        # 256-colour greys (its Monochrome filter); with native ANSI colours it drops them
+        # (its NoColor filter: default foreground and background, attributes kept).
+        super().__init__(ansi_color=True if "NO_COLOR" in os.environ else None)
         self.file_lines = file_lines  # the line store behind the log's file part (scrollback)
         self.config = config
         self.session = session
