@@ -10,6 +10,14 @@ Cost (MEASURED.md, H200, driver 580): memory ~4.6 µs, utilization ~0.9, tempera
 ~1.0, SM clock ~1.2, compute processes ~7.2 µs per call; ``nvmlInit`` 10 ms once. One
 ``nvidia-smi`` process costs ~46 ms, which is why the fallback streams it with ``-lms`` instead of
 spawning one per sample. ``benchmarks/bench_nvml.py`` measures the whole per-GPU sample.
+
+Memory moves fast and matters most (a step when weights or the KV cache are allocated, a drop
+when a process exits), so between the full samples (every ``interval``, 1 s) the sampler reads
+only each GPU's memory every ``memory_interval`` (0.1 s, ~5 µs a GPU) and emits a sample at once
+when some GPU's used memory moved by ``memory_step`` or more since the last one it emitted: the
+step is on screen within ~0.2 s instead of up to a full interval later. Such a sample re-reads
+the compute-process list too, so the per-process memory always comes from the same sample as
+the device's; utilisation, power, temperature and clock are the last full sample's.
 """
 
 from __future__ import annotations
@@ -18,16 +26,20 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from eagle_tui.model.events import Event, GpuInfo, GpuProcess, GpuSample, GpuState
+from eagle_tui.model.gpuhistory import MEMORY_STEP as GPU_MEMORY_STEP
 from eagle_tui.transport.base import CommandNotFound, Transport, TransportError
 
 MIB = 1 << 20
 DEFAULT_INTERVAL_S = 1.0
-# The compute-process list is the one expensive call (~7 µs idle, ~30 µs on a busy H200):
-# refreshing it every 5th sample keeps a busy GPU's sample under the 50 µs budget.
-PROCESS_EVERY = 5
+MEMORY_INTERVAL_S = 0.1  # memory-only reads between full samples
+MEMORY_STEP = GPU_MEMORY_STEP  # a move this large is emitted at once (the pane: 0.1 GiB steps)
+# The compute-process list is the one expensive call (~7 µs idle, ~30 µs on a busy H200): at a
+# full sample a second it is read with every one, so it is never older than the memory shown.
+PROCESS_EVERY = 1
 
 SMI_FIELDS = (
     "index,uuid,name,memory.used,memory.total,utilization.gpu,utilization.memory,"
@@ -187,6 +199,8 @@ class NvmlSampler:
         *,
         nvml: Any = None,
         interval: float = DEFAULT_INTERVAL_S,
+        memory_interval: float | None = MEMORY_INTERVAL_S,
+        memory_step: int = MEMORY_STEP,
         processes: bool = True,
         process_every: int = PROCESS_EVERY,
         name: str = "gpu",
@@ -196,6 +210,10 @@ class NvmlSampler:
             raise ValueError("process_every must be >= 1")
         self.name = name
         self.interval = interval
+        # None (or not shorter than the interval): full samples only
+        self.memory_interval = memory_interval if memory_interval and \
+            memory_interval < interval else None
+        self.step_bytes = memory_step
         self.processes = processes
         self.process_every = process_every
         self._reads: dict[int, int] = {}  # index -> reads so far (process list cadence)
@@ -331,15 +349,7 @@ class NvmlSampler:
             reads = self._reads.get(index, 0)
             self._reads[index] = reads + 1
             if reads % self.process_every == 0 or index not in self._procs:
-                running = self._field(nv.nvmlDeviceGetComputeRunningProcesses, handle) or []
-                self._procs[index] = tuple(
-                    GpuProcess(
-                        int(p.pid),
-                        self._process_name(int(p.pid)),
-                        int(p.usedGpuMemory) if isinstance(p.usedGpuMemory, int) else None,
-                    )
-                    for p in running
-                )
+                self._read_processes(index, handle)
             procs = self._procs[index]
         return GpuInfo(
             index=index,
@@ -355,6 +365,50 @@ class NvmlSampler:
             sm_mhz=float(sm) if sm is not None else None,
             processes=procs,
         )
+
+    def _read_processes(self, index: int, handle: Any) -> None:
+        running = self._field(self._nvml.nvmlDeviceGetComputeRunningProcesses, handle) or []
+        self._procs[index] = tuple(
+            GpuProcess(
+                int(p.pid),
+                self._process_name(int(p.pid)),
+                int(p.usedGpuMemory) if isinstance(p.usedGpuMemory, int) else None,
+            )
+            for p in running
+        )
+
+    def memory_step(self, last: GpuSample) -> GpuSample | None:
+        """A sample with every GPU's memory read now, when one moved by ``step_bytes`` or more
+        since ``last`` (the last sample emitted); else ``None``. The process lists are read
+        again for it; the other fields are ``last``'s."""
+        if last.state != "ok":
+            return None
+        read: list[tuple[GpuInfo, Any, Any]] = []
+        moved = False
+        for g in last.gpus:
+            handle = self._handles[g.index] if g.index < len(self._handles) else None
+            if handle is None or isinstance(handle, BaseException) or g.error:
+                read.append((g, None, None))
+                continue
+            mem = self._memory(handle)
+            read.append((g, handle, mem))
+            if mem is not None and (g.mem_used is None
+                                    or abs(int(mem.used) - g.mem_used) >= self.step_bytes):
+                moved = True
+        if not moved:
+            return None
+        gpus = []
+        for g, handle, mem in read:
+            if mem is None:
+                gpus.append(g)
+                continue
+            procs = g.processes
+            if self.processes:
+                self._read_processes(g.index, handle)
+                procs = self._procs[g.index]
+            gpus.append(replace(g, mem_used=int(mem.used), mem_total=int(mem.total),
+                                processes=procs))
+        return GpuSample(self._clock(), "ok", tuple(gpus), backend="nvml")
 
     def sample(self) -> GpuSample:
         if not self.started:
@@ -374,9 +428,17 @@ class NvmlSampler:
         loop = asyncio.get_running_loop()
         try:
             while True:
-                started = loop.time()
-                yield self.sample()
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+                due = loop.time() + self.interval
+                last = self.sample()
+                yield last
+                while self.memory_interval is not None and \
+                        due - loop.time() > self.memory_interval:
+                    await asyncio.sleep(self.memory_interval)
+                    step = self.memory_step(last)
+                    if step is not None:
+                        last = step
+                        yield step
+                await asyncio.sleep(max(0.0, due - loop.time()))
         finally:
             self.stop()
 

@@ -32,7 +32,7 @@ from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phase, UserMarker
-from eagle_tui.model.gpuhistory import GpuHistory
+from eagle_tui.model.gpuhistory import GpuHistory, memory_moved
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.windows import WindowTracker
@@ -251,6 +251,12 @@ class EagleApp(ControlledApp):
             self._log_hosts = len(log.hosts)
             self.refresh_bindings()
         self.state = state
+        gpus = self.query_one(GpuPane)
+        if self._gpu_samples and memory_moved(gpus.sample, state.gpus):
+            # a memory step (an allocation, a process's memory freed) is shown now, not at the
+            # next pane update (up to PANE_INTERVAL later): only the GPU pane repaints
+            samples, self._gpu_samples = self._gpu_samples, []
+            gpus.show(state, samples)
 
     def watch_state(self, state: DashboardState) -> None:
         """Give the panes the new state: at once for a crash or a new phase, else at most

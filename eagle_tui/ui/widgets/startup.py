@@ -29,7 +29,7 @@ from eagle_tui.model.eta import step_eta
 from eagle_tui.model.events import CrashEvent
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.steps import STEPS, step_states
-from eagle_tui.ui.format import bar, fmt_bytes, fmt_clock, fmt_duration
+from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.connections import ConnectionList
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
@@ -91,7 +91,7 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
         if eta and Content.assemble(*row, *eta).cell_length <= width:
             row.extend(eta)
         lines.append(Content.assemble(*row))
-    lines.append(Content.assemble((" total ", "$text-muted"), (fmt_clock(state.elapsed), "bold"),
+    lines.append(Content.assemble((" total ", "$text-muted"), (coarse_clock(state.elapsed), "bold"),
                                   *_health_parts(state)))
     lines.append(_fit(_process_parts(state), width))
     lines.append(_fit(note_parts(state), width))
@@ -167,7 +167,7 @@ def _process_parts(state: DashboardState) -> list[Part]:
                          (f" {p.status}", "$success" if p.status in ("running", "sleeping")
                           else "$error")]
     if uptime is not None:
-        parts.append((f" · up {fmt_clock(uptime)}", "$text-muted"))
+        parts.append((f" · up {coarse_clock(uptime)}", "$text-muted"))
     if p.rss_bytes is not None:
         parts.append((f" · RSS {fmt_bytes(p.rss_bytes)}", "$text-muted"))
     if p.cpu_percent is not None:
