@@ -99,9 +99,11 @@ def _state_row(figs: Figures, width: int) -> Content | None:
     if live.activity == "idle":
         return _row("state", [("   IDLE", "bold $secondary"),
                               (f"  {inert(live.reason)}", "$text-muted")], "", width)
-    if live.activity == "stale":
-        return _row("state", [("  STALE", "bold $warning"),
-                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    if live.activity == "stale":  # the model's reason carries the exact age: shown coarser
+        why = f"no data for {coarse_age(live.data_age_s)}" if live.data_age_s is not None \
+            else inert(live.reason)
+        return _row("state", [("  STALE", "bold $warning"), (f"  {why}", "$text-muted")], "",
+                    width)
     if live.activity == "dead":
         return _row("state", [("   DEAD", "bold $error"),
                               (f"  {inert(live.reason)}", "$text-muted")], "", width)
@@ -203,8 +205,9 @@ def _live_key(state: DashboardState) -> tuple[object, ...]:
     age as shown (at its coarse step); not the age of a current figure, which moves with
     every tick."""
     live = figures(state).live
-    age = coarse_age(live.data_age_s) if live.activity == "stale" and live.data_age_s else None
-    return live.activity, live.reason, age
+    if live.activity == "stale":
+        return live.activity, coarse_age(live.data_age_s)
+    return live.activity, live.reason
 
 
 class MetricsPane(LineDiffWidget):
