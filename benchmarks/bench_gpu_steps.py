@@ -47,6 +47,7 @@ BEGIN, END = "<!-- bench_gpu_steps:begin -->", "<!-- bench_gpu_steps:end -->"
 GIB = 1 << 30
 MIB = 1 << 20
 _SHOWN = re.compile(r"(\d+\.\d)/(\d+)G")
+MERGE_S = 0.1  # NVML steps closer than this in the same direction count as one
 
 CHILD = r"""
 import os, sys, time, torch
@@ -172,7 +173,11 @@ def nvml_steps(trace: Trace, min_step: float) -> list[Step]:
     level = pts[0][1]
     for t, used in pts[1:]:
         if abs(used - level) >= min_step:
-            steps.append(Step("alloc" if used > level else "free", t, level, used))
+            what = "alloc" if used > level else "free"
+            if steps and steps[-1].what == what and t - steps[-1].t < MERGE_S:
+                steps[-1].after = used  # blocks allocated back to back: one step on screen
+            else:
+                steps.append(Step(what, t, level, used))
             level = used
         elif steps and abs(used - steps[-1].after) < min_step / 4:
             steps[-1].after = used  # the same step settling (a few MiB more or less)
@@ -237,7 +242,9 @@ def run_once(label: str, command: str, args: argparse.Namespace, work: Path) -> 
                                   "to_gib": round(s.after / GIB, 2)}
         for tr in (screen, smi):
             seen = tr.first_past(s.t - 0.01, s.before, s.after, until)
-            row[f"{tr.name} ms"] = round(1000 * (seen - s.t), 1) if seen is not None else None
+            # (0: the observer had it first: NVML's poller, on a busy machine, ran late)
+            row[f"{tr.name} ms"] = round(max(0.0, 1000 * (seen - s.t)), 1) if seen is not None \
+                else None
         rows.append(row)
     if exit_t is not None:
         for r in rows:
@@ -297,7 +304,8 @@ def main() -> None:
         raise SystemExit("bench_gpu_steps: tmux is required")
     runs = [("eagle-tui", f"env -u COLUMNS -u LINES {eagle_tui()} watch --log {{log}} --gpu nvml")]
     if args.baseline is not None:
-        runs.append(("baseline", f"env -u COLUMNS -u LINES PYTHONPATH={args.baseline.resolve()} "
+        path = os.pathsep.join([str(args.baseline.resolve()), os.environ.get("PYTHONPATH", "")])
+        runs.append(("baseline", f"env -u COLUMNS -u LINES PYTHONPATH={path.rstrip(os.pathsep)} "
                                  f"{sys.executable} -m eagle_tui watch --log {{log}} --gpu nvml"))
     with tempfile.TemporaryDirectory(prefix="eagle-gpu-steps-") as tmp:
         results = [run_once(label, cmd, args, Path(tmp)) for label, cmd in runs]
