@@ -41,7 +41,7 @@ DEFAULT_SAMPLE_S = 1.0
 # While no process is found, look every ``find_interval`` for this long, then every
 # FIND_SLOW_S: a scan of every process's descriptors costs ~1-5 ms (more on a busy host), and a
 # log whose writer is gone or elsewhere would pay it every second for as long as it is watched.
-FIND_FAST_FOR_S = 10.0
+FIND_FAST_FOR_S = 5.0
 FIND_SLOW_S = 5.0
 RESTART_SLACK_S = 5.0
 

@@ -20,7 +20,7 @@ from textual.widget import Widget
 from eagle_tui.model.events import Phase
 from eagle_tui.model.figures import Figure, figures
 from eagle_tui.model.state import DashboardState
-from eagle_tui.ui.format import coarse_age, coarse_clock, fmt_num
+from eagle_tui.ui.format import coarse_age, coarse_clock, fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.connections import STATUS_ERROR_CHARS, connection_content
 
@@ -73,7 +73,8 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
         parts.append((f" {PHASE_LABEL[state.phase]} ", "bold reverse $success"))
     else:
         parts.append((PHASE_LABEL[state.phase], "$accent bold"))
-    parts.append((f" {coarse_clock(state.elapsed)}", "$text-muted"))
+    parts.append((f" {(coarse_clock if state.ready else fmt_clock)(state.elapsed)}",
+                  "$text-muted"))
     down = [c for c in state.connections if c.state != "connected"]
     parts.extend(Content("  ") + connection_content(c, STATUS_ERROR_CHARS) for c in down)
     if live.activity == "dead" and live.reason:
