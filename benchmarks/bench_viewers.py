@@ -24,8 +24,10 @@ Scenarios:
   ``/`` opens the search/filter prompt, ``Escape`` closes it; toolong ``ctrl+l`` toggles line
   numbers; the bare app's ``w`` flips a label). ``ESCDELAY=25`` for every viewer (ncurses waits
   a second after a lone Esc otherwise);
-* **tail** 200 lines/s: CPU of the viewer's processes over 10 s (user + system, % of one core),
-  then **idle** over 10 s once the writer stopped, and that the last line written was shown.
+* **tail** 200 lines/s: CPU of the viewer's processes over 10 s (user + system of the viewer,
+  its descendants and the children it reaped, % of one core), then **idle** over 10 s from
+  65 s after the viewer started (a clock may tick every second in its first minute) with the
+  writer gone, and how long after the writer's last line that line was on screen.
 
     python benchmarks/bench_viewers.py                 # everything (~10 min on 2 cores)
     python benchmarks/bench_viewers.py --quick         # 1 M lines only, shorter windows
@@ -49,6 +51,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_tui import (
@@ -71,6 +75,7 @@ TOOLONG_VENV = Path.home() / ".cache" / "eagle-tui-bench" / "toolong-venv"
 END_MARK = "eagle-bench-end"
 END_LINE = (f'[2025-11-20 11:00:01] INFO:     127.0.0.1:4242 - "GET /{END_MARK} HTTP/1.1" '
             "200 OK\n").encode()
+IDLE_AFTER_S = 65.0  # idle is measured from this long after the viewer started
 BUSY_CORE = 0.10  # a 0.25 s window above this share of a core: the viewer is still working
 SETTLE_WINDOW = 0.25
 
@@ -90,12 +95,22 @@ def _has_line_numbers(text: str) -> bool:
     return any(r[1:].lstrip()[:1].isdigit() for r in rows)
 
 
-def viewers(lnav: str | None, toolong: Path | None) -> tuple[dict[str, Viewer], list[str]]:
+def viewers(lnav: str | None, toolong: Path | None,
+            baseline: Path | None = None) -> tuple[dict[str, Viewer], list[str]]:
     env = "env -u COLUMNS -u LINES ESCDELAY=25"
     out = {
         "eagle watch": Viewer("eagle watch",
                               lambda f: f"{env} {eagle_tui()} watch --log {f} --gpu none",
                               lambda t: "filter: show only" in t, ("/", "Escape")),
+    }
+    if baseline is not None:  # the same dashboard from another checkout, e.g. main: A/B
+        path = os.pathsep.join([str(baseline), os.environ.get("PYTHONPATH", "")])
+        out["eagle watch (baseline)"] = Viewer(
+            "eagle watch (baseline)",
+            lambda f: f"{env} PYTHONPATH={path.rstrip(os.pathsep)} {sys.executable} -m eagle_tui "
+                      f"watch --log {f} --gpu none",
+            lambda t: "filter: show only" in t, ("/", "Escape"))
+    out |= {
         "eagle replay": Viewer("eagle replay", lambda f: f"{env} {eagle_tui()} replay {f}",
                                lambda t: "filter: show only" in t, ("/", "Escape"),
                                follows=False),
@@ -155,6 +170,34 @@ def versions(lnav: str | None, toolong: Path | None) -> str:
 # --------------------------------------------------------------------------- measuring
 
 
+def cpu_seconds(p: Pane) -> float:
+    """User + system CPU of the viewer, its live descendants and the children it reaped (a
+    viewer that runs a helper process now and then pays for it too)."""
+    total = 0.0
+    try:
+        proc = psutil.Process(p.pid)
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    for q in procs:
+        try:
+            t = q.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def nonblank(text: str) -> int:
     return sum(1 for r in text.splitlines() if r.strip())
 
@@ -164,14 +207,14 @@ class Watch:
 
     def __init__(self, p: Pane) -> None:
         self.p = p
-        self.cpu = p.cpu_seconds()
+        self.cpu = cpu_seconds(p)
         self.window_t = time.monotonic()
         self.busy_until = 0.0  # end of the last busy window, since the start
 
     def tick(self) -> str:
         now = time.monotonic()
         if now - self.window_t >= SETTLE_WINDOW:
-            cpu = self.p.cpu_seconds()
+            cpu = cpu_seconds(self.p)
             if (cpu - self.cpu) / (now - self.window_t) > BUSY_CORE:
                 self.busy_until = now - self.p.t_start
             self.cpu, self.window_t = cpu, now
@@ -264,9 +307,9 @@ def tail(v: Viewer, work: Path, rate: float, seconds: float,
         writer = subprocess.Popen([sys.executable, __file__, "--writer", str(log), str(rate),
                                    str(seconds + 3)])
         time.sleep(3.0)  # warm up
-        cpu0, t1 = p.cpu_seconds(), time.monotonic()
+        cpu0, t1 = cpu_seconds(p), time.monotonic()
         time.sleep(seconds)
-        busy = (p.cpu_seconds() - cpu0) / (time.monotonic() - t1)
+        busy = (cpu_seconds(p) - cpu0) / (time.monotonic() - t1)
         writer.wait()
         t_end = time.monotonic()
         shown = float("nan")
@@ -275,10 +318,11 @@ def tail(v: Viewer, work: Path, rate: float, seconds: float,
                 shown = time.monotonic() - t_end
                 break
             time.sleep(0.01)
-        time.sleep(3.0)
-        cpu0, t1 = p.cpu_seconds(), time.monotonic()
+        # idle from IDLE_AFTER_S on: a viewer's clock may tick every second for its first minute
+        time.sleep(max(3.0, IDLE_AFTER_S - (time.monotonic() - p.t_start)))
+        cpu0, t1 = cpu_seconds(p), time.monotonic()
         time.sleep(idle_s)
-        idle = (p.cpu_seconds() - cpu0) / (time.monotonic() - t1)
+        idle = (cpu_seconds(p) - cpu0) / (time.monotonic() - t1)
         return {f"cpu % at {rate:g} lines/s": 100 * busy, "cpu % idle": 100 * idle,
                 "last line shown s": shown, "rss MB": p.rss_mb()}
 
@@ -331,6 +375,8 @@ def main() -> None:
                     help=f"virtual environment with toolong (default {TOOLONG_VENV}; created "
                          "with pip when missing)")
     ap.add_argument("--no-install", action="store_true", help="never create the toolong venv")
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also run the dashboard of the checkout in DIR (e.g. main), same run")
     args = ap.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("bench_viewers: tmux is required")
@@ -338,7 +384,7 @@ def main() -> None:
     if lnav and not Path(lnav).exists():
         lnav = None
     toolong, why = find_toolong(args.toolong_venv, not args.no_install)
-    contenders, notes = viewers(lnav, toolong)
+    contenders, notes = viewers(lnav, toolong, args.baseline.resolve() if args.baseline else None)
     if why and toolong is None:
         notes[-1] = f"toolong: {why}; its column is left out"
     if args.viewer:
@@ -348,14 +394,14 @@ def main() -> None:
     wanted = args.only or ["open", "keys", "tail"]
     cmd = " ".join(["benchmarks/bench_viewers.py", *sys.argv[1:]])
     sections = [f"Measured on {os.cpu_count()} cores ({platform.machine()}, "
-                f"{platform.processor() or platform.machine()}), load average "
+                f"{cpu_model()}), load average "
                 f"{os.getloadavg()[0]:.1f} at the start, Python {platform.python_version()}, "
                 f"{versions(lnav, toolong)}, {time.strftime('%Y-%m-%d')}, by `python {cmd}` "
                 f"(tmux {SIZE[0]}×{SIZE[1]}, one run, viewers one after another)."]
     if notes:
         sections.append("Left out: " + "; ".join(notes) + ".")
     print(sections[0], *sections[1:], sep="\n", flush=True)
-    warm_bytecode([])
+    warm_bytecode([args.baseline] if args.baseline else [])
     with tempfile.TemporaryDirectory(prefix="eagle-viewers-") as tmp:
         work = Path(tmp)
         logs: dict[int, Path] = {}
