@@ -40,14 +40,16 @@ CPU numbers on a shared machine are noisy: compare the columns of one run, not r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,6 +200,26 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+@contextlib.contextmanager
+def viewer_pane(command: str) -> Iterator[Pane]:
+    """:func:`bench_tui.pane`, retried: on a loaded machine tmux now and then reports its new
+    server gone before the session is listed (``server exited unexpectedly``)."""
+    for attempt in range(3):
+        try:
+            ctx = pane(command)
+            p = ctx.__enter__()
+        except (ValueError, subprocess.SubprocessError):
+            if attempt == 2:
+                raise
+            time.sleep(1.0)
+            continue
+        try:
+            yield p
+        finally:
+            ctx.__exit__(None, None, None)
+        return
+
+
 def nonblank(text: str) -> int:
     return sum(1 for r in text.splitlines() if r.strip())
 
@@ -222,7 +244,7 @@ class Watch:
 
 
 def open_log(v: Viewer, log: Path, timeout: float) -> dict[str, float | str]:
-    with pane(v.command(log)) as p:
+    with viewer_pane(v.command(log)) as p:
         w = Watch(p)
         first = text_at = None
         deadline = time.monotonic() + timeout
@@ -248,7 +270,7 @@ def open_log(v: Viewer, log: Path, timeout: float) -> dict[str, float | str]:
 
 
 def keys_while_opening(v: Viewer, log: Path, seconds: float) -> dict[str, float | str]:
-    with pane(v.command(log)) as p:
+    with viewer_pane(v.command(log)) as p:
         t0 = time.monotonic()
         while nonblank(p.capture()) < 2:
             if time.monotonic() - t0 > 30:
@@ -295,9 +317,9 @@ def writer_main(path: Path, rate: float, seconds: float) -> None:
 
 def tail(v: Viewer, work: Path, rate: float, seconds: float,
          idle_s: float) -> dict[str, float | str]:
-    log = work / f"tail-{v.name.replace(' ', '-')}.log"
+    log = work / f"tail-{re.sub(r'[^a-z0-9]+', '-', v.name.lower()).strip('-')}.log"
     write_big_log(log, 2_000)  # a screenful and more already there, as on a running server
-    with pane(v.command(log)) as p:
+    with viewer_pane(v.command(log)) as p:
         t0 = time.monotonic()
         while nonblank(p.capture()) < 2:
             if time.monotonic() - t0 > 30:
