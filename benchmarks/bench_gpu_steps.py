@@ -305,8 +305,10 @@ def main() -> None:
     runs = [("eagle-tui", f"env -u COLUMNS -u LINES {eagle_tui()} watch --log {{log}} --gpu nvml")]
     if args.baseline is not None:
         path = os.pathsep.join([str(args.baseline.resolve()), os.environ.get("PYTHONPATH", "")])
-        runs.append(("baseline", f"env -u COLUMNS -u LINES PYTHONPATH={path.rstrip(os.pathsep)} "
-                                 f"{sys.executable} -m eagle_tui watch --log {{log}} --gpu nvml"))
+        # -C: ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH
+        runs.append(("baseline", f"env -u COLUMNS -u LINES -C {args.baseline.resolve()} "
+                                 f"PYTHONPATH={path.rstrip(os.pathsep)} {sys.executable} -m "
+                                 "eagle_tui watch --log {log} --gpu nvml"))
     with tempfile.TemporaryDirectory(prefix="eagle-gpu-steps-") as tmp:
         results = [run_once(label, cmd, args, Path(tmp)) for label, cmd in runs]
     import pynvml as nv

@@ -109,7 +109,10 @@ def viewers(lnav: str | None, toolong: Path | None,
         path = os.pathsep.join([str(baseline), os.environ.get("PYTHONPATH", "")])
         out["eagle watch (baseline)"] = Viewer(
             "eagle watch (baseline)",
-            lambda f: f"{env} PYTHONPATH={path.rstrip(os.pathsep)} {sys.executable} -m eagle_tui "
+            # -C: ``python -m`` puts the working directory first on sys.path, ahead of
+            # PYTHONPATH: started in this checkout it would import this checkout's eagle_tui
+            lambda f: f"env -C {baseline} -u COLUMNS -u LINES ESCDELAY=25 "
+                      f"PYTHONPATH={path.rstrip(os.pathsep)} {sys.executable} -m eagle_tui "
                       f"watch --log {f} --gpu none",
             lambda t: "filter: show only" in t, ("/", "Escape"))
     out |= {
