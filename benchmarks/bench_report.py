@@ -7,16 +7,19 @@ a uvicorn access line; every ``decode_log_interval`` steps the scheduler logs a 
 line (late-2025 format, trailing ``", "``) followed by a debug line. About 45 % of the lines are
 Decode lines, 45 % debug lines, 10 % prefill and access lines.
 
-For each size the same file is measured with ``grep -c "Decode batch"`` and with
-``python -m eagle_tui report --json FILE`` (fresh process, startup included, output to a file —
-not ``/dev/null``, where GNU grep stops at the first match), alternately: best wall time of
-``--runs`` runs each, and the peak memory: ``wait4``'s peak RSS, or for a ``report`` that has
-``--debug-rss`` its own peak RSS plus each forked worker's peak private memory (the tree's
-memory, every page counted once at most; ``wait4`` alone shows only the largest process of the
-tree), and beside it the plain sum of every process's peak RSS (pages a worker shares with the
-parent counted in each: an overstatement). The table is printed and, with
-``--write``, put into the "report" section of ``docs/performance.md``. ``--workers 1 2 4 8``
-measures each process count side by side (one row each).
+For each size the same file is measured with ``grep -c "Decode batch"``, ``grep -c ''`` and
+``wc -l`` (what reading the file costs a C program) and with ``python -m eagle_tui report --json
+FILE`` (fresh process, startup included, output to a file — not ``/dev/null``, where GNU grep
+stops at the first match), alternately: best wall time of ``--runs`` runs each, best CPU time
+(user + system of the process and the workers it reaped: the cost "on one core"), the ratio of
+``report``'s wall time to ``grep -c "Decode batch"``'s, and the peak memory: ``wait4``'s peak
+RSS, or for a ``report`` that has ``--debug-rss`` its own peak RSS plus each forked worker's
+peak private memory (the tree's memory, every page counted once at most; ``wait4`` alone shows
+only the largest process of the tree), and beside it the plain sum of every process's peak RSS
+(pages a worker shares with the parent counted in each: an overstatement). The table is
+printed and, with ``--write``, put into the "report" section of ``docs/performance.md``. By
+default ``report`` runs with ``--workers 1`` and with its own default process count, one row
+each; ``--workers 1 2 4 8`` measures those counts instead (0: the default).
 
 Python's bytecode cache is on, in a private temporary folder warmed by one untimed run, as for
 an installed package (pip compiles it at install time); ``--no-bytecode-cache`` measures with
@@ -24,6 +27,7 @@ an installed package (pip compiles it at install time); ``--no-bytecode-cache`` 
 on a quiet machine). ``--src DIR`` measures the ``eagle_tui`` of another checkout (before/after).
 
     python benchmarks/bench_report.py                     # 1 M and 5 M lines
+    python benchmarks/bench_report.py --compare ../base   # and another checkout, alternately
     python benchmarks/bench_report.py --lines 200000 --runs 1
     python benchmarks/bench_report.py --save a.json       # on another machine, then here:
     python benchmarks/bench_report.py --load a.json --write
@@ -131,9 +135,11 @@ def generate(path: Path, lines: int, seed: int = 1) -> int:
     return path.stat().st_size
 
 
-def _run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int]:
+def _run_once(argv: list[str], env: dict[str, str], cwd: Path
+              ) -> tuple[float, int, int, float]:
     """Wall time (s), peak memory and summed peak RSS (KiB) of one fresh process and the
-    workers it forks.
+    workers it forks, and their CPU time (s: user + system; ``wait4`` counts the children the
+    process reaped).
 
     ``wait4``'s RSS is, for a process tree, the *largest* process's peak; a ``report`` run with
     ``--debug-rss`` prints its own peak RSS and each worker's peak RSS and private memory: the
@@ -156,7 +162,7 @@ def _run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, i
     total = re.search(r"peak RSS KiB: .* sum (\d+)", text)
     tree = re.search(r"peak RSS KiB: .* tree (\d+)", text) or total
     return (wall, int(tree.group(1)) if tree else usage.ru_maxrss,
-            int(total.group(1)) if total else usage.ru_maxrss)
+            int(total.group(1)) if total else usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 
 
 def supports_debug_rss(src: Path, env: dict[str, str]) -> bool:
@@ -177,20 +183,23 @@ def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
     return env
 
 
+BASELINES = (["grep", "-c", "Decode batch"], ["grep", "-c", ""], ["wc", "-l"])
+
+
 def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str], list[str]]]
             ) -> list[dict[str, float]]:
-    """Best wall time and peak RSS of ``grep -c`` (first) and of ``report --json`` from each
-    checkout in ``reports`` (with its extra arguments) on ``path``, all run alternately (a busy
-    machine slows all alike)."""
-    jobs = [(["grep", "-c", "Decode batch", str(path)], ROOT, dict(os.environ))]
+    """Best wall and CPU time and peak RSS of each of ``BASELINES`` (first, in that order) and
+    of ``report --json`` from each checkout in ``reports`` (with its extra arguments) on
+    ``path``, all run alternately (a busy machine slows all alike)."""
+    jobs = [([*argv, str(path)], ROOT, dict(os.environ)) for argv in BASELINES]
     jobs += [([sys.executable, "-m", "eagle_tui", "report", "--json", *extra, str(path)], src,
               env) for src, env, extra in reports]
-    best = [{"s": float("inf"), "kb": 0.0, "sum_kb": 0.0} for _ in jobs]
+    best = [{"s": float("inf"), "cpu": float("inf"), "kb": 0.0, "sum_kb": 0.0} for _ in jobs]
     for _ in range(runs):
         for (argv, cwd, env), b in zip(jobs, best, strict=True):
-            wall, kb, sum_kb = _run_once(argv, env, cwd)
+            wall, kb, sum_kb, cpu = _run_once(argv, env, cwd)
             b["s"], b["kb"] = min(b["s"], wall), max(b["kb"], kb)
-            b["sum_kb"] = max(b["sum_kb"], sum_kb)
+            b["sum_kb"], b["cpu"] = max(b["sum_kb"], sum_kb), min(b["cpu"], cpu)
     return best
 
 
@@ -204,11 +213,13 @@ def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]]
     generate(warm, 200)
     contenders: list[tuple[str, Path]] = []
     for i, (label, src) in enumerate(srcs):
-        for w in workers or [None]:
+        for w in workers or [1, 0]:
             env = report_env(src, workdir / f"pycache{i}" if bytecode_cache else None)
-            if w is not None:
+            env.pop("EAGLE_TUI_REPORT_WORKERS", None)
+            if w:
                 env["EAGLE_TUI_REPORT_WORKERS"] = str(w)
-            name = " ".join(x for x in (label, f"{w} proc" if w is not None else "") if x)
+            procs = f"{w} proc" if w else f"default ({default_procs()} proc)"
+            name = " ".join(x for x in (label, procs) if x)
             contenders.append((name, src))
             _run_once([sys.executable, "-m", "eagle_tui", "report", "--json", str(warm)], env,
                       src)
@@ -218,33 +229,53 @@ def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]]
     for lines in sizes:
         path = workdir / f"sglang-eagle3-{lines}.log"
         size = generate(path, lines)
-        grep, *timed = measure(path, runs, reports)
+        grep, grep_all, wc, *timed = measure(path, runs, reports)
         path.unlink()
         for (label, _), m in zip(srcs, timed, strict=True):
             r: dict[str, Any] = {"lines": lines, "mb": size / 1e6, "grep_s": grep["s"],
-                 "grep_mb": grep["kb"] / 1024, "report_s": m["s"], "report_mb": m["kb"] / 1024,
-                 "report_sum_mb": m["sum_kb"] / 1024, "label": label}
+                 "grep_cpu_s": grep["cpu"], "grep_all_s": grep_all["s"], "wc_s": wc["s"],
+                 "grep_mb": grep["kb"] / 1024, "report_s": m["s"], "report_cpu_s": m["cpu"],
+                 "report_mb": m["kb"] / 1024, "report_sum_mb": m["sum_kb"] / 1024,
+                 "label": label}
             rows.append(r)
-            print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {r['grep_s']:6.3f} s  report "
-                  f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x)  memory "
-                  f"{r['report_mb']:5.1f} MB (RSS sum {r['report_sum_mb']:5.1f})  {label}",
-                  flush=True)
+            print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {r['grep_s']:6.3f} s  "
+                  f"grep -c '' {r['grep_all_s']:6.3f} s  wc -l {r['wc_s']:6.3f} s  report "
+                  f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x, CPU "
+                  f"{r['report_cpu_s']:6.3f} s)  memory {r['report_mb']:5.1f} MB (RSS sum "
+                  f"{r['report_sum_mb']:5.1f})  {label}", flush=True)
     return rows
 
 
+def default_procs() -> int:
+    """The process count ``report`` picks here for a big file (``parallel.default_workers``)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 12))
+
+
 def table(rows: list[dict[str, Any]]) -> str:
+    """The results as a Markdown table (rows saved by older versions lack some columns)."""
     code = any(r.get("label") for r in rows)
     total = any("report_sum_mb" in r for r in rows)
-    out = ["| lines | file | " + ("code | " if code else "") + "`grep -c` | `report --json` | "
-           "ratio | peak memory report | " + ("RSS sum report | " if total else "")
-           + "peak RSS grep |",
-           "|---:|---:|" + (":--|" if code else "") + "---:|---:|---:|---:|"
+    more = any("grep_all_s" in r for r in rows)  # grep -c '', wc -l and CPU times measured
+    out = ["| lines | file | " + ("code | " if code else "") + "`grep -c` | "
+           + ("`grep -c ''` | `wc -l` | " if more else "") + "`report --json` | ratio | "
+           + ("CPU report | CPU ratio | " if more else "") + "peak memory report | "
+           + ("RSS sum report | " if total else "") + "peak RSS grep |",
+           "|---:|---:|" + (":--|" if code else "") + "---:|" + ("---:|---:|" if more else "")
+           + "---:|---:|" + ("---:|---:|" if more else "") + "---:|"
            + ("---:|" if total else "") + "---:|"]
     for r in rows:
         label = f"{r.get('label') or ''} | " if code else ""
         rss_sum = f"{r.get('report_sum_mb', r['report_mb']):.0f} MB | " if total else ""
+        base = (f"{r['grep_all_s']:.3f} s | {r['wc_s']:.3f} s | " if "grep_all_s" in r else
+                "– | – | ") if more else ""
+        cpu = (f"{r['report_cpu_s']:.3f} s | {r['report_cpu_s'] / r['grep_cpu_s']:.1f}× | "
+               if "report_cpu_s" in r and r["grep_cpu_s"] > 0 else "– | – | ") if more else ""
         out.append(f"| {int(r['lines']):,} | {r['mb']:.0f} MB | {label}{r['grep_s']:.3f} s | "
-                   f"{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | "
+                   f"{base}{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | {cpu}"
                    f"{r['report_mb']:.0f} MB | {rss_sum}{r['grep_mb']:.0f} MB |")
     return "\n".join(out)
 
@@ -294,8 +325,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="PYTHONDONTWRITEBYTECODE=1: compile every module at every start")
     p.add_argument("--note", default="", help="added to the table's heading")
     p.add_argument("--workers", type=int, nargs="+", default=None,
-                   help="EAGLE_TUI_REPORT_WORKERS for report, one row per value (default: its "
-                        "own choice)")
+                   help="EAGLE_TUI_REPORT_WORKERS for report, one row per value, 0 for its own "
+                        "choice (default: 1 and 0)")
     args = p.parse_args(argv)
     if any(n < 100 for n in args.lines) or args.runs < 1:
         p.error("--lines must be ≥ 100 and --runs ≥ 1")

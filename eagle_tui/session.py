@@ -19,6 +19,16 @@ the attempt number and when it will be retried) and is restarted after an expone
 its first event afterwards is preceded by ``SourceRecovered``. Nothing is swallowed: the error
 text is in the event, the state's ``failures`` and the record file.
 
+A log opened at its end: when a ``summarizer`` is given and a source's first log event is a
+``LogOpened`` with ``start > 0``, the session runs ``summarizer(opened)`` as a task beside the
+sources (it counts as one: ``run()`` waits for it). Its events (``LogPrefixCounted``,
+``SummaryProgress``) are reduced like any; its last item, the summary's state of the lines
+before the tail, replaces the session's state by :func:`eagle_tui.model.prefix.merged`: the
+summary, then every event reduced since the session began, which the session keeps meanwhile
+(at most ``prefix.RETAIN_BYTES``; past that, or after the log restarted, the summary is not
+merged and a last ``SummaryProgress`` says why). One swap between two batches: no subscriber
+ever sees half of it.
+
 Recording: with ``record=PATH`` every event, in the order it was reduced, is appended to a
 JSON-lines file (see :mod:`eagle_tui.model.codec`); replaying that file through
 :class:`eagle_tui.sources.replay.ReplaySource` rebuilds the same state.
@@ -30,19 +40,32 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final
 
 from eagle_tui.model.codec import dumps, header_line
-from eagle_tui.model.events import Event, SourceFailed, SourceRecovered, Tick
+from eagle_tui.model.events import (
+    Event,
+    LogLine,
+    LogOpened,
+    SourceFailed,
+    SourceRecovered,
+    SummaryProgress,
+    Tick,
+)
+from eagle_tui.model.prefix import Kept
 from eagle_tui.model.state import DashboardState, reduce
 from eagle_tui.sources.base import Source
+
+if TYPE_CHECKING:
+    from eagle_tui.model.prefix import PrefixSummary
 
 log = logging.getLogger(__name__)
 
 Subscriber = Callable[[DashboardState, Sequence[Event]], None]
 Update = tuple[DashboardState, Sequence[Event]]
+Summarizer = Callable[[LogOpened], AsyncIterator["Event | PrefixSummary"]]
 
 
 class _Wake:
@@ -105,6 +128,7 @@ class Session:
         backoff_max: float = 30.0,
         max_queue: int = 50_000,
         clock: Callable[[], float] = time.time,
+        summarizer: Summarizer | None = None,
     ) -> None:
         if batch_interval < 0:
             raise ValueError("batch_interval must be >= 0")
@@ -135,6 +159,13 @@ class Session:
         self._record_file: IO[str] | None = None
         self.events_seen = 0
         self.batches = 0
+        self._summarizer = summarizer
+        # every event reduced since the start, while a summary may still be merged (None: not)
+        self._kept: Kept | None = Kept() if summarizer is not None else None
+        self._opened: LogOpened | None = None
+        self._open_t: float | None = None
+        self._summary_task: asyncio.Task[None] | None = None
+        self._shown_lines = False  # a batch with log lines went out (the first one waits not)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -208,6 +239,8 @@ class Session:
             await self._batch_loop()
             clean = True
         finally:
+            if self._summary_task is not None:
+                tasks.append(self._summary_task)
             for task in tasks:
                 task.cancel()
             results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -315,7 +348,11 @@ class Session:
             if self._live <= 0 and self._queue.empty() and not self._pending:
                 break
             first = await self._queue.get()
-            if self.batch_interval > 0 and not isinstance(first, _Wake):
+            if not self._shown_lines and isinstance(first, list) and any(
+                    type(ev) is LogLine for ev in first):
+                # the log's first lines go out at once: the first text is not kept waiting
+                self._shown_lines = True
+            elif self.batch_interval > 0 and not isinstance(first, _Wake):
                 deadline = loop.time() + self.batch_interval
                 while not self._stopping and (remaining := deadline - loop.time()) > 0:
                     await asyncio.sleep(remaining)
@@ -331,10 +368,70 @@ class Session:
         self._state = reduce(self._state, events)
         self.events_seen += len(events)
         self.batches += 1
+        if self._kept is not None and (opened := self._kept.add(events)) is not None:
+            self._start_summary(opened)
+        self._notify(events)
+
+    def _notify(self, events: list[Event]) -> None:
         for q in self._update_queues:
             q.put_nowait((self._state, events))
         for cb in list(self._subscribers):
             cb(self._state, events)
 
 
-__all__ = ["Session", "Subscriber", "Update", "describe_error"]
+    # ------------------------------------------------------------------ the summary's merge
+    def _start_summary(self, opened: LogOpened) -> None:
+        assert self._summarizer is not None
+        self._opened = opened
+        self._open_t = self._state.now
+        self._live += 1
+        self._summary_task = asyncio.create_task(self._summarize(opened), name="summary")
+
+    async def _summarize(self, opened: LogOpened) -> None:
+        """The summarizer's events go through the queue; its state is merged (``_merge``)."""
+        assert self._summarizer is not None
+        gen = self._summarizer(opened)
+        try:
+            from eagle_tui.model.prefix import PrefixSummary
+
+            async for item in gen:
+                if isinstance(item, PrefixSummary):
+                    self._merge(item)
+                else:
+                    await self._put(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the failure boundary: reported; the tail goes on alone
+            log.debug("the summary of %s failed", opened.path, exc_info=True)
+            await self._put(SummaryProgress(opened.path, opened.host, 0, opened.start, 0,
+                                            None, True, describe_error(exc)))
+        finally:
+            aclose = getattr(gen, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+            self._kept = None
+            self._live -= 1
+            if self._queue is not None:
+                self._queue.put_nowait(_WAKE)
+
+    def _merge(self, summary: PrefixSummary) -> None:
+        """Swap in the summary followed by every event since the start (between two batches:
+        the queue's events not reduced yet go onto the merged state)."""
+        assert self._kept is not None
+        state, events = self._kept.merge(summary, self._open_t)
+        self._kept = None
+        if state is None:
+            if events:
+                self._apply(events)
+            return
+        self._state = state
+        if self._record_file is not None:
+            self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
+            self._record_file.flush()
+        self.events_seen += len(events)
+        self.batches += 1
+        self._notify(events)
+
+
+__all__ = ["Session", "Subscriber", "Summarizer", "Update", "describe_error"]

@@ -17,7 +17,11 @@ from eagle_tui.model.events import Baseline, SpecConfig
 from eagle_tui.model.windows import own_path
 
 if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
-    from eagle_tui.session import Session
+    from collections.abc import AsyncIterator
+
+    from eagle_tui.model.events import Event, LogOpened
+    from eagle_tui.model.prefix import PrefixSummary
+    from eagle_tui.session import Session, Summarizer
     from eagle_tui.sources.base import Source
     from eagle_tui.transport.base import Transport
 
@@ -43,9 +47,11 @@ def build_sources(
     sources: list[Source] = []
     local = transport.host == ""
     if spec.log:
-        from eagle_tui.sources.logtail import LogTail
+        from eagle_tui.sources.logtail import FROM_END, LogTail
 
-        sources.append(LogTail(transport, spec.log))
+        # the end first (the lines before it are the session's background summary's); the
+        # other hosts' logs are read whole, as before
+        sources.append(LogTail(transport, spec.log, from_end=FROM_END))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
     if spec.url or (spec.pid is not None and local):
         from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
@@ -100,6 +106,19 @@ def build_sources(
     return sources
 
 
+def summarizer(transport: Transport) -> Summarizer:
+    """The session's background summary of a log opened at its end, on ``transport``'s host
+    (:class:`~eagle_tui.sources.prefix.PrefixSummarizer`, imported when a big log is opened:
+    not on the way to the first text)."""
+
+    def summarize(opened: LogOpened) -> AsyncIterator[Event | PrefixSummary]:
+        from eagle_tui.sources.prefix import PrefixSummarizer
+
+        return PrefixSummarizer(transport).summarize(opened)
+
+    return summarize
+
+
 def build_session(
     spec: DashboardSpec,
     transport: Transport | Sequence[Transport] | None = None,
@@ -118,10 +137,15 @@ def build_session(
         from eagle_tui.sources.replay import ReplaySource
 
         r = spec.replay
+        from eagle_tui.sources.logtail import FROM_END
+        from eagle_tui.transport.local import LocalTransport as Local
+
         source = ReplaySource(r.file, kind=r.kind, speed=r.speed,
-                              visible_lines=spec.max_lines or DEFAULT_MAX_LINES)
+                              visible_lines=spec.max_lines or DEFAULT_MAX_LINES,
+                              from_end=FROM_END)
         # the recorded Tick events carry the recorded clock; a live ticker would mix in today's
-        return Session([source], tick_interval=None)
+        return Session([source], tick_interval=None,
+                       summarizer=summarizer(Local()))
     from eagle_tui.transport.local import LocalTransport
 
     if isinstance(transport, Sequence):
@@ -139,7 +163,8 @@ def build_session(
         return bool(holder) and holder[0].state.ready
 
     sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready)
-    session = Session(sources, record=spec.record, batch_interval=batch_interval)
+    session = Session(sources, record=spec.record, batch_interval=batch_interval,
+                      summarizer=summarizer(tr) if spec.log else None)
     holder.append(session)
     if spec.baseline:
         session.post(Baseline(spec.baseline, "user"))
@@ -148,4 +173,4 @@ def build_session(
     return session
 
 
-__all__ = ["build_session", "build_sources"]
+__all__ = ["build_session", "build_sources", "summarizer"]

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless ne
     from eagle_tui.headless.progress import Watched
     from eagle_tui.model.state import DashboardState
     from eagle_tui.session import Session
+    from eagle_tui.sources.linestore import Scrollback
     from eagle_tui.ui.app import EagleApp
     from eagle_tui.ui.config import UiConfig
 
@@ -64,12 +65,13 @@ def wants_dashboard(spec: DashboardSpec) -> bool:
 
 
 def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None,
-                err: TextIO | None = None) -> Opener:
+                err: TextIO | None = None, scrollback: Scrollback | None = None) -> Opener:
     """The opener that connects the spec's transports and builds its session on the thread.
 
     SSH refusals are raised by ``ThreadedSession.start()``, before Textual starts; the session
     itself is built after the first frame (its sources' imports need not delay it). The first
-    transport's host is appended to ``hosts`` for the status line.
+    transport's host is appended to ``hosts`` for the status line. ``scrollback`` (the log's
+    file-backed scrollback) is attached to the transports, on the session thread.
     """
 
     async def open_() -> tuple[Session | Callable[[], Session], Closer]:
@@ -82,7 +84,12 @@ def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None,
         if hosts is not None:
             hosts.append(transports[0].host)
 
+        if scrollback is not None:
+            scrollback.attach(transports)
+
         async def close() -> None:
+            if scrollback is not None:
+                await scrollback.close()
             await close_transports(transports)
 
         return (lambda: build_session(spec, transports)), close
@@ -137,19 +144,22 @@ def prepare_dashboard(
     a watched or attached run, nor with ``--read-only``). Raises ``ConfigError``,
     ``UsageError`` or ``TransportError`` with the session thread stopped.
     """
+    from eagle_tui.sources.linestore import Scrollback
     from eagle_tui.ui.app_factory import build_app
 
     cfg = config if config is not None else ui_config(spec)
     hosts: list[str] = []
     watched = replace(spec, max_lines=cfg.max_lines, follow_restarts=True)
-    threaded = ThreadedSession(opener or spec_opener(watched, hosts))
+    # the log's file-backed scrollback: a live log file (not a replay, nor a scripted opener)
+    scrollback = Scrollback() if opener is None and spec.log and spec.replay is None else None
+    threaded = ThreadedSession(opener or spec_opener(watched, hosts, scrollback=scrollback))
     for cb in subscribers:
         threaded.subscribe(cb)
     try:
         threaded.start()  # connects (SSH) before the terminal is taken over
         app = build_app(cfg, session=threaded,
                         source_label=spec.source_label(hosts[0] if hosts else ""), clock=clock,
-                        control=control)
+                        control=control, file_lines=scrollback)
     except BaseException:
         threaded.stop()
         raise

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     name: str = args.log
     rss: list[tuple[int, int]] = []
+    mark: list[int] = []  # the first bench marker's line, from the report's own pass
     try:
         runs = report_windows.load_results(args.bench_results)
     except ValueError as exc:
@@ -76,9 +77,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             with open(name, "rb") as f:
                 report = build_report_parallel(f, name, baseline=args.baseline,
-                                               workers=args.workers, rss=rss)
+                                               workers=args.workers, rss=rss, bench_mark=mark)
         # bench windows: a second pass, only when the log has markers or results were given
-        wins = report_windows.windows(None if name == "-" else Path(name), runs)
+        wins = report_windows.windows(None if name == "-" else Path(name), runs,
+                                      mark[0] if mark else None, scanned=True)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         print(f"eagle-tui report: cannot read {name}: {reason}", file=sys.stderr)

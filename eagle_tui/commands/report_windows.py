@@ -2,8 +2,10 @@
 
 The report engine reads a log once, in parallel chunks and constant memory; windows need the
 stats lines *in order* around each marker, so they are a second, sequential pass here, made
-only when the log holds a bench marker (a fast byte scan finds out) or ``--bench-results``
-was given. That pass reads from the first marker on (results files: from the start, since
+only when the log holds a bench marker or ``--bench-results`` was given. The report's own pass
+tells where the first marker is (``ReportBuilder.bench_mark``: one ``find`` per chunk), so a
+log without markers is read once; :func:`first_marker` scans a file for callers without a
+report. The second pass reads from the first marker on (results files: from the start, since
 their windows are placed by time).
 """
 
@@ -74,11 +76,14 @@ def _events(path: Path, offset: int) -> list[Event]:
     return out
 
 
-def windows(path: Path | None, runs: list[ResultsRun]) -> list[dict[str, Any]]:
+def windows(path: Path | None, runs: list[ResultsRun], marker: int | None = None, *,
+            scanned: bool = False) -> list[dict[str, Any]]:
     """The log's bench windows, then one window per results run (the log's figures over its
-    time span beside the file's)."""
+    time span beside the file's). ``scanned``: ``marker`` is already known (the offset of the
+    first marker's line, or None: the log has none), else the file is scanned for it."""
     out: list[dict[str, Any]] = []
-    marker = first_marker(path) if path is not None else None
+    if not scanned:
+        marker = first_marker(path) if path is not None else None
     if path is None or (marker is None and not runs):
         return [_run_dict(r, None) for r in runs]
     events = _events(path, 0 if runs else marker or 0)

@@ -16,6 +16,7 @@ from eagle_tui.model.events import Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.figtext import figures_dict, figures_text
 from eagle_tui.model.figures import figures
+from eagle_tui.model.prefix import absolute, line_text, summary_dict, summary_text
 from eagle_tui.model.state import DashboardState
 
 GIB = float(1 << 30)
@@ -114,6 +115,10 @@ def progress_line(state: DashboardState) -> str:
                                               for f in state.failures))
     if (numbers := figures_text(figures(state))) is not None:
         parts.append(clean(numbers))
+    if (summary := summary_text(state)) is not None:
+        parts.append(clean(summary))
+    elif state.summary is not None and state.summary.finished:
+        parts.append(f"earlier lines summarized ({state.summary.lines} lines)")
     return " | ".join(parts)
 
 
@@ -139,7 +144,8 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "gpus": [{"index": x.index, "mem_used": x.mem_used, "mem_total": x.mem_total,
                   "error": x.error} for x in g.gpus] if g else [],
         "crash": state.crash.kind if state.crash else None,
-        "log_lines": state.lines,
+        "log_lines": absolute(state.lines, state.lineno_base),
+        "summary": summary_dict(state),
         "failing": [{"source": f.source, "error": f.error} for f in state.failures],
         "activity": _activity_obj(state),
         "inferred": _inferred_obj(state),
@@ -167,6 +173,11 @@ def _stuck(state: DashboardState) -> float | None:
     return max(0.0, state.now - since)
 
 
+def _abs(lineno: int, state: DashboardState) -> int | None:
+    """The file's own line number; ``None`` while the lines before the tail are uncounted."""
+    return None if state.lineno_base is None else lineno + state.lineno_base
+
+
 def result_dict(state: DashboardState, status: str, reason: str, code: int,
                 elapsed: float | None = None) -> dict[str, Any]:
     obj: dict[str, Any] = {
@@ -182,7 +193,8 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
         obj["stuck_in_phase_s"] = round(stuck, 3) if stuck is not None else None
     if state.crash is not None:
         c = state.crash
-        obj["crash"] = {"kind": c.kind, "lineno": c.lineno, "message": c.message, "hint": c.hint}
+        obj["crash"] = {"kind": c.kind, "lineno": _abs(c.lineno, state), "message": c.message,
+                        "hint": c.hint}
     if state.process_exit is not None:
         ex = state.process_exit
         obj["process_exit"] = {"pid": ex.pid, "exit_code": ex.exit_code, "signal": ex.signal}
@@ -191,7 +203,8 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
     obj["alerts"] = [a.as_dict() for a in state.alerts]
     obj["numbers"] = figures_dict(figures(state))
     if status != "ready":
-        obj["last_lines"] = [{"lineno": ln.lineno, "text": ln.text} for ln in state.recent_lines]
+        obj["last_lines"] = [{"lineno": _abs(ln.lineno, state), "text": ln.text}
+                             for ln in state.recent_lines]
     return obj
 
 
@@ -217,7 +230,7 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
     c = state.crash
     if c is not None:
         out.append(f"  kind:  {c.kind}")
-        out.append(f"  cause: line {c.lineno}: {clean(c.message)}")
+        out.append(f"  cause: {line_text(c.lineno, state.lineno_base)}: {clean(c.message)}")
         out.append(f"  hint:  {clean(c.hint)}")
     if state.process_exit is not None and c is None:
         ex = state.process_exit
@@ -225,7 +238,9 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
                    "with no crash line in the log")
     if state.recent_lines:
         out.append(f"last {len(state.recent_lines)} log lines:")
-        out.extend(f"  {ln.lineno:>7} | {clean(ln.text)}" for ln in state.recent_lines)
+        base = state.lineno_base
+        out.extend(f"  {absolute(ln.lineno, base) if base is not None else f'~{ln.lineno}':>7}"
+                   f" | {clean(ln.text)}" for ln in state.recent_lines)
     return out
 
 

@@ -20,6 +20,7 @@ from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_li
 from eagle_tui.model.activity import startup_activity, stuck_collective
 from eagle_tui.model.events import Event
 from eagle_tui.model.figures import figures
+from eagle_tui.model.prefix import summarizing
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Subscriber
 
@@ -34,7 +35,12 @@ _DEAD_HEALTH = ("no_listener", "starting", "error")
 
 
 def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
-    """``("ready"|"crashed", reason)`` once the state decides ``wait``; else ``None``."""
+    """``("ready"|"crashed", reason)`` once the state decides ``wait``; else ``None``.
+
+    Nothing is decided while the lines before a log's in-memory tail are being summarized: a
+    crash there is the answer, whatever the tail says."""
+    if summarizing(state):
+        return None
     if state.crash is not None:
         return "crashed", f"crash in the log: {state.crash.kind}"
     if state.process_exit is not None:
@@ -100,6 +106,9 @@ class ProgressPrinter:
             state.process_exit is not None,
             state.gpus.state if state.gpus else None,
             figures(state).live.activity,
+            # one line when the background summary starts and one when it is done
+            state.summary is not None and state.summary.finished,
+            state.log_start > 0,
         )
         if key != self._last_key or (
             self._last_print is not None and loop.time() - self._last_print >= PROGRESS_EVERY_S

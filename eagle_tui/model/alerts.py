@@ -169,8 +169,10 @@ def rule_crash(state: DashboardState) -> Alert | None:
     c = state.crash
     if c is None:
         return None
-    return Alert("crash", "critical", f"{c.kind} at line {c.lineno}: {c.message} — {c.hint}",
-                 c.lineno)
+    # the file's own line number (``lineno_base``: a log opened at its end), "~" till counted
+    base = state.lineno_base
+    where = f"line {c.lineno + base}" if base is not None else f"line ~{c.lineno}"
+    return Alert("crash", "critical", f"{c.kind} at {where}: {c.message} — {c.hint}", c.lineno)
 
 
 def rule_process_exit(state: DashboardState) -> Alert | None:

@@ -224,6 +224,51 @@ class LogRestarted(Record):
     t: float = 0.0
 
 
+@record
+class LogOpened(Record):
+    """A log was opened at its end: the in-memory tail begins at byte ``start`` of ``size``.
+
+    ``start`` is a line start; the lines before it exist only in the file (the file-backed
+    scrollback reads them from there, the background summary folds them). Line numbers of the
+    tail's events count from ``start`` until :class:`LogPrefixCounted` says how many lines lie
+    before it. ``start == 0`` means the whole file is in the tail (a small or fresh log).
+    """
+
+    path: str
+    host: str
+    start: int
+    size: int
+
+
+@record
+class LogPrefixCounted(Record):
+    """``lines`` newlines lie before the tail's ``start``: the absolute line number of a tail line
+    is ``lineno + lines``. Counted in the background so it never holds up the first text."""
+
+    path: str
+    host: str
+    lines: int
+
+
+@record
+class SummaryProgress(Record):
+    """How far the background summary of the bytes before the tail's start has got.
+
+    ``done``/``total`` are bytes, ``lines`` the lines summarized so far, ``eta_s`` the seconds
+    left (``None`` before a rate is known); ``finished`` is set on the last one, ``error`` when
+    the summary failed (the dashboard then shows the tail alone, and says so).
+    """
+
+    path: str
+    host: str
+    done: int
+    total: int
+    lines: int = 0
+    eta_s: float | None = None
+    finished: bool = False
+    error: str = ""
+
+
 # --------------------------------------------------------------------------- live-source events
 
 
@@ -458,6 +503,9 @@ Event = (
     | ModelInfo
     | CrashEvent
     | LogRestarted
+    | LogOpened
+    | LogPrefixCounted
+    | SummaryProgress
     | HealthSample
     | MetricsSample
     | ServerInfo
@@ -492,6 +540,9 @@ EVENT_TYPES: dict[str, type] = {
         ModelInfo,
         CrashEvent,
         LogRestarted,
+        LogOpened,
+        LogPrefixCounted,
+        SummaryProgress,
         HealthSample,
         MetricsSample,
         ServerInfo,

@@ -91,7 +91,9 @@ def summarize(state: DashboardState) -> dict[str, Any]:
     crash = None
     if state.crash is not None:
         crash = {"kind": str(state.crash.kind), "hint": state.crash.hint,
-                 "message": state.crash.message, "lineno": state.crash.lineno}
+                 "message": state.crash.message,
+                 # the file's own number (a log opened at its end: once the lines are counted)
+                 "lineno": state.crash.lineno + (state.lineno_base or 0)}
     run_state = ("crashed" if state.crash is not None else
                  "serving" if state.phase is Phase.SERVING else
                  "ready" if state.ready else "starting")

@@ -37,6 +37,8 @@ from .events import (
     HiddenStateDims,
     LineKind,
     LogLine,
+    LogOpened,
+    LogPrefixCounted,
     LogRestarted,
     MetricsSample,
     ModelInfo,
@@ -52,6 +54,7 @@ from .events import (
     SpecConfig,
     SpecHistogram,
     SpecStats,
+    SummaryProgress,
     UserMarker,
     UsualTimes,
 )
@@ -150,6 +153,14 @@ class DashboardState:
     idle_t: float | None = None
     health_ok_t: float | None = None  # last /health "ready"
     previous: PreviousRun | None = None  # the run this one replaced (shown for comparison)
+    # a log opened at its end (LogOpened): the byte where the in-memory tail begins and the
+    # file's size then; ``lineno_base`` is the number of lines before it (an event's absolute
+    # line number is ``lineno + lineno_base``; None until counted: shown as "line ~"); the
+    # background summary of the bytes before it (None: none runs)
+    log_start: int = 0
+    log_size: int = 0
+    lineno_base: int | None = 0
+    summary: SummaryProgress | None = None
     # clock
     t_start: float | None = None
     now: float | None = None
@@ -466,6 +477,14 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         _with_crash(b, ev)
     elif isinstance(ev, LogRestarted):
         _restart(b)
+    elif isinstance(ev, LogOpened):
+        b.set(log_start=ev.start, log_size=ev.size, summary=None,
+              lineno_base=0 if ev.start == 0 else None)
+    elif isinstance(ev, LogPrefixCounted):
+        b.set(lineno_base=ev.lines)
+    elif isinstance(ev, SummaryProgress):
+        if s.summary is None or not s.summary.finished:  # a late progress report after the end
+            b.set(summary=ev)
     elif isinstance(ev, HealthSample):
         b.set(health=ev, ever_ready_health=s.ever_ready_health or ev.state == "ready")
         if ev.state == "ready":

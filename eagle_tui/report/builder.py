@@ -9,12 +9,15 @@ and memory must stay flat (text on disk, statistics in bounded memory).
 :func:`build_report` reads the log in chunks into one reused buffer (``reader.read_chunks``).
 With ``fast=True`` (the default) the lines of a chunk that are not *plain* bulk lines
 (``detect.NON_PLAIN_AFTER_NL``: one regex pass finds them) go through the parser one by one; a
-run of plain lines costs a handful of C-level passes, whatever its length: ``findall`` the first
-accept len / tok/s number of every line (``detect.ACC_LINE_B``, ``GEN_LINE_B``), search for a
-hidden-states shape whose dim is not known yet (``detect.unknown_dim_pattern``), count the
-newlines. Python never touches a plain line. A run whose numbers fail the check (every token a
-plain decimal and a finite double) is parsed line by line instead, so ``fast=True`` and
-``fast=False`` give the same report (tested on every fixture and on generated logs).
+run of plain lines costs a handful of C-level passes, whatever its length: one ``findall`` of
+every Decode line's running requests and first accept len (``chunk_summary.run_tokens``: the
+work weighting and, nearly always, the accept tokens too), one of every line's first tok/s
+number (``classify.GEN_LINE_B``), a search for a hidden-states shape whose dim is not known yet
+(``classify.unknown_dim_pattern``), the newline count and a ``find`` of a bench window marker
+(:attr:`ReportBuilder.bench_mark`). Python never touches a plain line. A run whose numbers fail
+the check (every token a plain decimal and a finite double) is parsed line by line instead, so
+``fast=True`` and ``fast=False`` give the same report (tested on every fixture and on generated
+logs).
 
 :meth:`ReportBuilder.apply` takes a chunk's bulk work done elsewhere, without the state (a
 :class:`~.chunk_summary.ChunkSummary`, made by the worker processes of :mod:`.parallel`), and
@@ -60,6 +63,7 @@ from .chunk_summary import (
     LoneLine,
     NumberRun,
     RawRun,
+    mark_line,
     new_dims,
     run_tokens,
 )
@@ -83,6 +87,10 @@ class ReportBuilder:
         # SGLang's Decode lines: (running requests, accept len) → times seen; the weighted
         # accept length is Σ w·a / Σ w with w = running (acceptance.decode_weight)
         self.decode_work: Counter[tuple[int, float]] = Counter()
+        self.offset = 0  # bytes of the log's lines read so far
+        # the offset of the line of the log's first bench marker (``commands.report_windows``
+        # reads the log's windows from there), None while none has been seen
+        self.bench_mark: int | None = None
 
     # ------------------------------------------------------------------ events
     def _serving_pending(self) -> bool:
@@ -148,6 +156,7 @@ class ReportBuilder:
         through the parser one by one, in order; the runs of plain lines between them go to
         ``run``.
         """
+        self._marks(buf, end)
         lineno = self.lines + 1
         for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
             if alone:
@@ -198,13 +207,23 @@ class ReportBuilder:
         """One step of ``reader.read_chunks``: whole lines ``buf[1:end]``, or (``last``) the
         log's final line, which lacks its newline."""
         if last:
+            self._marks(buf, end)
             self.lines += 1
             self.line(bytes(buf[1:end]), self.lines)
         elif fast:
             self.feed(buf, end)
         else:
+            self._marks(buf, end)
             self.lines_of(buf, 1, end, self.lines + 1)
             self.lines += buf.count(b"\n", 1, end)
+
+    def _marks(self, buf: bytearray, end: int) -> None:
+        """Keep the log's offset past the lines ``buf[1:end]`` and its first bench marker's."""
+        if self.bench_mark is None:
+            at = mark_line(buf, end)
+            if at >= 0:
+                self.bench_mark = self.offset + at
+        self.offset += end - 1
 
     def apply(self, summary: ChunkSummary, reread: Callable[[], bytearray]) -> None:
         """The chunk that ``chunk_summary.summarize_chunk`` summarized, in file order: the same
@@ -214,6 +233,9 @@ class ReportBuilder:
             buf = reread()
             self.feed(buf, len(buf))
             return
+        if self.bench_mark is None and summary.mark >= 0:
+            self.bench_mark = self.offset + summary.mark
+        self.offset += summary.size
         lineno = self.lines + 1
         for part in summary.parts:
             if isinstance(part, LoneLine):
@@ -233,8 +255,11 @@ class ReportBuilder:
     def _add_work(self, counts: Mapping[tuple[bytes, bytes], int]) -> None:
         """SGLang Decode lines' ``(running, accept len)`` tokens (``WORK_LINE_B``: one rule for
         the lines of plain runs and the lines parsed alone, so every path counts the same)."""
+        if not counts:
+            return
+        every = valid_tokens(b",".join(acc for _, acc in counts))  # one check, nearly always
         for (running, acc), n in counts.items():
-            if valid_tokens(acc):
+            if every or valid_tokens(acc):
                 self.decode_work[(int(running), float(acc))] += n
 
     def _numbers(self, run: NumberRun, lineno: int) -> None:
@@ -246,6 +271,14 @@ class ReportBuilder:
                 self._reduce(HiddenStateDims(dim, lineno + at))
 
     # ------------------------------------------------------------------ result
+    def result(self, bench_mark: list[int] | None = None) -> dict[str, Any]:
+        """:meth:`finish`, and the first bench marker's offset appended to ``bench_mark`` (if
+        given and the log has one)."""
+        report = self.finish()
+        if bench_mark is not None and self.bench_mark is not None:
+            bench_mark.append(self.bench_mark)
+        return report
+
     def finish(self) -> dict[str, Any]:
         self.add(self.parser.finish())
         st = self.state
@@ -304,13 +337,15 @@ class ReportBuilder:
 
 
 def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
-                 baseline: float | None = None, chunk: int = CHUNK) -> dict[str, Any]:
+                 baseline: float | None = None, chunk: int = CHUNK,
+                 bench_mark: list[int] | None = None) -> dict[str, Any]:
     """Read ``stream`` to the end and return the report (spools still open: see
-    ``output.write_json`` and ``output.close``)."""
+    ``output.write_json`` and ``output.close``). ``bench_mark``, if given, receives the offset
+    of the line of the first bench marker, if the log has one (``ReportBuilder.bench_mark``)."""
     b = ReportBuilder(name, baseline)
     for buf, end, last in read_chunks(stream, chunk):
         b.chunk(buf, end, last, fast)
-    return b.finish()
+    return b.result(bench_mark)
 
 
 

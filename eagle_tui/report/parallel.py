@@ -34,12 +34,13 @@ import marshal
 import os
 import stat
 import sys
+from collections.abc import Callable
 from functools import partial
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from .builder import ReportBuilder, build_report
 from .chunk_summary import ChunkSummarizer, ChunkSummary, from_wire, summarize_chunk, to_wire
-from .reader import Chunk, buffer_size, chunk_bytes, plan, read_at, read_chunks
+from .reader import CHUNK, Chunk, buffer_size, chunk_bytes, plan, read_at, read_chunks
 
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
 MIN_BYTES = 8 << 20  # at least this much of the file per process
@@ -230,6 +231,7 @@ class _Merge:
         self.gone = False  # every worker has exited: what they did not deliver, never comes
         self._partial = b""
         self._blocking = True  # the pipe's mode, switched only when a call needs the other
+        self.progress: Callable[[int, int], None] | None = None  # (bytes, lines) applied
 
     def own(self, index: int, buf: bytearray) -> None:
         """A chunk the parent claimed."""
@@ -293,6 +295,8 @@ class _Merge:
             else:
                 return
             self.applied += 1
+            if self.progress is not None:
+                self.progress(offset + n, self.b.lines)
 
     def finish(self) -> None:
         """After the last claim: apply the rest as it comes; once every worker is gone, feed
@@ -308,21 +312,63 @@ class _Merge:
 def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                           workers: int | None = None, threshold: int = THRESHOLD,
                           min_bytes: int = MIN_BYTES, chunk: int = PAR_CHUNK,
-                          rss: list[tuple[int, int]] | None = None) -> dict[str, Any]:
+                          rss: list[tuple[int, int]] | None = None,
+                          bench_mark: list[int] | None = None) -> dict[str, Any]:
     """``build_report(f, name)``, with worker processes for a big regular file.
 
     ``workers`` counts the parent (1: serial). ``rss``, if given, receives each worker's peak
-    RSS (``wait4``) and peak private memory (:func:`private_kib`), in KiB, for ``--debug-rss``.
+    RSS (``wait4``) and peak private memory (:func:`private_kib`), in KiB, for ``--debug-rss``;
+    ``bench_mark`` the offset of the first bench marker's line, as in ``build_report``.
+    """
+    st = os.fstat(f.fileno())
+    if not stat.S_ISREG(st.st_mode):
+        return build_report(f, name, baseline=baseline, bench_mark=bench_mark)
+    return fold_parallel(f, name, baseline=baseline, workers=workers, threshold=threshold,
+                         min_bytes=min_bytes, chunk=chunk, rss=rss).result(bench_mark)
+
+
+class _Limited:
+    """The first ``size`` bytes of a binary file, from its current position on: what the serial
+    reader of :func:`fold_parallel` may read of a log that is still being written."""
+
+    def __init__(self, f: BinaryIO, size: int) -> None:
+        self.f, self.left = f, max(0, size - f.tell())
+
+    def fileno(self) -> int:
+        return self.f.fileno()
+
+    def read(self, n: int) -> bytes:
+        data = self.f.read(min(n, self.left))
+        self.left -= len(data)
+        return data
+
+
+def _limited(f: BinaryIO, size: int) -> BinaryIO:
+    return cast("BinaryIO", _Limited(f, size))
+
+
+def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
+                  workers: int | None = None, threshold: int = THRESHOLD,
+                  min_bytes: int = MIN_BYTES, chunk: int = PAR_CHUNK,
+                  rss: list[tuple[int, int]] | None = None, size: int | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> ReportBuilder:
+    """The builder of :func:`build_report_parallel`, not finished yet, over the first ``size``
+    bytes of the regular file ``f`` (all of it by default; ``size`` must be a line start).
+
+    What the dashboard's background summary of a log opened at its end needs (``.prefix``):
+    the folded state and the spools of the lines before the in-memory tail. ``progress(bytes,
+    lines)`` is called after each chunk applied in file order.
     """
     fd = f.fileno()
     st = os.fstat(fd)
+    total = st.st_size if size is None else min(size, st.st_size)
     procs = default_workers() if workers is None else workers
-    procs = min(procs, st.st_size // max(min_bytes, 1)) if st.st_size >= threshold else 1
+    procs = min(procs, total // max(min_bytes, 1)) if total >= threshold else 1
     usable = procs > 1 and stat.S_ISREG(st.st_mode) and hasattr(os, "fork") \
         and hasattr(os, "preadv")  # POSIX (Linux, BSD); elsewhere the serial path
-    layout = plan(fd, st.st_size, chunk) if usable else None
+    layout = plan(fd, total, chunk) if usable else None
     if layout is None or not 2 <= len(layout[0]) <= MAX_CHUNKS:
-        return build_report(f, name, baseline=baseline)
+        return _fold_serial(f, name, baseline, size, progress)
     import signal  # these two only for a big file: each import counts in a short command
     import tempfile
 
@@ -349,6 +395,7 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
             done_w = -1
             b = ReportBuilder(name, baseline)
             merge = _Merge(b, fd, chunks, done_r, tmp)
+            merge.progress = progress
             buf = bytearray(length)
             buf[0] = 0x0A
             index = first
@@ -364,9 +411,9 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
                 if rss is not None:
                     rss.append((usage.ru_maxrss, _read_int(memory_path(tmp, me))))
             f.seek(rest)
-            for data, end, last in read_chunks(f, chunk):
+            for data, end, last in read_chunks(f if size is None else _limited(f, total), chunk):
                 b.chunk(data, end, last)
-            return b.finish()
+            return b
         finally:
             for end_fd in (queue, done_r, done_w):
                 if end_fd >= 0:
@@ -376,5 +423,19 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
                 signal.signal(signal.SIGTERM, sigterm)
 
 
+def _fold_serial(f: BinaryIO, name: str, baseline: float | None, size: int | None,
+                 progress: Callable[[int, int], None] | None) -> ReportBuilder:
+    """``build_report``'s fold (its reader and chunks), of the first ``size`` bytes (all)."""
+    b = ReportBuilder(name, baseline)
+    done = 0
+    for buf, end, last in read_chunks(f if size is None else _limited(f, size), CHUNK):
+        b.chunk(buf, end, last)
+        done += end - 1
+        if progress is not None:
+            progress(done, b.lines)
+    return b
+
+
 __all__ = ["ENV_WORKERS", "MAX_CHUNKS", "MAX_WORKERS", "MIN_BYTES", "THRESHOLD",
-           "build_report_parallel", "default_workers", "private_kib", "summarize_at"]
+           "build_report_parallel", "default_workers", "fold_parallel", "private_kib",
+           "summarize_at"]

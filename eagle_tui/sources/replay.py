@@ -10,6 +10,10 @@ A raw log is a tail that ends at the end of the file: its chunks go through the 
 ``visible_lines`` lines take the parser's fast path (phases, stats and crashes only), with the
 same thinning of old stats, and the end of the file releases the visible tail.
 
+With ``from_end``, a raw log bigger than that is read from the first line start of its last
+``from_end`` bytes, after a ``LogOpened`` that says where: the session summarizes the lines
+before it in the background (``sources/prefix.py``), as for a live tail.
+
 A ``LogLine`` of a record file is held to what the parser's lines guarantee (sanitized text, at
 most ``framing.MAX_LINE_BYTES`` characters): a record file can be written by anyone.
 
@@ -26,7 +30,7 @@ from pathlib import Path
 
 from eagle_tui.errors import InputError
 from eagle_tui.model.codec import CodecError, from_dict, is_header
-from eagle_tui.model.events import Event, LogLine
+from eagle_tui.model.events import Event, LogLine, LogOpened
 from eagle_tui.model.framing import LineFramer, held_to_contract
 from eagle_tui.model.logfeed import LogFeed
 
@@ -65,6 +69,7 @@ class ReplaySource:
         visible_lines: int | None = VISIBLE_LINES,
         name: str = "replay",
         host: str = "",
+        from_end: int | None = None,
     ) -> None:
         self.path = Path(path)
         if kind not in ("auto", "record", "log"):
@@ -76,6 +81,7 @@ class ReplaySource:
         self.visible_lines = visible_lines
         self.name = name
         self.host = host
+        self.from_end = from_end
         self.position = 0  # record: lines consumed; log: bytes consumed
         self._feed: LogFeed | None = None
         self._last_t: float | None = None
@@ -122,10 +128,14 @@ class ReplaySource:
         if self._feed is None:
             from eagle_tui.model.parser import LogParser  # only raw logs need the parser
 
+            opened = self._open_at_end()
+            at = opened.start if opened is not None else 0
             visible = self.visible_lines
-            framer = LineFramer(visible_from=0) if visible is None else \
-                LineFramer(tail_lines=visible)
+            framer = LineFramer(at, visible_from=at) if visible is None else \
+                LineFramer(at, tail_lines=visible)
             self._feed = LogFeed(LogParser(host=self.host), framer)
+            if opened is not None:
+                yield opened
         feed = self._feed
         feed.rewind()  # a retry reads again from the last line handed to the parser
         with self.path.open("rb") as fh:
@@ -138,6 +148,25 @@ class ReplaySource:
         for ev in feed.finish():
             yield ev
         self.position = feed.offset
+
+    def _open_at_end(self) -> LogOpened | None:
+        """Where the end of a log bigger than ``from_end`` begins (a line start), or ``None``."""
+        if self.from_end is None:
+            return None
+        size = self.path.stat().st_size
+        if size <= self.from_end:
+            return None
+        with self.path.open("rb") as fh:
+            at = size - self.from_end - 1  # from the byte before: it may end a line
+            fh.seek(at)
+            while chunk := fh.read(1 << 16):
+                nl = chunk.find(b"\n")
+                if nl >= 0:
+                    start = at + nl + 1
+                    return LogOpened(str(self.path), self.host, start, size) \
+                        if start < size else None
+                at += len(chunk)
+        return None
 
 
 __all__ = ["ReplayError", "ReplaySource", "detect_format"]

@@ -22,6 +22,17 @@ if TYPE_CHECKING:
     import httpx
 
 
+MAX_RANGE_BYTES = 8 << 20  # the cap of one read_range: memory and one exec's output stay bounded
+
+
+def check_range(offset: int, length: int) -> None:
+    """The one validation of a :meth:`Transport.read_range` request."""
+    if offset < 0 or length < 0:
+        raise ValueError("offset and length must be >= 0")
+    if length > MAX_RANGE_BYTES:
+        raise ValueError(f"a range read is at most {MAX_RANGE_BYTES} bytes, not {length}")
+
+
 class TransportError(EagleError):
     """Base of every error a transport raises. ``str(err)`` is shown to the user as is."""
 
@@ -92,6 +103,13 @@ class Transport(Protocol):
 
     async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
         """Read a small file (e.g. the draft's ``config.json``)."""
+        ...
+
+    async def read_range(self, path: str, offset: int, length: int,
+                         timeout: float = 10.0) -> bytes:
+        """Up to ``length`` bytes of ``path`` from byte ``offset`` (fewer at its end), within
+        ``timeout`` seconds; ``length`` is at most :data:`MAX_RANGE_BYTES`. The file-backed
+        scrollback reads its lines and builds its index with it, a range at a time."""
         ...
 
     def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:

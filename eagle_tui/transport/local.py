@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import IO, TYPE_CHECKING
 
-from .base import CommandNotFound, RunResult, TailChunk, TransportError
+from .base import CommandNotFound, RunResult, TailChunk, TransportError, check_range
 
 if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
     import httpx
@@ -141,6 +141,31 @@ class LocalTransport:
 
         try:
             return await asyncio.to_thread(read)
+        except FileNotFoundError:
+            raise TransportError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise TransportError(f"{path}: is a directory") from None
+        except PermissionError:
+            raise TransportError(f"{path}: permission denied") from None
+        except OSError as exc:
+            raise TransportError(f"{path}: {exc.strerror or exc}") from None
+
+    async def read_range(self, path: str, offset: int, length: int,
+                         timeout: float = 10.0) -> bytes:
+        """One ``os.pread`` in a worker thread: the event loop never waits on the disk."""
+        check_range(offset, length)
+
+        def read() -> bytes:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                return os.pread(fd, length, offset)
+            finally:
+                os.close(fd)
+
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(read), timeout)
+        except TimeoutError:
+            raise TransportError(f"{path}: read did not finish within {timeout:g} s") from None
         except FileNotFoundError:
             raise TransportError(f"{path}: no such file") from None
         except IsADirectoryError:

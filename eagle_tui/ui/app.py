@@ -31,9 +31,19 @@ from textual.widget import Widget
 from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
-from eagle_tui.model.events import Event, GpuSample, LogLine, LogRestarted, Phase, UserMarker
+from eagle_tui.model.events import (
+    Event,
+    GpuSample,
+    LogLine,
+    LogOpened,
+    LogPrefixCounted,
+    LogRestarted,
+    Phase,
+    UserMarker,
+)
 from eagle_tui.model.gpuhistory import GpuHistory, memory_moved
 from eagle_tui.model.logbuffer import LogBuffer
+from eagle_tui.model.prefix import line_text, summary_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.windows import WindowTracker
 from eagle_tui.ui.config import UiConfig
@@ -48,6 +58,7 @@ from eagle_tui.ui.theme import load_stylesheet, variable_defaults
 from eagle_tui.ui.widgets.alerts import AlertsPane
 from eagle_tui.ui.widgets.footer import KeyFooter
 from eagle_tui.ui.widgets.gpus import GpuPane
+from eagle_tui.ui.widgets.logfile import FileLines
 from eagle_tui.ui.widgets.logpane import LogPane
 from eagle_tui.ui.widgets.logview import LogView
 from eagle_tui.ui.widgets.metrics import MetricsPane
@@ -111,8 +122,10 @@ class EagleApp(ControlledApp):
         source_label: str = "",
         clock: Callable[[], float] = time.time,
         control: RunControl | None = None,
+        file_lines: FileLines | None = None,
     ) -> None:
         super().__init__()
+        self.file_lines = file_lines  # the line store behind the log's file part (scrollback)
         self.config = config
         self.session = session
         self.control = control
@@ -187,6 +200,7 @@ class EagleApp(ControlledApp):
     def on_mount(self) -> None:
         self._relayout(self.size.width, self.size.height)
         self.query_one(LogView).focus()
+        self.query_one(LogView).file_lines = self.file_lines
         self._unsubscribe = self.session.subscribe(self._inbox)
         self.screen.screen_layout_refresh_signal.subscribe(self, self._keep_log_following)
         self.state = self.session.state
@@ -234,7 +248,10 @@ class EagleApp(ControlledApp):
 
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
         lines: list[LogLine] = []
-        log = self.query_one(LogView)
+        try:
+            log = self.query_one(LogView)
+        except NoMatches:  # the app is closing: a batch still in flight, nothing to show it on
+            return
         for ev in events:
             if type(ev) is LogLine:
                 lines.append(ev)
@@ -244,6 +261,11 @@ class EagleApp(ControlledApp):
                 log.append(lines)
                 lines = []
                 log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────", ev.host)
+                log.file_restarted(ev.host)
+            elif isinstance(ev, (LogOpened, LogPrefixCounted)):
+                log.append(lines)  # the tail's lines before it keep their numbers
+                lines = []
+                log.file_event(ev)
         log.append(lines)
         for banner in self._windows.banners(events):  # a bench run's window, from its markers
             log.add_separator(banner)
@@ -251,7 +273,10 @@ class EagleApp(ControlledApp):
             self._log_hosts = len(log.hosts)
             self.refresh_bindings()
         self.state = state
-        gpus = self.query_one(GpuPane)
+        try:
+            gpus = self.query_one(GpuPane)
+        except NoMatches:  # the app is closing
+            return
         if self._gpu_samples and memory_moved(gpus.sample, state.gpus):
             # a memory step (an allocation, a process's memory freed) is shown now, not at the
             # next pane update (up to PANE_INTERVAL later): only the GPU pane repaints
@@ -296,10 +321,20 @@ class EagleApp(ControlledApp):
         self.query_one(MetricsPane).show(state)
         self.query_one(GpuPane).show(state, samples)
         self.query_one(AlertsPane).show(state.alerts)
+        self._show_summary(state)
         if state.crash is not None and not self._crash_shown:
             self._crash_shown = True
             if self.screen.has_class("-compact"):
                 self.action_show_pane("startup")
+
+    def _show_summary(self, state: DashboardState) -> None:
+        """The log pane says that the lines above its first are still being summarized (a big
+        log opened at its end); its subtitle is set only when the words change."""
+        text = summary_text(state)
+        pane = self.query_one(LogPane)
+        subtitle = f"earlier lines: {text}" if text is not None else ""
+        if str(pane.border_subtitle or "") != subtitle:
+            pane.border_subtitle = subtitle
 
     def _keep_log_following(self, _screen: Screen[object]) -> None:
         """After every relayout (the screen's public layout signal): a following log stays at
@@ -420,10 +455,13 @@ class EagleApp(ControlledApp):
         if self.log_view.jump_to_first_error() is not None:
             return
         first = self.state.first_error_line
+        if first is not None and self.log_view.jump_to_lineno(first):
+            return  # pruned from memory, but in the log's file part (scrollback)
         if first is None:
             self.notify("No error lines so far.", markup=False)
         else:
-            self.notify(f"The first error (line {first}) is older than the "
+            where = line_text(first, self.state.lineno_base)
+            self.notify(f"The first error ({where}) is older than the "
                         f"{self.config.max_lines:,} lines kept.", severity="warning", markup=False)
 
     def action_crash_line(self) -> None:
@@ -439,7 +477,8 @@ class EagleApp(ControlledApp):
     def _jump(self, lineno: int) -> None:
         self.action_show_pane("log")
         if not self.log_view.jump_to_lineno(lineno):
-            self.notify(f"Line {lineno} is no longer in the log buffer.", severity="warning",
+            where = line_text(lineno, self.state.lineno_base).capitalize()
+            self.notify(f"{where} is no longer in the log buffer.", severity="warning",
                         markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -19,6 +19,7 @@ from eagle_tui.ui.app import EagleApp, SessionLike
 from eagle_tui.ui.config import ConfigError, UiConfig, load_config
 from eagle_tui.ui.control import RunControl
 from eagle_tui.ui.theme import ThemeError, builtin_themes, user_themes
+from eagle_tui.ui.widgets.logfile import FileLines
 
 
 def build_app(
@@ -28,6 +29,7 @@ def build_app(
     source_label: str = "",
     clock: Callable[[], float] = time.time,
     control: RunControl | None = None,
+    file_lines: FileLines | None = None,
 ) -> EagleApp:
     """Assemble the dashboard for ``session`` (anything shaped like :class:`Session`).
 
@@ -35,7 +37,8 @@ def build_app(
 
     ``source_label`` is shown in the status line (a host, a file name, "demo"); ``clock`` is used
     only for file names and marker labels, and is frozen by tests. ``control``: K/R/E for a
-    run eagle-tui launched (``None``: the keys are off and not in the footer).
+    run eagle-tui launched (``None``: the keys are off and not in the footer). ``file_lines``:
+    the line store that lets the log scroll back into the file (``None``: the in-memory lines).
     """
     cfg = config if config is not None else load_config()
     try:
@@ -51,7 +54,7 @@ def build_app(
             f"available: {', '.join(names)} or a Textual theme such as textual-dark"
         )
     return EagleApp(cfg, session, themes=themes, source_label=source_label, clock=clock,
-                    control=control)
+                    control=control, file_lines=file_lines)
 
 
 __all__ = ["build_app"]

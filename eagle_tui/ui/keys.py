@@ -77,7 +77,8 @@ KEYS: tuple[KeySpec, ...] = (
 
 # Keys handled by a focused widget rather than the app (listed in help only).
 LOCAL_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("Log", "↑ ↓ PgUp PgDn Home", "scroll (scrolling up pauses following)"),
+    ("Log", "↑ ↓ PgUp PgDn Home", "scroll (scrolling up pauses following); past the oldest "
+     "line in memory it goes on into the file, Home goes to line 1"),
     ("Log", "← →", "scroll long lines sideways (when not wrapping)"),
     ("Filter / search box", "Enter", "keep the filter / jump to the first match"),
     ("Filter / search box", "Esc", "clear the query and close the box"),

@@ -35,6 +35,7 @@ from eagle_tui.transport.base import (
     RunResult,
     TailChunk,
     TransportError,
+    check_range,
 )
 from eagle_tui.transport.ssh.config import SshTarget, resolve
 from eagle_tui.transport.ssh.conn import Connection, backoff_delay
@@ -47,6 +48,13 @@ if TYPE_CHECKING:
 
 _MAX_STDERR = 64 * 1024
 _MAX_LINE = 1 << 20
+
+
+def range_script(offset: int, length: int) -> str:
+    """The ``sh -c`` script of a range read of the file ``$1`` (numbers only are formatted in:
+    the path never is). ``tail -c +N`` seeks on a regular file; ``head -c`` caps the output."""
+    return (f'[ -f "$1" ] && [ -r "$1" ] || {{ echo "$1: no such readable file" >&2; exit 2; }}; '
+            f'tail -c +{int(offset) + 1} -- "$1" | head -c {int(length)}')
 
 
 def _not_found(code: int, stderr: bytes) -> bool:
@@ -223,6 +231,20 @@ class SshTransport:
             raise TransportError(f"cannot read {path} on {self._dest}: {why}")
         if len(result.stdout) > max_bytes:
             raise TransportError(f"{path} on {self._dest} is larger than {max_bytes} bytes")
+        return result.stdout
+
+    async def read_range(self, path: str, offset: int, length: int,
+                         timeout: float = 10.0) -> bytes:
+        """One exec: ``tail -c +N | head -c M``, the path passed as ``$1`` (never part of the
+        script) and the script quoted by :meth:`run`; the deadline is the command's."""
+        check_range(offset, length)
+        result = await self.run(["sh", "-c", range_script(offset, length), "sh", path], timeout)
+        if result.exit_code != 0:
+            lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+            why = lines[-1] if lines else f"exit {result.exit_code}"
+            raise TransportError(f"cannot read {path} on {self._dest}: {why}")
+        if len(result.stdout) > length:
+            raise TransportError(f"{path} on {self._dest}: the range read passed its cap")
         return result.stdout
 
     def http_client(self, base_url: str, timeout: float) -> httpx.AsyncClient:

@@ -140,14 +140,26 @@ def status_content(status: LogStatus) -> Content:
         else:
             parts.append((" — End/f to follow", "$text-muted"))
     # the stream's count, not the buffer's: a source catching up may skip older lines' text
-    if status.stream > status.total:
+    if status.prefix is not None:  # a log opened at its end: the file's lines count too
+        whole = status.prefix + status.stream
+        if status.at_line is not None:
+            parts.append((f" · line {status.at_line:,} of {whole:,} (file)", "$text-muted"))
+        else:
+            parts.append((f" · {whole:,} lines", "$text-muted"))
+    elif status.stream > status.total:
         parts.append((f" · {status.stream:,} lines ({status.total:,} kept)", "$text-muted"))
     else:
         parts.append((f" · {status.total:,} lines", "$text-muted"))
+    if status.scrollback:
+        parts.append((f" · {status.scrollback}", "$text-muted"))
     if status.filter:
         parts.append(" · filter ")
         parts.append((status.filter, "$accent"))
         parts.append((f" ({status.shown:,} shown)", "$text-muted"))
+    if status.prefix and (status.filter or (status.search and not status.file_rows)):
+        # the filter (and a search without the file part) covers the lines in memory only
+        what = "filter" if status.filter else "search"
+        parts.append((f" · {what}: last {status.total:,} lines", "$warning"))
     if status.search:
         parts.append(" · search ")
         parts.append((status.search, "$accent"))

@@ -20,6 +20,8 @@ from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.strip import Strip
 
+from eagle_tui.model.events import LogLine
+from eagle_tui.model.linewindow import placeholder
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.ui.frames import FRAME_INTERVAL
 from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule, highlight
@@ -49,7 +51,7 @@ class LogRender(LogScroll):
 
     @property
     def row_count(self) -> int:
-        return self.buffer.row_count
+        return self.file_rows + self.buffer.row_count
 
     def content_width(self) -> int:
         b = self.buffer
@@ -76,14 +78,18 @@ class LogRender(LogScroll):
         return style
 
     def _line_text(self, seq: int) -> Text:
-        """One entry, highlighted. Its text was sanitized by the parser; :func:`inert` here is
+        """One buffered entry, highlighted (see :meth:`_styled`)."""
+        b = self.buffer
+        return self._styled(b.entry(seq), seq in b.special, seq == b.cursor)
+
+    def _styled(self, entry: LogLine, special: bool, current: bool) -> Text:
+        """One line, highlighted. Its text was sanitized by the parser; :func:`inert` here is
         the terminal's last guard, paid only per row drawn (a strip is cached), never per line
         appended: one regex search on a clean line, which it returns unchanged."""
         b = self.buffer
-        entry = b.entry(seq)
         shown = inert(entry.text)
         text = Text(shown, no_wrap=True, end="")
-        if seq in b.special:
+        if special:
             text.stylize(self._style("log--marker"))
         else:
             for span in highlight(shown, entry.kind, self.rules):
@@ -96,9 +102,42 @@ class LogRender(LogScroll):
                         break
                     if m.end() > m.start():
                         text.stylize(match_style, m.start(), m.end())
-        if seq == b.cursor:
+        if current:
             text.stylize_before(self._style("log--current"))
         return text
+
+    # ------------------------------------------------------------------ the file part
+    @property
+    def file_rows(self) -> int:
+        """Rows of the file part above the buffer's (0: none; see ``logfile.py``)."""
+        return 0
+
+    def _file_line(self, line: int) -> LogLine | None:
+        """The file's 0-based line ``line``, None while it is being read."""
+        return None
+
+    @property
+    def _file_target(self) -> int | None:
+        """The file line a jump went to (drawn as the current line)."""
+        return None
+
+    def _file_strip(self, line: int, scroll_x: int, width: int, base: Style) -> Strip:
+        """One row of the file part: cached once read; a placeholder, not cached, before."""
+        key = (-1 - line, 0, scroll_x, width)
+        strip = self._cache.get(key)
+        if strip is not None:
+            return strip
+        entry = self._file_line(line)
+        if entry is None:
+            text = Text(placeholder(line).text, self._style("log--marker"), no_wrap=True, end="")
+        else:
+            text = self._styled(entry, False, line == self._file_target)
+        text.stylize_before(base)
+        full = Strip(text.render(self.app.console), text.cell_len)
+        strip = full.crop_extend(scroll_x, scroll_x + width, base)
+        if entry is not None:
+            self._cache[key] = strip
+        return strip
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # scroll offset and width once per frame, not once per row (they are computed props)
@@ -124,7 +163,10 @@ class LogRender(LogScroll):
         idx = scroll_y + y
         if idx >= self.row_count:
             return Strip.blank(width, base)
-        seq, start, end = self.buffer.row(idx)
+        file_rows = self.file_rows
+        if idx < file_rows:
+            return self._file_strip(idx, scroll_x, width, base)
+        seq, start, end = self.buffer.row(idx - file_rows)
         key = (seq, start, scroll_x, width)
         strip = self._cache.get(key)
         if strip is None:
@@ -139,8 +181,6 @@ class LogRender(LogScroll):
             strip = full.crop_extend(scroll_x, scroll_x + width, base)
             self._cache[key] = strip
         return strip
-
-
 
 
 __all__ = ["LogRender"]

@@ -164,6 +164,11 @@ class LogStatus:
     hosts: int = 0  # distinct hosts in the log (0 or 1: not a multi-node run)
     own: int = 0  # eagle-tui's own poll lines buffered (folded unless ``own_shown``)
     own_shown: bool = False
+    # the file part (file-backed scrollback) of a log opened at its end:
+    prefix: int | None = None  # lines before the tail's start, once counted
+    scrollback: str = ""  # "" (none, or ready), "indexing 45%", "unreadable: why"
+    at_line: int | None = None  # the file's line at the top of the view while paused
+    file_rows: int = 0  # rows of the file part above the buffer (0 while a filter narrows)
 
 
 def write_lines(path: Path, lines: Sequence[LogLine], *, with_hosts: bool = False) -> int:

@@ -26,15 +26,16 @@ from rich.cells import cell_len
 from textual.message import Message
 
 from eagle_tui.model.events import LogLine
+from eagle_tui.model.linewindow import placeholder
 from eagle_tui.model.logbuffer import Appended, LogBuffer, compile_query
 from eagle_tui.ui.frames import FRAME_INTERVAL
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.widgets.logrender import LogRender
+from eagle_tui.ui.widgets.logsearch import LogFileSearch
 from eagle_tui.ui.widgets.logtext import LogStatus, wrap_cuts, write_lines
 
 
-class LogView(LogRender, can_focus=True):
+class LogView(LogFileSearch, can_focus=True):
     """Bounded, lazily highlighted log view. Feed it with :meth:`append`."""
 
     class StatusChanged(Message):
@@ -54,6 +55,8 @@ class LogView(LogRender, can_focus=True):
     ) -> None:
         super().__init__(buffer if buffer is not None else LogBuffer(max_lines), rules,
                          frame_interval=frame_interval, id=id, classes=classes)
+        self._file_init()
+        self._search_init()
         self._markers = 0
         self._last_status: LogStatus | None = None
         self.status_sink: Callable[[LogStatus], None] | None = None
@@ -108,10 +111,15 @@ class LogView(LogRender, can_focus=True):
 
     def row_text(self, y: int) -> str:
         """Plain text of screen row ``y`` of the virtual view (for tests and search)."""
-        return self.buffer.row_text(y)
+        rows = self._file_rows
+        if y < rows:
+            entry = self._file_line(y)
+            return entry.text if entry is not None else placeholder(y).text
+        return self.buffer.row_text(y - rows)
 
     def status(self) -> LogStatus:
         b = self.buffer
+        prefix, scrollback, at_line = self.file_status()
         return LogStatus(
             follow=self.follow,
             unseen=self.unseen,
@@ -126,6 +134,10 @@ class LogView(LogRender, can_focus=True):
             hosts=len(b.hosts.seen),
             own=b.own_lines,
             own_shown=not b.fold_own,
+            prefix=prefix,
+            scrollback=scrollback,
+            at_line=at_line,
+            file_rows=self._file_rows,
         )
 
     # ------------------------------------------------------------------ feeding
@@ -159,6 +171,8 @@ class LogView(LogRender, can_focus=True):
             self._max_width = max(self._max_width, widest)
         if done.new_host:
             self._cache.clear()
+        # pruned lines move from the buffer to the file part: a paused view stays put
+        shift = self._recount_file() - done.removed_rows
         self._quiet = True  # the scroll below repaints through _request_paint, throttled
         try:
             self._update_virtual_size()
@@ -166,8 +180,8 @@ class LogView(LogRender, can_focus=True):
                 self._scroll_to_row(None)
             else:
                 self.unseen += done.added_rows
-                if done.removed_rows:
-                    self._set_scroll(max(0.0, self.scroll_y - done.removed_rows))
+                if shift:
+                    self._set_scroll(max(0.0, self.scroll_y + shift))
         finally:
             self._quiet = False
         self._request_paint()
@@ -195,11 +209,13 @@ class LogView(LogRender, can_focus=True):
 
     def _followed(self) -> None:
         self.buffer.cursor = None
+        self.file_cursor = None
         self._cache.clear()
 
     # ------------------------------------------------------------------ filter, search, jumps
     def _rows_changed(self) -> None:
         self._cache.clear()
+        self._recount_file()  # a filter hides the file part, clearing it shows it again
         self._update_virtual_size()
 
     def set_filter(self, query: str) -> None:
@@ -248,13 +264,14 @@ class LogView(LogRender, can_focus=True):
         if self.follow:
             self._scroll_to_row(None)
         elif anchor is not None and (row := self.buffer.row_of_seq(anchor)) is not None:
-            self._scroll_to_row(row)
+            self._scroll_to_row(self._file_rows + row)
         self.refresh()
         self._post_status()
 
     def set_search(self, query: str) -> None:
         if not self.buffer.set_search(query):
             return
+        self.cancel_file_search()
         self._cache.clear()
         self.refresh()
         self._post_status()
@@ -266,12 +283,15 @@ class LogView(LogRender, can_focus=True):
         bottom (backward) of the visible rows.
         """
         b = self.buffer
+        in_file = self.file_find(forward)  # with a file part, the search goes on into it
+        if in_file is not None:
+            return in_file
         if (b.search or b.filter) is None or not b.lines or not b.row_count:
             return False, False
         if b.cursor is not None:
             origin = b.cursor
         else:
-            top = min(int(self.scroll_y), b.row_count - 1)
+            top = min(max(0, int(self.scroll_y) - self._file_rows), b.row_count - 1)
             bottom = min(top + self.scrollable_content_region.height - 1, b.row_count - 1)
             origin = b.row(top)[0] - 1 if forward else b.row(max(top, bottom))[0] + 1
         seq, wrapped = b.find(forward, origin)
@@ -291,8 +311,9 @@ class LogView(LogRender, can_focus=True):
             return
         self.follow = False
         b.cursor = seq
+        self.file_cursor = None
         self._cache.clear()
-        self._scroll_to_row(row)
+        self._scroll_to_row(self._file_rows + row)
         self.refresh()
         self._post_status()
 
@@ -300,8 +321,9 @@ class LogView(LogRender, can_focus=True):
         """Show the newest buffered line with this stream line number; False if pruned. Each
         host numbers its own lines: the shown host's line is preferred, then any host's."""
         seq = self.buffer.seq_of_lineno(lineno)
-        if seq is None:
-            return False
+        if seq is None:  # pruned, or before the tail: the file part may have it
+            prefix = self.file.prefix if self.file is not None else None
+            return prefix is not None and self.jump_to_file_line(lineno + prefix)
         self._goto(seq)
         return True
 

@@ -28,6 +28,7 @@ from textual.widgets import Static
 from eagle_tui.model.activity import startup_activity
 from eagle_tui.model.eta import step_eta
 from eagle_tui.model.events import CrashEvent
+from eagle_tui.model.prefix import line_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.steps import STEPS, step_states
 from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
@@ -255,7 +256,7 @@ class StartupPane(Vertical):
         now_s = int(state.now) if state.now is not None else None
         key = (state.phase, state.phases, state.shards, state.graphs, state.crash, state.health,
                state.process, state.process_exit, now_s, state.lines > 0, state.connections,
-               state.engine_inferred, state.activity)
+               state.engine_inferred, state.activity, state.lineno_base)
         if key == self._key:
             return
         self._key = key
@@ -270,7 +271,8 @@ class StartupPane(Vertical):
             self.query_one("#crash-title", Static).update(crash_title(state, crash))
             cause = self.query_one(RootCause)
             cause.lineno = crash.lineno
-            cause.update(Content.assemble((f" ▸ line {crash.lineno}: ", "$accent bold"),
+            where = line_text(crash.lineno, state.lineno_base)  # the file's own number
+            cause.update(Content.assemble((f" ▸ {where}: ", "$accent bold"),
                                           (inert(crash.message), "$text")))
             self.query_one("#crash-hint", Static).update(
                 Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text")))

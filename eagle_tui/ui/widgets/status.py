@@ -19,6 +19,7 @@ from textual.widget import Widget
 
 from eagle_tui.model.events import Phase
 from eagle_tui.model.figures import Figure, figures
+from eagle_tui.model.prefix import summary_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import coarse_age, coarse_clock, fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
@@ -90,6 +91,8 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
         parts.append((f"  ✗ {crit} critical", "$error bold"))
     if warn:
         parts.append((f"  ⚠ {warn} warning", "$warning bold"))
+    if (summary := summary_text(state)) is not None:  # the lines before a big log's end
+        parts.append((f"  {summary}", "$warning" if "not" in summary else "$text-muted"))
     extras = len(parts)  # from here on: context that goes first when space runs out
     for c in state.connections:
         if c.state == "connected":

@@ -1,0 +1,58 @@
+"""A big log over SSH opened at its end (issue 15): ``wc -c`` finds the end, the tail starts at
+a line start there, the lines before it are counted on the host and streamed through the
+transport into the summary's child process: the merged state is a full parse's."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eagle_tui.model.events import LogOpened
+from eagle_tui.session import Session
+from eagle_tui.sources.logtail import LogTail, file_size
+from eagle_tui.sources.prefix import PrefixSummarizer
+from eagle_tui.sources.replay import ReplaySource
+
+pytestmark = [pytest.mark.sshd]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def shown(st: Any) -> dict[str, Any]:
+    base = st.lineno_base
+    return {"phase": st.phase, "phases": [(m.phase, m.lineno + base) for m in st.phases],
+            "crash": None if st.crash is None else (st.crash.kind, st.crash.lineno + base),
+            "alerts": [(a.kind, a.message) for a in st.alerts],
+            "accept_len": st.accept_len.values(), "gen_tps": st.gen_tps.values(),
+            "tok_s": st.tok_s, "lines": st.lines + base}
+
+
+async def test_a_remote_log_opened_at_its_end(sshd: Any, tmp_path: Path) -> None:
+    src = FIXTURES / "vllm-cpu" / "server-eagle3.log"
+    log = tmp_path / "remote logs" / "server.log"
+    log.parent.mkdir()
+    log.write_bytes(src.read_bytes())
+    full = await Session([ReplaySource(src, kind="log")], tick_interval=None).run()
+    async with sshd.transport() as t:
+        assert await file_size(t, str(log)) == log.stat().st_size
+        assert await file_size(t, str(tmp_path / "missing.log")) is None
+        tail = LogTail(t, str(log), from_end=log.stat().st_size // 3)
+        session = Session([tail], tick_interval=None, summarizer=PrefixSummarizer(t).summarize)
+        runner = asyncio.create_task(session.run())
+        for _ in range(2000):
+            st = session.state
+            if st.summary is not None and st.summary.finished and st.lines + (
+                    st.lineno_base or 0) >= full.lines:
+                break
+            await asyncio.sleep(0.01)
+        session.stop()
+        state = await runner
+    opened = tail.opened
+    assert isinstance(opened, LogOpened) and opened.host == t.host and opened.start > 0
+    assert log.read_bytes()[opened.start - 1] == 0x0A
+    assert state.summary is not None and not state.summary.error
+    assert state.lineno_base == log.read_bytes()[: opened.start].count(b"\n")
+    assert shown(state) == shown(full)

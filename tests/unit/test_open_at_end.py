@@ -1,0 +1,258 @@
+"""A log opened at its end (issue 15): the tail from a line start near the end, a background
+summary of the lines before it, merged by the session into what a full parse shows."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eagle_tui.headless.progress import verdict
+from eagle_tui.model.events import (
+    Event,
+    LogLine,
+    LogOpened,
+    LogPrefixCounted,
+    SummaryProgress,
+)
+from eagle_tui.model.prefix import PrefixSummary, absolute, line_text, rebase, summary_text
+from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.report.prefix import count_lines, fold_prefix
+from eagle_tui.session import Session
+from eagle_tui.sources.logtail import LogTail
+from eagle_tui.sources.replay import ReplaySource
+from eagle_tui.transport.local import LocalTransport
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+LOGS = sorted([*FIXTURES.glob("samples/*.log"), *FIXTURES.glob("sglang-cpu/*.log"),
+               *FIXTURES.glob("vllm-cpu/*.log"), *FIXTURES.glob("wait/*.log")])
+
+
+def in_process(opened: LogOpened) -> AsyncIterator[Event | PrefixSummary]:
+    """The child's fold, run here (the same functions: ``report.prefix``)."""
+
+    async def gen() -> AsyncIterator[Event | PrefixSummary]:
+        def fold() -> PrefixSummary:
+            with open(opened.path, "rb") as f:
+                return fold_prefix(f, opened.start, workers=1)
+
+        yield SummaryProgress(opened.path, opened.host, 0, opened.start)
+        yield await asyncio.to_thread(fold)
+
+    return gen()
+
+
+async def _full(path: Path) -> DashboardState:
+    return await Session([ReplaySource(path, kind="log")], tick_interval=None).run()
+
+
+async def _split(path: Path, from_end: int, summarizer: Any = in_process) -> DashboardState:
+    src = ReplaySource(path, kind="log", from_end=from_end)
+    return await Session([src], tick_interval=None, summarizer=summarizer).run()
+
+
+def shown(st: DashboardState) -> dict[str, Any]:
+    """What the dashboard shows of a state, with the file's own line numbers."""
+    base = st.lineno_base
+    assert base is not None
+    crash = st.crash
+    return {
+        "engine": st.engine,
+        "phase": st.phase,
+        "phases": [(m.phase, m.lineno + base, m.time, m.inferred) for m in st.phases],
+        "crash": None if crash is None else (crash.kind, crash.lineno + base, crash.message),
+        "spec": st.spec,
+        "dims": st.hidden_dims,
+        "models": [(m.role, m.architecture) for m in st.models],
+        "alerts": [(a.kind, a.severity, a.message) for a in st.alerts],
+        "accept_len": st.accept_len.values(),
+        "gen_tps": st.gen_tps.values(),
+        "tok_s": st.tok_s,
+        "current_accept_len": st.current_accept_len,
+        "lines": st.lines + base,
+    }
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_split_equals_full_parse_on_fixtures(path: Path) -> None:
+    full = asyncio.run(_full(path))
+    size = path.stat().st_size
+    splits = 0
+    for from_end in sorted({size // 2, size // 5, size * 4 // 5, 4096, 1024}):
+        if not 0 < from_end < size:
+            continue
+        split = asyncio.run(_split(path, from_end))
+        if split.log_start == 0:  # no line starts in the last ``from_end`` bytes
+            continue
+        splits += 1
+        assert split.summary is not None and split.summary.finished
+        assert shown(split) == shown(full), from_end
+    if not splits:
+        pytest.skip("no line starts in the end of so small a log")
+
+
+def test_split_equals_full_parse_on_a_generated_log(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import bench_report
+
+    log = tmp_path / "200k.log"
+    bench_report.generate(log, 200_000)
+    full = asyncio.run(_full(log))
+    split = asyncio.run(_split(log, 512 << 10))
+    assert shown(split) == shown(full)
+    assert len(split.accept_len) == len(full.accept_len) == 600
+
+
+def test_logtail_opens_at_a_line_start_near_the_end(tmp_path: Path) -> None:
+    log = tmp_path / "big.log"
+    log.write_bytes(b"".join(b"line %d\n" % i for i in range(1, 5001)))
+    size = log.stat().st_size
+
+    async def go() -> list[Event]:
+        tail = LogTail(LocalTransport(), str(log), from_end=1000, caught_up_gap=0.01)
+        out: list[Event] = []
+        async for evs in tail.events():
+            out.extend(evs if isinstance(evs, list) else [evs])
+            if any(type(e) is LogLine for e in out):
+                break
+        return out
+
+    events = asyncio.run(go())
+    opened = events[0]
+    assert isinstance(opened, LogOpened) and opened.size == size
+    data = log.read_bytes()
+    assert size - 1000 <= opened.start < size and data[opened.start - 1] == 0x0A
+    lines = [e for e in events if type(e) is LogLine]
+    before = count_lines_of(data[: opened.start])
+    assert lines[0].lineno == 1 and lines[0].text == f"line {before + 1}"
+    assert lines[-1].text == "line 5000"
+
+
+def count_lines_of(data: bytes) -> int:
+    return data.count(b"\n")
+
+
+def test_a_small_log_is_read_whole(tmp_path: Path) -> None:
+    log = tmp_path / "small.log"
+    log.write_bytes(b"a\nb\n")
+
+    async def go() -> list[Event]:
+        tail = LogTail(LocalTransport(), str(log), from_end=1000, caught_up_gap=0.01)
+        async for evs in tail.events():
+            return evs if isinstance(evs, list) else [evs]
+        return []
+
+    events = asyncio.run(go())
+    assert not any(type(e) is LogOpened for e in events)
+    assert [e.lineno for e in events if type(e) is LogLine] == [1, 2]
+
+
+def test_count_lines(tmp_path: Path) -> None:
+    log = tmp_path / "n.log"
+    log.write_bytes(b"x\n" * 1000 + b"tail")
+    with log.open("rb") as f:
+        assert count_lines(f.fileno(), 2000) == 1000
+        assert count_lines(f.fileno(), 1999) == 999
+
+
+def test_line_numbers_before_and_after_the_count() -> None:
+    st = reduce(DashboardState(), [LogOpened("l", "", 100, 200)])
+    assert st.lineno_base is None and line_text(7, st.lineno_base) == "line ~7"
+    st = reduce(st, [LogPrefixCounted("l", "", 40)])
+    assert st.lineno_base == 40 and line_text(7, 40) == "line 47" and absolute(7, 40) == 47
+    assert reduce(DashboardState(), [LogOpened("l", "", 0, 5)]).lineno_base == 0
+
+
+def test_the_verdict_waits_for_the_summary() -> None:
+    done = asyncio.run(_full(FIXTURES / "wait" / "sglang-oom-cuda-graph.log"))
+    assert verdict(done, has_url=False) is not None
+    waiting = reduce(done, [LogOpened("l", "", 100, 200)])
+    assert verdict(waiting, has_url=False) is None
+    assert summary_text(waiting) == "summarizing the earlier lines"
+    going = reduce(waiting, [SummaryProgress("l", "", 43, 100, 7, 1.23)])
+    assert summary_text(going) == "summarizing 43 % · 1.2 s left"
+    over = reduce(going, [SummaryProgress("l", "", 100, 100, 9, 0.0, True)])
+    assert verdict(over, has_url=False) == verdict(done, has_url=False)
+    assert summary_text(over) is None
+    late = reduce(over, [SummaryProgress("l", "", 99, 100, 9, 0.1)])  # after the merge
+    assert late.summary == over.summary
+
+
+def test_a_crash_before_the_tail_is_reported(tmp_path: Path) -> None:
+    crashed = (FIXTURES / "wait" / "sglang-oom-cuda-graph.log").read_bytes()
+    log = tmp_path / "crash-then-more.log"
+    log.write_bytes(crashed + b"".join(b"[2025-01-01 00:00:00] noise %d\n" % i
+                                       for i in range(3000)))
+    full = asyncio.run(_full(log))
+    split = asyncio.run(_split(log, 8192))
+    assert full.crash is not None and split.crash is not None
+    assert shown(split)["crash"] == shown(full)["crash"]
+    assert split.log_start > len(crashed)
+
+
+def test_the_real_child_process(tmp_path: Path) -> None:
+    """The summary through ``python -m eagle_tui.report.prefix`` (what the dashboard runs)."""
+    from eagle_tui.sources.prefix import PrefixSummarizer
+
+    path = FIXTURES / "vllm-cpu" / "server-eagle3.log"
+    full = asyncio.run(_full(path))
+    split = asyncio.run(_split(path, path.stat().st_size // 3,
+                               PrefixSummarizer(LocalTransport()).summarize))
+    assert split.summary is not None and split.summary.finished and not split.summary.error
+    assert shown(split) == shown(full)
+
+
+def test_a_failing_child_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from eagle_tui.sources import prefix
+
+    monkeypatch.setattr(prefix, "MODULE", "eagle_tui.no_such_module")
+    path = FIXTURES / "vllm-cpu" / "server-eagle3.log"
+    split = asyncio.run(_split(path, 2000, prefix.PrefixSummarizer(LocalTransport()).summarize))
+    assert split.summary is not None and split.summary.finished
+    assert "No module named" in split.summary.error
+    assert summary_text(split) is not None and "not summarized" in str(summary_text(split))
+
+
+def test_the_merge_is_not_done_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from eagle_tui.model import prefix
+
+    monkeypatch.setattr(prefix, "RETAIN_BYTES", 100)
+    path = FIXTURES / "vllm-cpu" / "server-eagle3.log"
+    split = asyncio.run(_split(path, path.stat().st_size // 2))
+    assert split.summary is not None and "not merged" in split.summary.error
+    assert split.lineno_base is not None  # the count is still right
+
+
+def test_rebase_shifts_line_numbers_and_stamps_points() -> None:
+    full = asyncio.run(_full(FIXTURES / "vllm-cpu" / "server-eagle3.log"))
+    moved = rebase(full, 10, 123.0)
+    assert [m.lineno for m in moved.phases] == [m.lineno - 10 for m in full.phases]
+    assert moved.lines == full.lines - 10
+    # a replay has no clock: its points are unstamped (t = 0), the open's time stamps them
+    assert full.accept_len.points and all(t == 0.0 for t, _ in full.accept_len.points)
+    assert [v for _, v in moved.accept_len.points] == full.accept_len.values()
+    assert all(t == 123.0 for t, _ in moved.accept_len.points)
+
+
+def test_kept_stops_at_a_restart_and_for_a_log_read_whole() -> None:
+    from eagle_tui.model.events import LogRestarted, Tick
+    from eagle_tui.model.prefix import Kept
+
+    whole = Kept()
+    assert whole.add([Tick(1.0), LogLine(1, "a")]) is None and whole.events is None
+    k = Kept()
+    opened = LogOpened("l", "", 10, 20)
+    assert k.add([Tick(1.0), opened, LogLine(1, "a")]) is opened
+    assert k.add([LogLine(2, "b")]) is None and k.events is not None and len(k.events) == 4
+    k.add([LogRestarted("truncated")])
+    summary = PrefixSummary(DashboardState(lines=3), 3)
+    assert k.merge(summary, None) == (None, [])  # another file: no word of the old summary
+    k = Kept()
+    k.add([opened])
+    state, ends = k.merge(summary, None)
+    assert state is not None and state.lineno_base == 3 and state.summary == ends[1]
+    assert state.summary is not None and state.summary.finished and not state.summary.error
