@@ -147,8 +147,10 @@ def find_toolong(venv: Path, install: bool) -> tuple[Path | None, str]:
     try:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
                        capture_output=True, timeout=300)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "toolong"], check=True,
-                       capture_output=True, timeout=600)
+        # (no network, as on the GPU machine: one try, 10 s, then the column is left out)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--retries", "0",
+                        "--timeout", "10", "toolong"], check=True, capture_output=True,
+                       timeout=600)
     except (subprocess.SubprocessError, OSError) as exc:
         return None, f"could not install toolong into {venv}: {type(exc).__name__}"
     return (tl, "") if tl.exists() else (None, "toolong installed no tl")
