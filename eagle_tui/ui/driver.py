@@ -76,16 +76,18 @@ class EscapeDriver(LinuxDriver):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._wake = _WakingEvent()
-        self.exit_event = self._wake
+        self.exit_event = _WakingEvent()
 
     def run_input_thread(self) -> None:
-        """Textual's loop (``LinuxDriver.run_input_thread``), with the select timeout above."""
-        run_input_loop(self, escape_wait(), self._wake.read_fd)
+        """Textual's loop (``LinuxDriver.run_input_thread``), with the select timeout above;
+        woken by the exit when the exit event can (a plain ``Event``: Textual's 0.1 s polls)."""
+        wake = self.exit_event if isinstance(self.exit_event, _WakingEvent) else None
+        run_input_loop(self, escape_wait(), wake.read_fd if wake is not None else None)
 
     def close(self) -> None:
         super().close()
-        self._wake.close()
+        if isinstance(self.exit_event, _WakingEvent):
+            self.exit_event.close()
 
 
 __all__ = ["ESCAPE_WAIT", "IDLE_WAIT", "EscapeDriver", "EscapeParser", "escape_wait"]
