@@ -449,7 +449,8 @@ def main() -> None:
             rows = {name: keys_while_opening(v, logs[n], keys_s)
                     for name, v in contenders.items()}
             sections.append(table(f"Keys for {keys_s:g} s from the first frame, opening the "
-                                  f"{n:,}-line log", rows))
+                                  f"{n:,}-line log", rows,
+                                  "lnav" if "lnav" in rows else "bare Log"))
             print(sections[-1], "\n", flush=True)
         if "tail" in wanted:
             rows = {name: tail(v, work, 200, tail_s, idle_s)
