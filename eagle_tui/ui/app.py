@@ -42,7 +42,7 @@ from eagle_tui.model.events import (
     Phase,
     UserMarker,
 )
-from eagle_tui.model.gpuhistory import GpuHistory
+from eagle_tui.model.gpuhistory import GpuHistory, memory_moved
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.prefix import line_text, summary_text
 from eagle_tui.model.state import DashboardState
@@ -277,6 +277,15 @@ class EagleApp(ControlledApp):
             self._log_hosts = len(log.hosts)
             self.refresh_bindings()
         self.state = state
+        try:
+            gpus = self.query_one(GpuPane)
+        except NoMatches:  # the app is closing
+            return
+        if self._gpu_samples and memory_moved(gpus.sample, state.gpus):
+            # a memory step (an allocation, a process's memory freed) is shown now, not at the
+            # next pane update (up to PANE_INTERVAL later): only the GPU pane repaints
+            samples, self._gpu_samples = self._gpu_samples, []
+            gpus.show(state, samples)
 
     def watch_state(self, state: DashboardState) -> None:
         """Give the panes the new state: at once for a crash or a new phase, else at most
