@@ -289,3 +289,38 @@ async def test_the_mouse_wheel_up_pauses_following_and_scrolls() -> None:
         view.post_message(events.MouseScrollUp(view, 1, 1, 0, -1, 0, True, False, False))
         await pilot.pause()
         assert not view.follow and view.scroll_y == sideways  # shift+wheel: horizontal only
+
+
+async def test_a_row_of_a_huge_line_styles_only_what_it_shows(monkeypatch: object) -> None:
+    """A screen of 1 MiB lines costs each row its width, not its line's length (issue 17):
+    the piece of text a row styles and renders is bounded by the scroll and the width."""
+    import pytest
+
+    from eagle_tui.ui.widgets import logrender
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    styled: list[int] = []
+    real = logrender.inert
+
+    def counting(text: str) -> str:
+        styled.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(logrender, "inert", counting)
+    app = LogApp(max_lines=100)
+    async with app.run_test(size=(60, 12)) as pilot:
+        view = app.query_one(LogView)
+        big = "x" * (1 << 20)
+        view.append([LogLine(i, f"{i}:{big}", LineKind.PLAIN) for i in range(1, 11)])
+        await pilot.pause()
+        styled.clear()
+        view._cache.clear()
+        rows = [strip_text(view, y) for y in range(view.scrollable_content_region.height)]
+        assert any(r.startswith("10:xxx") for r in rows)
+        assert styled and max(styled) <= 60 + 64 + 1  # width + slack, never the 1 MiB line
+        view.set_wrap(True)
+        await pilot.pause()
+        styled.clear()
+        view._cache.clear()
+        [strip_text(view, y) for y in range(view.scrollable_content_region.height)]
+        assert styled and max(styled) <= 60 + 64 + 1

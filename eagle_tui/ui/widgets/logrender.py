@@ -30,6 +30,13 @@ from eagle_tui.ui.widgets.logscroll import LogScroll
 from eagle_tui.ui.widgets.logtext import HostTags, wrap_cuts
 
 
+def row_chars(scroll_x: int, width: int) -> int:
+    """The characters of a line a row needs to fill ``scroll_x + width`` cells: every
+    character takes at least one cell (the text is sanitized), plus room for a few that take
+    none (combining marks)."""
+    return scroll_x + width + 64
+
+
 class LogRender(LogScroll):
     """Renders ``buffer``'s rows through the Line API (``render_line``)."""
 
@@ -77,17 +84,22 @@ class LogRender(LogScroll):
             self._styles[name] = style
         return style
 
-    def _line_text(self, seq: int) -> Text:
-        """One buffered entry, highlighted (see :meth:`_styled`)."""
+    def _line_text(self, seq: int, start: int = 0, end: int | None = None) -> Text:
+        """One buffered entry's ``[start:end]``, highlighted (see :meth:`_styled`)."""
         b = self.buffer
-        return self._styled(b.entry(seq), seq in b.special, seq == b.cursor)
+        return self._styled(b.entry(seq), seq in b.special, seq == b.cursor, start, end)
 
-    def _styled(self, entry: LogLine, special: bool, current: bool) -> Text:
-        """One line, highlighted. Its text was sanitized by the parser; :func:`inert` here is
-        the terminal's last guard, paid only per row drawn (a strip is cached), never per line
-        appended: one regex search on a clean line, which it returns unchanged."""
+    def _styled(self, entry: LogLine, special: bool, current: bool, start: int = 0,
+                end: int | None = None) -> Text:
+        """One line's ``[start:end]``, highlighted. Its text was sanitized by the parser;
+        :func:`inert` here is the terminal's last guard, paid only per row drawn (a strip is
+        cached), never per line appended: one regex search on a clean line, which it returns
+        unchanged. Only the piece a row shows is styled: a 1 MiB line costs a row its width,
+        not its length (issue 17: every row of a screen of such lines was ~1 MB of work)."""
         b = self.buffer
-        shown = inert(entry.text)
+        text_ = entry.text
+        shown = inert(text_ if start == 0 and (end is None or end >= len(text_))
+                      else text_[start:end])
         text = Text(shown, no_wrap=True, end="")
         if special:
             text.stylize(self._style("log--marker"))
@@ -131,7 +143,8 @@ class LogRender(LogScroll):
         if entry is None:
             text = Text(placeholder(line).text, self._style("log--marker"), no_wrap=True, end="")
         else:
-            text = self._styled(entry, False, line == self._file_target)
+            text = self._styled(entry, False, line == self._file_target, 0,
+                                row_chars(scroll_x, width))
         text.stylize_before(base)
         full = Strip(text.render(self.app.console), text.cell_len)
         strip = full.crop_extend(scroll_x, scroll_x + width, base)
@@ -170,9 +183,7 @@ class LogRender(LogScroll):
         key = (seq, start, scroll_x, width)
         strip = self._cache.get(key)
         if strip is None:
-            text = self._line_text(seq)
-            if start or end < len(text):
-                text = text[start:end]
+            text = self._line_text(seq, start, min(end, start + row_chars(scroll_x, width)))
             if self._tags.width:
                 tag = self._tags.tag(self.buffer.entry(seq).host, start == 0)
                 text = Text(tag, self._style("log--host"), no_wrap=True, end="").append_text(text)
