@@ -66,7 +66,7 @@ DimAt = tuple[int, int]  # (hidden-state dim, line of its first sighting, from 0
 # ``DecodeStats`` says: the line's weight and value for the weighted accept length)
 WORK_LINE_B = re.compile(
     rb"^\[\d(?:[^\n]{18}|[^\n]{7})(?: [A-Z][A-Z_]*\d+)*\] Decode batch(?: \[\d+\]|)[.,] "
-    rb"#running-req: (\d{1,15}), [^\n]*?accept len: ([\d.]+)", re.M)
+    rb"#running-req: (\d{1,15}), [^\n]*?accept len: ([\d.]+)(?![\w.+-])", re.M)
 Work = tuple[bytes, bytes]  # (running requests, accept len) tokens
 # WORK_LINE_B for the lines of a run that has a newline in front (every run of a chunk has one):
 # ``^`` in MULTILINE mode is tried at every byte (``re`` has no fast scan for it), a literal
@@ -77,7 +77,7 @@ Work = tuple[bytes, bytes]  # (running requests, accept len) tokens
 RUN_WORK_B = re.compile(
     rb"\n\[\d(?:[^\n]{18}|[^\n]{7})(?: [A-Z][A-Z_]*\d+)*\] Decode batch(?: \[\d+\]|)[.,] "
     rb"#running-req: (\d{1,15}), (?:#token: \d{1,15}, token usage: [\d.]{1,30}, |[^\n]*?)"
-    rb"accept len: ([\d.]+)")
+    rb"accept len: ([\d.]+)(?![\w.+-])")
 ACC_TEXT = b"accept len: "
 BENCH_MARK = f"{BENCH_TAG}=".encode()  # a bench window marker (``commands.report_windows``)
 _ACC_OF = itemgetter(1)
