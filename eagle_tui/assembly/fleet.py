@@ -5,15 +5,18 @@ often; :func:`open_fleet` runs the headless loop (text lines or one JSON object 
 ending after ``--count`` refreshes or ``--duration`` seconds) or the Textual fleet app.
 
 Drill-down: the fleet app exits with the row the user chose; the ordinary dashboard is opened
-for that instance through :func:`~eagle_tui.assembly.open.open_dashboard` (metrics from the
-instance's own ``/metrics``, at the ``instance`` label's address; over SSH when its host maps
-to a destination, so its GPUs come too), and when that dashboard is closed the fleet comes back.
+for that instance through :func:`~eagle_tui.assembly.open.open_dashboard` (metrics from
+Prometheus' stored series of it, :mod:`eagle_tui.sources.prom_metrics`; ``/health`` and
+``/server_info`` at the ``instance`` label's address when it answers; over SSH when its host
+maps to a destination, so its GPUs come too), and when that dashboard is closed the fleet
+comes back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -74,14 +77,34 @@ def load_ssh_rules(spec: FleetSpec) -> tuple[list[SshRule], set[str]]:
     return rules, hosts
 
 
+def tcp_reachable(instance: str, timeout_s: float = 1.0) -> bool:
+    """Whether the ``instance`` label's address accepts a TCP connection from here (bounded)."""
+    host, _, port = instance.rpartition(":")
+    if not host or not port.isdigit():
+        return False
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def drill_spec(spec: FleetSpec, row: FleetRow, rules: list[SshRule],
-               config_hosts: set[str]) -> DashboardSpec:
-    """The ordinary dashboard for one instance (over SSH when its host maps to a destination)."""
+               config_hosts: set[str],
+               reachable: Callable[[str], bool] | None = None) -> DashboardSpec:
+    """The ordinary dashboard for one instance: metrics from Prometheus, its own ``/health`` and
+    ``/server_info`` when its address answers (through SSH when its host maps to a
+    destination: its GPUs and processes come too); else readiness from Prometheus' ``up``.
+
+    ``reachable`` (:func:`tcp_reachable` when the fleet opens it; ``None``: assumed) says
+    whether the address answers from here."""
     dest = ssh_destination(row.instance, rules, config_hosts)
     ssh = SshSpec(dests=(dest,), config_path=spec.ssh_config) if dest else SshSpec()
-    return DashboardSpec(url=f"http://{row.instance}", ssh=ssh, theme=spec.theme,
-                         config_path=spec.config_path, label=f"{row.instance} (fleet)",
-                         command="watch")
+    direct = dest is not None or reachable is None or reachable(row.instance)
+    url = f"http://{row.instance}" if direct else None
+    return DashboardSpec(url=url, ssh=ssh, theme=spec.theme, config_path=spec.config_path,
+                         label=f"{row.instance} (fleet)", command="watch",
+                         prometheus=spec.prometheus.rstrip("/"), prom_instance=row.instance)
 
 
 def shown(spec: FleetSpec, snap: FleetSnapshot) -> FleetSnapshot:
@@ -136,7 +159,8 @@ def open_fleet(spec: FleetSpec,
         chosen = app.run()
         if chosen is None:
             return 0
-        open_dashboard(drill_spec(spec, chosen, rules, hosts))
+        open_dashboard(drill_spec(spec, chosen, rules, hosts, reachable=tcp_reachable))
 
 
-__all__ = ["FleetSpec", "drill_spec", "load_ssh_rules", "open_fleet", "run_headless", "shown"]
+__all__ = ["FleetSpec", "drill_spec", "load_ssh_rules", "open_fleet", "run_headless", "shown",
+           "tcp_reachable"]

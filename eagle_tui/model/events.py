@@ -300,6 +300,10 @@ class MetricsSample(Record):
     queued: int | None = None
     kv_usage: float | None = None
     counter_reset: bool = False
+    # where the figures were read: the server's own ``/metrics``, or Prometheus' stored series
+    # of it (``"prometheus"``: the fleet's drill-down, ``watch --prometheus``); the Metrics pane
+    # names it after each figure
+    source: str = "/metrics"
 
 
 @record

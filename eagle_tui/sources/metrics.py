@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import httpx
@@ -74,6 +74,9 @@ _GAUGES = (
     "sglang:token_usage",
 )
 _WANTED = frozenset((*_GAUGES, *_V_COUNTERS, _V_PER_POS))
+# the names read, as exposed (counters without ``_total``): what a Prometheus query asks for
+WANTED_NAMES: tuple[str, ...] = tuple(sorted(_WANTED))
+COUNTER_NAMES: frozenset[str] = frozenset((*_V_COUNTERS, _V_PER_POS))
 
 
 class MetricsError(TransportError):
@@ -126,45 +129,57 @@ def relevant_lines(text: str) -> str:
 
 def parse_metrics(text: str, t: float) -> Snapshot:
     """Parse exposition text; :class:`MetricsError` if it is not Prometheus text at all."""
+    try:
+        families = list(text_string_to_metric_families(relevant_lines(text)))
+    except (ValueError, TypeError, IndexError) as exc:
+        raise MetricsError(f"/metrics is not Prometheus text: {exc}") from None
+    snap = snapshot_of(((s.name, s.labels, float(s.value)) for fam in families
+                        for s in fam.samples), t)
+    if snap is None:
+        head = text.strip().splitlines()[0][:80] if text.strip() else "an empty answer"
+        raise MetricsError(f"no vllm:/sglang: metrics in the /metrics answer (starts: {head!r})")
+    return snap
+
+
+def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]],
+                t: float) -> Snapshot | None:
+    """(name, labels, value) samples of one scrape → a :class:`Snapshot`; ``None`` without any
+    engine series. Shared by the ``/metrics`` text and Prometheus' stored series
+    (:mod:`eagle_tui.sources.prom_metrics`), so one instance's figures are the same maths
+    whichever way they arrive."""
     gauges: dict[str, float] = {}
     counters: dict[str, float] = {}
     per_pos: dict[int, float] = {}
     rank_seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     gauge_parts: dict[str, list[float]] = {}
     engine: Engine = "unknown"
-    try:
-        families = list(text_string_to_metric_families(relevant_lines(text)))
-    except (ValueError, TypeError, IndexError) as exc:
-        raise MetricsError(f"/metrics is not Prometheus text: {exc}") from None
-    for fam in families:
-        for s in fam.samples:
-            name = _base_name(s.name)
-            if name is None or s.value != s.value:  # NaN: no data yet
+    for sample_name, labels, value in samples:
+        name = _base_name(sample_name)
+        if name is None or value != value:  # NaN: no data yet
+            continue
+        if name.startswith("vllm:"):
+            engine = "vllm"
+        elif name.startswith("sglang:"):
+            engine = "sglang" if engine == "unknown" else engine
+        else:
+            continue
+        # one value per label set: the ranks of one TP/PP group are counted once
+        key = tuple(sorted((k, v) for k, v in labels.items() if k not in _RANK_LABELS))
+        if (name, key) in rank_seen:
+            continue
+        rank_seen.add((name, key))
+        if name == _V_PER_POS:
+            try:
+                pos = int(labels.get("position", ""))
+            except ValueError:
                 continue
-            if name.startswith("vllm:"):
-                engine = "vllm"
-            elif name.startswith("sglang:"):
-                engine = "sglang" if engine == "unknown" else engine
-            else:
-                continue
-            # one value per label set: the ranks of one TP/PP group are counted once
-            key = tuple(sorted((k, v) for k, v in s.labels.items() if k not in _RANK_LABELS))
-            if (name, key) in rank_seen:
-                continue
-            rank_seen.add((name, key))
-            if name == _V_PER_POS:
-                try:
-                    pos = int(s.labels.get("position", ""))
-                except ValueError:
-                    continue
-                per_pos[pos] = per_pos.get(pos, 0.0) + float(s.value)
-            elif name in _V_COUNTERS:
-                counters[name] = counters.get(name, 0.0) + float(s.value)
-            else:
-                gauge_parts.setdefault(name, []).append(float(s.value))
+            per_pos[pos] = per_pos.get(pos, 0.0) + value
+        elif name in _V_COUNTERS:
+            counters[name] = counters.get(name, 0.0) + value
+        else:
+            gauge_parts.setdefault(name, []).append(value)
     if engine == "unknown":
-        head = text.strip().splitlines()[0][:80] if text.strip() else "an empty answer"
-        raise MetricsError(f"no vllm:/sglang: metrics in the /metrics answer (starts: {head!r})")
+        return None
     for name, vals in gauge_parts.items():
         gauges[name] = sum(vals)
         gauges[name + "#mean"] = sum(vals) / len(vals)
@@ -291,6 +306,16 @@ class RateWindow:
         )
 
 
+def to_sample(snap: Snapshot, rates: RateWindow) -> MetricsSample:
+    """One scrape's snapshot → its sample: SGLang's gauges (or its counters' deltas, when it
+    has ``spec_verify_calls``), vLLM's counters' deltas over ``rates``' window."""
+    if snap.engine == "sglang":
+        if _S_VERIFY in snap.counters:
+            return rates.add_sglang(snap)
+        return sglang_sample(snap)
+    return rates.add(snap)
+
+
 class MetricsScraper:
     """Source of ``MetricsSample`` events from ``GET {base_url}/metrics``.
 
@@ -327,12 +352,7 @@ class MetricsScraper:
         self.polls = 0
 
     def sample(self, text: str, t: float) -> MetricsSample:
-        snap = parse_metrics(text, t)
-        if snap.engine == "sglang":
-            if _S_VERIFY in snap.counters:
-                return self.rates.add_sglang(snap)
-            return sglang_sample(snap)
-        return self.rates.add(snap)
+        return to_sample(parse_metrics(text, t), self.rates)
 
     async def _scrape(self, client: httpx.AsyncClient) -> str | None:
         try:
@@ -362,10 +382,14 @@ class MetricsScraper:
 
 
 __all__ = [
+    "COUNTER_NAMES",
+    "WANTED_NAMES",
     "MetricsError",
     "MetricsScraper",
     "RateWindow",
     "Snapshot",
     "parse_metrics",
     "sglang_sample",
+    "snapshot_of",
+    "to_sample",
 ]
