@@ -124,6 +124,8 @@ class FleetPoller:
     transport: Transport | None = None
     clock: Callable[[], float] = time.time
     hints: Callable[[], Mapping[str, str]] | None = None
+    # called with each snapshot (the SSH prober starts its probes of the down rows from it)
+    observe: Callable[[FleetSnapshot], None] | None = None
     last: FleetSnapshot | None = None
     requests: int = 0
     bytes_received: int = 0
@@ -201,6 +203,8 @@ class FleetPoller:
             elif isinstance(sparks, BaseException) and not isinstance(sparks, PrometheusError):
                 raise sparks
         self.last = snap
+        if self.observe is not None:
+            self.observe(snap)
         return snap
 
     async def snapshots(self, count: int | None = None) -> AsyncIterator[FleetSnapshot]:
