@@ -224,8 +224,9 @@ def baseline_contender(tree: Path) -> Contender:
     dash = CONTENDERS["dashboard"]
     return Contender(
         "baseline",
-        lambda log: f"env PYTHONPATH={tree} {sys.executable} -m eagle_tui watch --log {log} "
-                    "--gpu none",
+        # -C: ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH
+        lambda log: f"env -C {tree} PYTHONPATH={tree} {sys.executable} -m eagle_tui watch "
+                    f"--log {log} --gpu none",
         dash.first_frame, dash.toggled, dash.seen, dash.keys)
 
 

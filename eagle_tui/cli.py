@@ -8,12 +8,15 @@ only once it works end to end, so ``eagle-tui --help`` never advertises a stub.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from eagle_tui import __version__
-from eagle_tui.errors import EagleError
+from eagle_tui.errors import EXIT_INTERNAL, EagleError
 
 # Order = order in --help.
 COMMANDS: tuple[str, ...] = ("lint", "launch", "stop", "runs", "attach", "wait", "watch", "replay",
@@ -44,6 +47,33 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The one boundary every command runs inside (see :func:`_run` for what each outcome is).
+
+    The streams are made safe first (:func:`~eagle_tui.headless.streams.safe_streams`): no
+    ``UnicodeEncodeError`` on any locale, and nothing on stderr that a terminal would act on.
+    """
+    from eagle_tui.headless.streams import safe_streams
+
+    try:
+        with safe_streams():
+            return _run(argv)
+    except BrokenPipeError:
+        # `eagle-tui report x | head`: the reader went away; not an error of ours
+        with contextlib.suppress(OSError):
+            sys.stderr.close()
+        return 0
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """Parse and run one command. Outcomes, each with its documented exit code:
+
+    * the command's own code (0 ready/ok, 1 crashed or errors found, 3 timeout, 4 alerts ...);
+    * an :class:`EagleError` it did not report itself: one line, exit 2 (usage, input, host);
+    * Ctrl-C: 130;
+    * anything else is a bug of eagle-tui: one line saying so and :data:`EXIT_INTERNAL` (70),
+      never 1, which ``wait`` and ``lint`` give a meaning (set ``EAGLE_TUI_DEBUG=1`` for the
+      traceback).
+    """
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = args_list[0] if args_list else None
     parser = build_parser(first)
@@ -60,10 +90,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # `eagle-tui report x | head`: the reader went away; not an error of ours
-        sys.stderr.close()
-        return 0
+        raise
+    except Exception as exc:  # the boundary: a bug, said in one line with its own exit code
+        if os.environ.get("EAGLE_TUI_DEBUG"):
+            traceback.print_exc()
+        print(f"eagle-tui {args.command}: internal error (a bug in eagle-tui; "
+              f"EAGLE_TUI_DEBUG=1 shows the traceback): {type(exc).__name__}: "
+              f"{_one_line(exc)}", file=sys.stderr)
+        return EXIT_INTERNAL
     return int(rc)
+
+
+def _one_line(exc: BaseException, limit: int = 1000) -> str:
+    """The message of ``exc`` on one line, at most ``limit`` characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 if __name__ == "__main__":

@@ -17,16 +17,23 @@ error comes from; the leaves live beside the code that raises them::
     │   └── ReplayError                 a record line that cannot be replayed (sources/replay.py)
     ├── TransportError      the host, the connection, a remote command (transport/base.py)
     │   ├── ConnectionLost, HostKeyError, CommandNotFound            (transport/base.py)
+    │   ├── NotRegularFile              a FIFO, device, socket or directory as a file (base.py)
     │   ├── DestinationError            a bad ``user@host:port`` (transport/ssh/config.py)
     │   ├── AuthError                   SSH authentication refused (transport/ssh/link.py)
     │   ├── MetricsError                ``/metrics`` unreadable (sources/metrics.py)
     │   ├── PrometheusError             no usable Prometheus answer (sources/prometheus.py)
+    │   ├── HttpBudgetError             an HTTP answer over its budget (sources/http_budget.py)
+    │   │   ├── DeadlineExceeded        not complete within its total deadline
+    │   │   └── BodyTooLarge            a body over its byte cap
     │   ├── DraftConfigError            the draft model's config (sources/draftconfig.py)
     │   └── DiscoveryError              the host's processes unreadable (probe/discover.py)
     ├── LaunchError         a server not started, or a group not ours to stop (launch/process.py)
     ├── HistoryError        the run history unusable, or no such run (history/store.py)
     ├── BenchError          ``bench`` could not start its load (commands/bench.py, exit 1)
     └── ApiError            the simulator refuses an OpenAI request (sim/openai_api.py)
+
+Anything else that reaches ``cli.main`` is a bug: one line and exit :data:`EXIT_INTERNAL` (70),
+never 1, the "crashed" of ``wait`` and the "errors found" of ``lint``.
 
 UsageError, ConfigError and InputError are also ValueErrors: callers that caught the ValueError
 of a bad argument, file or record line before this tree existed keep working. TransportError is
@@ -37,6 +44,8 @@ This module is a leaf: it imports nothing, so every layer (the pure model includ
 """
 
 from __future__ import annotations
+
+EXIT_INTERNAL = 70  # a bug of eagle-tui itself (sysexits' EX_SOFTWARE): never 1, "crashed"
 
 
 class EagleError(Exception):
@@ -55,4 +64,4 @@ class InputError(EagleError, ValueError):
     """A file or stream that cannot be read as asked (a malformed record line, say)."""
 
 
-__all__ = ["ConfigError", "EagleError", "InputError", "UsageError"]
+__all__ = ["EXIT_INTERNAL", "ConfigError", "EagleError", "InputError", "UsageError"]

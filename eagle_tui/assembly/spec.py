@@ -13,7 +13,6 @@ Nothing here imports a source, a transport or Textual: building a spec is cheap 
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -183,12 +182,25 @@ def check_ssh(ssh: SshSpec) -> None:
             raise UsageError(str(exc)) from exc
 
 
+def _check_regular(path: str, flag: str) -> None:
+    """A FIFO, device, socket or directory given as a file is a usage error (exit 2), found
+    before anything opens it (opening a FIFO blocks; ``/dev/zero`` never ends)."""
+    from eagle_tui.transport.base import NotRegularFile
+    from eagle_tui.transport.files import check_regular
+
+    try:
+        check_regular(path)
+    except NotRegularFile as exc:
+        raise UsageError(f"{flag}{exc}") from None
+
+
 def check_sources(spec: DashboardSpec) -> DashboardSpec:
     """The spec with its URL normalized; :class:`UsageError` unless it names something to watch.
 
     Also the check for specs built in code (``demo``, tests): the same rules as the CLI's.
     """
     if spec.replay is not None:
+        _check_regular(str(spec.replay.file), "")
         if not spec.replay.file.is_file():
             raise UsageError(f"{spec.replay.file}: no such file")
         return spec
@@ -202,8 +214,8 @@ def check_sources(spec: DashboardSpec) -> DashboardSpec:
         if prom != spec.prometheus:
             spec = replace(spec, prometheus=prom)
     url = normalize_url(spec.url) if spec.url else spec.url
-    if spec.log and not spec.is_remote and os.path.isdir(spec.log):
-        raise UsageError(f"--log {spec.log}: is a directory")
+    if spec.log and not spec.is_remote:
+        _check_regular(spec.log, "--log ")
     if spec.record is not None and spec.record.is_dir():
         raise UsageError(f"--record {spec.record}: is a directory")
     if spec.gpu not in GPU_CHOICES:

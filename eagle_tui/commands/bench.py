@@ -204,12 +204,17 @@ async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any]
 async def detect_model(client: httpx.AsyncClient, timeout: float) -> str:
     import httpx
 
+    from eagle_tui.sources.http_budget import INFO_MAX_BYTES, HttpBudgetError, get_bounded
+
     try:
-        resp = await client.get("/v1/models", timeout=timeout)
-        resp.raise_for_status()
+        resp = await get_bounded(client, "/v1/models", deadline_s=timeout,
+                                 max_bytes=INFO_MAX_BYTES)
+        if resp.status_code != 200:
+            raise ValueError(f"HTTP {resp.status_code}")
         data = resp.json()["data"]
-        return str(data[0]["id"])
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+        return str(data[0]["id"])[:512]
+    except (httpx.HTTPError, HttpBudgetError, ValueError, KeyError, IndexError, TypeError,
+            RecursionError) as exc:
         raise BenchError(f"could not read the model name from {client.base_url}v1/models "
                          f"({type(exc).__name__}: {exc}); pass --model NAME") from None
 

@@ -45,11 +45,13 @@ async def send_marker(client: httpx.AsyncClient, bench_id: str, at: str,
     (or never answers) still bounds the window on the client's clock: only the log loses it."""
     import httpx
 
+    from eagle_tui.sources.http_budget import HEALTH_MAX_BYTES, HttpBudgetError, get_bounded
+
     t = time.time()
     try:
-        await client.get(f"/health?{marker_query(bench_id, at, t=t, **numbers)}",
-                         timeout=MARKER_TIMEOUT_S)
-    except httpx.HTTPError:
+        await get_bounded(client, f"/health?{marker_query(bench_id, at, t=t, **numbers)}",
+                          deadline_s=MARKER_TIMEOUT_S, max_bytes=HEALTH_MAX_BYTES)
+    except (httpx.HTTPError, HttpBudgetError):
         pass  # the load's own result says whether the server is there
     return t
 
@@ -59,9 +61,12 @@ async def counters(client: httpx.AsyncClient) -> dict[str, float] | None:
     ``--enable-metrics``) or not answering."""
     import httpx
 
+    from eagle_tui.sources.http_budget import METRICS_MAX_BYTES, HttpBudgetError, get_bounded
+
     try:
-        resp = await client.get(own_path("/metrics"), timeout=MARKER_TIMEOUT_S)
-    except httpx.HTTPError:
+        resp = await get_bounded(client, own_path("/metrics"), deadline_s=MARKER_TIMEOUT_S,
+                                 max_bytes=METRICS_MAX_BYTES)
+    except (httpx.HTTPError, HttpBudgetError):
         return None
     return counter_totals(resp.text) if resp.status_code == 200 else None
 

@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from eagle_tui.commands import report_windows
+    from eagle_tui.model.normalize import sanitize
+    from eagle_tui.transport.base import NotRegularFile
+    from eagle_tui.transport.files import open_regular
 
     name: str = args.log
     rss: list[tuple[int, int]] = []
@@ -75,15 +78,19 @@ def run(args: argparse.Namespace) -> int:
         if name == "-":
             report = build_report(sys.stdin.buffer, "-", baseline=args.baseline)
         else:
-            with open(name, "rb") as f:
+            # a FIFO would block the open and /dev/zero never ends: regular files only
+            with open_regular(name) as f:
                 report = build_report_parallel(f, name, baseline=args.baseline,
                                                workers=args.workers, rss=rss, bench_mark=mark)
         # bench windows: a second pass, only when the log has markers or results were given
         wins = report_windows.windows(None if name == "-" else Path(name), runs,
                                       mark[0] if mark else None, scanned=True)
+    except NotRegularFile as exc:
+        print(f"eagle-tui report: cannot read {sanitize(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        print(f"eagle-tui report: cannot read {name}: {reason}", file=sys.stderr)
+        print(f"eagle-tui report: cannot read {sanitize(name)}: {reason}", file=sys.stderr)
         return EXIT_USAGE
     if wins:
         report["windows"] = wins

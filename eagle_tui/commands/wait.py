@@ -88,7 +88,10 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO,
     runner = asyncio.create_task(session.run())
     waiter = asyncio.create_task(progress.wait_decided())
     try:
-        done, _ = await asyncio.wait({runner, waiter}, timeout=timeout,
+        # the timeout counts from t0, not from here: building the session (its sources'
+        # imports) must not stretch --timeout N past N
+        left = max(0.0, timeout - (time.monotonic() - t0))
+        done, _ = await asyncio.wait({runner, waiter}, timeout=left,
                                      return_when=asyncio.FIRST_COMPLETED)
     finally:
         session.stop()

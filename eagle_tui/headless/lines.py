@@ -20,12 +20,21 @@ from eagle_tui.model.prefix import absolute, line_text, summary_dict, summary_te
 from eagle_tui.model.state import DashboardState
 
 GIB = float(1 << 30)
+LINE_SHOWN = 500  # characters of each of the crash diagnosis' last log lines
 _CONTROL = dict.fromkeys([*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0)], "?")
 
 
 def clean(text: str) -> str:
     """Defence in depth: log text reaching the terminal never carries a control character."""
     return text.translate(_CONTROL)
+
+
+def cut(text: str, limit: int = LINE_SHOWN) -> str:
+    """``text`` at most ``limit`` characters, marked when cut: the crash diagnosis' last lines
+    of a ``/dev/zero``-like log were 20 lines of a megabyte each."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
 
 
 def phase_text(state: DashboardState) -> str:
@@ -193,7 +202,7 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
         obj["stuck_in_phase_s"] = round(stuck, 3) if stuck is not None else None
     if state.crash is not None:
         c = state.crash
-        obj["crash"] = {"kind": c.kind, "lineno": _abs(c.lineno, state), "message": c.message,
+        obj["crash"] = {"kind": c.kind, "lineno": _abs(c.lineno, state), "message": cut(c.message),
                         "hint": c.hint}
     if state.process_exit is not None:
         ex = state.process_exit
@@ -203,7 +212,7 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
     obj["alerts"] = [a.as_dict() for a in state.alerts]
     obj["numbers"] = figures_dict(figures(state))
     if status != "ready":
-        obj["last_lines"] = [{"lineno": _abs(ln.lineno, state), "text": ln.text}
+        obj["last_lines"] = [{"lineno": _abs(ln.lineno, state), "text": cut(ln.text)}
                              for ln in state.recent_lines]
     return obj
 
@@ -226,11 +235,11 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
         out.append(f"TIMEOUT after {elapsed:.1f} s: stuck in phase {phase_text(state)}"
                    f"{stuck_text}" + (f"; health: {state.health.state}" if state.health else ""))
     else:
-        out.append(f"CRASHED after {elapsed:.1f} s: {clean(reason)}")
+        out.append(f"CRASHED after {elapsed:.1f} s: {clean(cut(reason))}")
     c = state.crash
     if c is not None:
         out.append(f"  kind:  {c.kind}")
-        out.append(f"  cause: {line_text(c.lineno, state.lineno_base)}: {clean(c.message)}")
+        out.append(f"  cause: {line_text(c.lineno, state.lineno_base)}: {clean(cut(c.message))}")
         out.append(f"  hint:  {clean(c.hint)}")
     if state.process_exit is not None and c is None:
         ex = state.process_exit
@@ -240,9 +249,9 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
         out.append(f"last {len(state.recent_lines)} log lines:")
         base = state.lineno_base
         out.extend(f"  {absolute(ln.lineno, base) if base is not None else f'~{ln.lineno}':>7}"
-                   f" | {clean(ln.text)}" for ln in state.recent_lines)
+                   f" | {clean(cut(ln.text))}" for ln in state.recent_lines)
     return out
 
 
-__all__ = ["clean", "diagnosis_lines", "phase_text", "progress_dict", "progress_line",
-           "result_dict"]
+__all__ = ["LINE_SHOWN", "clean", "cut", "diagnosis_lines", "phase_text", "progress_dict",
+           "progress_line", "result_dict"]

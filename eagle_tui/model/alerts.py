@@ -205,6 +205,14 @@ def rule_source_failures(state: DashboardState) -> Alert | None:
     return Alert("source_failed", "info", f"Not receiving data from: {parts}; retrying.")
 
 
+def rule_metrics_skipped(state: DashboardState) -> Alert | None:
+    """The newest ``/metrics`` scrape skipped values it cannot represent (the rest is read)."""
+    m = state.last_metrics
+    if m is None or not m.skipped:
+        return None
+    return Alert("metrics_values_skipped", "info", f"/metrics: {m.skipped}.")
+
+
 def _clock(seconds: float) -> str:
     s = int(seconds)
     if s >= 3600:
@@ -242,6 +250,7 @@ RULES = (
     rule_below_baseline,
     rule_slow_phase,
     rule_source_failures,
+    rule_metrics_skipped,
 )
 
 

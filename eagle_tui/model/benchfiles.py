@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .events import DecodeStats, Event, LogLine, SpecStats
+from .numbers import strict_float
 from .windows import LOG_INTERVAL_RE, SGLANG_DEFAULT_LOG_INTERVAL, LogSums, WindowFigures
 
 _COUNTERS = ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_accepted_tokens",
@@ -47,11 +48,9 @@ def counter_totals(text: str) -> dict[str, float]:
         base = name[: -len("_total")]
         if base not in _COUNTERS:
             continue
-        try:
-            value = float(line.rsplit(None, 1)[-1])
-        except ValueError:
-            continue
-        if value == value:  # NaN: no data
+        words = line[line.rfind("}") + 1:].split() if "}" in line else line.split()[1:]
+        value = strict_float(words[0]) if words else None
+        if value is not None:  # (NaN: no data; 1e999, 0x10, 400 digits: not a reading)
             out[base] = out.get(base, 0.0) + value
     return out
 

@@ -81,7 +81,7 @@ def classify(raw: str | bytes) -> LineClass:
 
 
 # Extractors applied to the raw text of bulk lines (the chunk path uses the variants below).
-_NUM = r"([\d.]+)"
+_NUM = r"([\d.]+)(?![\w.+-])"  # the whole token: "1e999", "0x10", "1_0" are not 1 or 0
 _GEN_SRC = r"\((?<=gen throughput \()token/s\): " + _NUM
 _ACC_SRC = r"len: (?<=accept len: )" + _NUM
 # "hidden_states shape=torch.Size([21, 21504])" (also ".shape=" and ": ")
@@ -97,8 +97,8 @@ DIM_S = re.compile(_DIM_SRC, re.ASCII)
 # ACC_S / GEN_S spelled as one literal (what their look-behinds require, newline-free), with the
 # rest of the line consumed: ``findall`` over a run of whole lines returns the first match of
 # every line and no other, i.e. what ``number`` reads line by line (if every token is valid).
-ACC_LINE_B = re.compile(rb"accept len: ([\d.]+)[^\n]*")
-GEN_LINE_B = re.compile(rb"gen throughput \(token/s\): ([\d.]+)[^\n]*")
+ACC_LINE_B = re.compile(rb"accept len: ([\d.]+)(?![\w.+-])[^\n]*")
+GEN_LINE_B = re.compile(rb"gen throughput \(token/s\): ([\d.]+)(?![\w.+-])[^\n]*")
 _KINDS = r"(?:Decode batch|Prefill batch|" + _ACCESS + "|" + _DEBUG_TAG + ")"
 _TAGS = r"(?:\] | [A-Z][A-Z_]*\d+(?: [A-Z][A-Z_]*\d+)*\] )"
 # Matches at every newline whose next line is not a *plain* bulk line: the shapes a busy log

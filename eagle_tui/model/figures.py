@@ -58,6 +58,7 @@ Freshness = Literal["current", "last_active", "stale", "dead", ""]
 T = TypeVar("T")
 SPEEDUP_WINDOW = 10  # tok/s points in the speedup's median
 WINDOW = 20  # stats intervals in the windowed means
+METRICS_STALE_S = 10.0  # a /metrics figure older than this (5 scrapes at the 2 s default) is stale
 _FRESHNESS: dict[str, Freshness] = {"active": "current", "": "current", "idle": "last_active",
                                     "stale": "stale", "dead": "dead"}
 _EMPTY = Series()
@@ -200,23 +201,39 @@ def requests(state: DashboardState) -> Figure[int]:
     return Figure(state.running, source)
 
 
-def stamp(fig: Figure[T], live: Liveness) -> Figure[T]:
-    """``fig`` with the freshness and age the server's state gives it (unknown: unstamped)."""
+def stamp(fig: Figure[T], live: Liveness, metrics_age_s: float | None = None) -> Figure[T]:
+    """``fig`` with the freshness and age the server's state gives it (unknown: unstamped).
+
+    A ``/metrics`` figure whose scrapes stopped (``metrics_age_s`` over :data:`METRICS_STALE_S`:
+    the source failing, or every scrape skipped) is ``stale`` with its own age even while
+    other data says the server is active: it is not a reading of now (issue 17).
+    """
     if not fig.known:
         return fig
-    return replace(fig, freshness=_FRESHNESS[live.activity], age_s=live.data_age_s)
+    freshness = _FRESHNESS[live.activity]
+    if (fig.source == "/metrics" and freshness == "current" and metrics_age_s is not None
+            and metrics_age_s > METRICS_STALE_S):
+        return replace(fig, freshness="stale", age_s=metrics_age_s)
+    return replace(fig, freshness=freshness, age_s=live.data_age_s)
+
+
+def _metrics_age(state: DashboardState) -> float | None:
+    m = state.last_metrics
+    return state.now - m.t if m is not None and state.now is not None else None
 
 
 def figures(state: DashboardState) -> Figures:
     """All of them at once (the Metrics pane shows every one), stamped with the liveness."""
     live = liveness(state)
     lifetime = accept_lifetime(state)  # a lifetime average: as current as /server_info's answer
-    return Figures(stamp(tok_s(state), live), stamp(accept_len(state), live), lifetime,
-                   stamp(accept_rate(state), live), stamp(per_position(state), live),
-                   stamp(speedup(state), live), stamp(requests(state), live),
-                   stamp(accept_mean(state), live), stamp(accept_dist(state), live), live)
+    age = _metrics_age(state)
+    return Figures(stamp(tok_s(state), live, age), stamp(accept_len(state), live, age), lifetime,
+                   stamp(accept_rate(state), live, age), stamp(per_position(state), live, age),
+                   stamp(speedup(state), live, age), stamp(requests(state), live, age),
+                   stamp(accept_mean(state), live, age), stamp(accept_dist(state), live, age),
+                   live)
 
 
-__all__ = ["SPEEDUP_WINDOW", "WINDOW", "Figure", "Figures", "Freshness", "Source", "accept_dist",
-           "accept_len", "accept_lifetime", "accept_mean", "accept_rate", "figures",
-           "per_position", "requests", "speedup", "stamp", "tok_s"]
+__all__ = ["METRICS_STALE_S", "SPEEDUP_WINDOW", "WINDOW", "Figure", "Figures", "Freshness",
+           "Source", "accept_dist", "accept_len", "accept_lifetime", "accept_mean", "accept_rate",
+           "figures", "per_position", "requests", "speedup", "stamp", "tok_s"]

@@ -6,6 +6,11 @@ dropped, is kept here: a small mutable structure beside the state, like the log 
 every ``GpuSample`` *event* of a batch (not with state changes), so the sparkline is the same
 however the session happened to batch the samples. Pure: stdlib only, tested without a terminal.
 
+One utilisation point per ``POINT_S`` of sample time: the sampler also emits a sample the moment
+a GPU's memory moves (``sources/gpu.py``), and a merged multi-host sample arrives whenever any
+host's does; a sample within ``POINT_S`` of the point before replaces that point's value instead
+of adding one, so the sparkline stays one point a second however often samples come.
+
 Multi-node: GPUs are keyed by ``(host, index)`` (every host has a GPU 0), hosts are listed in
 order of first sight (the merged sample's ``--ssh`` order), and a host whose GPUs are missing
 from the newest merged sample keeps its last rows, marked *stale*, while it reconnects.
@@ -19,6 +24,8 @@ from collections.abc import Iterable
 from .events import GpuInfo, GpuSample
 
 HISTORY = 60  # utilisation points kept per GPU
+POINT_S = 0.5  # samples closer than this to the last point replace it (see the module docstring)
+MEMORY_STEP = 64 << 20  # bytes: a memory move this large is shown at once (``memory_moved``)
 GpuRow = tuple[str, GpuInfo, bool]  # host, GPU, stale (its host's last sample before it dropped)
 
 
@@ -28,6 +35,7 @@ class GpuHistory:
     def __init__(self, maxlen: int = HISTORY) -> None:
         self.maxlen = maxlen
         self.util: dict[tuple[str, int], deque[float]] = {}
+        self._point_t: dict[tuple[str, int], float] = {}  # when each GPU's last point began
         self.hosts: list[str] = []  # in order of first sight
         self.last_seen: dict[str, tuple[GpuInfo, ...]] = {}
         self.last_recorded: GpuSample | None = None
@@ -41,7 +49,13 @@ class GpuHistory:
             by_host.setdefault(g.host or sample.host, []).append(g)
             if g.util_gpu is not None:
                 key = (g.host or sample.host, g.index)
-                self.util.setdefault(key, deque(maxlen=self.maxlen)).append(g.util_gpu)
+                points = self.util.setdefault(key, deque(maxlen=self.maxlen))
+                began = self._point_t.get(key)
+                if points and began is not None and 0 <= sample.t - began < POINT_S:
+                    points[-1] = g.util_gpu  # the same point, newer reading
+                else:
+                    points.append(g.util_gpu)
+                    self._point_t[key] = sample.t
         for host, gpus in by_host.items():
             if host not in self.hosts:
                 self.hosts.append(host)
@@ -77,4 +91,24 @@ class GpuHistory:
         return [(h, g, h not in live) for h in self.hosts for g in self.last_seen.get(h, ())]
 
 
-__all__ = ["HISTORY", "GpuHistory", "GpuRow"]
+def memory_moved(shown: GpuSample | None, new: GpuSample | None,
+                 step: int = MEMORY_STEP) -> bool:
+    """Whether ``new`` must reach the screen now rather than at the next pane update: its
+    state or GPUs differ from the ``shown`` sample's, or a GPU's used memory moved by ``step``
+    or more (an allocation, or memory freed by a process that exited)."""
+    if new is None or new is shown:
+        return False
+    if shown is None or shown.state != new.state or len(shown.gpus) != len(new.gpus):
+        return True
+    for old, cur in zip(shown.gpus, new.gpus, strict=True):
+        if (old.host, old.index) != (cur.host, cur.index):
+            return True
+        if (old.mem_used is None) != (cur.mem_used is None):
+            return True
+        if old.mem_used is not None and cur.mem_used is not None \
+                and abs(cur.mem_used - old.mem_used) >= step:
+            return True
+    return False
+
+
+__all__ = ["HISTORY", "MEMORY_STEP", "POINT_S", "GpuHistory", "GpuRow", "memory_moved"]

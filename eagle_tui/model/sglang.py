@@ -30,6 +30,7 @@ from .events import (
     Progress,
     SpecConfig,
 )
+from .numbers import strict_float
 
 MAX_MODELS = 16  # distinct architectures remembered (bounded state on adversarial input)
 _DECODE_HEAD = re.compile(r"Decode batch(?: \[\d+\])?[.,] ?")
@@ -115,12 +116,7 @@ _KV_TEXT = ("KV Cache is allocated", "Memory pool end", "Using KV cache dtype",
 def _num(value: str | None) -> float | None:
     if value is None:
         return None
-    value = value.strip().rstrip("%")
-    try:
-        x = float(value)
-    except ValueError:
-        return None
-    return x if x == x and x not in (float("inf"), float("-inf")) else None
+    return strict_float(value.strip().removesuffix("%"))  # whole and finite, or not a number
 
 
 def _int(value: str | None) -> int | None:

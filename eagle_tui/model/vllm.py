@@ -20,6 +20,7 @@ import re
 
 from .classify import small_int
 from .events import DecodeStats, Event, LineKind, ModelInfo, Phase, PhaseEvent, Progress, SpecStats
+from .numbers import strict_float
 from .sglang import MAX_MODELS, SpecFields, fields
 
 _SHARDS = re.compile(
@@ -61,12 +62,8 @@ _HTTP_TEXT = ("Starting vLLM API server", "Starting vLLM server on", "Available 
 def _first_float(value: str | None) -> float | None:
     if not value:
         return None
-    token = value.strip().split(" ", 1)[0].rstrip(".%")
-    try:
-        x = float(token)
-    except ValueError:
-        return None
-    return x if x == x and abs(x) != float("inf") else None
+    token = value.strip().split(" ", 1)[0].removesuffix("%").removesuffix(".")
+    return strict_float(token)  # whole and finite: "1_0", "1e999", "0x10" are not numbers
 
 
 def _k(digits: str) -> int | None:

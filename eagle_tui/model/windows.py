@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .events import DecodeStats, Event, LogLine, SpecStats
+from .numbers import strict_float
 
 OWN_TAG = "eagle-tui"
 BENCH_TAG = "eagle-tui-bench"
@@ -72,10 +73,7 @@ class BenchMark:
     def number(self, key: str) -> float | None:
         for k, v in self.fields:
             if k == key:
-                try:
-                    return float(v)
-                except ValueError:
-                    return None
+                return strict_float(v)
         return None
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, BinaryIO
 
+from eagle_tui.model.normalize import sanitize
+
 from .spool import NumberSpool
 
 
@@ -57,7 +59,7 @@ def render_text(report: dict[str, Any]) -> str:
     eng, ph = inferred.get("engine"), inferred.get("phase")
     eng_note = f" (inferred from {eng['reason']}, line {eng['line']})" if eng else ""
     ph_note = f", inferred from {ph['reason']} at line {ph['line']}" if ph else ""
-    w(f"{r['file']}: {r['engine']}{eng_note}, {r['lines']} lines\n")
+    w(f"{sanitize(r['file'])}: {r['engine']}{eng_note}, {r['lines']} lines\n")
     w(f"phase: {r['phase']} ({ready}{ph_note})\n")
     for p in r["phases"]:
         mark = " (inferred)" if ph and (p["phase"], p["line"]) == (ph["value"], ph["line"]) else ""

@@ -9,7 +9,16 @@ updating; no driver at all (``NVMLError_LibraryNotFound``, no ``nvidia-smi`` bin
 Cost (MEASURED.md, H200, driver 580): memory ~4.6 µs, utilization ~0.9, temperature ~1.1, power
 ~1.0, SM clock ~1.2, compute processes ~7.2 µs per call; ``nvmlInit`` 10 ms once. One
 ``nvidia-smi`` process costs ~46 ms, which is why the fallback streams it with ``-lms`` instead of
-spawning one per sample. ``benchmarks/bench_nvml.py`` measures the whole per-GPU sample.
+spawning one per sample (``sources/gpu_smi.py``, re-exported here). ``benchmarks/bench_nvml.py``
+measures the whole per-GPU sample.
+
+Memory moves fast and matters most (a step when weights or the KV cache are allocated, a drop
+when a process exits), so between the full samples (every ``interval``, 1 s) the sampler reads
+only each GPU's memory every ``memory_interval`` (0.1 s, ~5 µs a GPU) and emits a sample at once
+when some GPU's used memory moved by ``memory_step`` or more since the last one it emitted: the
+step is on screen within ~0.2 s instead of up to a full interval later. Such a sample re-reads
+the compute-process list too, so the per-process memory always comes from the same sample as
+the device's; utilisation, power, temperature and clock are the last full sample's.
 """
 
 from __future__ import annotations
@@ -18,153 +27,26 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from eagle_tui.model.events import Event, GpuInfo, GpuProcess, GpuSample, GpuState
-from eagle_tui.transport.base import CommandNotFound, Transport, TransportError
-
-MIB = 1 << 20
-DEFAULT_INTERVAL_S = 1.0
-# The compute-process list is the one expensive call (~7 µs idle, ~30 µs on a busy H200):
-# refreshing it every 5th sample keeps a busy GPU's sample under the 50 µs budget.
-PROCESS_EVERY = 5
-
-SMI_FIELDS = (
-    "index,uuid,name,memory.used,memory.total,utilization.gpu,utilization.memory,"
-    "temperature.gpu,power.draw,power.limit,clocks.sm"
+from eagle_tui.model.gpuhistory import MEMORY_STEP as GPU_MEMORY_STEP
+from eagle_tui.sources.gpu_smi import (
+    DEFAULT_INTERVAL_S,
+    MIB,
+    SMI_FIELDS,
+    SmiStream,
+    parse_smi_line,
+    smi_argv,
 )
-_NO_DRIVER_TEXTS = (
-    "couldn't communicate with the nvidia driver",
-    "nvml shared library not found",
-    "driver not loaded",
-    "no devices were found",
-)
+from eagle_tui.transport.base import TransportError
 
-
-def smi_argv(interval_ms: int) -> list[str]:
-    return [
-        "nvidia-smi",
-        f"--query-gpu={SMI_FIELDS}",
-        "--format=csv,noheader,nounits",
-        "-lms",
-        str(interval_ms),
-    ]
-
-
-# --------------------------------------------------------------------------- nvidia-smi CSV
-
-
-def _num(text: str) -> float | None:
-    """``"78.60"``, ``"78.60 W"``, ``"[N/A]"``, ``"[Not Supported]"`` → float or None."""
-    t = text.strip()
-    if not t or t.startswith("[") or t.upper() in ("N/A", "NOT SUPPORTED"):
-        return None
-    t = t.split()[0]
-    try:
-        return float(t)
-    except ValueError:
-        return None
-
-
-def parse_smi_line(line: str | bytes, host: str = "") -> GpuInfo | None:
-    """One CSV line of ``nvidia-smi --query-gpu=<SMI_FIELDS>`` → ``GpuInfo``.
-
-    Accepts ``nounits`` and unit-suffixed values. Returns ``None`` for the header line and blank
-    lines; raises ``ValueError`` for a line that is not this query's output.
-    """
-    if isinstance(line, bytes):
-        line = line.decode("utf-8", "replace")
-    line = line.strip()
-    if not line or line.lower().startswith("index"):
-        return None
-    parts = [p.strip() for p in line.split(",")]
-    if len(parts) != 11:
-        raise ValueError(f"expected 11 comma-separated fields, got {len(parts)}: {line[:120]!r}")
-    try:
-        index = int(parts[0])
-    except ValueError:
-        raise ValueError(f"GPU index is not a number: {parts[0]!r}") from None
-    used, total = _num(parts[3]), _num(parts[4])
-    return GpuInfo(
-        index=index,
-        uuid=parts[1],
-        name=parts[2],
-        mem_used=int(used * MIB) if used is not None else None,
-        mem_total=int(total * MIB) if total is not None else None,
-        util_gpu=_num(parts[5]),
-        util_mem=_num(parts[6]),
-        temp_c=_num(parts[7]),
-        power_w=_num(parts[8]),
-        power_limit_w=_num(parts[9]),
-        sm_mhz=_num(parts[10]),
-        host=host,
-    )
-
-
-class SmiStream:
-    """Source of ``GpuSample`` from one long-running ``nvidia-smi ... -lms N`` (any transport).
-
-    nvidia-smi prints one line per GPU per interval with no separator, so rounds are found by
-    the index going back down; once the GPU count is known, a round is emitted as soon as its
-    last line arrives (the very first round is emitted when the second begins).
-    """
-
-    def __init__(
-        self,
-        transport: Transport,
-        *,
-        interval: float = DEFAULT_INTERVAL_S,
-        name: str = "gpu",
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.name = name
-        self.transport = transport
-        self.interval_ms = max(50, int(interval * 1000))
-        self._clock = clock
-        self.count: int | None = None
-
-    def _sample(self, gpus: list[GpuInfo]) -> GpuSample:
-        return GpuSample(self._clock(), "ok", tuple(gpus), host=self.transport.host,
-                         backend="nvidia-smi")
-
-    async def events(self) -> AsyncIterator[Event]:
-        host = self.transport.host
-        current: list[GpuInfo] = []
-        try:
-            async for raw in self.transport.stream_lines(smi_argv(self.interval_ms)):
-                try:
-                    info = parse_smi_line(raw, host)
-                except ValueError as exc:
-                    text = raw.decode("utf-8", "replace").lower()
-                    if any(s in text for s in _NO_DRIVER_TEXTS):
-                        yield self._no_driver(raw.decode("utf-8", "replace").strip())
-                        return
-                    raise TransportError(f"unexpected nvidia-smi output: {exc}") from None
-                if info is None:
-                    continue
-                if current and info.index <= current[-1].index:
-                    self.count = len(current)
-                    yield self._sample(current)
-                    current = []
-                current.append(info)
-                if self.count is not None and len(current) >= self.count:
-                    yield self._sample(current)
-                    current = []
-        except CommandNotFound:
-            yield self._no_driver("nvidia-smi not found")
-            return
-        except TransportError as exc:
-            if any(s in str(exc).lower() for s in _NO_DRIVER_TEXTS):
-                yield self._no_driver(str(exc))
-                return
-            raise
-        if current:
-            yield self._sample(current)
-
-    def _no_driver(self, why: str) -> GpuSample:
-        return GpuSample(self._clock(), "no_driver", (), error=why, host=self.transport.host,
-                         backend="nvidia-smi")
-
+MEMORY_INTERVAL_S = 0.1  # memory-only reads between full samples
+MEMORY_STEP = GPU_MEMORY_STEP  # a move this large is emitted at once (the pane: 0.1 GiB steps)
+# The compute-process list is the one expensive call (~7 µs idle, ~30 µs on a busy H200): at a
+# full sample a second it is read with every one, so it is never older than the memory shown.
+PROCESS_EVERY = 1
 
 # --------------------------------------------------------------------------- NVML
 
@@ -187,6 +69,8 @@ class NvmlSampler:
         *,
         nvml: Any = None,
         interval: float = DEFAULT_INTERVAL_S,
+        memory_interval: float | None = MEMORY_INTERVAL_S,
+        memory_step: int = MEMORY_STEP,
         processes: bool = True,
         process_every: int = PROCESS_EVERY,
         name: str = "gpu",
@@ -196,6 +80,10 @@ class NvmlSampler:
             raise ValueError("process_every must be >= 1")
         self.name = name
         self.interval = interval
+        # None (or not shorter than the interval): full samples only
+        self.memory_interval = memory_interval if memory_interval and \
+            memory_interval < interval else None
+        self.step_bytes = memory_step
         self.processes = processes
         self.process_every = process_every
         self._reads: dict[int, int] = {}  # index -> reads so far (process list cadence)
@@ -331,15 +219,7 @@ class NvmlSampler:
             reads = self._reads.get(index, 0)
             self._reads[index] = reads + 1
             if reads % self.process_every == 0 or index not in self._procs:
-                running = self._field(nv.nvmlDeviceGetComputeRunningProcesses, handle) or []
-                self._procs[index] = tuple(
-                    GpuProcess(
-                        int(p.pid),
-                        self._process_name(int(p.pid)),
-                        int(p.usedGpuMemory) if isinstance(p.usedGpuMemory, int) else None,
-                    )
-                    for p in running
-                )
+                self._read_processes(index, handle)
             procs = self._procs[index]
         return GpuInfo(
             index=index,
@@ -355,6 +235,50 @@ class NvmlSampler:
             sm_mhz=float(sm) if sm is not None else None,
             processes=procs,
         )
+
+    def _read_processes(self, index: int, handle: Any) -> None:
+        running = self._field(self._nvml.nvmlDeviceGetComputeRunningProcesses, handle) or []
+        self._procs[index] = tuple(
+            GpuProcess(
+                int(p.pid),
+                self._process_name(int(p.pid)),
+                int(p.usedGpuMemory) if isinstance(p.usedGpuMemory, int) else None,
+            )
+            for p in running
+        )
+
+    def memory_step(self, last: GpuSample) -> GpuSample | None:
+        """A sample with every GPU's memory read now, when one moved by ``step_bytes`` or more
+        since ``last`` (the last sample emitted); else ``None``. The process lists are read
+        again for it; the other fields are ``last``'s."""
+        if last.state != "ok":
+            return None
+        read: list[tuple[GpuInfo, Any, Any]] = []
+        moved = False
+        for g in last.gpus:
+            handle = self._handles[g.index] if g.index < len(self._handles) else None
+            if handle is None or isinstance(handle, BaseException) or g.error:
+                read.append((g, None, None))
+                continue
+            mem = self._memory(handle)
+            read.append((g, handle, mem))
+            if mem is not None and (g.mem_used is None
+                                    or abs(int(mem.used) - g.mem_used) >= self.step_bytes):
+                moved = True
+        if not moved:
+            return None
+        gpus = []
+        for g, handle, mem in read:
+            if mem is None:
+                gpus.append(g)
+                continue
+            procs = g.processes
+            if self.processes:
+                self._read_processes(g.index, handle)
+                procs = self._procs[g.index]
+            gpus.append(replace(g, mem_used=int(mem.used), mem_total=int(mem.total),
+                                processes=procs))
+        return GpuSample(self._clock(), "ok", tuple(gpus), backend="nvml")
 
     def sample(self) -> GpuSample:
         if not self.started:
@@ -374,11 +298,19 @@ class NvmlSampler:
         loop = asyncio.get_running_loop()
         try:
             while True:
-                started = loop.time()
-                yield self.sample()
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+                due = loop.time() + self.interval
+                last = self.sample()
+                yield last
+                while self.memory_interval is not None and \
+                        due - loop.time() > self.memory_interval:
+                    await asyncio.sleep(self.memory_interval)
+                    step = self.memory_step(last)
+                    if step is not None:
+                        last = step
+                        yield step
+                await asyncio.sleep(max(0.0, due - loop.time()))
         finally:
             self.stop()
 
 
-__all__ = ["SMI_FIELDS", "NvmlSampler", "SmiStream", "parse_smi_line", "smi_argv"]
+__all__ = ["MIB", "SMI_FIELDS", "NvmlSampler", "SmiStream", "parse_smi_line", "smi_argv"]

@@ -9,7 +9,8 @@ that is still loading from one that died: both are "not 200". Here each poll bec
   also answers 503 once its engine is dead, which is why "503 after ready" means dead);
 * ``ready``       - 200;
 * ``error``       - any other status, or an answer that is not HTTP;
-* ``timeout``     - no answer within the per-request timeout (a hung or overloaded server).
+* ``timeout``     - no complete answer within the per-request deadline (a hung or overloaded
+  server, or one that sends its headers and then drips the body).
 
 The loop reschedules itself after each request finishes (requests never overlap) and all I/O is
 httpx's async client, so a hanging server never blocks the event loop.
@@ -30,7 +31,13 @@ from collections.abc import AsyncIterator, Callable
 import httpx
 
 from eagle_tui.model.events import Event, HealthSample, HealthState
-from eagle_tui.transport.base import Transport
+from eagle_tui.sources.http_budget import (
+    HEALTH_MAX_BYTES,
+    BodyTooLarge,
+    DeadlineExceeded,
+    get_bounded,
+)
+from eagle_tui.transport.base import ConnectionLost, Transport, TransportError
 
 DEFAULT_INTERVAL_S = 1.0
 DEFAULT_TIMEOUT_S = 2.0
@@ -50,11 +57,24 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-async def probe(client: httpx.AsyncClient, path: str, clock: Callable[[], float]) -> HealthSample:
-    """One request → one sample. Every httpx failure maps to a state; nothing escapes."""
+async def probe(client: httpx.AsyncClient, path: str, clock: Callable[[], float],
+                deadline_s: float | None = None) -> HealthSample:
+    """One request → one sample. Every httpx failure maps to a state; nothing escapes.
+
+    The whole answer must come within ``deadline_s`` (the client's timeout by default): a
+    server that sends "200" and then drips its body is ``timeout``, never "ready" (issue 17).
+    """
     t0 = time.perf_counter()
+    deadline = deadline_s if deadline_s is not None else (client.timeout.read or DEFAULT_TIMEOUT_S)
     try:
-        resp = await client.get(path)
+        resp = await get_bounded(client, path, deadline_s=deadline, max_bytes=HEALTH_MAX_BYTES)
+    except DeadlineExceeded as exc:
+        got = f" (HTTP {exc.status_code} came, its body did not)" if exc.status_code else ""
+        return HealthSample("timeout", clock(), None, time.perf_counter() - t0,
+                            f"no complete answer within {deadline:g} s{got}")
+    except BodyTooLarge:
+        return HealthSample("error", clock(), None, time.perf_counter() - t0,
+                            f"an answer larger than {HEALTH_MAX_BYTES >> 10} KB")
     except httpx.ConnectError as exc:
         return HealthSample("no_listener", clock(), None, None, _first_line(exc))
     except httpx.TimeoutException:
@@ -63,12 +83,25 @@ async def probe(client: httpx.AsyncClient, path: str, clock: Callable[[], float]
     except (httpx.RemoteProtocolError, httpx.DecodingError) as exc:
         return HealthSample("error", clock(), None, time.perf_counter() - t0,
                             f"not an HTTP answer: {_first_line(exc)}")
-    except httpx.TransportError as exc:
+    except (httpx.TransportError, TransportError) as exc:
+        # (a ConnectionLost of the SSH link is the transport's: the session retries the source)
+        if isinstance(exc, ConnectionLost):
+            raise
         return HealthSample("error", clock(), None, time.perf_counter() - t0, _first_line(exc))
     latency = time.perf_counter() - t0
     state = classify(resp.status_code)
     error = "" if state in ("ready", "starting") else f"HTTP {resp.status_code}"
     return HealthSample(state, clock(), resp.status_code, latency, error)
+
+
+def _link_down(transport: Transport) -> str:
+    """Why the transport's own link is down (SSH reconnecting or failed), ``""`` when it is up
+    or has no link (local): a request that ran out of time then says nothing of the server."""
+    state = getattr(transport, "state", None)
+    what = getattr(state, "state", "connected")
+    if not isinstance(what, str) or what == "connected":
+        return ""
+    return f"the SSH connection to {transport.host} is {what}"
 
 
 def listening_urls(pid: int) -> list[str]:
@@ -161,6 +194,9 @@ class HealthPoller:
             while self.max_polls is None or self.polls < self.max_polls:
                 started = loop.time()
                 sample = await probe(client, self.path, self._clock)
+                if sample.state == "timeout" and sample.status_code is None and (
+                        down := _link_down(self.transport)):
+                    raise ConnectionLost(down)  # not the server's state: the source is retried
                 self.polls += 1
                 yield sample
                 every = self.ready_interval if sample.state == "ready" else self.interval

@@ -34,12 +34,24 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from eagle_tui.model.events import Engine, Event, MetricsSample
+from eagle_tui.sources.exposition import (
+    MAX_VALUE,
+    base_name,
+    filter_exposition,
+    skipped_note,
+)
+from eagle_tui.sources.http_budget import (
+    METRICS_MAX_BYTES,
+    BodyTooLarge,
+    DeadlineExceeded,
+    get_bounded,
+)
 from eagle_tui.transport.base import Transport, TransportError
 
 DEFAULT_INTERVAL_S = 2.0
@@ -92,57 +104,38 @@ class Snapshot:
     gauges: dict[str, float] = field(default_factory=dict)
     counters: dict[str, float] = field(default_factory=dict)
     per_pos: dict[int, float] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()  # samples whose value cannot be represented (not read)
 
 
-def _base_name(name: str) -> str | None:
-    """Counter sample name without ``_total``; ``None`` for ``_created`` bookkeeping series."""
-    if name.endswith("_created"):
-        return None
-    return name[: -len("_total")] if name.endswith("_total") else name
-
-
-def _line_name(line: str) -> str:
-    if line.startswith("#"):
-        parts = line.split(None, 3)
-        return parts[2] if len(parts) > 2 else ""
-    end = len(line)
-    for sep in ("{", " "):
-        i = line.find(sep)
-        if 0 <= i < end:
-            end = i
-    return line[:end]
+def filter_lines(text: str) -> tuple[str, tuple[str, ...]]:
+    """The series eagle-tui reads with usable values, and the names of the samples skipped
+    (:func:`~eagle_tui.sources.exposition.filter_exposition` with this module's names)."""
+    return filter_exposition(text, _WANTED)
 
 
 def relevant_lines(text: str) -> str:
-    """Only the series eagle-tui reads (a vLLM /metrics is ~640 lines of mostly histograms).
-
-    Filtering first makes a scrape ~10x cheaper; the parser still sees well-formed exposition
-    because each kept family keeps its own ``# TYPE``/``# HELP`` lines.
-    """
-    keep = []
-    for line in text.splitlines():
-        name = _line_name(line)
-        if name in _WANTED or _base_name(name) in _WANTED:
-            keep.append(line)
-    return "\n".join(keep) + "\n"
+    """Only the series eagle-tui reads, with usable values (:func:`filter_lines`)."""
+    return filter_lines(text)[0]
 
 
 def parse_metrics(text: str, t: float) -> Snapshot:
     """Parse exposition text; :class:`MetricsError` if it is not Prometheus text at all."""
+    kept, skipped = filter_lines(text)
     try:
-        families = list(text_string_to_metric_families(relevant_lines(text)))
-    except (ValueError, TypeError, IndexError) as exc:
+        families = list(text_string_to_metric_families(kept))
+    except (ValueError, TypeError, IndexError, OverflowError) as exc:
         raise MetricsError(f"/metrics is not Prometheus text: {exc}") from None
     snap = snapshot_of(((s.name, s.labels, float(s.value)) for fam in families
-                        for s in fam.samples), t)
+                        for s in fam.samples), t, skipped)
     if snap is None:
-        head = text.strip().splitlines()[0][:80] if text.strip() else "an empty answer"
+        stripped = text.strip()
+        head = stripped[:200].splitlines()[0][:80] if stripped else "an empty answer"
         raise MetricsError(f"no vllm:/sglang: metrics in the /metrics answer (starts: {head!r})")
     return snap
 
 
-def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]],
-                t: float) -> Snapshot | None:
+def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: float,
+                skipped: tuple[str, ...] = ()) -> Snapshot | None:
     """(name, labels, value) samples of one scrape → a :class:`Snapshot`; ``None`` without any
     engine series. Shared by the ``/metrics`` text and Prometheus' stored series
     (:mod:`eagle_tui.sources.prom_metrics`), so one instance's figures are the same maths
@@ -154,7 +147,7 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]],
     gauge_parts: dict[str, list[float]] = {}
     engine: Engine = "unknown"
     for sample_name, labels, value in samples:
-        name = _base_name(sample_name)
+        name = base_name(sample_name)
         if name is None or value != value:  # NaN: no data yet
             continue
         if name.startswith("vllm:"):
@@ -178,16 +171,18 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]],
             counters[name] = counters.get(name, 0.0) + value
         else:
             gauge_parts.setdefault(name, []).append(value)
+    if engine == "unknown" and skipped:
+        engine = "vllm" if any(n.startswith("vllm:") for n in skipped) else "sglang"
     if engine == "unknown":
         return None
     for name, vals in gauge_parts.items():
         gauges[name] = sum(vals)
         gauges[name + "#mean"] = sum(vals) / len(vals)
-    return Snapshot(t, engine, gauges, counters, per_pos)
+    return Snapshot(t, engine, gauges, counters, per_pos, skipped)
 
 
 def _int(v: float | None) -> int | None:
-    return int(v) if v is not None else None
+    return int(v) if v is not None and abs(v) <= MAX_VALUE else None
 
 
 def _first(gauges: dict[str, float], *names: str) -> float | None:
@@ -310,10 +305,12 @@ def to_sample(snap: Snapshot, rates: RateWindow) -> MetricsSample:
     """One scrape's snapshot → its sample: SGLang's gauges (or its counters' deltas, when it
     has ``spec_verify_calls``), vLLM's counters' deltas over ``rates``' window."""
     if snap.engine == "sglang":
-        if _S_VERIFY in snap.counters:
-            return rates.add_sglang(snap)
-        return sglang_sample(snap)
-    return rates.add(snap)
+        sample = rates.add_sglang(snap) if _S_VERIFY in snap.counters else sglang_sample(snap)
+    else:
+        sample = rates.add(snap)
+    if snap.skipped:
+        sample = replace(sample, skipped=skipped_note(snap.skipped))
+    return sample
 
 
 class MetricsScraper:
@@ -337,6 +334,7 @@ class MetricsScraper:
         name: str = "metrics",
         max_polls: int | None = None,
         clock: Callable[[], float] = time.time,
+        max_bytes: int = METRICS_MAX_BYTES,
     ) -> None:
         if interval <= 0 or timeout <= 0:
             raise ValueError("interval and timeout must be positive")
@@ -348,6 +346,7 @@ class MetricsScraper:
         self.timeout = timeout
         self.max_polls = max_polls
         self.rates = RateWindow(window)
+        self.max_bytes = max_bytes
         self._clock = clock
         self.polls = 0
 
@@ -356,9 +355,17 @@ class MetricsScraper:
 
     async def _scrape(self, client: httpx.AsyncClient) -> str | None:
         try:
-            resp = await client.get(self.path)
+            resp = await get_bounded(client, self.path, deadline_s=self.timeout,
+                                     max_bytes=self.max_bytes)
         except (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError):
             return None
+        except BodyTooLarge as exc:
+            raise MetricsError(str(exc)) from None
+        except DeadlineExceeded as exc:
+            if exc.status_code is None:
+                return None  # no answer at all: a slow or starting server, health's to say
+            raise MetricsError(f"{self.path} answered but its body did not complete within "
+                               f"{self.timeout:g} s") from None
         if resp.status_code == 503:
             return None
         if resp.status_code == 404:
@@ -388,6 +395,7 @@ __all__ = [
     "MetricsScraper",
     "RateWindow",
     "Snapshot",
+    "filter_lines",
     "parse_metrics",
     "sglang_sample",
     "snapshot_of",

@@ -38,6 +38,11 @@ from eagle_tui.sources.process_rules import (
 
 DEFAULT_POLL_S = 0.2
 DEFAULT_SAMPLE_S = 1.0
+# While no process is found, look every ``find_interval`` for this long, then every
+# FIND_SLOW_S: a scan of every process's descriptors costs ~1-5 ms (more on a busy host), and a
+# log whose writer is gone or elsewhere would pay it every second for as long as it is watched.
+FIND_FAST_FOR_S = 5.0
+FIND_SLOW_S = 5.0
 RESTART_SLACK_S = 5.0
 
 _STATUS: dict[str, ProcessStatus] = STATUS_BY_PSUTIL_NAME  # (process_rules: the shared states)
@@ -93,19 +98,56 @@ def find_log_holder(path: str) -> int | None:
         target = os.path.realpath(path)
     except OSError:
         return None
-    holders: set[int] = set()
-    for proc in psutil.process_iter(["pid"]):
-        try:
-            # only writers: a `tail -f`/`less` reading the log is not the server
-            if any(
-                os.path.realpath(f.path) == target and getattr(f, "mode", "w") != "r"
-                for f in proc.open_files()
-            ):
-                holders.add(proc.pid)
-        except (psutil.Error, OSError):
-            continue
+    holders = _proc_writers(target)
+    if holders is None:  # no /proc (macOS): psutil's slower way
+        holders = set()
+        for proc in psutil.process_iter(["pid"]):
+            try:
+                # only writers: a `tail -f`/`less` reading the log is not the server
+                if any(
+                    os.path.realpath(f.path) == target and getattr(f, "mode", "w") != "r"
+                    for f in proc.open_files()
+                ):
+                    holders.add(proc.pid)
+            except (psutil.Error, OSError):
+                continue
     holders.discard(os.getpid())
     return topmost(holders, _parent_of)
+
+
+def _proc_writers(target: str) -> set[int] | None:
+    """Pids with ``target`` open for writing, from ``/proc/*/fd`` links; ``None``: no ``/proc``.
+
+    The same answer as psutil's ``open_files`` (the kernel's path of each descriptor, the mode
+    from ``fdinfo``'s flags), but a ``readlink`` per descriptor and ``fdinfo`` read only for
+    the ones that match: psutil reads every descriptor's ``fdinfo`` and builds an object per
+    process, ~10x the cost, and the watcher repeats this scan while no server holds the log.
+    """
+    try:
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return None
+    writable = os.O_WRONLY | os.O_RDWR
+    holders: set[int] = set()
+    for pid in pids:
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:  # gone, or not ours to read
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"{fd_dir}/{fd}") != target:
+                    continue
+                with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as fh:
+                    flags = next((int(line.split()[1], 8) for line in fh
+                                  if line.startswith("flags:")), 0)
+            except (OSError, ValueError, IndexError):
+                continue
+            if flags & writable:
+                holders.add(pid)
+                break
+    return holders
 
 
 def _parent_of(pid: int) -> int | None:
@@ -249,10 +291,13 @@ class ProcessWatcher:
 
     async def _watch_one(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
+        searching_since = loop.time()
         while self.pid is None:
             self.pid = await asyncio.to_thread(self._successor)
             if self.pid is None:
-                await asyncio.sleep(self.find_interval)
+                slow = loop.time() - searching_since > FIND_FAST_FOR_S
+                await asyncio.sleep(max(self.find_interval, FIND_SLOW_S) if slow
+                                    else self.find_interval)
         try:
             proc = psutil.Process(self.pid)
         except psutil.NoSuchProcess:

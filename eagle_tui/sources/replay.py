@@ -17,6 +17,11 @@ before it in the background (``sources/prefix.py``), as for a live tail.
 A ``LogLine`` of a record file is held to what the parser's lines guarantee (sanitized text, at
 most ``framing.MAX_LINE_BYTES`` characters): a record file can be written by anyone.
 
+An event time that cannot be a clock reading (negative, not finite, after 2100) makes its line
+malformed: a ``t`` of 1e300 hung ``replay --speed`` (a sleep of 1e300 s) and showed an elapsed
+time of 300 digits. With ``speed``, a gap between two events is replayed as at most
+:data:`MAX_PAUSE_S` recorded seconds (a recording left running overnight does not stall).
+
 A malformed record line is reported (the session shows ``SourceFailed`` naming the file and line)
 and skipped: the position is kept on the object, so the retry continues after it.
 """
@@ -36,6 +41,8 @@ from eagle_tui.model.logfeed import LogFeed
 
 CHUNK = 1 << 20
 VISIBLE_LINES = 10_000
+MAX_T = 4_102_444_800.0  # 2100-01-01: a later (or negative, or non-finite) event time is junk
+MAX_PAUSE_S = 60.0  # the longest pause --speed makes between two events (recorded seconds)
 
 
 class ReplayError(InputError):
@@ -111,14 +118,17 @@ class ReplaySource:
                     if lineno == 1 and is_header(data):
                         continue
                     ev = from_dict(data)
-                except (ValueError, CodecError) as exc:
+                except (ValueError, CodecError, RecursionError, OverflowError) as exc:
                     raise ReplayError(f"{self.path}:{lineno}: {exc}") from None
+                t = getattr(ev, "t", None)
+                if isinstance(t, float) and not (0.0 <= t <= MAX_T):  # (NaN fails it too)
+                    raise ReplayError(f"{self.path}:{lineno}: event time {t!r:.40} is out of "
+                                      "range (0 to 2100-01-01)")
                 if type(ev) is LogLine:  # a record file is not the parser: hold it to its word
                     ev = held_to_contract(ev)
-                t = getattr(ev, "t", None)
                 if self.speed is not None and isinstance(t, float) and t > 0:
                     if self._last_t is not None and t > self._last_t:
-                        await asyncio.sleep((t - self._last_t) / self.speed)
+                        await asyncio.sleep(min(t - self._last_t, MAX_PAUSE_S) / self.speed)
                     self._last_t = t
                 elif lineno % 2000 == 0:
                     await asyncio.sleep(0)  # let the session batch while we read
@@ -169,4 +179,4 @@ class ReplaySource:
         return None
 
 
-__all__ = ["ReplayError", "ReplaySource", "detect_format"]
+__all__ = ["MAX_PAUSE_S", "MAX_T", "ReplayError", "ReplaySource", "detect_format"]

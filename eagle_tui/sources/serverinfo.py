@@ -24,7 +24,14 @@ from typing import Any
 import httpx
 
 from eagle_tui.model.events import Event, ServerInfo, SpecConfig
+from eagle_tui.model.numbers import finite
 from eagle_tui.model.windows import own_path
+from eagle_tui.sources.http_budget import (
+    INFO_MAX_BYTES,
+    BodyTooLarge,
+    DeadlineExceeded,
+    get_bounded,
+)
 from eagle_tui.transport.base import Transport
 
 DEFAULT_INTERVAL_S = 10.0
@@ -35,18 +42,28 @@ _SGLANG_PATHS = ("/server_info", "/get_server_info")
 _VLLM_PATH = "/v1/models"
 
 
-def _opt_int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+MAX_STEPS = 1 << 16  # draft steps, top-k, draft tokens: larger is not a setting, it is junk
+MAX_ACCEPT_LEN = 1 << 16  # tokens per verify step (≤ 1 + draft tokens)
+MAX_MEMORY_GB = 1 << 24  # 16 PB: past any GPU's memory
+MAX_TEXT = 512
 
 
-def _opt_float(v: object) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, int | float):
+def _opt_int(v: object, limit: int = MAX_STEPS) -> int | None:
+    """An int setting within ``0..limit``; anything else (a bool, 10**400, -1) is unknown."""
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= limit:
         return None
-    return float(v)
+    return v
+
+
+def _opt_float(v: object, limit: float = MAX_ACCEPT_LEN) -> float | None:
+    """A finite, non-negative number within ``limit``: 1e308 is not a reading (issue 17)."""
+    value = finite(v, limit)
+    return value if value is not None and value >= 0 else None
 
 
 def _opt_str(v: object) -> str | None:
-    return v if isinstance(v, str) and v else None
+    """A non-empty string, cut to :data:`MAX_TEXT` characters (a name, not a megabyte)."""
+    return v[:MAX_TEXT] if isinstance(v, str) and v else None
 
 
 def parse_sglang_server_info(data: object, t: float) -> ServerInfo:
@@ -76,7 +93,7 @@ def parse_sglang_server_info(data: object, t: float) -> ServerInfo:
     mem = first.get("memory_usage")
     if isinstance(mem, dict):
         for key, val in mem.items():
-            fval = _opt_float(val)
+            fval = _opt_float(val, MAX_MEMORY_GB)
             if fval is not None and key != "token_capacity":
                 memory.append((str(key), fval))
     model = _opt_str(data.get("served_model_name")) or _opt_str(data.get("model_path"))
@@ -132,8 +149,20 @@ class ServerInfoSource:
         self.polls = 0
 
     async def _get_json(self, client: httpx.AsyncClient, path: str) -> object | None:
-        """JSON body, ``None`` for 404; raises httpx errors for "not up yet"."""
-        resp = await client.get(own_path(path))
+        """JSON body, ``None`` for 404; raises httpx errors for "not up yet".
+
+        The answer must be complete within ``timeout`` and :data:`INFO_MAX_BYTES`: a server
+        that drips or floods it is "not answering" (the deadline) or refused (the cap).
+        """
+        try:
+            resp = await get_bounded(client, own_path(path), deadline_s=self.timeout,
+                                     max_bytes=INFO_MAX_BYTES)
+        except DeadlineExceeded as exc:
+            if exc.status_code is not None:
+                self._answered = True
+            raise httpx.ReadTimeout(str(exc)) from None
+        except BodyTooLarge as exc:
+            raise ValueError(str(exc)) from None
         if resp.status_code == 404:
             self.missing[path] = time.monotonic()
             return None
@@ -144,7 +173,7 @@ class ServerInfoSource:
             raise ValueError(f"{path} answered HTTP {resp.status_code}")
         try:
             data: object = resp.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # (RecursionError: JSON nested 100,000 deep)
             raise ValueError(f"{path} did not answer JSON") from None
         return data
 

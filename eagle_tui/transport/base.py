@@ -12,6 +12,7 @@ one ``except`` to turn a failure into a ``SourceFailed`` event and a retry.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -47,6 +48,33 @@ class HostKeyError(TransportError):
 
 class CommandNotFound(TransportError):
     """A remote tool (``nvidia-smi``, ``tail``) is not installed."""
+
+
+class NotRegularFile(TransportError):
+    """The path names a FIFO, a device, a socket or a directory: eagle-tui follows and reads
+    regular files only. Opening a FIFO without a writer blocks, ``/dev/zero`` never ends, a
+    socket cannot be opened: refused with what it is, never read."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def file_kind(mode: int) -> str:
+    """``""`` for a regular file, else what ``mode`` (``st_mode``) names, for the message."""
+    if stat.S_ISREG(mode):
+        return ""
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def not_regular_message(path: str, kind: str) -> str:
+    """The one message for a path that is not a regular file (``path`` is sanitized by the
+    printer)."""
+    if kind == "a directory":
+        return f"{path}: is a directory"
+    return (f"{path}: {kind}, not a regular file; eagle-tui reads regular files only "
+            "(save the stream to a file and give that)")
 
 
 @dataclass(frozen=True, slots=True)

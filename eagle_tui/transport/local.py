@@ -7,9 +7,11 @@ instead, after 10 s every 250 ms (an idle dashboard must cost next to nothing: e
 the session thread also costs the UI thread a GIL hand-over), and returns to 20 ms with the next
 byte. The first line after a long quiet spell is then at most 250 ms late.
 It mirrors ``tail -F``: waits for a missing file, keeps
-reading a file that was deleted but is still written to, restarts at byte 0 when the file shrinks
-below the read position (truncated) or the path now names another inode (replaced, e.g. a new
-``nohup`` run), and reads in bounded chunks so a 10 GB log never sits in memory.
+reading a file that was deleted but is still written to, refuses what is not a regular file
+(a FIFO, ``/dev/zero``, a socket: :func:`open_regular`, which never blocks), restarts at byte 0
+when the file shrinks below the read position (truncated) or the path now names another inode
+(replaced, e.g. a new ``nohup`` run), and reads in bounded chunks so a 10 GB log never sits in
+memory.
 
 A truncation followed by a rewrite *past* the old offset within one poll interval is
 indistinguishable from an append by size alone; the inode and size checks are what ``tail -F``
@@ -26,12 +28,23 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import IO, TYPE_CHECKING
 
-from .base import CommandNotFound, RunResult, TailChunk, TransportError, check_range
+from .base import (
+    CommandNotFound,
+    NotRegularFile,
+    RunResult,
+    TailChunk,
+    TransportError,
+    check_range,
+)
+from .files import open_regular
 
 if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
     import httpx
 
-DEFAULT_POLL_S = 0.02
+# A followed log is polled at this rate while it grows: the session batches events every
+# 50 ms and the log repaints twice a second, so a faster poll only adds wake-ups (each
+# a read and a trip through the tail's generators: ~0.5 % of a core at 50 a second)
+DEFAULT_POLL_S = 0.05
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0
 QUIET_POLL_S = 0.25  # ... and once it has been quiet for QUIET_AFTER_S
@@ -53,6 +66,9 @@ class LocalTransport:
         self.poll_interval = poll_interval
         self.chunk_size = chunk_size
         self._procs: set[asyncio.subprocess.Process] = set()
+        # path → identity of the file its last tail read: a tail started again at an offset
+        # (a source retried) tells a replaced file from a truncated or appended one
+        self._seen: dict[str, tuple[int, int]] = {}
 
     @property
     def host(self) -> str:
@@ -63,11 +79,18 @@ class LocalTransport:
                   stdin: bytes | None = None) -> RunResult:
         proc = await self._spawn(argv, stdout=asyncio.subprocess.PIPE, stdin=stdin is not None)
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), timeout)
+            # asyncio.timeout, not wait_for: a cancelled wait_for waits for the cancelled
+            # communicate() to finish, which was seen to never happen (a stopped session hung)
+            async with asyncio.timeout(timeout):
+                out, err = await proc.communicate(stdin)
         except TimeoutError:
             proc.kill()
             await proc.wait()
             raise TransportError(f"{argv[0]} did not finish within {timeout:g} s") from None
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()  # the child must not outlive what asked for it
+            raise
         finally:
             self._procs.discard(proc)
         return RunResult(proc.returncode if proc.returncode is not None else -1, out, err)
@@ -130,7 +153,7 @@ class LocalTransport:
     # ------------------------------------------------------------------ files
     async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
         def read() -> bytes:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 data = fh.read(max_bytes + 1)
             if len(data) > max_bytes:
                 raise TransportError(f"{path}: larger than {max_bytes} bytes")
@@ -140,6 +163,8 @@ class LocalTransport:
             return await asyncio.to_thread(read)
         except FileNotFoundError:
             raise TransportError(f"{path}: no such file") from None
+        except NotRegularFile:
+            raise
         except IsADirectoryError:
             raise TransportError(f"{path}: is a directory") from None
         except PermissionError:
@@ -176,7 +201,7 @@ class LocalTransport:
         if offset < 0:
             raise ValueError("offset must be >= 0")
         fh: IO[bytes] | None = None
-        ident: tuple[int, int] | None = None
+        ident: tuple[int, int] | None = self._seen.get(path) if offset > 0 else None
         restarted = ""
         announced_eof = False
         quiet_since: float | None = None  # monotonic time of the first poll that found nothing
@@ -184,7 +209,7 @@ class LocalTransport:
             while True:
                 if fh is None:
                     try:
-                        fh = open(path, "rb")  # noqa: SIM115 - held across yields, closed below
+                        fh = open_regular(path)  # held across yields, closed below
                     except FileNotFoundError:
                         await asyncio.sleep(self.poll_interval)
                         continue
@@ -198,6 +223,7 @@ class LocalTransport:
                     elif st.st_size < offset:
                         restarted, offset = "truncated", 0
                     ident = _identity(st)
+                    self._remember(path, ident)
                     fh.seek(offset)
                 data = fh.read(self.chunk_size)
                 if data:
@@ -207,6 +233,15 @@ class LocalTransport:
                     yield TailChunk(data, offset, restarted, at_eof)
                     restarted = ""
                     announced_eof = at_eof
+                    if not at_eof:
+                        # a turn for the loop between chunks of a long catch-up: a 2 GB file
+                        # must not hold off --duration, a key or Ctrl-C until its end
+                        await asyncio.sleep(0)
+                        continue
+                    # a short read is the end for now: wait before the next read instead of
+                    # reading again at once for nothing (a followed log is read ~50 times a
+                    # second; the empty read and the stat after it were half the tail's cost)
+                    await asyncio.sleep(self.poll_interval)
                     continue
                 if restarted or not announced_eof:
                     # the consumer learns it caught up (or that the file restarted) even when
@@ -236,6 +271,11 @@ class LocalTransport:
         finally:
             if fh is not None:
                 fh.close()
+
+    def _remember(self, path: str, ident: tuple[int, int]) -> None:
+        if path not in self._seen and len(self._seen) >= 64:
+            self._seen.pop(next(iter(self._seen)))
+        self._seen[path] = ident
 
     def _poll_delay(self, quiet_s: float) -> float:
         """The wait before the next poll of a file that has had nothing new for ``quiet_s``."""

@@ -13,6 +13,7 @@ events the session delivered, so scripted sessions make it fully deterministic f
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ from eagle_tui.model.events import (
     Phase,
     UserMarker,
 )
-from eagle_tui.model.gpuhistory import GpuHistory
+from eagle_tui.model.gpuhistory import GpuHistory, memory_moved
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.prefix import line_text, summary_text
 from eagle_tui.model.state import DashboardState
@@ -124,7 +125,10 @@ class EagleApp(ControlledApp):
         control: RunControl | None = None,
         file_lines: FileLines | None = None,
     ) -> None:
-        super().__init__()
+        # NO_COLOR (https://no-color.org): no colour at all. Textual alone turns colours into
+        # 256-colour greys (its Monochrome filter); with native ANSI colours it drops them
+        # (its NoColor filter: default foreground and background, attributes kept).
+        super().__init__(ansi_color=True if "NO_COLOR" in os.environ else None)
         self.file_lines = file_lines  # the line store behind the log's file part (scrollback)
         self.config = config
         self.session = session
@@ -273,6 +277,15 @@ class EagleApp(ControlledApp):
             self._log_hosts = len(log.hosts)
             self.refresh_bindings()
         self.state = state
+        try:
+            gpus = self.query_one(GpuPane)
+        except NoMatches:  # the app is closing
+            return
+        if self._gpu_samples and memory_moved(gpus.sample, state.gpus):
+            # a memory step (an allocation, a process's memory freed) is shown now, not at the
+            # next pane update (up to PANE_INTERVAL later): only the GPU pane repaints
+            samples, self._gpu_samples = self._gpu_samples, []
+            gpus.show(state, samples)
 
     def watch_state(self, state: DashboardState) -> None:
         """Give the panes the new state: at once for a crash or a new phase, else at most

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import math
 
-FRAME_INTERVAL = 0.25  # s between repaints caused by streaming lines (keys repaint at once)
-PANE_INTERVAL = 0.5  # s between pane redraws while only numbers change (a multiple of the above)
+# At 200 lines/s every streaming repaint of a followed log shows a whole new screenful (~50
+# lines a quarter second against ~40 rows), and one costs ~5-10 ms of Textual's compositor on a
+# 2-core machine: at 4 repaints a second the log alone was ~4 % of a core (issue 15: <= 3 % for
+# the whole dashboard). Two a second still reads as a live tail; keys, scrolling, a crash, a new
+# phase and a GPU memory step repaint at once, whatever these say.
+FRAME_INTERVAL = 0.5  # s between repaints caused by streaming lines (keys repaint at once)
+PANE_INTERVAL = 1.0  # s between pane redraws while only numbers change (a multiple of the above)
 
 
 def frame_delay(now: float, last: float, interval: float) -> float:

@@ -41,8 +41,8 @@ HTTP_SERVER = textwrap.dedent("""
     count = [0]
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            with lock:
-                count[0] += 1
+            with lock:  # only /health counts: other endpoints (/metrics, /v1/models) may be asked
+                count[0] += self.path.startswith("/health")
                 code = 200 if count[0] > starting_answers else 503
             self.send_response(code)
             self.send_header("content-length", "0")

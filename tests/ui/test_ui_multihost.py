@@ -7,7 +7,9 @@ these are the frames a user sees when ``watch --ssh node-a --ssh node-b`` loses 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from textual.content import Content
@@ -311,3 +313,28 @@ def test_scenario_shapes() -> None:
     assert samples[-1].error == f"node-b: {LINK_ERROR}"
     b_lines = [e.lineno for e in events if isinstance(e, LogLine) and e.host == "node-b"]
     assert b_lines == list(range(1, len(b_lines) + 1))
+
+
+async def test_a_gpu_memory_step_reaches_the_gpu_pane_without_waiting_for_the_pane_timer() -> None:
+    """Issue 15: a step (allocation, or a process's memory freed) is drawn at once; a sample
+    whose memory did not move waits for the throttled pane update like every other number."""
+    def sample(t: float, used_gib: float) -> GpuSample:
+        return GpuSample(t, "ok", (GpuInfo(0, "H200", mem_used=int(used_gib * 2**30),
+                                           mem_total=140 * 2**30, util_gpu=5.0),),
+                         backend="nvml")
+
+    first = sample(T0, 1.0)
+    app = make_app([Tick(T0), first], hold=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        pane = app.query_one(GpuPane)
+        assert pane.sample == first
+        app._last_panes = time.monotonic()  # a pane update just happened: the next is throttled
+        same = sample(T0 + 0.1, 1.01)
+        app._on_batch(replace(app.state, gpus=same), [same])
+        assert pane.sample == first  # no step: waits for the pane timer
+        step = sample(T0 + 0.2, 21.0)
+        app._on_batch(replace(app.state, gpus=step), [step])
+        assert pane.sample is step  # drawn in this very batch
+        await pilot.pause()
+        assert "21.0/140G" in screen_text(app)

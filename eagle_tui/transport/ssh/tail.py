@@ -7,6 +7,9 @@ its last ``\\n``/``\\r``) are dropped on a reconnect and read again by the new t
 
 The remote script (MEASURED.md's recipe, extended with the inode):
 
+* refuse a path that exists and is not a regular file (a FIFO, a device: ``tail`` of a FIFO
+  without a writer never ends, of ``/dev/zero`` never stops) with exit :data:`NOT_REGULAR_EXIT`
+  and the kind ``stat`` names;
 * ``stat`` the file; if it is now *shorter* than the offset it was truncated, and if its inode
   differs from the one we were reading it was replaced: either way start again at byte 0;
 * print the effective ``offset inode size`` as the first stdout line, so the client knows whether
@@ -33,8 +36,12 @@ from dataclasses import dataclass, field
 
 from eagle_tui.transport.base import TailChunk
 
+NOT_REGULAR_EXIT = 66  # the script's exit code for a path that is not a regular file
 _SCRIPT = (
     "o={offset}; i={inode}; f={path}; "
+    'if [ -e "$f" ] && [ ! -f "$f" ]; then '
+    'printf "eagle-tui-not-regular: %s\\n" "$(stat -L -c %F -- "$f" 2>/dev/null)" >&2; '
+    f"exit {NOT_REGULAR_EXIT}; fi; "
     'set -- $(stat -L -c "%s %i" -- "$f" 2>/dev/null); s=${{1:-0}}; n=${{2:-}}; '
     'if [ "$s" -lt "$o" ] || {{ [ -n "$i" ] && [ -n "$n" ] && [ "$n" != "$i" ]; }}; then o=0; fi; '
     'printf "%s %s %s\\n" "$o" "$n" "$s"; '
@@ -168,4 +175,14 @@ def _notice_reason(line: str, offset: int) -> str:
     return ""
 
 
-__all__ = ["TailFollower", "tail_command"]
+def not_regular_kind(stderr_text: str) -> str:
+    """The kind the script named on stderr (``fifo``, ``character special file``, ...)."""
+    mark = "eagle-tui-not-regular: "
+    at = stderr_text.find(mark)
+    if at < 0:
+        return "not a regular file"
+    kind = stderr_text[at + len(mark):].split(";", 1)[0].strip()[:60]
+    return f"a {kind}" if kind else "not a regular file"
+
+
+__all__ = ["NOT_REGULAR_EXIT", "TailFollower", "not_regular_kind", "tail_command"]

@@ -32,16 +32,23 @@ from eagle_tui.model.events import ConnectionState
 from eagle_tui.transport.base import (
     CommandNotFound,
     ConnectionLost,
+    NotRegularFile,
     RunResult,
     TailChunk,
     TransportError,
     check_range,
+    not_regular_message,
 )
 from eagle_tui.transport.ssh.config import SshTarget, resolve
 from eagle_tui.transport.ssh.conn import Connection, backoff_delay
 from eagle_tui.transport.ssh.link import SshOptions
 from eagle_tui.transport.ssh.stream import ChannelStream
-from eagle_tui.transport.ssh.tail import TailFollower, tail_command
+from eagle_tui.transport.ssh.tail import (
+    NOT_REGULAR_EXIT,
+    TailFollower,
+    not_regular_kind,
+    tail_command,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -78,6 +85,9 @@ class SshTransport:
         self._dest = dest
         self._executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ssh {dest}")
         self._conn = Connection(dest, self._target, self._options, self._executor)
+        # path → inode its last tail read: a tail started again at an offset (a source
+        # retried) tells a replaced file from a truncated one (bounded: a few paths)
+        self._inodes: dict[str, int] = {}
 
     # ---------------------------------------------------------------- Transport protocol
 
@@ -176,7 +186,8 @@ class SshTransport:
             await stream.aclose()
 
     async def tail(self, path: str, offset: int = 0) -> AsyncIterator[TailChunk]:
-        follower = TailFollower(offset=offset)
+        follower = TailFollower(offset=offset,
+                                inode=self._inodes.get(path) if offset > 0 else None)
         resumed = False
         while True:
             link = await self._conn.live(None)
@@ -197,7 +208,10 @@ class SshTransport:
                 async for chunk in stream:
                     if chunk.kind == "out":
                         try:
-                            for item in follower.feed_out(chunk.data):
+                            items = follower.feed_out(chunk.data)
+                            if follower.inode is not None:
+                                self._remember(path, follower.inode)
+                            for item in items:
                                 yield item
                         except ValueError as exc:
                             raise TransportError(f"tail of {path} on {self._dest}: {exc}") from exc
@@ -214,6 +228,9 @@ class SshTransport:
                         lost = True
                     else:
                         why = follower.stderr_text() or "no message"
+                        if chunk.code == NOT_REGULAR_EXIT:
+                            raise NotRegularFile(not_regular_message(
+                                f"{path} on {self._dest}", not_regular_kind(why)))
                         if _not_found(chunk.code, why.encode()):
                             raise CommandNotFound(f"tail: command not found on {self._dest}")
                         raise TransportError(
@@ -223,8 +240,19 @@ class SshTransport:
                 await stream.aclose()
             resumed = lost
 
+    def _remember(self, path: str, inode: int) -> None:
+        if path not in self._inodes and len(self._inodes) >= 64:
+            self._inodes.pop(next(iter(self._inodes)))
+        self._inodes[path] = inode
+
     async def read_file(self, path: str, max_bytes: int = 1 << 20) -> bytes:
-        result = await self.run(["head", "-c", str(max_bytes + 1), "--", path])
+        # regular files only: ``head`` of a FIFO without a writer would wait for the timeout
+        script = ('if [ -e "$1" ] && [ ! -f "$1" ]; then exit 66; fi; '
+                  'exec head -c "$2" -- "$1"')
+        result = await self.run(["sh", "-c", script, "sh", path, str(max_bytes + 1)])
+        if result.exit_code == NOT_REGULAR_EXIT:
+            raise NotRegularFile(not_regular_message(f"{path} on {self._dest}",
+                                                     "not a regular file"))
         if result.exit_code != 0:
             lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
             why = lines[-1] if lines else f"exit {result.exit_code}"

@@ -131,14 +131,22 @@ class GpuPane(Widget, can_focus=True):
         self.history = history if history is not None else GpuHistory()
         self._conns: dict[str, ConnectionState] = {}
         self._line_map: list[int | None] = []  # content line → entry index (None: a header)
+        self._shown: tuple[int, Content, list[int | None]] | None = None  # width, content, map
 
     def show(self, state: DashboardState, samples: Sequence[GpuSample] = ()) -> None:
+        """Take the new state; repaint only when what the pane draws changed (a sample a
+        second whose rows read the same, e.g. an idle GPU, costs no screen update)."""
         self.history.update(state.gpus, samples)
         conns = {c.host: c for c in state.connections}
         if state.gpus is not self.sample or conns != self._conns:
             self._conns = conns
             self.sample = state.gpus
-            self.refresh()  # the pane's size comes from the layout, never from its rows
+            old = self._shown
+            width = self._width()
+            content = self._build(width)
+            if old is None or old[0] != width or not content.is_same(old[1]):
+                self._shown = (width, content, self._line_map)
+                self.refresh()  # the pane's size comes from the layout, never from its rows
 
     @property
     def grouped(self) -> bool:
@@ -158,6 +166,7 @@ class GpuPane(Widget, can_focus=True):
         self.selected = None
 
     def watch_selected(self) -> None:
+        self._shown = None
         self.refresh()
 
     def on_click(self, event: Click) -> None:
@@ -168,8 +177,18 @@ class GpuPane(Widget, can_focus=True):
         if idx is not None:
             self.selected = None if self.selected == idx else idx
 
+    def _width(self) -> int:
+        return max(30, self.content_region.width or self.size.width)
+
     def render(self) -> Content:
-        width = max(30, self.content_region.width or self.size.width)
+        width = self._width()
+        shown = self._shown
+        if shown is None or shown[0] != width:
+            shown = self._shown = (width, self._build(width), self._line_map)
+        self._line_map = shown[2]
+        return shown[1]
+
+    def _build(self, width: int) -> Content:
         s = self.sample
         self._line_map = []
         if s is None:

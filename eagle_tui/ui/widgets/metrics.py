@@ -25,7 +25,7 @@ from eagle_tui.model.figures import Figure, Figures, figures
 from eagle_tui.model.runsummary import previous_figures
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
-from eagle_tui.ui.format import NA, fmt_duration, fmt_num, fmt_pct, sparkline
+from eagle_tui.ui.format import NA, coarse_age, fmt_num, fmt_pct, sparkline
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
@@ -88,7 +88,7 @@ def _source(fig: Figure[T]) -> str:
     if fig.freshness == "last_active":
         return f"{fig.source} · last"
     if fig.freshness == "stale":
-        return f"{fig.source} · {fmt_duration(fig.age_s)} old"
+        return f"{fig.source} · {coarse_age(fig.age_s)} old"
     if fig.freshness == "dead":
         return f"{fig.source} · dead"
     return fig.source
@@ -99,9 +99,11 @@ def _state_row(figs: Figures, width: int) -> Content | None:
     if live.activity == "idle":
         return _row("state", [("   IDLE", "bold $secondary"),
                               (f"  {inert(live.reason)}", "$text-muted")], "", width)
-    if live.activity == "stale":
-        return _row("state", [("  STALE", "bold $warning"),
-                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    if live.activity == "stale":  # the model's reason carries the exact age: shown coarser
+        why = f"no data for {coarse_age(live.data_age_s)}" if live.data_age_s is not None \
+            else inert(live.reason)
+        return _row("state", [("  STALE", "bold $warning"), (f"  {why}", "$text-muted")], "",
+                    width)
     if live.activity == "dead":
         return _row("state", [("   DEAD", "bold $error"),
                               (f"  {inert(live.reason)}", "$text-muted")], "", width)
@@ -200,10 +202,12 @@ def _spec_row(state: DashboardState, width: int) -> Content:
 
 def _live_key(state: DashboardState) -> tuple[object, ...]:
     """What of the liveness the pane shows: the state, its reason and (stale) the age in
-    seconds; not the age of a current figure, which moves with every tick."""
+    age as shown (at its coarse step); not the age of a current figure, which moves with
+    every tick."""
     live = figures(state).live
-    age = int(live.data_age_s) if live.activity == "stale" and live.data_age_s else None
-    return live.activity, live.reason, age
+    if live.activity == "stale":
+        return live.activity, coarse_age(live.data_age_s)
+    return live.activity, live.reason
 
 
 class MetricsPane(LineDiffWidget):

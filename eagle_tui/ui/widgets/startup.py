@@ -15,6 +15,7 @@ known progress, so a dropped link reads as "link down", not as "the server went 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -30,7 +31,7 @@ from eagle_tui.model.events import CrashEvent
 from eagle_tui.model.prefix import line_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.steps import STEPS, step_states
-from eagle_tui.ui.format import bar, fmt_bytes, fmt_clock, fmt_duration
+from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.connections import ConnectionList
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
@@ -92,11 +93,18 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
         if eta and Content.assemble(*row, *eta).cell_length <= width:
             row.extend(eta)
         lines.append(Content.assemble(*row))
-    lines.append(Content.assemble((" total ", "$text-muted"), (fmt_clock(state.elapsed), "bold"),
+    total = _clock(state)(state.elapsed)
+    lines.append(Content.assemble((" total ", "$text-muted"), (total, "bold"),
                                   *_health_parts(state)))
     lines.append(_fit(_process_parts(state), width))
     lines.append(_fit(note_parts(state), width))
     return Content("\n").join(lines)
+
+
+def _clock(state: DashboardState) -> Callable[[float | None], str]:
+    """Every second while the server starts (what this pane is about), at the coarse step
+    once it is ready: a clock that moves repaints its row, for as long as the server runs."""
+    return coarse_clock if state.ready else fmt_clock
 
 
 def _eta_parts(state: DashboardState, label: str,
@@ -168,7 +176,7 @@ def _process_parts(state: DashboardState) -> list[Part]:
                          (f" {p.status}", "$success" if p.status in ("running", "sleeping")
                           else "$error")]
     if uptime is not None:
-        parts.append((f" · up {fmt_clock(uptime)}", "$text-muted"))
+        parts.append((f" · up {_clock(state)(uptime)}", "$text-muted"))
     if p.rss_bytes is not None:
         parts.append((f" · RSS {fmt_bytes(p.rss_bytes)}", "$text-muted"))
     if p.cpu_percent is not None:
