@@ -306,7 +306,8 @@ async def test_enter_drills_in_with_metrics_from_prometheus_only(fleet: Fleet) -
                 if m is not None and m.accept_len and m.gen_tps:
                     break
                 await pilot.pause(0.05)
-            await pilot.pause(0.2)
+            await pilot.press("4")  # the Metrics pane in front: it redraws from the state
+            await pilot.pause(0.3)
             state = dashboard.app.state
             m = state.last_metrics
             assert m is not None and m.engine == "vllm" and m.source == "prometheus"
@@ -314,8 +315,13 @@ async def test_enter_drills_in_with_metrics_from_prometheus_only(fleet: Fleet) -
             figs = figures(state)
             assert figs.tok_s.source == figs.accept_len.source == "prometheus"
             assert state.health is not None and state.health.state == "ready"  # from up
-            text = dashboard.app.query_one(MetricsPane).build(150).plain
-            rows = {line.split()[0]: line for line in text.splitlines() if line.split()}
+            pane = dashboard.app.query_one(MetricsPane)
+            for _ in range(100):  # the pane redraws on the app's next refresh
+                text = pane.build(150).plain
+                rows = {line.split()[0]: line for line in text.splitlines() if line.split()}
+                if "prometheus" in rows.get("tok/s", "") + rows.get("accept", ""):
+                    break
+                await pilot.pause(0.05)
             assert "prometheus" in rows["tok/s"] and "prometheus" in rows["accept"], text
     finally:
         dashboard.close()
