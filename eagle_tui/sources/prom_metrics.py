@@ -38,6 +38,7 @@ import httpx
 
 from eagle_tui.model.events import Event, HealthSample
 from eagle_tui.model.fleet_queries import stored_names
+from eagle_tui.sources.exposition import MAX_VALUE
 from eagle_tui.sources.metrics import (
     COUNTER_NAMES,
     DEFAULT_WINDOW_S,
@@ -91,6 +92,7 @@ class Reading:
     up: float | None
     scrape_t: float | None
     samples: tuple[tuple[str, dict[str, str], float], ...]
+    skipped: tuple[str, ...] = ()  # series whose value is not a reading (±Inf, over MAX_VALUE)
 
 
 def reading_of(up_body: bytes, series_body: bytes) -> Reading:
@@ -104,13 +106,19 @@ def reading_of(up_body: bytes, series_body: bytes) -> Reading:
     figures = {labels.get("q"): value for labels, value in up_result}
     _, series, _ = parse_answer(series_body)
     samples = []
+    skipped: list[str] = []
     for labels, value in series:
         exposed = EXPOSED.get(labels.get("__name__", ""))
         if exposed is None:
             continue
+        number = float(value)
+        if number == number and not abs(number) <= MAX_VALUE:  # /metrics' rule (NaN: no data)
+            skipped.append(exposed)
+            continue
         own = {k: v for k, v in labels.items() if k not in ("__name__", "instance", "job")}
-        samples.append((exposed, own, float(value)))
-    return Reading(figures.get("up"), figures.get("t"), tuple(samples))
+        samples.append((exposed, own, number))
+    return Reading(figures.get("up"), figures.get("t"), tuple(samples),
+                   tuple(dict.fromkeys(skipped)))
 
 
 def events_of(reading: Reading, t: float, rates: RateWindow,
@@ -118,7 +126,7 @@ def events_of(reading: Reading, t: float, rates: RateWindow,
     """One new scrape's events: its ``MetricsSample`` (when it has engine series) and, with
     ``health``, the ``HealthSample`` that ``up`` implies."""
     out: list[Event] = []
-    snap = snapshot_of(reading.samples, t) if reading.up != 0 else None
+    snap = snapshot_of(reading.samples, t, reading.skipped) if reading.up != 0 else None
     if snap is not None:
         out.append(replace(to_sample(snap, rates), source=SOURCE))
     if health:

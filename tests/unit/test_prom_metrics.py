@@ -153,3 +153,15 @@ def test_source_polls_skips_a_scrape_already_seen_and_fails_on_errors() -> None:
 
     with pytest.raises(PrometheusError, match="parse error"):
         asyncio.run(run_bad())
+
+
+def test_values_that_are_not_readings_are_skipped_with_a_note() -> None:
+    doc = json.loads(body("vllm-1-series"))
+    for item in doc["data"]["result"]:
+        if item["metric"]["__name__"] == "vllm:num_requests_waiting":
+            item["value"][1] = "+Inf"
+    r = reading_of(body("vllm-1-up"), json.dumps(doc).encode())
+    assert r.skipped == ("vllm:num_requests_waiting",)
+    (sample,) = events_of(r, 1.0, RateWindow(), health=False)
+    assert isinstance(sample, MetricsSample) and sample.queued is None
+    assert "vllm:num_requests_waiting" in sample.skipped
