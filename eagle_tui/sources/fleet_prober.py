@@ -65,6 +65,7 @@ class FleetProber:
     _logs: dict[str, str] = field(default_factory=dict)  # inst -> its log path, once seen
     _transports: dict[str, Transport] = field(default_factory=dict)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _inflight: set[str] = field(default_factory=set)  # a host is never probed twice at once
     _slots: asyncio.Semaphore | None = None
 
     def hints(self) -> dict[str, str]:
@@ -85,8 +86,9 @@ class FleetProber:
                 by_dest.setdefault(dest, []).append(inst)
         for dest, insts in by_dest.items():
             last = self._asked.get(dest)
-            if last is not None and now - last < self.ttl_s:
+            if dest in self._inflight or (last is not None and now - last < self.ttl_s):
                 continue
+            self._inflight.add(dest)
             self._asked[dest] = now
             task = asyncio.get_running_loop().create_task(self._bounded(dest, insts))
             self._tasks.add(task)
@@ -95,17 +97,24 @@ class FleetProber:
     async def _bounded(self, dest: str, instances: list[str]) -> None:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.max_hosts)
-        async with self._slots:
-            self.probes += 1
-            try:
-                found = await asyncio.wait_for(self.probe(dest, instances), self.deadline_s)
-            except (TransportError, OSError, TimeoutError) as exc:
-                self.errors[dest] = str(exc) or type(exc).__name__
-                await self._drop(dest)
-                return
-            self.errors.pop(dest, None)
-            now = self.clock()
-            self.answers.update({i: (now, h) for i, h in found.items()})
+        try:
+            async with self._slots:
+                await self._probe_one(dest, instances)
+        finally:
+            self._inflight.discard(dest)
+
+    async def _probe_one(self, dest: str, instances: list[str]) -> None:
+        """One probe within the deadline (a slot held); its answers or its error recorded."""
+        self.probes += 1
+        try:
+            found = await asyncio.wait_for(self.probe(dest, instances), self.deadline_s)
+        except (TransportError, OSError, TimeoutError) as exc:
+            self.errors[dest] = str(exc) or type(exc).__name__
+            await self._drop(dest)
+            return
+        self.errors.pop(dest, None)
+        now = self.clock()
+        self.answers.update({i: (now, h) for i, h in found.items()})
 
     async def probe(self, dest: str, instances: list[str]) -> dict[str, str]:
         """One host: its engine processes, then each down instance's log tail → its hint."""
