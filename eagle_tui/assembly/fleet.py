@@ -38,7 +38,7 @@ from eagle_tui.model.fleet_hosts import (
 from eagle_tui.sources.prometheus import FleetPoller
 
 if TYPE_CHECKING:
-    from eagle_tui.sources.fleet_prober import FleetProber
+    from eagle_tui.probe.fleet_prober import FleetProber
     from eagle_tui.transport.base import Transport
 
 
@@ -120,7 +120,7 @@ def with_prober(spec: FleetSpec, poller: FleetPoller, rules: list[SshRule],
     if not rules and not config_hosts:
         return None
     from eagle_tui.assembly.remote import make_transports
-    from eagle_tui.sources.fleet_prober import FleetProber
+    from eagle_tui.probe.fleet_prober import FleetProber
 
     def connect(dest: str) -> Transport:
         return make_transports(SshSpec(dests=(dest,), config_path=spec.ssh_config))[0]

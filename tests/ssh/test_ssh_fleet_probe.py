@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle_tui.sources.fleet_prober import FleetProber
+from eagle_tui.probe.fleet_prober import FleetProber
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from test_launch_stop import free_port
