@@ -166,6 +166,7 @@ class Session:
         self._open_t: float | None = None
         self._summary_task: asyncio.Task[None] | None = None
         self._shown_lines = False  # a batch with log lines went out (the first one waits not)
+        self._lines_came = asyncio.Event()  # set: the log's first lines are queued, not shown
 
     # ------------------------------------------------------------------ public API
     @property
@@ -274,6 +275,9 @@ class Session:
             await self._room.wait()
         self._queued += len(ev) if isinstance(ev, list) else 1
         self._queue.put_nowait(ev)
+        if not self._shown_lines and isinstance(ev, list) and any(
+                type(e) is LogLine for e in ev):
+            self._lines_came.set()  # a batch wait under way ends now: the first text goes out
 
     async def _run_source(self, src: Source) -> None:
         attempt = 0
@@ -323,6 +327,7 @@ class Session:
         assert self._queue is not None
         batch: list[Event] = list(self._pending)
         self._pending.clear()
+        self._lines_came.clear()
         item = first
         while True:
             if isinstance(item, list):
@@ -355,7 +360,16 @@ class Session:
             elif self.batch_interval > 0 and not isinstance(first, _Wake):
                 deadline = loop.time() + self.batch_interval
                 while not self._stopping and (remaining := deadline - loop.time()) > 0:
-                    await asyncio.sleep(remaining)
+                    if self._shown_lines:
+                        await asyncio.sleep(remaining)
+                        continue
+                    # until the log's first lines are shown, their arrival ends the wait (a
+                    # health or process event that came first must not hold them back)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._lines_came.wait(), remaining)
+                    if self._lines_came.is_set():
+                        self._shown_lines = True
+                        break
             self._apply(self._drain(first))
 
     def _apply(self, batch: Iterable[Event]) -> None:

@@ -208,8 +208,10 @@ class EagleApp(ControlledApp):
         self._unsubscribe = self.session.subscribe(self._inbox)
         self.screen.screen_layout_refresh_signal.subscribe(self, self._keep_log_following)
         self.state = self.session.state
-        # start after the first frame: catching up on a huge log must not delay it
-        self.call_after_refresh(self._start_session)
+        # start now, while the first frame is painted: a big log is opened at its end (a
+        # bounded read, its summary in a child process), so the session's first work is small
+        # and the last screenful follows the first frame closely (issue 15)
+        self._start_session()
 
     def _start_session(self) -> None:
         self._session_worker = self.run_worker(self.session.run(), name="session",
