@@ -1,7 +1,8 @@
 """The one place that turns a :class:`DashboardSpec` into sources and a :class:`Session`.
 
 Keeping the wiring here means every command watches a server the same way: ``log`` tails and
-parses the log, ``url`` polls ``/health``, scrapes ``/metrics`` and reads ``/server_info``,
+parses the log, ``url`` polls ``/health``, scrapes ``/metrics`` and reads ``/server_info``
+(``prometheus``: the metrics, and without ``url`` the readiness, from Prometheus instead),
 ``pid`` (or the process found on the URL's port / holding the log) is watched for exit, and GPUs
 are sampled with NVML locally or ``nvidia-smi -lms`` elsewhere. A replay spec is one
 :class:`~eagle_tui.sources.replay.ReplaySource` on a session without a live ticker.
@@ -62,7 +63,8 @@ def build_sources(
         # our own polls carry a mark their access lines show: the log view folds them
         sources.append(HealthPoller(transport, spec.url, interval=spec.health_interval,
                                     ready_interval=READY_INTERVAL_S, path=own_path("/health")))
-        sources.append(MetricsScraper(transport, spec.url, path=own_path("/metrics")))
+        if not spec.prometheus:
+            sources.append(MetricsScraper(transport, spec.url, path=own_path("/metrics")))
         sources.append(ServerInfoSource(transport, spec.url))
     elif spec.pid is not None and local:
         # pid alone: find the server's HTTP port among the ports its process tree listens on
@@ -70,6 +72,13 @@ def build_sources(
         sources.append(HealthPoller(transport, None, discover=lambda: listening_urls(pid),
                                     interval=spec.health_interval,
                                     ready_interval=READY_INTERVAL_S, path=own_path("/health")))
+    if spec.prometheus and spec.prom_instance:
+        # Prometheus is asked from here (not through the SSH connection); without the
+        # instance's own URL its readiness comes from ``up`` as well
+        from eagle_tui.sources.prom_metrics import PromMetricsSource
+
+        sources.append(PromMetricsSource(spec.prometheus, spec.prom_instance,
+                                         health=not spec.url))
     port = url_port(spec.url) if spec.url and is_local_host(spec.url) else None
     if spec.pid is not None or port is not None or spec.log:
         if local:

@@ -5,21 +5,25 @@ often; :func:`open_fleet` runs the headless loop (text lines or one JSON object 
 ending after ``--count`` refreshes or ``--duration`` seconds) or the Textual fleet app.
 
 Drill-down: the fleet app exits with the row the user chose; the ordinary dashboard is opened
-for that instance through :func:`~eagle_tui.assembly.open.open_dashboard` (metrics from the
-instance's own ``/metrics``, at the ``instance`` label's address; over SSH when its host maps
-to a destination, so its GPUs come too), and when that dashboard is closed the fleet comes back.
+for that instance through :func:`~eagle_tui.assembly.open.open_dashboard` (metrics from
+Prometheus' stored series of it, :mod:`eagle_tui.sources.prom_metrics`; ``/health`` and
+``/server_info`` at the ``instance`` label's address when it answers; over SSH when its host
+maps to a destination, so its GPUs come too), and when that dashboard is closed the fleet
+comes back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from eagle_tui.assembly.spec import DashboardSpec, SshSpec
 from eagle_tui.errors import UsageError
@@ -32,6 +36,10 @@ from eagle_tui.model.fleet_hosts import (
     ssh_destination,
 )
 from eagle_tui.sources.prometheus import FleetPoller
+
+if TYPE_CHECKING:
+    from eagle_tui.probe.fleet_prober import FleetProber
+    from eagle_tui.transport.base import Transport
 
 
 @dataclass(frozen=True)
@@ -74,14 +82,64 @@ def load_ssh_rules(spec: FleetSpec) -> tuple[list[SshRule], set[str]]:
     return rules, hosts
 
 
+def tcp_reachable(instance: str, timeout_s: float = 1.0) -> bool:
+    """Whether the ``instance`` label's address accepts a TCP connection from here (bounded)."""
+    host, _, port = instance.rpartition(":")
+    if not host or not port.isdigit():
+        return False
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def drill_spec(spec: FleetSpec, row: FleetRow, rules: list[SshRule],
-               config_hosts: set[str]) -> DashboardSpec:
-    """The ordinary dashboard for one instance (over SSH when its host maps to a destination)."""
+               config_hosts: set[str],
+               reachable: Callable[[str], bool] | None = None) -> DashboardSpec:
+    """The ordinary dashboard for one instance: metrics from Prometheus, its own ``/health`` and
+    ``/server_info`` when its address answers (through SSH when its host maps to a
+    destination: its GPUs and processes come too); else readiness from Prometheus' ``up``.
+
+    ``reachable`` (:func:`tcp_reachable` when the fleet opens it; ``None``: assumed) says
+    whether the address answers from here."""
     dest = ssh_destination(row.instance, rules, config_hosts)
     ssh = SshSpec(dests=(dest,), config_path=spec.ssh_config) if dest else SshSpec()
-    return DashboardSpec(url=f"http://{row.instance}", ssh=ssh, theme=spec.theme,
-                         config_path=spec.config_path, label=f"{row.instance} (fleet)",
-                         command="watch")
+    direct = dest is not None or reachable is None or reachable(row.instance)
+    url = f"http://{row.instance}" if direct else None
+    return DashboardSpec(url=url, ssh=ssh, theme=spec.theme, config_path=spec.config_path,
+                         label=f"{row.instance} (fleet)", command="watch",
+                         prometheus=spec.prometheus.rstrip("/"), prom_instance=row.instance)
+
+
+def with_prober(spec: FleetSpec, poller: FleetPoller, rules: list[SshRule],
+                config_hosts: set[str]) -> FleetProber | None:
+    """Give ``poller`` the SSH prober's hints (``down or starting`` told apart on the hosts
+    that map to SSH); ``None`` when no host can map. Its connections are made like the
+    drill-down's (``SshSpec``: ``~/.ssh/config`` or ``--ssh-config``, the agent)."""
+    if not rules and not config_hosts:
+        return None
+    from eagle_tui.assembly.remote import make_transports
+    from eagle_tui.probe.fleet_prober import FleetProber
+
+    def connect(dest: str) -> Transport:
+        return make_transports(SshSpec(dests=(dest,), config_path=spec.ssh_config))[0]
+
+    prober = FleetProber(rules, config_hosts, connect, ttl_s=max(10.0, 2 * spec.interval),
+                         deadline_s=max(spec.deadline_s, 10.0))
+    poller.hints, poller.observe = prober.hints, prober.observe
+    return prober
+
+
+async def probed(poller: FleetPoller, prober: FleetProber | None,
+                 count: int | None = None) -> AsyncIterator[FleetSnapshot]:
+    """``poller``'s snapshots; the prober's probes and connections end with them."""
+    try:
+        async for snap in poller.snapshots(count):
+            yield snap
+    finally:
+        if prober is not None:
+            await prober.close()
 
 
 def shown(spec: FleetSpec, snap: FleetSnapshot) -> FleetSnapshot:
@@ -91,8 +149,8 @@ def shown(spec: FleetSpec, snap: FleetSnapshot) -> FleetSnapshot:
     return replace(snap, rows=tuple(sort_rows(spec.filter.apply(snap.rows), spec.sort)))
 
 
-async def run_headless(spec: FleetSpec, out: TextIO,
-                       poller: FleetPoller | None = None) -> int:
+async def run_headless(spec: FleetSpec, out: TextIO, poller: FleetPoller | None = None,
+                       prober: FleetProber | None = None) -> int:
     """Print every refresh until ``count`` refreshes or ``duration`` seconds; 0, or 1 when
     the last refresh found Prometheus unusable."""
     from eagle_tui.headless.fleet import snapshot_json, snapshot_lines
@@ -103,7 +161,7 @@ async def run_headless(spec: FleetSpec, out: TextIO,
 
     async def loop() -> None:
         nonlocal last
-        async for snap in poller.snapshots(spec.count):
+        async for snap in probed(poller, prober, spec.count):
             last = snap
             view = shown(spec, snap)
             text = snapshot_json(view) if spec.json else "\n".join(snapshot_lines(view))
@@ -124,19 +182,24 @@ def open_fleet(spec: FleetSpec,
     """Headless (``--headless``/``--json``/no TTY) or the fleet app with its drill-down loop."""
     rules, hosts = load_ssh_rules(spec)
     if spec.headless or spec.json or not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return asyncio.run(run_headless(spec, sys.stdout))
+        poller = spec.poller()
+        prober = with_prober(spec, poller, rules, hosts)
+        return asyncio.run(run_headless(spec, sys.stdout, poller, prober))
     from eagle_tui.ui.fleet_app import FleetApp
 
     if open_dashboard is None:
         from eagle_tui.assembly.open import open_dashboard as opener
         open_dashboard = opener
     while True:
-        app = FleetApp(spec.poller(sparklines=True).snapshots, sort=spec.sort,
-                       filter=spec.filter, prometheus=spec.prometheus)
+        poller = spec.poller(sparklines=True)
+        prober = with_prober(spec, poller, rules, hosts)
+        app = FleetApp(partial(probed, poller, prober), sort=spec.sort, filter=spec.filter,
+                       prometheus=spec.prometheus)
         chosen = app.run()
         if chosen is None:
             return 0
-        open_dashboard(drill_spec(spec, chosen, rules, hosts))
+        open_dashboard(drill_spec(spec, chosen, rules, hosts, reachable=tcp_reachable))
 
 
-__all__ = ["FleetSpec", "drill_spec", "load_ssh_rules", "open_fleet", "run_headless", "shown"]
+__all__ = ["FleetSpec", "drill_spec", "load_ssh_rules", "open_fleet", "probed", "run_headless",
+           "shown", "tcp_reachable", "with_prober"]

@@ -79,6 +79,11 @@ class DashboardSpec:
     # the dashboard: a process found by port/log that exits is followed by the next server
     # started there (a new run), instead of ending the process watch
     follow_restarts: bool = False
+    # metrics from Prometheus' stored series of one instance (``--prometheus URL --instance
+    # INSTANCE``, the fleet's drill-down) instead of its own /metrics; without ``url`` its
+    # readiness comes from Prometheus' ``up`` too
+    prometheus: str | None = None
+    prom_instance: str | None = None
 
     @property
     def is_remote(self) -> bool:
@@ -86,7 +91,8 @@ class DashboardSpec:
 
     def health_decides(self, transport_host: str = "") -> bool:
         """Whether ``/health`` (given, or discovered from ``pid`` locally) decides readiness."""
-        return bool(self.url) or (self.pid is not None and transport_host == "")
+        return bool(self.url or self.prometheus) or (
+            self.pid is not None and transport_host == "")
 
     def source_label(self, host: str = "") -> str:
         """What the status line names: ``label``, else ``host:server.log``, a URL or a pid."""
@@ -95,7 +101,8 @@ class DashboardSpec:
         if self.replay is not None:
             return f"replay {self.replay.file.name}"
         what = Path(self.log).name if self.log else (
-            self.url or (f"pid {self.pid}" if self.pid else ""))
+            self.url or (f"pid {self.pid}" if self.pid else "")
+            or (f"{self.prom_instance} (prometheus)" if self.prom_instance else ""))
         return f"{host}:{what}" if host and what else host or what
 
 
@@ -197,8 +204,15 @@ def check_sources(spec: DashboardSpec) -> DashboardSpec:
         if not spec.replay.file.is_file():
             raise UsageError(f"{spec.replay.file}: no such file")
         return spec
-    if not (spec.log or spec.url or spec.pid):
-        raise UsageError("give at least one of --log PATH, --url URL, --pid PID")
+    if bool(spec.prometheus) != bool(spec.prom_instance):
+        raise UsageError("--prometheus URL and --instance INSTANCE go together")
+    if not (spec.log or spec.url or spec.pid or spec.prometheus):
+        raise UsageError("give at least one of --log PATH, --url URL, --pid PID "
+                         "(or --prometheus URL --instance INSTANCE)")
+    if spec.prometheus:
+        prom = normalize_url(spec.prometheus)
+        if prom != spec.prometheus:
+            spec = replace(spec, prometheus=prom)
     url = normalize_url(spec.url) if spec.url else spec.url
     if spec.log and not spec.is_remote:
         _check_regular(spec.log, "--log ")
@@ -252,6 +266,8 @@ def spec_from_args(args: argparse.Namespace, command: str) -> DashboardSpec:
         duration=getattr(args, "duration", None),
         health_interval=HEALTH_INTERVAL_S,
         command=command,
+        prometheus=getattr(args, "prometheus", None),
+        prom_instance=getattr(args, "instance", None),
     )
     return check_sources(spec)
 

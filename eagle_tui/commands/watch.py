@@ -37,12 +37,19 @@ def register(subparsers: Any) -> None:
                    help="stop after this long (default: run until interrupted)")
     p.add_argument("--pick", metavar="N", type=int, default=None,
                    help="without --log/--url/--pid: which of several discovered servers")
+    g = p.add_argument_group("metrics from Prometheus (instead of the server's /metrics)")
+    g.add_argument("--prometheus", metavar="URL", default=None,
+                   help="read the instance's metrics from this Prometheus (with --instance)")
+    g.add_argument("--instance", metavar="INSTANCE", default=None,
+                   help="the instance label in Prometheus, e.g. 10.0.0.5:8000; without --url "
+                   "readiness comes from Prometheus' up")
     add_ui_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not (args.log or args.url or args.pid):  # nothing to watch: find the server on the host
+    if not (args.log or args.url or args.pid or args.prometheus or args.instance):
+        # nothing to watch: find the server on the host
         from eagle_tui.commands.attach import attach_discovered
 
         return attach_discovered(args, command="watch")

@@ -301,6 +301,10 @@ class MetricsSample(Record):
     kv_usage: float | None = None
     counter_reset: bool = False
     skipped: str = ""  # a note: values of this scrape that could not be represented (not read)
+    # where the figures were read: the server's own ``/metrics``, or Prometheus' stored series
+    # of it (``"prometheus"``: the fleet's drill-down, ``watch --prometheus``); the Metrics pane
+    # names it after each figure
+    source: str = "/metrics"
 
 
 @record

@@ -52,7 +52,8 @@ from .series import Series
 if TYPE_CHECKING:
     from .state import DashboardState
 
-Source = Literal["log", "/metrics", "server_info", "client", ""]  # "": nothing known yet
+# "": nothing known yet; "prometheus": Prometheus' stored series of the server's /metrics
+Source = Literal["log", "/metrics", "prometheus", "server_info", "client", ""]
 Freshness = Literal["current", "last_active", "stale", "dead", ""]
 T = TypeVar("T")
 SPEEDUP_WINDOW = 10  # tok/s points in the speedup's median
@@ -102,22 +103,28 @@ class Figures:
     live: Liveness
 
 
-def _series(log: Series, metrics: Series) -> Figure[float]:
+def _m(state: DashboardState) -> Source:
+    """The metrics figures' source: the server's ``/metrics`` or Prometheus (drill-down)."""
+    m = state.last_metrics
+    return "prometheus" if m is not None and m.source == "prometheus" else "/metrics"
+
+
+def _series(log: Series, metrics: Series, msource: Source) -> Figure[float]:
     if len(log):
         return Figure(log.last, "log", log)
     if len(metrics):
-        return Figure(metrics.last, "/metrics", metrics)
+        return Figure(metrics.last, msource, metrics)
     return Figure(None, "", log)
 
 
 def tok_s(state: DashboardState) -> Figure[float]:
     """Generation throughput: the log's, else ``/metrics'`` windowed rate."""
-    return _series(state.gen_tps, state.m_gen_tps)
+    return _series(state.gen_tps, state.m_gen_tps, _m(state))
 
 
 def accept_len(state: DashboardState) -> Figure[float]:
     """Current accept length (tokens per verify step): the log's, else ``/metrics'``."""
-    return _series(state.accept_len, state.m_accept_len)
+    return _series(state.accept_len, state.m_accept_len, _m(state))
 
 
 def accept_lifetime(state: DashboardState) -> Figure[float]:
@@ -132,7 +139,7 @@ def accept_rate(state: DashboardState) -> Figure[float]:
     if state.accept_rate.last is not None:
         return Figure(state.accept_rate.last, "log", state.accept_rate)
     if state.m_acceptance_rate is not None:
-        return Figure(state.m_acceptance_rate, "/metrics")
+        return Figure(state.m_acceptance_rate, _m(state))
     return Figure(None)
 
 
@@ -146,7 +153,7 @@ def accept_mean(state: DashboardState) -> Figure[float]:
         return Figure(value, "log", state.accept_len,
                       f"last {len(w)} intervals, weighted by {what}")
     if len(state.m_accept_len):
-        return Figure(state.m_accept_len.last, "/metrics", state.m_accept_len,
+        return Figure(state.m_accept_len.last, _m(state), state.m_accept_len,
                       "counter deltas over the scrape window")
     return Figure(None)
 
@@ -158,7 +165,7 @@ def accept_dist(state: DashboardState) -> Figure[tuple[float, ...]]:
         return Figure(distribution_from_rates(rates) or None, "log",
                       window=f"last {len(state.pp_window)} intervals, weighted by drafts")
     if state.m_per_position:
-        return Figure(distribution_from_rates(state.m_per_position) or None, "/metrics",
+        return Figure(distribution_from_rates(state.m_per_position) or None, _m(state),
                       window="counter deltas over the scrape window")
     if state.client_hist:
         return Figure(distribution_from_histogram(state.client_hist) or None, "client",
@@ -170,7 +177,7 @@ def per_position(state: DashboardState) -> Figure[tuple[float, ...]]:
     if state.per_position:
         return Figure(state.per_position, "log")
     if state.m_per_position:
-        return Figure(state.m_per_position, "/metrics")
+        return Figure(state.m_per_position, _m(state))
     return Figure(None)
 
 
@@ -181,7 +188,7 @@ def speedup(state: DashboardState) -> Figure[float]:
     series = state.gen_tps
     tps = series.median(last_n=SPEEDUP_WINDOW)
     if not tps:  # none, or an idle log's zero: /metrics' median (which may be zero too)
-        source, series = "/metrics", state.m_gen_tps
+        source, series = _m(state), state.m_gen_tps
         tps = series.median(last_n=SPEEDUP_WINDOW)
     if tps is None or not state.baseline_tok_s:
         return Figure(None)
@@ -190,7 +197,7 @@ def speedup(state: DashboardState) -> Figure[float]:
 
 def requests(state: DashboardState) -> Figure[int]:
     source: Source = ("log" if state.last_decode is not None
-                      else "/metrics" if state.last_metrics is not None else "")
+                      else _m(state) if state.last_metrics is not None else "")
     return Figure(state.running, source)
 
 

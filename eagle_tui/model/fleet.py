@@ -18,7 +18,8 @@ An instance without an ``up`` series of its own (its series come through an expo
 federation that serves many instances, scraped with ``honor_labels``) counts as up while its
 series are live. State from Prometheus alone: ``up == 0`` is a dead server *or* one still
 starting (nothing answers ``/metrics`` yet on either), so it reads ``down or starting`` unless a
-caller that can reach the host says which (``hints``). ``up == 1`` without engine series yet
+caller that can reach the host says which (``hints``: ``starting``, ``down`` or ``crashed:
+…``, see :mod:`.fleet_probe`). ``up == 1`` without engine series yet
 is ``starting``; with them, ``serving`` (requests running or tokens flowing), ``ready`` (never
 generated a token) or ``idle``.
 """
@@ -37,6 +38,7 @@ Vector = Sequence[tuple[Labels, float]]
 Answers = Mapping[str, Vector]  # figure name -> its vector
 
 DOWN_OR_STARTING = "down or starting"
+CRASHED = "crashed"
 STATES = ("serving", "idle", "ready", "starting", DOWN_OR_STARTING, "down")
 GROUP_FIGURES = {
     "state": ("up", "engine_vllm", "engine_sglang", "gen_total", "resets", "starts"),
@@ -172,10 +174,16 @@ def _int(v: float | None) -> int | None:
     return None if v is None else round(v)
 
 
+def is_hint(state: str | None) -> bool:
+    """Whether ``state`` is an answer a reachable host gave for an ``up == 0`` instance
+    (:mod:`.fleet_probe`): what replaces ``down or starting``."""
+    return state in ("starting", "down") or (state or "").startswith(f"{CRASHED}:")
+
+
 def _state(up: bool | None, known_engine: bool, running: int | None, tok_s: float | None,
            gen_total: float | None, hint: str | None) -> str:
     if up is False or up is None:
-        return hint if hint in ("starting", "down") else DOWN_OR_STARTING
+        return hint if hint is not None and is_hint(hint) else DOWN_OR_STARTING
     if not known_engine:
         return "starting"
     if (running or 0) > 0 or (tok_s or 0.0) > 0.0:
@@ -282,6 +290,7 @@ def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,
 
 
 __all__ = [
+    "CRASHED",
     "DOWN_OR_STARTING",
     "GROUP_FIGURES",
     "STATES",
@@ -292,5 +301,6 @@ __all__ = [
     "Vector",
     "build_snapshot",
     "instance_host",
+    "is_hint",
     "split_tagged",
 ]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 import httpx
@@ -86,6 +86,9 @@ _GAUGES = (
     "sglang:token_usage",
 )
 _WANTED = frozenset((*_GAUGES, *_V_COUNTERS, _V_PER_POS))
+# the names read, as exposed (counters without ``_total``): what a Prometheus query asks for
+WANTED_NAMES: tuple[str, ...] = tuple(sorted(_WANTED))
+COUNTER_NAMES: frozenset[str] = frozenset((*_V_COUNTERS, _V_PER_POS))
 
 
 class MetricsError(TransportError):
@@ -117,49 +120,61 @@ def relevant_lines(text: str) -> str:
 
 def parse_metrics(text: str, t: float) -> Snapshot:
     """Parse exposition text; :class:`MetricsError` if it is not Prometheus text at all."""
+    kept, skipped = filter_lines(text)
+    try:
+        families = list(text_string_to_metric_families(kept))
+    except (ValueError, TypeError, IndexError, OverflowError) as exc:
+        raise MetricsError(f"/metrics is not Prometheus text: {exc}") from None
+    snap = snapshot_of(((s.name, s.labels, float(s.value)) for fam in families
+                        for s in fam.samples), t, skipped)
+    if snap is None:
+        stripped = text.strip()
+        head = stripped[:200].splitlines()[0][:80] if stripped else "an empty answer"
+        raise MetricsError(f"no vllm:/sglang: metrics in the /metrics answer (starts: {head!r})")
+    return snap
+
+
+def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: float,
+                skipped: tuple[str, ...] = ()) -> Snapshot | None:
+    """(name, labels, value) samples of one scrape → a :class:`Snapshot`; ``None`` without any
+    engine series. Shared by the ``/metrics`` text and Prometheus' stored series
+    (:mod:`eagle_tui.sources.prom_metrics`), so one instance's figures are the same maths
+    whichever way they arrive."""
     gauges: dict[str, float] = {}
     counters: dict[str, float] = {}
     per_pos: dict[int, float] = {}
     rank_seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     gauge_parts: dict[str, list[float]] = {}
     engine: Engine = "unknown"
-    kept, skipped = filter_lines(text)
-    try:
-        families = list(text_string_to_metric_families(kept))
-    except (ValueError, TypeError, IndexError, OverflowError) as exc:
-        raise MetricsError(f"/metrics is not Prometheus text: {exc}") from None
-    for fam in families:
-        for s in fam.samples:
-            name = base_name(s.name)
-            if name is None or s.value != s.value:  # NaN: no data yet
+    for sample_name, labels, value in samples:
+        name = base_name(sample_name)
+        if name is None or value != value:  # NaN: no data yet
+            continue
+        if name.startswith("vllm:"):
+            engine = "vllm"
+        elif name.startswith("sglang:"):
+            engine = "sglang" if engine == "unknown" else engine
+        else:
+            continue
+        # one value per label set: the ranks of one TP/PP group are counted once
+        key = tuple(sorted((k, v) for k, v in labels.items() if k not in _RANK_LABELS))
+        if (name, key) in rank_seen:
+            continue
+        rank_seen.add((name, key))
+        if name == _V_PER_POS:
+            try:
+                pos = int(labels.get("position", ""))
+            except ValueError:
                 continue
-            if name.startswith("vllm:"):
-                engine = "vllm"
-            elif name.startswith("sglang:"):
-                engine = "sglang" if engine == "unknown" else engine
-            else:
-                continue
-            # one value per label set: the ranks of one TP/PP group are counted once
-            key = tuple(sorted((k, v) for k, v in s.labels.items() if k not in _RANK_LABELS))
-            if (name, key) in rank_seen:
-                continue
-            rank_seen.add((name, key))
-            if name == _V_PER_POS:
-                try:
-                    pos = int(s.labels.get("position", ""))
-                except ValueError:
-                    continue
-                per_pos[pos] = per_pos.get(pos, 0.0) + float(s.value)
-            elif name in _V_COUNTERS:
-                counters[name] = counters.get(name, 0.0) + float(s.value)
-            else:
-                gauge_parts.setdefault(name, []).append(float(s.value))
+            per_pos[pos] = per_pos.get(pos, 0.0) + value
+        elif name in _V_COUNTERS:
+            counters[name] = counters.get(name, 0.0) + value
+        else:
+            gauge_parts.setdefault(name, []).append(value)
     if engine == "unknown" and skipped:
         engine = "vllm" if any(n.startswith("vllm:") for n in skipped) else "sglang"
     if engine == "unknown":
-        stripped = text.strip()
-        head = stripped[:200].splitlines()[0][:80] if stripped else "an empty answer"
-        raise MetricsError(f"no vllm:/sglang: metrics in the /metrics answer (starts: {head!r})")
+        return None
     for name, vals in gauge_parts.items():
         gauges[name] = sum(vals)
         gauges[name + "#mean"] = sum(vals) / len(vals)
@@ -286,6 +301,18 @@ class RateWindow:
         )
 
 
+def to_sample(snap: Snapshot, rates: RateWindow) -> MetricsSample:
+    """One scrape's snapshot → its sample: SGLang's gauges (or its counters' deltas, when it
+    has ``spec_verify_calls``), vLLM's counters' deltas over ``rates``' window."""
+    if snap.engine == "sglang":
+        sample = rates.add_sglang(snap) if _S_VERIFY in snap.counters else sglang_sample(snap)
+    else:
+        sample = rates.add(snap)
+    if snap.skipped:
+        sample = replace(sample, skipped=skipped_note(snap.skipped))
+    return sample
+
+
 class MetricsScraper:
     """Source of ``MetricsSample`` events from ``GET {base_url}/metrics``.
 
@@ -324,15 +351,7 @@ class MetricsScraper:
         self.polls = 0
 
     def sample(self, text: str, t: float) -> MetricsSample:
-        snap = parse_metrics(text, t)
-        if snap.engine == "sglang":
-            sample = (self.rates.add_sglang(snap) if _S_VERIFY in snap.counters
-                      else sglang_sample(snap))
-        else:
-            sample = self.rates.add(snap)
-        if snap.skipped:
-            sample = replace(sample, skipped=skipped_note(snap.skipped))
-        return sample
+        return to_sample(parse_metrics(text, t), self.rates)
 
     async def _scrape(self, client: httpx.AsyncClient) -> str | None:
         try:
@@ -370,6 +389,8 @@ class MetricsScraper:
 
 
 __all__ = [
+    "COUNTER_NAMES",
+    "WANTED_NAMES",
     "MetricsError",
     "MetricsScraper",
     "RateWindow",
@@ -377,4 +398,6 @@ __all__ = [
     "filter_lines",
     "parse_metrics",
     "sglang_sample",
+    "snapshot_of",
+    "to_sample",
 ]

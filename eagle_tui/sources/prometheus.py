@@ -23,6 +23,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 
@@ -41,6 +42,7 @@ from eagle_tui.model.fleet_queries import (
     fleet_groups,
     sparkline_group,
 )
+from eagle_tui.sources.http_budget import BodyTooLarge, DeadlineExceeded, get_bounded
 from eagle_tui.transport.base import Transport, TransportError
 
 DEFAULT_DEADLINE_S = 5.0
@@ -55,29 +57,23 @@ class PrometheusError(TransportError):
 
 async def bounded_get(client: httpx.AsyncClient, path: str, params: Mapping[str, str], *,
                       deadline_s: float, max_body: int) -> bytes:
-    """GET with a total deadline and a body cap; :class:`PrometheusError` on any failure."""
-    async def fetch() -> bytes:
-        async with client.stream("GET", path, params=params) as resp:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in resp.aiter_bytes():
-                size += len(chunk)
-                if size > max_body:
-                    raise PrometheusError(f"answer over {max_body:,} bytes (narrow --selector)")
-                chunks.append(chunk)
-            body = b"".join(chunks)
-            if resp.status_code != 200 and resp.status_code not in (400, 422, 503):
-                raise PrometheusError(f"HTTP {resp.status_code} from {path}")
-            return body
-
+    """GET with a total deadline and a body cap (the shared
+    :func:`~eagle_tui.sources.http_budget.get_bounded`); :class:`PrometheusError` on any
+    failure, in the words the fleet's status line shows."""
+    url = f"{path}?{urlencode(params)}" if params else path
     try:
-        return await asyncio.wait_for(fetch(), deadline_s)
-    except TimeoutError:
+        resp = await get_bounded(client, url, deadline_s=deadline_s, max_bytes=max_body)
+    except DeadlineExceeded:
         raise PrometheusError(f"no answer within {deadline_s:g} s") from None
+    except BodyTooLarge:
+        raise PrometheusError(f"answer over {max_body:,} bytes (narrow --selector)") from None
     except httpx.ConnectError as exc:
         raise PrometheusError(f"unreachable: {exc}") from None
     except httpx.HTTPError as exc:
         raise PrometheusError(f"{type(exc).__name__}: {exc}") from None
+    if resp.status_code != 200 and resp.status_code not in (400, 422, 503):
+        raise PrometheusError(f"HTTP {resp.status_code} from {path}")
+    return resp.content
 
 
 def parse_answer(body: bytes) -> tuple[str, list[tuple[Labels, Any]], list[str]]:
@@ -124,6 +120,8 @@ class FleetPoller:
     transport: Transport | None = None
     clock: Callable[[], float] = time.time
     hints: Callable[[], Mapping[str, str]] | None = None
+    # called with each snapshot (the SSH prober starts its probes of the down rows from it)
+    observe: Callable[[FleetSnapshot], None] | None = None
     last: FleetSnapshot | None = None
     requests: int = 0
     bytes_received: int = 0
@@ -201,6 +199,8 @@ class FleetPoller:
             elif isinstance(sparks, BaseException) and not isinstance(sparks, PrometheusError):
                 raise sparks
         self.last = snap
+        if self.observe is not None:
+            self.observe(snap)
         return snap
 
     async def snapshots(self, count: int | None = None) -> AsyncIterator[FleetSnapshot]:

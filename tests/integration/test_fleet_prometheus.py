@@ -275,6 +275,58 @@ async def test_enter_drills_into_the_ordinary_dashboard(fleet: Fleet) -> None:
         dashboard.close()
 
 
+async def test_enter_drills_in_with_metrics_from_prometheus_only(fleet: Fleet) -> None:
+    """Enter on the vLLM row, its own address taken as unreachable: the drilled dashboard's
+    Metrics pane shows that instance's tok/s and accept length, read from Prometheus."""
+    from eagle_tui.assembly.fleet import FleetSpec, drill_spec
+    from eagle_tui.assembly.open import prepare_dashboard
+    from eagle_tui.model.figures import figures
+    from eagle_tui.model.fleet_flags import FleetFilter
+    from eagle_tui.ui.fleet_app import FleetApp
+    from eagle_tui.ui.widgets.metrics import MetricsPane
+
+    target = fleet.sims["vllm"].target
+    poller = fleet.poller()
+    app = FleetApp(lambda: poller.snapshots(), filter=FleetFilter(text=target))
+    async with app.run_test(size=(160, 30)) as pilot:
+        for _ in range(200):
+            if app.snapshot is not None and app._shown:
+                break
+            await pilot.pause(0.05)
+        await pilot.press("enter")
+    chosen = app.return_value
+    assert chosen is not None and chosen.instance == target
+    spec = drill_spec(FleetSpec(fleet.prom.url), chosen, [], set(), reachable=lambda _: False)
+    assert spec.url is None and spec.prom_instance == target
+    dashboard = prepare_dashboard(spec)
+    try:
+        async with dashboard.app.run_test(size=(160, 48)) as pilot:
+            for _ in range(300):
+                m = dashboard.app.state.last_metrics
+                if m is not None and m.accept_len and m.gen_tps:
+                    break
+                await pilot.pause(0.05)
+            await pilot.press("4")  # the Metrics pane in front: it redraws from the state
+            await pilot.pause(0.3)
+            state = dashboard.app.state
+            m = state.last_metrics
+            assert m is not None and m.engine == "vllm" and m.source == "prometheus"
+            assert m.accept_len is not None and m.accept_len > 2.0
+            figs = figures(state)
+            assert figs.tok_s.source == figs.accept_len.source == "prometheus"
+            assert state.health is not None and state.health.state == "ready"  # from up
+            pane = dashboard.app.query_one(MetricsPane)
+            for _ in range(100):  # the pane redraws on the app's next refresh
+                text = pane.build(150).plain
+                rows = {line.split()[0]: line for line in text.splitlines() if line.split()}
+                if "prometheus" in rows.get("tok/s", "") + rows.get("accept", ""):
+                    break
+                await pilot.pause(0.05)
+            assert "prometheus" in rows["tok/s"] and "prometheus" in rows["accept"], text
+    finally:
+        dashboard.close()
+
+
 def test_a_stopped_instance_goes_down(fleet: Fleet) -> None:
     target = fleet.sims["doomed"].target
     wait_rows(fleet, lambda rows: target in rows and rows[target].up is True)
