@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_tui import Pane, eagle_tui, write_big_log
+from bench_tui import Pane, eagle_tui, write_big_log, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
@@ -279,14 +279,7 @@ def summary(results: list[dict[str, object]]) -> str:
 
 
 def write_doc(body: str) -> None:
-    section = f"{BEGIN}\n{body}\n{END}"
-    text = DOC.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n### GPU memory steps on screen\n\n" + section + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    write_section(body, BEGIN, END, "### GPU memory steps on screen")
 
 
 def main() -> None:

@@ -400,17 +400,23 @@ def machine() -> str:
             f"{time.strftime('%Y-%m-%d')}")
 
 
-def write_doc(body: str) -> None:
-    section = f"{BEGIN}\n{body}\n{END}"
+def write_section(body: str, begin: str = BEGIN, end: str = END,
+                  heading: str = "## Dashboard") -> None:
+    """Put ``body`` between a benchmark's markers in docs/performance.md (under ``heading``,
+    at the end, the first time); the rest of the file belongs to the other benchmarks."""
+    section = f"{begin}\n{body}\n{end}"
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Performance\n"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + section + tail
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1]
     else:
-        text = text.rstrip("\n") + "\n\n## Dashboard\n\n" + section + "\n"
+        text = text.rstrip("\n") + f"\n\n{heading}\n\n" + section + "\n"
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text, encoding="utf-8")
+
+
+def write_doc(body: str) -> None:
+    write_section(body)
 
 
 def warm_bytecode(trees: list[Path]) -> None:

@@ -68,6 +68,7 @@ from bench_tui import (
     pct,
     warm_bytecode,
     write_big_log,
+    write_section,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -378,14 +379,7 @@ def table(title: str, rows: dict[str, dict[str, float | str]], ratio_to: str = "
 
 
 def write_doc(body: str) -> None:
-    section = f"{BEGIN}\n{body}\n{END}"
-    text = DOC.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n## Viewers side by side (issue 15)\n\n" + section + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    write_section(body, BEGIN, END, "## Viewers side by side (issue 15)")
 
 
 def main() -> None:
