@@ -57,6 +57,17 @@ def _identity(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
 
 
+def file_error(path: str, exc: OSError) -> TransportError:
+    """The one-line error of a failed local file read, the same for every reader."""
+    if isinstance(exc, FileNotFoundError):
+        return TransportError(f"{path}: no such file")
+    if isinstance(exc, IsADirectoryError):
+        return TransportError(f"{path}: is a directory")
+    if isinstance(exc, PermissionError):
+        return TransportError(f"{path}: permission denied")
+    return TransportError(f"{path}: {exc.strerror or exc}")
+
+
 class LocalTransport:
     """:class:`~eagle_tui.transport.base.Transport` for the machine eagle-tui runs on."""
 
@@ -161,16 +172,10 @@ class LocalTransport:
 
         try:
             return await asyncio.to_thread(read)
-        except FileNotFoundError:
-            raise TransportError(f"{path}: no such file") from None
         except NotRegularFile:
             raise
-        except IsADirectoryError:
-            raise TransportError(f"{path}: is a directory") from None
-        except PermissionError:
-            raise TransportError(f"{path}: permission denied") from None
         except OSError as exc:
-            raise TransportError(f"{path}: {exc.strerror or exc}") from None
+            raise file_error(path, exc) from None
 
     async def read_range(self, path: str, offset: int, length: int,
                          timeout: float = 10.0) -> bytes:
@@ -188,14 +193,8 @@ class LocalTransport:
             return await asyncio.wait_for(asyncio.to_thread(read), timeout)
         except TimeoutError:
             raise TransportError(f"{path}: read did not finish within {timeout:g} s") from None
-        except FileNotFoundError:
-            raise TransportError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise TransportError(f"{path}: is a directory") from None
-        except PermissionError:
-            raise TransportError(f"{path}: permission denied") from None
         except OSError as exc:
-            raise TransportError(f"{path}: {exc.strerror or exc}") from None
+            raise file_error(path, exc) from None
 
     async def tail(self, path: str, offset: int = 0) -> AsyncIterator[TailChunk]:
         if offset < 0:
