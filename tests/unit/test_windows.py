@@ -130,7 +130,7 @@ def test_metrics_counter_deltas() -> None:
     fig = metrics_figures(before, after, 5.0)
     assert fig is not None and fig.accept_len == pytest.approx(1 + 750 / 300)
     assert fig.tok_s == pytest.approx(1100 / 5)
-    with open("/work/shared/fixtures/sglang-cpu/eagle3-metrics.txt") as fh:
+    with open(Path(__file__).parents[1] / "fixtures" / "sglang-cpu" / "eagle3-metrics.txt") as fh:
         sg = counter_totals(fh.read())
     assert sg == {"sglang:generation_tokens": 648.0, "sglang:spec_verify_calls": 177.0}
     fig = metrics_figures({k: 0.0 for k in sg}, sg, 10.0)
