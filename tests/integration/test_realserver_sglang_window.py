@@ -31,4 +31,7 @@ async def test_sglang_bench_window_log_metrics_and_client_agree(sglang_eagle3: A
                           endpoint="generate", timeout=240, log_path=str(sglang_eagle3.log))
     assert res.ok == 24 and res.failed == 0, res.errors
     assert res.window is not None
-    window_agrees(res.window, "SGLang")
+    # SGLang's gen throughput is its decode intervals' own rate, the client's is tokens over the
+    # wall time: on 2 busy cores a 6 s window measured -2.9 % and +8.0 % in two runs of the same
+    # code; the acceptance lengths (the figures the window is for) keep their 2 % / 5 %
+    window_agrees(res.window, "SGLang", tok_s_rel=0.12)
