@@ -9,6 +9,7 @@ which validates them); the sources, session and dashboard are built from that sp
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from eagle_tui.assembly.spec import GPU_CHOICES
@@ -25,14 +26,22 @@ def positive_float(text: str) -> float:
     return value
 
 
-def _pid(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a process id: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"not a process id: {text!r}")
-    return value
+def positive_int(bad: str, not_positive: str) -> Callable[[str], int]:
+    """An argparse type for a whole number > 0; ``bad``/``not_positive`` head its errors."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{bad}: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{not_positive}: {text!r}")
+        return value
+
+    return parse
+
+
+_pid = positive_int("not a process id", "not a process id")
 
 
 def add_source_args(parser: argparse.ArgumentParser) -> None:
@@ -84,4 +93,4 @@ def add_ui_args(parser: argparse.ArgumentParser) -> None:
                    help="log lines kept in memory (default 10,000)")
 
 
-__all__ = ["add_source_args", "add_ssh_args", "add_ui_args", "positive_float"]
+__all__ = ["add_source_args", "add_ssh_args", "add_ui_args", "positive_float", "positive_int"]

@@ -15,19 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE
-from eagle_tui.commands.common import positive_float
+from eagle_tui.commands.common import positive_float, positive_int
 from eagle_tui.errors import UsageError
 from eagle_tui.model.fleet_flags import FLAG_ORDER, SORT_KEYS, FleetFilter
 
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
+_count = positive_int("not a whole number", "must be > 0")
 
 
 def _duration(text: str) -> str:
