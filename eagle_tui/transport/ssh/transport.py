@@ -254,12 +254,16 @@ class SshTransport:
             raise NotRegularFile(not_regular_message(f"{path} on {self._dest}",
                                                      "not a regular file"))
         if result.exit_code != 0:
-            lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
-            why = lines[-1] if lines else f"exit {result.exit_code}"
-            raise TransportError(f"cannot read {path} on {self._dest}: {why}")
+            raise self._read_failed(path, result)
         if len(result.stdout) > max_bytes:
             raise TransportError(f"{path} on {self._dest} is larger than {max_bytes} bytes")
         return result.stdout
+
+    def _read_failed(self, path: str, result: RunResult) -> TransportError:
+        """The error of a failed remote read: the command's last stderr line (or its status)."""
+        lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit {result.exit_code}"
+        return TransportError(f"cannot read {path} on {self._dest}: {why}")
 
     async def read_range(self, path: str, offset: int, length: int,
                          timeout: float = 10.0) -> bytes:
@@ -268,9 +272,7 @@ class SshTransport:
         check_range(offset, length)
         result = await self.run(["sh", "-c", range_script(offset, length), "sh", path], timeout)
         if result.exit_code != 0:
-            lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
-            why = lines[-1] if lines else f"exit {result.exit_code}"
-            raise TransportError(f"cannot read {path} on {self._dest}: {why}")
+            raise self._read_failed(path, result)
         if len(result.stdout) > length:
             raise TransportError(f"{path} on {self._dest}: the range read passed its cap")
         return result.stdout
