@@ -94,8 +94,9 @@ FINAL_LINE = (f"[2025-11-20 11:00:00 TP0] Decode batch, #running-req: 9, #token:
               f"throughput (token/s): {FINAL_TPS}, #queue-req: 0, \n").encode()
 
 
-def writer_main(path: Path, rate: float, seconds: float) -> None:
-    """Append ``rate`` lines/s for ``seconds`` (10 ms slices), then the final marker line."""
+def writer_main(path: Path, rate: float, seconds: float, end: bytes | None = None) -> None:
+    """Append ``rate`` lines/s for ``seconds`` (10 ms slices), then the final marker line
+    (``end``; ``FINAL_LINE`` by default), and print how many lines were written."""
     pool = line_pool()
     n = 0
     tick = 0.01
@@ -107,7 +108,7 @@ def writer_main(path: Path, rate: float, seconds: float) -> None:
                 fh.write(b"".join(pool[(n + i) % len(pool)] for i in range(due)))
                 n += due
             time.sleep(tick)
-        fh.write(FINAL_LINE)
+        fh.write(FINAL_LINE if end is None else end)
         n += 1
     print(n, flush=True)
 

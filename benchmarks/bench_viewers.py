@@ -63,12 +63,14 @@ from bench_tui import (
     Pane,
     eagle_tui,
     fmt,
-    line_pool,
     pane,
     pct,
     warm_bytecode,
     write_big_log,
     write_section,
+)
+from bench_tui import (
+    writer_main as tui_writer,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -307,18 +309,8 @@ def keys_while_opening(v: Viewer, log: Path, seconds: float) -> dict[str, float 
 
 
 def writer_main(path: Path, rate: float, seconds: float) -> None:
-    """``rate`` lines/s from the pool for ``seconds`` (10 ms slices), then the end line."""
-    pool = line_pool()
-    n = 0
-    start = time.monotonic()
-    with path.open("ab", buffering=0) as fh:
-        while (elapsed := time.monotonic() - start) < seconds:
-            due = int(elapsed * rate) - n
-            if due > 0:
-                fh.write(b"".join(pool[(n + i) % len(pool)] for i in range(due)))
-                n += due
-            time.sleep(0.01)
-        fh.write(END_LINE)
+    """``bench_tui``'s writer, ending with this benchmark's unique end line."""
+    tui_writer(path, rate, seconds, END_LINE)
 
 
 def tail(v: Viewer, work: Path, rate: float, seconds: float,
@@ -333,7 +325,7 @@ def tail(v: Viewer, work: Path, rate: float, seconds: float,
             time.sleep(0.01)
         time.sleep(2.0)
         writer = subprocess.Popen([sys.executable, __file__, "--writer", str(log), str(rate),
-                                   str(seconds + 3)])
+                                   str(seconds + 3)], stdout=subprocess.DEVNULL)
         time.sleep(3.0)  # warm up
         cpu0, t1 = cpu_seconds(p), time.monotonic()
         time.sleep(seconds)
