@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent

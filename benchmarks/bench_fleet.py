@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,6 +29,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_tui import Pane, eagle_tui, write_big_log, write_section

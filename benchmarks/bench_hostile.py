@@ -31,6 +31,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_tui import CONTENDERS, pane, pct, wait_screen
 

@@ -30,6 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from eagle_tui.sources.gpu import NvmlSampler, SmiStream, smi_argv

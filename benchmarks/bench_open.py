@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import bench_report
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "UNIQUE-END-MARKER-77"

@@ -49,6 +49,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench_report:begin -->", "<!-- bench_report:end -->"

@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
