@@ -43,6 +43,9 @@ CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     {", ".join(f"{name} {kind}" for name, kind in FIELDS)}
 );
+"""
+# made once the columns they index are known to be there (a file may come from another version)
+_INDEXES = """
 CREATE INDEX IF NOT EXISTS runs_started ON runs (started);
 CREATE UNIQUE INDEX IF NOT EXISTS runs_name ON runs (name);
 """
@@ -105,6 +108,8 @@ class RunStore:
             with self._connect() as db:
                 db.executescript(_SCHEMA)
                 self._migrate(db)
+                if "name" in self._present:
+                    db.executescript(_INDEXES)
         except NotRegularFileError as exc:
             raise HistoryError(f"run history unusable: {exc}") from None
         except (OSError, sqlite3.Error) as exc:
