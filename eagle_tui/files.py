@@ -7,8 +7,11 @@ here. A FIFO without a writer blocks ``open`` (and the event loop or the ``q`` k
 with one line naming what it is. The kind is checked on the open descriptor itself (``fstat``),
 so a path swapped for a FIFO between a check and the open is refused too.
 
-Stdlib only and no asyncio: ``report`` imports it before its first line of output, the pure
-model does not, and every layer above may (``tests/unit/test_openers.py`` fails when an
+A log in another encoding (UTF-16/32, a byte-order mark) is read as UTF-8 through
+:func:`open_log` (:mod:`eagle_tui.model.textenc` names and decodes it).
+
+Stdlib and the pure model only, no asyncio: ``report`` imports it before its first line of
+output; every layer above the model may use it (``tests/unit/test_openers.py`` fails when an
 ``open``/``os.open``/``read_text``/``read_bytes`` of an outside path appears anywhere else).
 """
 
@@ -20,6 +23,7 @@ import os
 import stat
 
 from eagle_tui.errors import InputError
+from eagle_tui.model.textenc import SNIFF_BYTES, Encoding, Transcoder, sniff
 
 
 class NotRegularFileError(InputError):
@@ -117,5 +121,81 @@ def pread_regular(path: str, offset: int, length: int) -> bytes:
         return os.pread(fh.fileno(), length, offset)
 
 
-__all__ = ["NotRegularFileError", "check_regular", "file_kind", "not_regular_message",
-           "open_regular", "os_error_message", "pread_regular", "read_bytes", "read_text"]
+class DecodedReader:
+    """A log in another encoding read as UTF-8 bytes (``read``; ``seek`` by re-reading: a
+    replay retried from a line). What :func:`open_log` gives for a UTF-16/32 or BOM'd log."""
+
+    def __init__(self, raw: io.BufferedReader, enc: Encoding) -> None:
+        self.raw, self.encoding = raw, enc
+        self._restart()
+
+    def _restart(self) -> None:
+        self.raw.seek(0)
+        self._coder = Transcoder(self.encoding)
+        self._out = bytearray()
+        self._done = False
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        while not self._done and (n < 0 or len(self._out) < n):
+            data = self.raw.read(1 << 20)
+            self._out += self._coder.feed(data) if data else self._coder.finish()
+            self._done = not data
+        take = len(self._out) if n < 0 else min(n, len(self._out))
+        out = bytes(self._out[:take])
+        del self._out[:take]
+        self._pos += take
+        return out
+
+    def readline(self, limit: int = -1) -> bytes:
+        while not self._done and b"\n" not in self._out and (limit < 0 or len(self._out) < limit):
+            data = self.raw.read(1 << 16)
+            self._out += self._coder.feed(data) if data else self._coder.finish()
+            self._done = not data
+        end = self._out.find(b"\n") + 1 or len(self._out)
+        return self.read(end if limit < 0 else min(end, limit))
+
+    def seek(self, offset: int) -> int:
+        if offset < self._pos:
+            self._restart()
+        while self._pos < offset and self.read(min(1 << 20, offset - self._pos)):
+            pass
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> DecodedReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_log(path: str | os.PathLike[str]) -> tuple[io.BufferedReader | DecodedReader,
+                                                   Encoding | None]:
+    """A log opened with :func:`open_regular`, read as UTF-8: the file itself when it is
+    UTF-8 without a mark, else a :class:`DecodedReader`; and the encoding it found."""
+    fh = open_regular(path)
+    enc = sniff(fh.peek(SNIFF_BYTES)[:SNIFF_BYTES])
+    if enc is None:
+        return fh, None
+    return DecodedReader(fh, enc), enc
+
+
+__all__ = [
+    "DecodedReader",
+    "NotRegularFileError",
+    "check_regular",
+    "file_kind",
+    "not_regular_message",
+    "open_log",
+    "open_regular",
+    "os_error_message",
+    "pread_regular",
+    "read_bytes",
+    "read_text",
+]

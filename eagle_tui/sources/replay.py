@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from eagle_tui.errors import InputError
-from eagle_tui.files import open_regular
+from eagle_tui.files import open_log, open_regular
 from eagle_tui.model.codec import CodecError, from_dict, is_header
 from eagle_tui.model.events import Event, LogLine, LogOpened
 from eagle_tui.model.framing import LineFramer, held_to_contract
@@ -151,7 +151,8 @@ class ReplaySource:
                 yield opened
         feed = self._feed
         feed.rewind()  # a retry reads again from the last line handed to the parser
-        with open_regular(self.path) as fh:
+        fh, _ = open_log(self.path)  # a UTF-16/32 log read as UTF-8 (offsets are the UTF-8's)
+        with fh:
             fh.seek(feed.offset)
             while chunk := fh.read(CHUNK):
                 for ev in feed.feed(chunk):
@@ -169,7 +170,10 @@ class ReplaySource:
         size = self.path.stat().st_size
         if size <= self.from_end:
             return None
-        with open_regular(self.path) as fh:
+        fh, enc = open_log(self.path)
+        with fh:
+            if enc is not None:  # the end is found in raw bytes: a decoded log is read whole
+                return None
             at = size - self.from_end - 1  # from the byte before: it may end a line
             fh.seek(at)
             while chunk := fh.read(1 << 16):
