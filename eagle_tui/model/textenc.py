@@ -25,15 +25,20 @@ class Encoding:
     codec: str
     label: str
     bom: int  # bytes of byte-order mark at the start (the codec drops them)
+    body: str = ""  # the codec of the bytes after the mark (a read resumed mid-file)
+
+    @property
+    def plain(self) -> str:
+        return self.body or self.codec
 
 
 # longest first: UTF-32 LE's mark begins with UTF-16 LE's
 _BOMS = (
-    (codecs.BOM_UTF32_LE, Encoding("utf-32", "UTF-32 LE", 4)),
-    (codecs.BOM_UTF32_BE, Encoding("utf-32", "UTF-32 BE", 4)),
-    (codecs.BOM_UTF8, Encoding("utf-8-sig", "UTF-8 with a byte-order mark", 3)),
-    (codecs.BOM_UTF16_LE, Encoding("utf-16", "UTF-16 LE", 2)),
-    (codecs.BOM_UTF16_BE, Encoding("utf-16", "UTF-16 BE", 2)),
+    (codecs.BOM_UTF32_LE, Encoding("utf-32", "UTF-32 LE", 4, "utf-32-le")),
+    (codecs.BOM_UTF32_BE, Encoding("utf-32", "UTF-32 BE", 4, "utf-32-be")),
+    (codecs.BOM_UTF8, Encoding("utf-8-sig", "UTF-8 with a byte-order mark", 3, "utf-8")),
+    (codecs.BOM_UTF16_LE, Encoding("utf-16", "UTF-16 LE", 2, "utf-16-le")),
+    (codecs.BOM_UTF16_BE, Encoding("utf-16", "UTF-16 BE", 2, "utf-16-be")),
 )
 _NO_BOM = {
     # positions of NULs in each code unit of ASCII text → the encoding
@@ -74,11 +79,15 @@ def sniff(head: bytes) -> Encoding | None:
 
 
 class Transcoder:
-    """Bytes in ``enc``, fed in any pieces, out as UTF-8 (undecodable units as U+FFFD)."""
+    """Bytes in ``enc``, fed in any pieces, out as UTF-8 (undecodable units as U+FFFD).
 
-    def __init__(self, enc: Encoding) -> None:
+    ``mid_file``: the bytes start after the mark (a read resumed at an offset).
+    """
+
+    def __init__(self, enc: Encoding, *, mid_file: bool = False) -> None:
         self.encoding = enc
-        self._decoder = codecs.getincrementaldecoder(enc.codec)("replace")
+        codec = enc.plain if mid_file else enc.codec
+        self._decoder = codecs.getincrementaldecoder(codec)("replace")
 
     def feed(self, data: bytes) -> bytes:
         return self._decoder.decode(data).encode("utf-8", "surrogatepass")
@@ -87,9 +96,48 @@ class Transcoder:
         return self._decoder.decode(b"", final=True).encode("utf-8", "surrogatepass")
 
 
+def raw_length(utf8: bytes, enc: Encoding) -> int:
+    """How many bytes of the log in ``enc`` the decoded ``utf8`` came from (whole characters;
+    a unit that did not decode counts as one replacement character)."""
+    return len(utf8.decode("utf-8", "surrogatepass").encode(enc.plain, "surrogatepass"))
+
+
+class RawOffsets:
+    """Where, in the log's own bytes, a UTF-8 offset of its decoded text falls.
+
+    The line framer counts offsets in the UTF-8 it is fed; a read resumed after a failure must
+    start at the log's byte that follows the last line handed out. The bytes fed and not yet
+    accounted are kept (what the framer still holds: at most its tail and partial line) and
+    their raw length counted once they are handed out.
+    """
+
+    def __init__(self, enc: Encoding, raw: int = 0, utf8: int = 0) -> None:
+        self.encoding = enc
+        self.raw = raw  # the raw offset of ...
+        self.utf8 = utf8  # ... this UTF-8 offset
+        self._pending = bytearray()
+
+    def fed(self, data: bytes) -> None:
+        self._pending += data
+
+    def advance(self, utf8: int) -> None:
+        """The framer has handed out everything before UTF-8 offset ``utf8``."""
+        n = utf8 - self.utf8
+        if n <= 0:
+            return
+        self.raw += raw_length(bytes(self._pending[:n]), self.encoding)
+        del self._pending[:n]
+        self.utf8 = utf8
+
+    def resume(self) -> int:
+        """The raw offset to read again from (the framer drops what it held)."""
+        self._pending.clear()
+        return self.raw
+
+
 def note(enc: Encoding) -> str:
     """The one line that says a log was decoded (shown beside its figures)."""
     return f"this log is {enc.label}; eagle-tui decoded it to UTF-8"
 
 
-__all__ = ["SNIFF_BYTES", "Encoding", "Transcoder", "note", "sniff"]
+__all__ = ["SNIFF_BYTES", "Encoding", "RawOffsets", "Transcoder", "note", "raw_length", "sniff"]
