@@ -126,11 +126,14 @@ class DecodedReader:
     replay retried from a line). What :func:`open_log` gives for a UTF-16/32 or BOM'd log."""
 
     def __init__(self, raw: io.BufferedReader, enc: Encoding) -> None:
-        self.raw, self.encoding = raw, enc
+        self.raw, self.encoding = raw, enc  # (``raw`` at its start: a pipe is never sought)
+        self._restart()
+
+    def _rewind(self) -> None:
+        self.raw.seek(0)
         self._restart()
 
     def _restart(self) -> None:
-        self.raw.seek(0)
         self._coder = Transcoder(self.encoding)
         self._out = bytearray()
         self._done = False
@@ -157,7 +160,7 @@ class DecodedReader:
 
     def seek(self, offset: int) -> int:
         if offset < self._pos:
-            self._restart()
+            self._rewind()
         while self._pos < offset and self.read(min(1 << 20, offset - self._pos)):
             pass
         return self._pos
@@ -175,20 +178,27 @@ class DecodedReader:
         self.close()
 
 
-def open_log(path: str | os.PathLike[str]) -> tuple[io.BufferedReader | DecodedReader,
-                                                   Encoding | None]:
-    """A log opened with :func:`open_regular`, read as UTF-8: the file itself when it is
-    UTF-8 without a mark, else a :class:`DecodedReader`; and the encoding it found."""
-    fh = open_regular(path)
-    enc = sniff(fh.peek(SNIFF_BYTES)[:SNIFF_BYTES])
+def as_utf8(fh: io.BufferedReader) -> tuple[io.BufferedReader | DecodedReader,
+                                           Encoding | None]:
+    """``fh`` (at its start: a file or a pipe) read as UTF-8: itself when it is UTF-8 without
+    a mark, else a :class:`DecodedReader`; and the encoding found in its first bytes."""
+    peek = getattr(fh, "peek", None)  # (a stream without it is read as it is)
+    enc = sniff(peek(SNIFF_BYTES)[:SNIFF_BYTES]) if peek is not None else None
     if enc is None:
         return fh, None
     return DecodedReader(fh, enc), enc
 
 
+def open_log(path: str | os.PathLike[str]) -> tuple[io.BufferedReader | DecodedReader,
+                                                   Encoding | None]:
+    """A log opened with :func:`open_regular`, read as UTF-8 (:func:`as_utf8`)."""
+    return as_utf8(open_regular(path))
+
+
 __all__ = [
     "DecodedReader",
     "NotRegularFileError",
+    "as_utf8",
     "check_regular",
     "file_kind",
     "not_regular_message",

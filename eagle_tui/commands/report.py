@@ -10,6 +10,7 @@ where the output goes.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import Any, BinaryIO, cast
 
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from eagle_tui.commands import report_windows
-    from eagle_tui.files import NotRegularFileError, open_log
+    from eagle_tui.files import NotRegularFileError, as_utf8, open_log
     from eagle_tui.model.normalize import sanitize
     from eagle_tui.model.textenc import note
 
@@ -76,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         if name == "-":
-            report = build_report(sys.stdin.buffer, "-", baseline=args.baseline)
+            stdin, enc = as_utf8(cast(io.BufferedReader, sys.stdin.buffer))
+            report = build_report(cast(BinaryIO, stdin), "-", baseline=args.baseline)
+            if enc is not None:
+                report["encoding"] = note(enc)
         else:
             # a FIFO would block the open and /dev/zero never ends: regular files only
             f, enc = open_log(name)

@@ -146,6 +146,24 @@ def test_report_gives_the_utf8_summary(tmp_path: Path, name: str) -> None:
     assert f"encoding: this log is {LABEL[name]}" in text
 
 
+@pytest.mark.parametrize("name", ["utf-16", "utf-32-be+bom"])
+def test_report_of_stdin_is_decoded_too(tmp_path: Path, name: str) -> None:
+    source = SAMPLES / "sglang-eagle3-launch-decode.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+
+    def report(data: bytes) -> dict[str, object]:
+        proc = subprocess.run([sys.executable, "-m", "eagle_tui", "report", "--json", "-"],
+                              input=data, cwd=tmp_path, env=env, capture_output=True,
+                              timeout=120, check=True)
+        out: dict[str, object] = json.loads(proc.stdout)
+        return out
+
+    base = report(source.read_bytes())
+    got = report(_encode(source.read_text(encoding="utf-8"), name))
+    assert got.pop("encoding") == f"this log is {LABEL[name]}; eagle-tui decoded it to UTF-8"
+    assert base == got
+
+
 @pytest.mark.parametrize("name", ["utf-16", "utf-32-be"])
 def test_replay_and_wait_read_the_log_decoded(tmp_path: Path, name: str) -> None:
     source = SAMPLES / "sglang-eagle3-launch-decode.log"
