@@ -14,7 +14,8 @@ error comes from; the leaves live beside the code that raises them::
     │   └── ui.theme.ThemeError         a theme file (ui/theme.py)
     ├── InputError          a file or stream that cannot be read as asked
     │   ├── CodecError                  a JSON value that is not an event (model/codec.py)
-    │   └── ReplayError                 a record line that cannot be replayed (sources/replay.py)
+    │   ├── ReplayError                 a record line that cannot be replayed (sources/replay.py)
+    │   └── NotRegularFileError         a FIFO, device, socket or directory as a file (files.py)
     ├── TransportError      the host, the connection, a remote command (transport/base.py)
     │   ├── ConnectionLost, HostKeyError, CommandNotFound            (transport/base.py)
     │   ├── NotRegularFile              a FIFO, device, socket or directory as a file (base.py)

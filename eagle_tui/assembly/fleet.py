@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from eagle_tui.assembly.spec import DashboardSpec, SshSpec
 from eagle_tui.errors import UsageError
+from eagle_tui.files import NotRegularFileError, read_text
 from eagle_tui.model.fleet import FleetRow, FleetSnapshot
 from eagle_tui.model.fleet_flags import FleetFilter, sort_rows
 from eagle_tui.model.fleet_hosts import (
@@ -72,13 +73,15 @@ def load_ssh_rules(spec: FleetSpec) -> tuple[list[SshRule], set[str]]:
     rules: list[SshRule] = []
     if spec.ssh_map is not None:
         try:
-            rules = parse_ssh_map(spec.ssh_map.read_text())
+            rules = parse_ssh_map(read_text(spec.ssh_map))
+        except NotRegularFileError as exc:
+            raise UsageError(f"--ssh-map {exc}") from None
         except (OSError, ValueError) as exc:
             raise UsageError(f"--ssh-map {spec.ssh_map}: {exc}") from None
     config = spec.ssh_config or Path.home() / ".ssh" / "config"
     hosts: set[str] = set()
-    with contextlib.suppress(OSError):
-        hosts = ssh_config_hosts(config.read_text())
+    with contextlib.suppress(OSError, ValueError):
+        hosts = ssh_config_hosts(read_text(config))
     return rules, hosts
 
 

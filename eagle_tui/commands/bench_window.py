@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eagle_tui.files import open_regular
 from eagle_tui.model.benchfiles import counter_totals, metrics_figures
 from eagle_tui.model.windows import (
     LOG_INTERVAL_RE,
@@ -72,7 +73,7 @@ async def counters(client: httpx.AsyncClient) -> dict[str, float] | None:
 
 
 def _read_from(path: Path, offset: int) -> list[str]:
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(offset)
         data = fh.read()
     return data.decode("utf-8", "replace").splitlines()
@@ -80,7 +81,7 @@ def _read_from(path: Path, offset: int) -> list[str]:
 
 def log_interval(path: Path) -> int | None:
     """SGLang's ``decode_log_interval`` from its ``server_args`` line, near the log's start."""
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
     m = LOG_INTERVAL_RE.search(head)
     return int(m.group(1)) if m else None

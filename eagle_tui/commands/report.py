@@ -10,8 +10,9 @@ where the output goes.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
 
@@ -62,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from eagle_tui.commands import report_windows
+    from eagle_tui.files import NotRegularFileError, as_utf8, open_log
     from eagle_tui.model.normalize import sanitize
-    from eagle_tui.transport.base import NotRegularFile
-    from eagle_tui.transport.files import open_regular
+    from eagle_tui.model.textenc import note
 
     name: str = args.log
     rss: list[tuple[int, int]] = []
@@ -76,16 +77,26 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         if name == "-":
-            report = build_report(sys.stdin.buffer, "-", baseline=args.baseline)
+            stdin, enc = as_utf8(cast(io.BufferedReader, sys.stdin.buffer))
+            report = build_report(cast(BinaryIO, stdin), "-", baseline=args.baseline)
+            if enc is not None:
+                report["encoding"] = note(enc)
         else:
             # a FIFO would block the open and /dev/zero never ends: regular files only
-            with open_regular(name) as f:
-                report = build_report_parallel(f, name, baseline=args.baseline,
-                                               workers=args.workers, rss=rss, bench_mark=mark)
+            f, enc = open_log(name)
+            with f:
+                if enc is None:
+                    report = build_report_parallel(cast(BinaryIO, f), name,
+                                                   baseline=args.baseline, workers=args.workers,
+                                                   rss=rss, bench_mark=mark)
+                else:  # decoded as it is read, in one pass (the workers would cut raw bytes)
+                    report = build_report(cast(BinaryIO, f), name, baseline=args.baseline)
+                    report["encoding"] = note(enc)
         # bench windows: a second pass, only when the log has markers or results were given
-        wins = report_windows.windows(None if name == "-" else Path(name), runs,
-                                      mark[0] if mark else None, scanned=True)
-    except NotRegularFile as exc:
+        # (they read the file's own bytes: a decoded log's results runs only)
+        path = None if name == "-" or "encoding" in report else Path(name)
+        wins = report_windows.windows(path, runs, mark[0] if mark else None, scanned=True)
+    except NotRegularFileError as exc:
         print(f"eagle-tui report: cannot read {sanitize(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from eagle_tui.files import NotRegularFileError, open_regular, read_text
 from eagle_tui.model.benchfiles import ResultsRun, parse_results, span_figures
 from eagle_tui.model.events import Event
 from eagle_tui.model.windows import BENCH_TAG, WindowTracker
@@ -32,7 +33,7 @@ def first_marker(path: Path) -> int | None:
     buf = bytearray(SCAN_CHUNK + keep)
     held = 0  # bytes kept from the previous read at the start of ``buf``
     pos = 0  # file offset of buf[0]
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         while True:
             with memoryview(buf) as view:
                 n = fh.readinto(view[held:held + SCAN_CHUNK])
@@ -53,7 +54,9 @@ def load_results(files: list[str]) -> list[ResultsRun]:
     runs: list[ResultsRun] = []
     for name in files:
         try:
-            text = Path(name).read_text(encoding="utf-8", errors="replace")
+            text = read_text(name, errors="replace")
+        except NotRegularFileError as exc:
+            raise ValueError(f"--bench-results {exc}") from None
         except OSError as exc:
             raise ValueError(f"--bench-results {name}: {exc.strerror or exc}") from None
         try:
@@ -68,7 +71,7 @@ def _events(path: Path, offset: int) -> list[Event]:
 
     parser = LogParser()
     out: list[Event] = []
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(offset)
         for raw in fh:
             out.extend(parser.feed_line(raw.rstrip(b"\r\n")))

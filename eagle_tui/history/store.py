@@ -10,6 +10,12 @@ never stored, only the names of variables passed with ``--env``.
 Where: ``$EAGLE_TUI_DATA_DIR`` if set, else platformdirs' user data dir for ``eagle-tui``.
 A directory that cannot be created or written gives :class:`HistoryError` with the path and the
 reason, never a traceback.
+
+The schema is read tolerantly, so one history file serves older and newer eagle-tui alike:
+every read names its columns (never ``SELECT *``: a column a newer version added is ignored),
+migrations only add (an older file gains the columns it lacks; ``user_version`` is never
+lowered), a column this version can do without that the file lacks reads as NULL, and a file
+without a column it needs (``started``, ``state``) is refused with one line.
 """
 
 from __future__ import annotations
@@ -24,15 +30,22 @@ from pathlib import Path
 from typing import Any
 
 from eagle_tui.errors import EagleError
+from eagle_tui.files import NotRegularFileError, check_regular
 from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord
 
 SCHEMA_VERSION = 1
+# without these a row means nothing (the order of the runs, what became of them): a file that
+# lacks one is refused rather than half read
+REQUIRED = ("id", "started", "state")
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     {", ".join(f"{name} {kind}" for name, kind in FIELDS)}
 );
+"""
+# made once the columns they index are known to be there (a file may come from another version)
+_INDEXES = """
 CREATE INDEX IF NOT EXISTS runs_started ON runs (started);
 CREATE UNIQUE INDEX IF NOT EXISTS runs_name ON runs (name);
 """
@@ -62,16 +75,26 @@ def _encode(name: str, value: Any) -> Any:
 
 def _decode(row: sqlite3.Row) -> RunRecord:
     data: dict[str, Any] = {}
-    for key in row.keys():  # noqa: SIM118 - sqlite3.Row has no __iter__ of keys
+    for key in _COLUMNS:
         value = row[key]
         if key in JSON_FIELDS and value is not None:
             try:
                 value = json.loads(value)
             except ValueError:
                 value = None
-        data[key] = value
+        if value is not None or key in REQUIRED:  # NULL (or a column the file lacks): default
+            data[key] = value
     data["demo"] = bool(data.get("demo"))
     return RunRecord(**data)
+
+
+_COLUMNS = ("id", *(name for name, _ in FIELDS))
+
+
+def _addable(kind: str) -> str:
+    """The column type ``ALTER TABLE ADD COLUMN`` accepts: a NOT NULL column needs a default
+    there, so one without it is added nullable (rows of the older file have no value)."""
+    return kind.replace(" NOT NULL", "") if "DEFAULT" not in kind else kind
 
 
 class RunStore:
@@ -81,12 +104,39 @@ class RunStore:
         self.path = path if path is not None else data_dir() / "runs.sqlite3"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            check_regular(self.path)  # a FIFO here would block sqlite's open
             with self._connect() as db:
                 db.executescript(_SCHEMA)
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                self._migrate(db)
+                if "name" in self._present:
+                    db.executescript(_INDEXES)
+        except NotRegularFileError as exc:
+            raise HistoryError(f"run history unusable: {exc}") from None
         except (OSError, sqlite3.Error) as exc:
             raise HistoryError(f"run history unusable at {self.path}: {exc} (set "
                                "EAGLE_TUI_DATA_DIR to a writable folder)") from None
+        # the select list: a column this file lacks (a newer version dropped it) reads as NULL
+        self._select = ", ".join(c if c in self._present else f"NULL AS {c}" for c in _COLUMNS)
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        """Additive only: the columns this version knows that the file lacks are added, the
+        file's own (a newer version's) are left alone, ``user_version`` is only ever raised."""
+        present = {str(r[1]) for r in db.execute("PRAGMA table_info(runs)").fetchall()}
+        missing = [c for c in REQUIRED if c not in present]
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if missing:
+            raise HistoryError(
+                f"run history at {self.path} has no {', '.join(missing)} column (written by a "
+                f"newer eagle-tui, schema {version}); use that version, or set "
+                "EAGLE_TUI_DATA_DIR to another folder")
+        if version <= SCHEMA_VERSION:
+            for name, kind in FIELDS:
+                if name not in present:
+                    db.execute(f"ALTER TABLE runs ADD COLUMN {name} {_addable(kind)}")
+                    present.add(name)
+            if version < SCHEMA_VERSION:
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._present = frozenset(present)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -160,11 +210,16 @@ class RunStore:
         self._run("DELETE FROM runs WHERE id = ?", (run_id,))
 
     # ------------------------------------------------------------------ reading
+    def _demo_where(self, demo: bool | None) -> str:
+        if demo is None or "demo" not in self._present:
+            return ""
+        return f"WHERE demo = {int(demo)}"
+
     def list(self, *, demo: bool | None = False, limit: int = 1000) -> list[RunRecord]:
         """Runs oldest first (``demo``: only demo runs, ``None``: both)."""
-        where = "" if demo is None else f"WHERE demo = {int(demo)}"
-        rows = self._run(f"SELECT * FROM (SELECT * FROM runs {where} ORDER BY started DESC, "
-                         f"id DESC LIMIT ?) ORDER BY started, id", (limit,))
+        where = self._demo_where(demo)
+        rows = self._run(f"SELECT * FROM (SELECT {self._select} FROM runs {where} ORDER BY "
+                         f"started DESC, id DESC LIMIT ?) ORDER BY started, id", (limit,))
         return [_decode(r) for r in rows]
 
     def get(self, ref: str, *, demo: bool | None = None) -> RunRecord:
@@ -174,13 +229,13 @@ class RunStore:
             back = ref.removeprefix("last").removeprefix("~") or "0"
             if not back.isdigit() or len(back) > 6:
                 raise HistoryError(f"bad run reference {ref!r} (last, last~1, an id or a name)")
-            where = "" if demo is None else f"WHERE demo = {int(demo)}"
-            rows = self._run(f"SELECT * FROM runs {where} ORDER BY started DESC, id DESC "
-                             "LIMIT 1 OFFSET ?", (int(back),))
+            where = self._demo_where(demo)
+            rows = self._run(f"SELECT {self._select} FROM runs {where} ORDER BY started DESC, "
+                             "id DESC LIMIT 1 OFFSET ?", (int(back),))
         elif ref.isdigit() and len(ref) < 19:
-            rows = self._run("SELECT * FROM runs WHERE id = ?", (int(ref),))
+            rows = self._run(f"SELECT {self._select} FROM runs WHERE id = ?", (int(ref),))
         else:
-            rows = self._run("SELECT * FROM runs WHERE name = ?", (ref,))
+            rows = self._run(f"SELECT {self._select} FROM runs WHERE name = ?", (ref,))
         if not rows:
             raise HistoryError(f"no run {ref!r} in the history ({self.path})")
         return _decode(rows[0])

@@ -60,6 +60,8 @@ def render_text(report: dict[str, Any]) -> str:
     eng_note = f" (inferred from {eng['reason']}, line {eng['line']})" if eng else ""
     ph_note = f", inferred from {ph['reason']} at line {ph['line']}" if ph else ""
     w(f"{sanitize(r['file'])}: {r['engine']}{eng_note}, {r['lines']} lines\n")
+    if r.get("encoding"):  # a UTF-16/32 (or BOM'd) log, decoded: say so
+        w(f"encoding: {r['encoding']}\n")
     w(f"phase: {r['phase']} ({ready}{ph_note})\n")
     for p in r["phases"]:
         mark = " (inferred)" if ph and (p["phase"], p["line"]) == (ph["value"], ph["line"]) else ""

@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import BinaryIO
 
+from eagle_tui.files import open_regular
 from eagle_tui.model.crash import CANDIDATE_WINDOW
 from eagle_tui.model.events import CrashEvent, DecodeStats, Event, SpecStats
 from eagle_tui.model.framing import LineFramer
@@ -235,7 +236,7 @@ def main(argv: list[str]) -> int:
         if path == "-":
             summary = fold_stream(sys.stdin.buffer, start, rep.progress)
         else:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 # the count beside the fold, not before it: its reads let go of the interpreter
                 # lock, and the fold's parent mostly waits on its workers (on 16 cores a serial
                 # count first was a third of the summary's time)

@@ -31,6 +31,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from eagle_tui.files import read_text
 from eagle_tui.model.cmdline import ParsedCommand, parse_args
 from eagle_tui.model.lint import is_eagle3_config, spec_plan
 from eagle_tui.probe.tables import load_table
@@ -46,7 +47,7 @@ def _draft_is_eagle3(path: str | None) -> bool | None:
         return None
     cfg = Path(path) / "config.json" if not path.endswith(".json") else Path(path)
     try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
+        data = json.loads(read_text(cfg))
     except (OSError, ValueError):
         return None
     return is_eagle3_config(data) if isinstance(data, dict) else None
@@ -112,7 +113,7 @@ def vllm_refusal(opts: SimOptions, argv: Sequence[str]) -> list[str]:
     arch = "LlamaForCausalLMEagle3"
     if opts.draft_path is not None:
         with contextlib.suppress(OSError, ValueError, IndexError, TypeError):
-            data = json.loads((opts.draft_path / "config.json").read_text(encoding="utf-8"))
+            data = json.loads(read_text(opts.draft_path / "config.json"))
             arch = str(data["architectures"][0])
     head = f"(APIServer pid={os.getpid()}) INFO {vllm_time(time.time())}"
     return [

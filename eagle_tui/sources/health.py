@@ -5,6 +5,9 @@ that is still loading from one that died: both are "not 200". Here each poll bec
 ``HealthSample`` with a state the user can act on:
 
 * ``no_listener`` - connection refused: nothing is bound to the port (not started yet, or dead);
+  a TLS handshake that fails is not this: it is ``error`` with ``tls: …`` naming why (a
+  certificate that fails verification, TLS to a plain port, plain HTTP to a TLS port:
+  :mod:`eagle_tui.sources.tls`);
 * ``starting``    - 503: the process answers but is not ready (SGLang while warming up; vLLM
   also answers 503 once its engine is dead, which is why "503 after ready" means dead);
 * ``ready``       - 200;
@@ -25,6 +28,7 @@ process first).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -37,6 +41,7 @@ from eagle_tui.sources.http_budget import (
     DeadlineExceeded,
     get_bounded,
 )
+from eagle_tui.sources.tls import PLAIN_TO_TLS, speaks_tls, tls_reason
 from eagle_tui.transport.base import ConnectionLost, Transport, TransportError
 
 DEFAULT_INTERVAL_S = 1.0
@@ -76,13 +81,15 @@ async def probe(client: httpx.AsyncClient, path: str, clock: Callable[[], float]
         return HealthSample("error", clock(), None, time.perf_counter() - t0,
                             f"an answer larger than {HEALTH_MAX_BYTES >> 10} KB")
     except httpx.ConnectError as exc:
+        if tls := tls_reason(exc):  # something listens: it failed the handshake
+            return HealthSample("error", clock(), None, time.perf_counter() - t0, tls)
         return HealthSample("no_listener", clock(), None, None, _first_line(exc))
     except httpx.TimeoutException:
         return HealthSample("timeout", clock(), None, time.perf_counter() - t0,
                             f"no answer within {client.timeout.read or 0:g} s")
     except (httpx.RemoteProtocolError, httpx.DecodingError) as exc:
         return HealthSample("error", clock(), None, time.perf_counter() - t0,
-                            f"not an HTTP answer: {_first_line(exc)}")
+                            tls_reason(exc) or f"not an HTTP answer: {_first_line(exc)}")
     except (httpx.TransportError, TransportError) as exc:
         # (a ConnectionLost of the SSH link is the transport's: the session retries the source)
         if isinstance(exc, ConnectionLost):
@@ -174,6 +181,9 @@ class HealthPoller:
         self.max_polls = max_polls
         self._clock = clock
         self.polls = 0
+        # whether the port was asked if it speaks TLS since the last HTTP answer (once: the
+        # question costs a second request)
+        self._tls_asked: bool | None = None
 
     async def _discover(self) -> str:
         assert self.discover is not None
@@ -186,6 +196,19 @@ class HealthPoller:
                     return url
             await asyncio.sleep(self.interval)
 
+    async def _name_tls(self, sample: HealthSample) -> HealthSample:
+        """An ``http://`` poll that got no HTTP answer (reset, hung up): when the port completes
+        a TLS handshake, say so instead of a bare reset."""
+        if sample.status_code is not None or sample.state == "ready":
+            self._tls_asked = None
+            return sample
+        if sample.state != "error" or sample.error.startswith("tls:") or self.base_url is None:
+            return sample
+        if self._tls_asked is None:
+            self._tls_asked = await speaks_tls(self.transport, self.base_url, self.path,
+                                               self.timeout)
+        return dataclasses.replace(sample, error=PLAIN_TO_TLS) if self._tls_asked else sample
+
     async def events(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
         if self.base_url is None:
@@ -197,6 +220,7 @@ class HealthPoller:
                 if sample.state == "timeout" and sample.status_code is None and (
                         down := _link_down(self.transport)):
                     raise ConnectionLost(down)  # not the server's state: the source is retried
+                sample = await self._name_tls(sample)
                 self.polls += 1
                 yield sample
                 every = self.ready_interval if sample.state == "ready" else self.interval

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 from eagle_tui.model.events import Event, LogOpened, LogRestarted
 from eagle_tui.model.framing import TAIL_LINES, LineFramer
 from eagle_tui.model.logfeed import STATS_KEEP, LogFeed, StatsThinner
-from eagle_tui.transport.base import TailChunk, Transport
+from eagle_tui.model.textenc import SNIFF_BYTES, Encoding, RawOffsets, Transcoder, sniff
+from eagle_tui.transport.base import TailChunk, Transport, TransportError
 
 if TYPE_CHECKING:
     from eagle_tui.model.parser import LogParser
@@ -56,8 +57,6 @@ async def file_size(transport: Transport, path: str) -> int | None:
             return os.stat(path).st_size
         except OSError:
             return None
-    from eagle_tui.transport.base import TransportError
-
     try:
         res = await transport.run(["wc", "-c", "--", path], timeout=10.0)  # (a path may start "-")
     except TransportError:
@@ -98,11 +97,40 @@ class LogTail:
                             LineFramer(offset, tail_lines=catchup_lines))
         self._clock = clock
         self.restarts = 0
+        # a log in UTF-16/32 (or with a BOM) is decoded before the framer, whose offsets are
+        # then the UTF-8's; ``_raw`` maps them back for a resumed read (model/textenc.py)
+        self.encoding: Encoding | None = None
+        self._coder: Transcoder | None = None
+        self._raw: RawOffsets | None = None
+        self._sniffed = offset > 0  # a tail started mid-file cannot see the mark
 
     @property
     def offset(self) -> int:
         """Bytes of the file handed to the parser (where a resumed read starts)."""
+        if self._raw is not None:
+            self._raw.advance(self.feed.offset)
+            return self._raw.raw
         return self.feed.offset
+
+    def _sniff(self, data: bytes) -> None:
+        """The first bytes of the file: decode from here on if it is not plain UTF-8."""
+        self._sniffed = True
+        self.encoding = sniff(data[:SNIFF_BYTES])
+        if self.encoding is not None:
+            self._coder = Transcoder(self.encoding)
+            self._raw = RawOffsets(self.encoding, raw=self.encoding.bom)
+
+    def _forget_encoding(self) -> None:
+        self.encoding, self._coder, self._raw, self._sniffed = None, None, None, False
+
+    async def _encoded_head(self) -> bool:
+        """Whether the log begins with another encoding's mark (asked before opening it at
+        its end: the end is found in raw bytes, so such a log is read whole instead)."""
+        try:
+            head = await self.transport.read_range(self.path, 0, SNIFF_BYTES)
+        except (TransportError, ValueError):
+            return False
+        return sniff(head) is not None
 
     @property
     def parser(self) -> LogParser:
@@ -122,9 +150,16 @@ class LogTail:
         size: int | None = None
         if self.from_end is not None and self.opened is None and feed.offset == 0:
             size = await file_size(self.transport, self.path)
-            if size is not None and size > self.from_end:
+            if (size is not None and size > self.from_end
+                    and not (self._sniffed or await self._encoded_head())):
                 skip = size - self.from_end - 1  # from the byte before: it may end a line
-        it = aiter(self.transport.tail(self.path, feed.offset if skip is None else skip))
+        start = feed.offset
+        if self._raw is not None and self.encoding is not None:
+            # a decoded log: read again from the raw byte after the last line handed out
+            self._raw.advance(feed.offset)
+            start = self._raw.resume()
+            self._coder = Transcoder(self.encoding, mid_file=start > 0)
+        it = aiter(self.transport.tail(self.path, start if skip is None else skip))
         pending: asyncio.Future[TailChunk] | None = None
         try:
             while True:
@@ -147,9 +182,17 @@ class LogTail:
                     skip = None
                     if evs := feed.restart():
                         yield evs
+                    self._forget_encoding()  # a new file: its own first bytes say
                     self.restarts += 1
                     yield LogRestarted(chunk.restarted, self.transport.host, self._clock())
                 data = chunk.data
+                if not self._sniffed and data and skip is None \
+                        and chunk.offset == len(data):  # the file's first bytes
+                    self._sniff(data)
+                if self._coder is not None:
+                    assert self._raw is not None
+                    data = self._coder.feed(data)
+                    self._raw.fed(data)
                 if skip is not None:  # the first line start of the end, once it is read
                     nl = data.find(b"\n")
                     if nl < 0:
@@ -171,6 +214,8 @@ class LogTail:
                     assert self.opened is not None
                     evs.insert(0, self.opened)
                     announce = False
+                if self._raw is not None:
+                    self._raw.advance(feed.offset)
                 if evs:
                     yield evs
         finally:

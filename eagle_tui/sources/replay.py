@@ -29,11 +29,13 @@ and skipped: the position is kept on the object, so the retry continues after it
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from eagle_tui.errors import InputError
+from eagle_tui.files import open_log, open_regular
 from eagle_tui.model.codec import CodecError, from_dict, is_header
 from eagle_tui.model.events import Event, LogLine, LogOpened
 from eagle_tui.model.framing import LineFramer, held_to_contract
@@ -51,7 +53,7 @@ class ReplayError(InputError):
 
 def detect_format(path: Path) -> str:
     """``"record"`` for an eagle-tui record file, ``"log"`` for anything else."""
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         first = fh.readline(1 << 16).strip()
     if not first.startswith(b"{"):
         return "log"
@@ -105,7 +107,8 @@ class ReplaySource:
                 yield ev
 
     async def _record(self) -> AsyncIterator[Event]:
-        with self.path.open("r", encoding="utf-8", errors="replace") as fh:
+        with io.TextIOWrapper(open_regular(self.path), encoding="utf-8",
+                              errors="replace") as fh:
             for lineno, line in enumerate(fh, 1):
                 if lineno <= self.position:
                     continue
@@ -148,7 +151,8 @@ class ReplaySource:
                 yield opened
         feed = self._feed
         feed.rewind()  # a retry reads again from the last line handed to the parser
-        with self.path.open("rb") as fh:
+        fh, _ = open_log(self.path)  # a UTF-16/32 log read as UTF-8 (offsets are the UTF-8's)
+        with fh:
             fh.seek(feed.offset)
             while chunk := fh.read(CHUNK):
                 for ev in feed.feed(chunk):
@@ -166,7 +170,10 @@ class ReplaySource:
         size = self.path.stat().st_size
         if size <= self.from_end:
             return None
-        with self.path.open("rb") as fh:
+        fh, enc = open_log(self.path)
+        with fh:
+            if enc is not None:  # the end is found in raw bytes: a decoded log is read whole
+                return None
             at = size - self.from_end - 1  # from the byte before: it may end a line
             fh.seek(at)
             while chunk := fh.read(1 << 16):

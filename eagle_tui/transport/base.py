@@ -12,12 +12,13 @@ one ``except`` to turn a failure into a ``SourceFailed`` event and a retry.
 
 from __future__ import annotations
 
-import stat
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from eagle_tui.errors import EagleError
+from eagle_tui.files import file_kind as file_kind
+from eagle_tui.files import not_regular_message as not_regular_message
 
 if TYPE_CHECKING:
     import httpx
@@ -54,27 +55,6 @@ class NotRegularFile(TransportError):
     """The path names a FIFO, a device, a socket or a directory: eagle-tui follows and reads
     regular files only. Opening a FIFO without a writer blocks, ``/dev/zero`` never ends, a
     socket cannot be opened: refused with what it is, never read."""
-
-
-_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISDIR, "a directory"))
-
-
-def file_kind(mode: int) -> str:
-    """``""`` for a regular file, else what ``mode`` (``st_mode``) names, for the message."""
-    if stat.S_ISREG(mode):
-        return ""
-    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
-
-
-def not_regular_message(path: str, kind: str) -> str:
-    """The one message for a path that is not a regular file (``path`` is sanitized by the
-    printer)."""
-    if kind == "a directory":
-        return f"{path}: is a directory"
-    return (f"{path}: {kind}, not a regular file; eagle-tui reads regular files only "
-            "(save the stream to a file and give that)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import IO, TYPE_CHECKING
 
+from eagle_tui.files import os_error_message
+
 from .base import (
     CommandNotFound,
     NotRegularFile,
@@ -36,7 +38,7 @@ from .base import (
     TransportError,
     check_range,
 )
-from .files import open_regular
+from .files import open_regular, pread_regular
 
 if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
     import httpx
@@ -59,13 +61,7 @@ def _identity(st: os.stat_result) -> tuple[int, int]:
 
 def file_error(path: str, exc: OSError) -> TransportError:
     """The one-line error of a failed local file read, the same for every reader."""
-    if isinstance(exc, FileNotFoundError):
-        return TransportError(f"{path}: no such file")
-    if isinstance(exc, IsADirectoryError):
-        return TransportError(f"{path}: is a directory")
-    if isinstance(exc, PermissionError):
-        return TransportError(f"{path}: permission denied")
-    return TransportError(f"{path}: {exc.strerror or exc}")
+    return TransportError(os_error_message(path, exc))
 
 
 class LocalTransport:
@@ -182,17 +178,15 @@ class LocalTransport:
         """One ``os.pread`` in a worker thread: the event loop never waits on the disk."""
         check_range(offset, length)
 
-        def read() -> bytes:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                return os.pread(fd, length, offset)
-            finally:
-                os.close(fd)
-
         try:
-            return await asyncio.wait_for(asyncio.to_thread(read), timeout)
+            # the one opener: a scrollback whose log became a FIFO must not block its thread
+            # (the app waits for it to exit: ``q`` hung)
+            return await asyncio.wait_for(
+                asyncio.to_thread(pread_regular, path, offset, length), timeout)
         except TimeoutError:
             raise TransportError(f"{path}: read did not finish within {timeout:g} s") from None
+        except NotRegularFile:
+            raise
         except OSError as exc:
             raise file_error(path, exc) from None
 

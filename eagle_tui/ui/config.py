@@ -34,6 +34,7 @@ from rich.errors import StyleSyntaxError
 from rich.style import Style
 
 from eagle_tui import errors
+from eagle_tui.files import NotRegularFileError, read_text
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.theme import DEFAULT_THEME
 
@@ -149,11 +150,13 @@ def load_config(path: Path | None = None) -> UiConfig:
     target = path if path is not None else default_config_path()
     base = target.parent
     try:
-        text = target.read_text(encoding="utf-8")
+        text = read_text(target)
     except FileNotFoundError as exc:
         if explicit:
             raise ConfigError(f"config file {target} does not exist") from exc
         return UiConfig(theme_dir=base / "themes")
+    except NotRegularFileError as exc:
+        raise ConfigError(f"cannot read config file {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {target}: {exc}") from exc
     try:

@@ -21,6 +21,7 @@ from typing import Any
 from textual.theme import Theme
 
 from eagle_tui.errors import ConfigError
+from eagle_tui.files import NotRegularFileError, read_text
 
 THEME_PACKAGE = "eagle_tui.themes"
 BUILTIN_THEME_NAMES = ("eagle-dark", "eagle-light", "eagle-high-contrast")
@@ -91,7 +92,9 @@ def user_themes(directory: Path) -> list[Theme]:
     themes = []
     for path in sorted(directory.glob("*.toml")):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
+        except NotRegularFileError as exc:
+            raise ThemeError(str(exc)) from None
         except OSError as exc:
             raise ThemeError(f"{path}: cannot read: {exc.strerror or exc}") from exc
         themes.append(theme_from_mapping(_parse_toml(text, str(path)), str(path)))

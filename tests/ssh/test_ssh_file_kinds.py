@@ -31,6 +31,8 @@ async def test_remote_tail_and_read_refuse_what_is_not_regular(sshd: Any, tmp_pa
         assert {"fifo": "fifo", "zero": "character", "dir": "directory"}[kind] in str(err.value)
         with pytest.raises(NotRegularFile):
             await asyncio.wait_for(t.read_file(path), 10.0)
+        with pytest.raises(NotRegularFile):  # the scrollback's reader
+            await asyncio.wait_for(t.read_range(path, 0, 4096), 10.0)
 
 
 async def test_remote_tail_again_after_a_replacement_says_replaced(sshd: Any,

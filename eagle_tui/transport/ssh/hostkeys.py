@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from eagle_tui.files import open_regular, read_text
 from eagle_tui.transport.base import HostKeyError, TransportError
 
 _write_lock = threading.Lock()
@@ -60,8 +61,8 @@ class KnownHosts:
         from paramiko.hostkeys import HostKeyEntry
 
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
+            text = read_text(path, errors="replace")
+        except (OSError, ValueError) as exc:
             raise TransportError(f"cannot read known_hosts file {path}: {exc}") from exc
         for lineno, line in enumerate(text.splitlines(), 1):
             stripped = line.strip()
@@ -125,13 +126,13 @@ class KnownHosts:
                 path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 needs_newline = False
                 if path.is_file() and path.stat().st_size > 0:
-                    with path.open("rb") as fh:
+                    with open_regular(path) as fh:
                         fh.seek(-1, os.SEEK_END)
                         needs_newline = fh.read(1) != b"\n"
                 fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
                 with os.fdopen(fd, "a", encoding="ascii") as fh:
                     fh.write(("\n" if needs_newline else "") + line)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:
                 raise TransportError(f"cannot add the host key to {path}: {exc}") from exc
         self._keys.add(name, key.get_name(), key)
 

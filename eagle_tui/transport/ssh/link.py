@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from eagle_tui.files import open_regular
 from eagle_tui.transport.base import HostKeyError, TransportError
 from eagle_tui.transport.ssh.config import SshTarget
 from eagle_tui.transport.ssh.hostkeys import KnownHosts, default_known_hosts
@@ -262,9 +263,9 @@ def is_encrypted_key(path: str) -> bool:
     import binascii
 
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(64 << 10)
-    except OSError:
+    except (OSError, ValueError):
         return False
     if b"ENCRYPTED" in head.split(b"\n\n", 1)[0]:
         return True  # "Proc-Type: 4,ENCRYPTED" or "BEGIN ENCRYPTED PRIVATE KEY"

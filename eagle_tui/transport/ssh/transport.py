@@ -60,7 +60,8 @@ _MAX_LINE = 1 << 20
 def range_script(offset: int, length: int) -> str:
     """The ``sh -c`` script of a range read of the file ``$1`` (numbers only are formatted in:
     the path never is). ``tail -c +N`` seeks on a regular file; ``head -c`` caps the output."""
-    return (f'[ -f "$1" ] && [ -r "$1" ] || {{ echo "$1: no such readable file" >&2; exit 2; }}; '
+    return (f'if [ -e "$1" ] && [ ! -f "$1" ]; then exit {NOT_REGULAR_EXIT}; fi; '
+            f'[ -f "$1" ] && [ -r "$1" ] || {{ echo "$1: no such readable file" >&2; exit 2; }}; '
             f'tail -c +{int(offset) + 1} -- "$1" | head -c {int(length)}')
 
 
@@ -271,6 +272,9 @@ class SshTransport:
         script) and the script quoted by :meth:`run`; the deadline is the command's."""
         check_range(offset, length)
         result = await self.run(["sh", "-c", range_script(offset, length), "sh", path], timeout)
+        if result.exit_code == NOT_REGULAR_EXIT:  # a scrollback whose log became a FIFO
+            raise NotRegularFile(not_regular_message(f"{path} on {self._dest}",
+                                                     "not a regular file"))
         if result.exit_code != 0:
             raise self._read_failed(path, result)
         if len(result.stdout) > length:

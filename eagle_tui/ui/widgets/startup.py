@@ -159,6 +159,8 @@ def _health_parts(state: DashboardState) -> list[Part]:
         parts.append((f" {h.status_code}", "$text-muted"))
     if h.latency_s is not None:
         parts.append((f" {h.latency_s * 1000:.0f} ms", "$text-muted"))
+    if h.error.startswith("tls:"):  # the user's to fix (the URL's scheme, a certificate)
+        parts.append((f" {h.error}", "$error"))
     return parts
 
 
