@@ -25,6 +25,7 @@ from typing import Any
 
 from eagle_tui.errors import EagleError
 from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord
+from eagle_tui.model.loaders import LoadError, load_json
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 5_000
@@ -66,8 +67,8 @@ def _decode(row: sqlite3.Row) -> RunRecord:
         value = row[key]
         if key in JSON_FIELDS and value is not None:
             try:
-                value = json.loads(value)
-            except ValueError:
+                value = load_json(value, f"the history's {key}")
+            except LoadError:
                 value = None
         data[key] = value
     data["demo"] = bool(data.get("demo"))

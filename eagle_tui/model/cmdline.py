@@ -16,7 +16,6 @@ input is cut and reported), and JSON values are parsed only up to :data:`MAX_JSO
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any, Literal
 
 from eagle_tui.errors import UsageError
 
+from .loaders import LoadError, load_json
 from .record import Record, record
 
 Engine = Literal["sglang", "vllm"]
@@ -383,8 +383,8 @@ def _json_or_text(text: str) -> Any:
     if len(text) > MAX_JSON:
         return text
     try:
-        return json.loads(text)
-    except ValueError:
+        return load_json(text, "a JSON value", max_bytes=MAX_JSON)
+    except LoadError:
         return text
 
 
