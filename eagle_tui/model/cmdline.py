@@ -326,6 +326,7 @@ def _value(spec: FlagSpec, typed: str, args: list[str], i: int, explicit: str | 
                                     f"argument {typed}: expected one argument"))
             return None, i
         value: Any = vals[0]
+        _check_json(value, typed, problems)
     else:
         if nargs == "+" and not vals:
             problems.append(Problem("missing-value", typed,
@@ -377,6 +378,18 @@ def _dotted(args: list[str], i: int, key: str, eq: str, explicit: str,
         else:
             node[last] = value
     return nxt
+
+
+def _check_json(value: str, typed: str, problems: list[Problem]) -> None:
+    """A ``{...}`` value over the JSON loader's bounds is a problem, not a value read as text:
+    the lint says so in one line rather than going on as if the flag were absent."""
+    if not value.lstrip().startswith("{"):
+        return
+    try:
+        load_json(value, f"argument {typed}", max_bytes=MAX_JSON)
+    except LoadError as exc:
+        if not exc.reason.startswith("not valid JSON"):  # (bad syntax: as before, text)
+            problems.append(Problem("json", typed, str(exc)))
 
 
 def _json_or_text(text: str) -> Any:
