@@ -10,7 +10,7 @@ refused with :class:`LoadError`, whose message names the source and the bound. E
 else the parser refuses (bad syntax, a 5,000-digit integer, text that is not UTF-8) is the
 same error, so a caller catches one type.
 
-``tests/unit/test_loaders_only.py`` fails when ``json.loads``/``json.load``/``tomllib.loads``/
+``tests/unit/test_loaders.py`` fails when ``json.loads``/``json.load``/``tomllib.loads``/
 ``tomllib.load`` is called anywhere else in eagle_tui.
 """
 

@@ -129,7 +129,7 @@ class ReplaySource:
                 self.position = lineno
                 if line is None:
                     raise ReplayError(f"{self.path}:{lineno}: a record line longer than "
-                                      f"{MAX_RECORD_BYTES >> 20} MB (skipped)")
+                                      f"{MAX_RECORD_BYTES:,} characters (skipped)")
                 text = line.strip()
                 if not text:
                     continue
