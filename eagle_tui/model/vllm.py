@@ -19,7 +19,7 @@ import re
 
 from .classify import small_int
 from .events import DecodeStats, Event, LineKind, ModelInfo, Phase, PhaseEvent, Progress, SpecStats
-from .loaders import LoadError, load_json
+from .loaders import MAX_DEPTH, LoadError, load_json, nesting_depth
 from .numbers import strict_float
 from .sglang import MAX_MODELS, SpecFields, fields
 
@@ -118,7 +118,7 @@ def spec_from_text(msg: str) -> dict[str, object]:
     i = msg.find("'speculative_config': {")
     if i >= 0:
         block = _balanced(msg, msg.index("{", i))
-        if block:
+        if block and nesting_depth(block) <= MAX_DEPTH:  # (the JSON loader's bound, too)
             try:
                 value = ast.literal_eval(block)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
