@@ -130,6 +130,26 @@ def test_new_dims_is_linear_in_distinct_dims() -> None:
     assert big / small < 20, (small, big)
 
 
+def test_report_is_linear_in_distinct_dims(tmp_path: Path) -> None:
+    """The whole fold, state included (each new dim once cost O(dims) in the reducer)."""
+    from eagle_tui.report.builder import build_report
+
+    def log_of(k: int) -> Callable[[], object]:
+        path = tmp_path / f"dims-{k}.log"
+        path.write_bytes(HEAD.encode() + b"".join(
+            b"[EAGLE3-DEBUG] hidden_states shape=torch.Size([1, %d])\n" % (1000 + i)
+            for i in range(k)) * 3)
+
+        def go() -> object:
+            with path.open("rb") as f:
+                return build_report(f, str(path))
+        return go
+    report = log_of(300)()
+    assert len(report["hidden_state_dims"]) == 32  # type: ignore[index]
+    small, big = _cpu(log_of(1_000)), _cpu(log_of(8_000))
+    assert big / small < 20, (small, big)
+
+
 def test_new_dims_finds_each_dim_once_in_order() -> None:
     lines = [b"hidden_states shape=torch.Size([1, %d])" % d for d in (7, 9, 7, 11, 9, 13)]
     buf = b"\n".join(lines + [b"tensor([1, 2]) ])"] * 3 + lines[::-1]) + b"\n"
