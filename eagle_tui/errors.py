@@ -13,6 +13,9 @@ error comes from; the leaves live beside the code that raises them::
     │   ├── ui.config.ConfigError       the config file (ui/config.py)
     │   └── ui.theme.ThemeError         a theme file (ui/theme.py)
     ├── InputError          a file or stream that cannot be read as asked
+    │   ├── LoadError                   a JSON/TOML document over its size or depth bound, or
+    │   │                               not its format (model/loaders.py)
+    │   ├── AnswerError                 a Prometheus answer of another shape (model/prom_answer.py)
     │   ├── CodecError                  a JSON value that is not an event (model/codec.py)
     │   ├── ReplayError                 a record line that cannot be replayed (sources/replay.py)
     │   └── NotRegularFileError         a FIFO, device, socket or directory as a file (files.py)

@@ -29,13 +29,15 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.assembly.spec import normalize_url
 from eagle_tui.errors import EagleError, UsageError
+from eagle_tui.model.loaders import LoadError, load_json
+from eagle_tui.model.sse import MAX_SSE_LINE, SseLines
 
 if TYPE_CHECKING:  # imported when a load runs: with click installed, httpx imports rich (~30 ms)
     import httpx
@@ -149,6 +151,21 @@ def _text_of(obj: dict[str, Any]) -> str:
     return text
 
 
+async def _sse_lines(resp: httpx.Response, path: str) -> AsyncIterator[str]:
+    """The stream's lines, each at most ``MAX_SSE_LINE`` bytes; a longer one refuses the stream
+    (:class:`~eagle_tui.model.loaders.LoadError`, a ``ValueError``) without holding it."""
+    lines = SseLines()
+    async for chunk in resp.aiter_bytes():
+        for line in lines.feed(chunk):
+            if line is None:
+                raise LoadError(f"the event stream of {path}",
+                                f"a line longer than {MAX_SSE_LINE >> 20} MB (refused)")
+            yield line
+    for line in lines.finish():
+        if line is not None:
+            yield line
+
+
 async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any],
                       timeout: float) -> RequestResult:
     """Stream one request; every failure becomes ``RequestResult(ok=False, error=...)``."""
@@ -165,13 +182,13 @@ async def one_request(client: httpx.AsyncClient, path: str, body: dict[str, Any]
                 raw = (await resp.aread())[:ERROR_BODY_MAX].decode("utf-8", "replace")
                 res.error = f"HTTP {resp.status_code}: {raw}"
                 return res
-            async for line in resp.aiter_lines():
+            async for line in _sse_lines(resp, path):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
                     break
-                obj = json.loads(data)
+                obj = load_json(data, "an SSE event")
                 if not isinstance(obj, dict):
                     raise ValueError("an SSE event is not a JSON object")
                 usage = obj.get("usage") if not native else obj.get("meta_info")
@@ -211,7 +228,7 @@ async def detect_model(client: httpx.AsyncClient, timeout: float) -> str:
                                  max_bytes=INFO_MAX_BYTES)
         if resp.status_code != 200:
             raise ValueError(f"HTTP {resp.status_code}")
-        data = resp.json()["data"]
+        data = resp.json("the /v1/models answer")["data"]
         return str(data[0]["id"])[:512]
     except (httpx.HTTPError, HttpBudgetError, ValueError, KeyError, IndexError, TypeError,
             RecursionError) as exc:

@@ -193,6 +193,10 @@ def finish_verdict(progress: ProgressPrinter, state: DashboardState, *, sources_
             code = EXIT_ALERTS
     elif sources_ended:
         status, reason, code = "crashed", "every source ended without an answer", EXIT_CRASHED
+    elif state.crash is not None:  # seen in the tail while the earlier lines were summarized
+        status, code = "crashed", EXIT_CRASHED
+        reason = (f"crash in the log: {state.crash.kind} (the lines before the tail were still "
+                  "being summarized: an earlier cause may be there)")
     else:
         status, reason, code = "timeout", f"no answer within {timeout:g} s", EXIT_TIMEOUT
     progress.finish(state, status, reason, code)

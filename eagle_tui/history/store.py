@@ -32,6 +32,7 @@ from typing import Any
 from eagle_tui.errors import EagleError
 from eagle_tui.files import NotRegularFileError, check_regular
 from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord
+from eagle_tui.model.loaders import LoadError, load_json
 
 SCHEMA_VERSION = 1
 # without these a row means nothing (the order of the runs, what became of them): a file that
@@ -79,8 +80,8 @@ def _decode(row: sqlite3.Row) -> RunRecord:
         value = row[key]
         if key in JSON_FIELDS and value is not None:
             try:
-                value = json.loads(value)
-            except ValueError:
+                value = load_json(value, f"the history's {key}")
+            except LoadError:
                 value = None
         if value is not None or key in REQUIRED:  # NULL (or a column the file lacks): default
             data[key] = value

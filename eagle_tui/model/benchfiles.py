@@ -18,7 +18,6 @@ Two formats, read as their tools write them (pure: the caller reads the file):
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterable
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .events import DecodeStats, Event, LogLine, SpecStats
+from .loaders import LoadError, load_json
 from .numbers import strict_float
 from .windows import LOG_INTERVAL_RE, SGLANG_DEFAULT_LOG_INTERVAL, LogSums, WindowFigures
 
@@ -132,16 +132,12 @@ def parse_results(text: str) -> list[ResultsRun]:
     """A results file's runs (one JSON object, or JSON lines); ValueError if none is found."""
     stripped = text.strip()
     objs: list[object] = []
-    try:
-        whole = json.loads(stripped)
+    try:  # (the caller read the file within its own cap: the length is no bound here)
+        whole = load_json(stripped, "a results file", max_bytes=len(stripped))
         objs = whole if isinstance(whole, list) else [whole]
-    except ValueError:
-        for n, line in enumerate(stripped.splitlines(), 1):
-            if line.strip():
-                try:
-                    objs.append(json.loads(line))
-                except ValueError:
-                    raise ValueError(f"line {n} is not JSON") from None
+    except LoadError:
+        objs = [load_json(line, f"line {n}", max_bytes=len(line))
+                for n, line in enumerate(stripped.splitlines(), 1) if line.strip()]
     runs = [r for o in objs if isinstance(o, dict) and (r := parse_run(o)) is not None]
     if not runs:
         raise ValueError("no sglang.bench_serving or vllm bench serve result in it")

@@ -16,7 +16,6 @@ input is cut and reported), and JSON values are parsed only up to :data:`MAX_JSO
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any, Literal
 
 from eagle_tui.errors import UsageError
 
+from .loaders import LoadError, load_json
 from .record import Record, record
 
 Engine = Literal["sglang", "vllm"]
@@ -326,6 +326,7 @@ def _value(spec: FlagSpec, typed: str, args: list[str], i: int, explicit: str | 
                                     f"argument {typed}: expected one argument"))
             return None, i
         value: Any = vals[0]
+        _check_json(value, typed, problems)
     else:
         if nargs == "+" and not vals:
             problems.append(Problem("missing-value", typed,
@@ -379,12 +380,24 @@ def _dotted(args: list[str], i: int, key: str, eq: str, explicit: str,
     return nxt
 
 
+def _check_json(value: str, typed: str, problems: list[Problem]) -> None:
+    """A ``{...}`` value over the JSON loader's bounds is a problem, not a value read as text:
+    the lint says so in one line rather than going on as if the flag were absent."""
+    if not value.lstrip().startswith("{"):
+        return
+    try:
+        load_json(value, f"argument {typed}", max_bytes=MAX_JSON)
+    except LoadError as exc:
+        if not exc.reason.startswith("not valid JSON"):  # (bad syntax: as before, text)
+            problems.append(Problem("json", typed, str(exc)))
+
+
 def _json_or_text(text: str) -> Any:
     if len(text) > MAX_JSON:
         return text
     try:
-        return json.loads(text)
-    except ValueError:
+        return load_json(text, "a JSON value", max_bytes=MAX_JSON)
+    except LoadError:
         return text
 
 

@@ -22,10 +22,13 @@ from typing import Any, Final, Literal
 from eagle_tui.errors import InputError
 
 from .events import EVENT_TYPES, Event
+from .loaders import LoadError, load_json
 
 RECORD_FORMAT: Final = "eagle-tui-record"
 RECORD_VERSION: Final = 1
 RECORD_HEADER: Final = {"format": RECORD_FORMAT, "version": RECORD_VERSION}
+# a record line: a LogLine holds at most 1 MB of text, which JSON escapes to at most 6 MB
+MAX_RECORD_BYTES: Final = 8 << 20
 
 _EVENT_CLASSES: Final = frozenset(typing.get_args(Event))
 
@@ -151,9 +154,9 @@ def from_dict(data: object) -> Event:
 def loads(line: str | bytes) -> Event:
     """Decode one JSON line."""
     try:
-        data = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CodecError(f"not JSON: {exc}") from None
+        data = load_json(line, "a record line", max_bytes=MAX_RECORD_BYTES)
+    except LoadError as exc:
+        raise CodecError(exc.reason) from None
     return from_dict(data)
 
 
@@ -174,6 +177,7 @@ def is_header(data: object) -> bool:
 
 
 __all__ = [
+    "MAX_RECORD_BYTES",
     "RECORD_FORMAT",
     "RECORD_HEADER",
     "RECORD_VERSION",

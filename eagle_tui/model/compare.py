@@ -8,10 +8,10 @@ first: a JSON object becomes one entry per key (``speculative_config.method``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .loaders import LoadError, load_json
 from .record import Record, record
 
 MISSING = "(not set)"
@@ -29,8 +29,8 @@ class FlagChange(Record):
 def _as_obj(value: Any) -> Any:
     if isinstance(value, str) and value.lstrip().startswith("{") and len(value) < 64_000:
         try:
-            return json.loads(value)
-        except ValueError:
+            return load_json(value, "a flag's JSON value")
+        except LoadError:
             return value
     return value
 

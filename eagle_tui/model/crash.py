@@ -13,6 +13,9 @@ enough state to tell a root cause from noise:
   of the tree). Events are emitted as soon as a fatal line is seen; a more specific cause later in
   the log is emitted again and the reducer keeps the most specific. So ``Capture cuda graph
   failed: CUDA out of memory`` is ``cuda_oom`` and an NCCL error followed by sigquit is ``nccl``.
+* **A traceback without its head.** An indented ``File "...", line N`` frame outside a
+  traceback starts one: the visible tail of a long log can begin in the middle of a traceback
+  whose ``Traceback (most recent call last):`` lies in the summarized part.
 * **Context.** A traceback is fatal when it follows ``Scheduler hit an exception`` (and the like),
   when it happens before the server was ready (startup aborts), or when the process dies right
   after it. A traceback logged by a serving vLLM for one bad request is not a crash.
@@ -128,6 +131,8 @@ _CODE = re.compile(
     r"^(?:raise|return|assert|yield|await|if|elif|for|while|with|def|class|import|from)\b"
     r"|^File \"|^self\.|^[A-Za-z_][\w.]* = "
 )
+# a traceback frame (``  File "x.py", line 3, in f``), matched on the stripped line
+_FRAME = re.compile(r'File "[^"\n]*", line \d')
 _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$")
 _CONFIG_EXC = re.compile(
     r"(?:^|\.)(?:Value|Assertion|Not(?:Implemented)|Type|Argument|ArgumentType)Error$"
@@ -328,6 +333,11 @@ class CrashTracker:
                 return []
             exc_type, exc_msg = done
             return self._exception(exc_type, exc_msg, stripped, lineno, time, engine, phase)
+        if msg[:1] in (" ", "\t") and stripped.startswith("File ") and _FRAME.match(stripped):
+            # a traceback whose head is not in view: the tail of a long log starts inside it
+            # (a 100,000-frame traceback), or the head was cut; its exception line still counts
+            self._in_tb, self._after_frame, self._frames = True, True, 1
+            return []
         if stripped.startswith("Traceback (most recent call last)") or stripped.endswith(
             "Traceback (most recent call last):"
         ):

@@ -31,6 +31,12 @@ C1 control, no Unicode line separator or bidi override); a line the framer cut e
 Work: a line is shown whole, but only its first ``framing.PARSE_CHARS`` characters are parsed
 and its first ``framing.SCAN_CHARS`` scanned for crashes and its kind, so one line costs
 bounded work however long it is (``tests/unit/test_regex_budget.py``, ``test_line_budget.py``).
+
+Failure: a line whose parsing raises (a bug met by a hostile line) is shown as a plain line and
+reported once as a :class:`~.events.SourceFailed` of ``"log parser"`` that counts the lines
+skipped so far; the lines after it are parsed as usual, so a later crash is still found. A
+raise out of the parser would have failed the whole log source, whose retry reads the same line
+again: the log would stop there for good.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from .events import (
     LogLine,
     Phase,
     PhaseEvent,
+    SourceFailed,
 )
 from .framing import CUT_MARK, PARSE_CHARS, SCAN_CHARS
 from .normalize import normalize, sanitize, to_text
@@ -143,6 +150,9 @@ def split_lines(buf: bytes | bytearray, start: int, end: int,
         pos = e + 1
 
 
+PARSER_SOURCE = "log parser"  # the SourceFailed name of a line the parser could not read
+
+
 class LogParser:
     """Stateful parser of one log stream (see the module docstring for the contract)."""
 
@@ -159,6 +169,7 @@ class LogParser:
         self._sglang = SglangParser()
         self._vllm = VllmParser()
         self.crash = CrashTracker()
+        self.skipped = 0  # lines whose parsing raised (shown plain, reported)
 
     # ------------------------------------------------------------------ public API
     def feed_line(self, raw: str | bytes, *, cut: bool = False) -> list[Event]:
@@ -252,10 +263,20 @@ class LogParser:
     # ------------------------------------------------------------------ lines
     def parse_line(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
         """Events of one line with a given number (no state change for the line counter)."""
-        cls = classify(raw)
-        if cls is not LineClass.OTHER:
-            return self._bulk(to_text(raw), cls, lineno, emit_line)
-        return self._full(raw, lineno, emit_line)
+        try:
+            cls = classify(raw)
+            if cls is not LineClass.OTHER:
+                return self._bulk(to_text(raw), cls, lineno, emit_line)
+            return self._full(raw, lineno, emit_line)
+        except Exception as exc:  # the one boundary: see "Failure" in the module docstring
+            self.skipped += 1
+            why = str(exc).splitlines()[0][:200] if str(exc) else ""
+            note = SourceFailed(PARSER_SOURCE, f"line {lineno} not parsed "
+                                f"({type(exc).__name__}{': ' if why else ''}{sanitize(why)}); "
+                                f"{self.skipped} line(s) skipped so far", 0.0, self.skipped)
+            text = sanitize(to_text(raw)[:PARSE_CHARS])
+            return [LogLine(lineno, text, LineKind.PLAIN, self.host), note] if emit_line \
+                else [note]
 
     def _detected(self, engine: Engine | None, lineno: int, out: list[Event]) -> None:
         if engine is not None and self.engine == "unknown":
@@ -383,4 +404,4 @@ class LogParser:
         return LineKind.PLAIN
 
 
-__all__ = ["LogParser", "odd_lines", "split_lines"]
+__all__ = ["PARSER_SOURCE", "LogParser", "odd_lines", "split_lines"]

@@ -64,6 +64,7 @@ from .series import Series
 from .stats_fold import apply_metrics, decode, spec
 
 RECENT_LINES = 20
+MAX_HIDDEN_DIMS = 32  # a server shows one to three; more is a hostile or garbled log
 _GONE = ("exited", "not_found", "zombie")
 
 
@@ -119,7 +120,8 @@ class DashboardState:
     running: int | None = None
     queued: int | None = None
     kv_usage: float | None = None
-    hidden_dims: tuple[int, ...] = ()  # distinct dims seen, in order of first sight
+    # distinct dims seen, in order of first sight: the first MAX_HIDDEN_DIMS - 1 and the latest
+    hidden_dims: tuple[int, ...] = ()
     last_decode: DecodeStats | None = None
     last_spec: SpecStats | None = None
     # metrics, from /metrics and /server_info
@@ -470,7 +472,9 @@ def _apply(b: _Batch, ev: Event) -> None:  # a flat dispatch, one branch per eve
         b.set(spec=_merge_spec(s.spec, ev))
     elif isinstance(ev, HiddenStateDims):
         if ev.dim not in s.hidden_dims:
-            b.set(hidden_dims=(*s.hidden_dims, ev.dim))
+            # bounded: a log of thousands of distinct dims made every event cost O(dims)
+            kept = s.hidden_dims if len(s.hidden_dims) < MAX_HIDDEN_DIMS else s.hidden_dims[:-1]
+            b.set(hidden_dims=(*kept, ev.dim))
     elif isinstance(ev, ModelInfo):
         b.set(models=(*s.models, ev))
     elif isinstance(ev, CrashEvent):

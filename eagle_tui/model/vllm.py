@@ -15,11 +15,11 @@ cut out (up to ``, Avg Draft``) before the rest is split.
 from __future__ import annotations
 
 import ast
-import json
 import re
 
 from .classify import small_int
 from .events import DecodeStats, Event, LineKind, ModelInfo, Phase, PhaseEvent, Progress, SpecStats
+from .loaders import MAX_DEPTH, LoadError, load_json, nesting_depth
 from .numbers import strict_float
 from .sglang import MAX_MODELS, SpecFields, fields
 
@@ -118,7 +118,7 @@ def spec_from_text(msg: str) -> dict[str, object]:
     i = msg.find("'speculative_config': {")
     if i >= 0:
         block = _balanced(msg, msg.index("{", i))
-        if block:
+        if block and nesting_depth(block) <= MAX_DEPTH:  # (the JSON loader's bound, too)
             try:
                 value = ast.literal_eval(block)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -128,8 +128,8 @@ def spec_from_text(msg: str) -> dict[str, object]:
     m = _CLI_JSON.search(msg)
     if m is not None:
         try:
-            value = json.loads(m.group(1))
-        except ValueError:
+            value = load_json(m.group(1), "--speculative-config")
+        except LoadError:
             value = None
         if isinstance(value, dict):
             found.update(_from_mapping(value))

@@ -9,7 +9,6 @@ fact that cannot be had is ``None`` (reported as "not checked"), never a guess.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import posixpath
 import re
@@ -18,6 +17,7 @@ from typing import Any
 
 from eagle_tui.model.cmdline import ParsedCommand
 from eagle_tui.model.lint import ConfigFact, GpuFact, LintFacts, spec_plan
+from eagle_tui.model.loaders import LoadError, load_json
 from eagle_tui.transport.base import CommandNotFound, Transport, TransportError
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -59,9 +59,9 @@ async def read_config(transport: Transport, given: str, cwd: str | None = None) 
             errors.append(str(exc) or f"{cand}: timed out")
             continue
         try:
-            data: Any = json.loads(raw)
-        except ValueError as exc:
-            return ConfigFact(given, "unreadable", None, cand, f"{cand}: not valid JSON ({exc})")
+            data: Any = load_json(raw, f"draft config.json at {cand}")
+        except LoadError as exc:
+            return ConfigFact(given, "unreadable", None, cand, str(exc))
         if not isinstance(data, dict):
             return ConfigFact(given, "unreadable", None, cand, f"{cand}: not a JSON object")
         return ConfigFact(given, "ok", data, cand)

@@ -7,12 +7,12 @@ exactly as that engine would. Without a version asked for, the newest table is u
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from eagle_tui.model.cmdline import Engine, FlagSpec, FlagTable
+from eagle_tui.model.loaders import load_json
 
 ENGINES: tuple[Engine, ...] = ("sglang", "vllm")
 
@@ -38,7 +38,7 @@ def load_table(engine: Engine, version: str | None = None) -> FlagTable:
         raise LookupError(f"no flag table for {engine}")
     chosen = version if version in versions else versions[-1]
     raw = resources.files("eagle_tui.data").joinpath("flags").joinpath(f"{engine}-{chosen}.json")
-    data: dict[str, Any] = json.loads(raw.read_text(encoding="utf-8"))
+    data: dict[str, Any] = load_json(raw.read_text(encoding="utf-8"), f"flag table {raw.name}")
     flags = tuple(
         FlagSpec(tuple(f["opts"]), f["dest"], f["nargs"],
                  tuple(f["choices"]) if f.get("choices") else None)

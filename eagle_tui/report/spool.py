@@ -8,7 +8,6 @@ once a spool outgrows memory: a report of a small log never pays for the import.
 from __future__ import annotations
 
 import io
-import json
 import math
 from array import array
 from bisect import bisect_left, bisect_right
@@ -16,6 +15,8 @@ from collections import Counter, deque
 from collections.abc import Iterator
 from itertools import chain
 from typing import IO, BinaryIO
+
+from eagle_tui.model.loaders import load_json
 
 from .chunk_summary import TAIL
 
@@ -233,7 +234,9 @@ class NumberSpool:
         """All values in order (tests and small logs only: this loads the whole list)."""
         out = io.BytesIO()
         self.write_json(out)
-        values: list[float] = json.loads(out.getvalue(), parse_int=float)
+        data = out.getvalue()
+        values: list[float] = load_json(data, "the spooled values", max_bytes=len(data),
+                                        parse_int=float)
         return values
 
     def write_json(self, out: BinaryIO | io.BytesIO) -> None:

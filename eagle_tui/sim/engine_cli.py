@@ -24,7 +24,6 @@ the stand-in ``sglang`` package (on ``PYTHONPATH``) and the demo writes a ``vllm
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 from eagle_tui.files import read_text
 from eagle_tui.model.cmdline import ParsedCommand, parse_args
 from eagle_tui.model.lint import is_eagle3_config, spec_plan
+from eagle_tui.model.loaders import load_json
 from eagle_tui.probe.tables import load_table
 
 from .runtime import SimOptions, run
@@ -47,7 +47,7 @@ def _draft_is_eagle3(path: str | None) -> bool | None:
         return None
     cfg = Path(path) / "config.json" if not path.endswith(".json") else Path(path)
     try:
-        data = json.loads(read_text(cfg))
+        data = load_json(read_text(cfg), f"draft config.json at {cfg}")
     except (OSError, ValueError):
         return None
     return is_eagle3_config(data) if isinstance(data, dict) else None
@@ -113,7 +113,8 @@ def vllm_refusal(opts: SimOptions, argv: Sequence[str]) -> list[str]:
     arch = "LlamaForCausalLMEagle3"
     if opts.draft_path is not None:
         with contextlib.suppress(OSError, ValueError, IndexError, TypeError):
-            data = json.loads(read_text(opts.draft_path / "config.json"))
+            cfg = opts.draft_path / "config.json"
+            data = load_json(read_text(cfg), f"draft config.json at {cfg}")
             arch = str(data["architectures"][0])
     head = f"(APIServer pid={os.getpid()}) INFO {vllm_time(time.time())}"
     return [

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.errors import EagleError
+from eagle_tui.model.loaders import LoadError, load_json
 
 from . import sglang_log
 from .scenario import NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, ServerConfig
@@ -108,9 +109,9 @@ class ChatOrCompletion:
 def parse_request(cfg: ServerConfig, path: str, body: bytes) -> ChatOrCompletion:
     """Validate a completions/chat request the way the engines do (400/404 with a message)."""
     try:
-        data = json.loads(body or b"{}")
-    except ValueError as e:
-        raise ApiError(400, f"invalid JSON body: {e}") from e
+        data = load_json(body or b"{}", "the request body")
+    except LoadError as e:
+        raise ApiError(400, f"invalid JSON body: {e.reason}") from e
     if not isinstance(data, dict):
         raise ApiError(400, "request body must be a JSON object")
     chat = path.endswith("/chat/completions")

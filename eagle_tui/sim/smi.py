@@ -12,7 +12,6 @@ Stdlib only and started with ``python -S``: a watcher may spawn it every second.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle_tui.errors import UsageError
+from eagle_tui.model.loaders import load_json
 
 NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
              "sure that the latest NVIDIA driver is installed and running.")
@@ -69,7 +69,7 @@ def _read(state_path: str) -> list[dict[str, Any]] | None:
     for _ in range(3):
         try:
             with open(state_path, encoding="utf-8") as f:
-                data = json.load(f)
+                data = load_json(f.read(), f"the GPU state file {state_path}")
         except FileNotFoundError:
             return None
         except (OSError, ValueError):

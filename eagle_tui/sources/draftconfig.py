@@ -15,7 +15,6 @@ config whose ``speculators_model_type`` is ``eagle3``.
 from __future__ import annotations
 
 import asyncio
-import json
 import posixpath
 import re
 import shlex
@@ -24,6 +23,7 @@ from typing import Any
 
 from eagle_tui.model.alerts import is_eagle3_architecture
 from eagle_tui.model.events import DraftConfig, Event, SpecConfig
+from eagle_tui.model.loaders import LoadError, load_json
 from eagle_tui.transport.base import Transport, TransportError
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -131,9 +131,9 @@ class DraftConfigSource:
                 tried.append(str(exc))
                 continue
             try:
-                data = json.loads(raw)
-            except ValueError as exc:
-                raise DraftConfigError(f"{cand}: not valid JSON ({exc})") from None
+                data = load_json(raw, f"draft config.json at {cand}")
+            except LoadError as exc:
+                raise DraftConfigError(str(exc)) from None
             try:
                 return parse_draft_config(path, data)
             except ValueError as exc:

@@ -6,6 +6,11 @@ with ``float()`` after reading it as an int when it can: a 400-digit value raise
 wanted series is checked on its own (a whole, finite number within :data:`MAX_VALUE`, or
 ``NaN``); a line that is not is dropped and named, so one bad sample costs that sample and
 never the scrape.
+
+Work is linear in the text: each line is split a bounded number of times; a sample line over
+:data:`MAX_SAMPLE_LINE` characters is skipped and named like a bad value (prometheus-client's
+label reading is not linear in one line's length); only ``# TYPE`` comments reach the parser,
+rewritten with single spaces.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from eagle_tui.model.normalize import sanitize
 from eagle_tui.model.numbers import strict_float
 
 MAX_VALUE = 1e15  # larger than any count, rate or token total a server reaches: not a reading
+MAX_SAMPLE_LINE = 16 << 10  # a vLLM/SGLang sample line is < 1 KB (labels included)
 
 
 def base_name(name: str) -> str | None:
@@ -56,6 +62,17 @@ def _kept_value(token: str) -> bool:
     return value is not None and abs(value) <= MAX_VALUE
 
 
+def _comment(line: str) -> str | None:
+    """A ``# TYPE`` line rewritten with single spaces; ``None`` for ``# HELP`` and any other
+    comment (nothing eagle-tui reads, and prometheus-client's reading of their blanks is
+    quadratic: a ``# HELP`` of a million blanks cost 17 s a scrape)."""
+    parts = line.split(None, 3)
+    if len(parts) < 3 or parts[1] != "TYPE":
+        return None
+    kind = parts[3].split(None, 1)[0][:16] if len(parts) > 3 else "untyped"
+    return f"# TYPE {parts[2]} {kind}"
+
+
 def filter_exposition(text: str, wanted: frozenset[str]) -> tuple[str, tuple[str, ...]]:
     """Only the series eagle-tui reads (a vLLM /metrics is ~640 lines of mostly histograms),
     and the names of the samples skipped because their value cannot be represented.
@@ -72,7 +89,12 @@ def filter_exposition(text: str, wanted: frozenset[str]) -> tuple[str, tuple[str
         if not (name in wanted or base_name(name) in wanted):
             continue
         if line.startswith("#"):
-            keep.append(line)
+            if (kept := _comment(line)) is not None:
+                keep.append(kept)
+            continue
+        if len(line) > MAX_SAMPLE_LINE:
+            if name not in skipped:
+                skipped.append(name)
             continue
         head, token = _sample_value(line)
         if _kept_value(token):
@@ -89,4 +111,5 @@ def skipped_note(names: tuple[str, ...]) -> str:
     return f"{len(names)} value(s) skipped, not representable: {shown}"
 
 
-__all__ = ["MAX_VALUE", "base_name", "filter_exposition", "line_name", "skipped_note"]
+__all__ = ["MAX_SAMPLE_LINE", "MAX_VALUE", "base_name", "filter_exposition", "line_name",
+           "skipped_note"]

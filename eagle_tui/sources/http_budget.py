@@ -21,12 +21,12 @@ HTTP) pass through unchanged so the callers keep classifying them as before.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from eagle_tui.model.loaders import load_json
 from eagle_tui.transport.base import TransportError
 
 if TYPE_CHECKING:
@@ -68,9 +68,10 @@ class BoundedResponse:
         """The body as text (UTF-8; a wrong byte becomes U+FFFD, never an error)."""
         return self.content.decode("utf-8", "replace")
 
-    def json(self) -> Any:
-        """The body as JSON; ``ValueError`` (``json.JSONDecodeError``) when it is not."""
-        return json.loads(self.content)
+    def json(self, source: str) -> Any:
+        """The body as JSON (the bounded loader; the body is already within its cap);
+        :class:`~eagle_tui.model.loaders.LoadError` naming ``source`` when it is not."""
+        return load_json(self.content, source, max_bytes=len(self.content))
 
 
 def _size(n: int) -> str:

@@ -102,9 +102,9 @@ def reading_of(up_body: bytes, series_body: bytes) -> Reading:
     ``sglang:num_running_reqs``) and the labels Prometheus adds are dropped, so the samples
     are what the instance's own ``/metrics`` would have said.
     """
-    _, up_result, _ = parse_answer(up_body)
+    _, up_result, _ = parse_answer(up_body, "vector")
     figures = {labels.get("q"): value for labels, value in up_result}
-    _, series, _ = parse_answer(series_body)
+    _, series, _ = parse_answer(series_body, "vector")
     samples = []
     skipped: list[str] = []
     for labels, value in series:

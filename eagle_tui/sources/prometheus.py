@@ -6,7 +6,8 @@ requests, whatever the number of instances) and hands their answers to the pure
 (connect + send + the whole body, not httpx's per-read timeout, which a server trickling one
 byte a second never trips) and a body cap (a selector matching far more than meant must not
 grow memory without limit). A failure of any kind — refused, timed out, HTTP error, Prometheus'
-``"status": "error"``, a body that is not its JSON, a body over the cap — becomes the failed
+``"status": "error"``, a body that is not its JSON or not its shape (checked level by level in
+:mod:`eagle_tui.model.prom_answer`), a body over the cap — becomes the failed
 group's error text; the snapshot then keeps the last good figures marked stale and says why.
 Prometheus' ``warnings`` (partial data from a remote-read/federated store) are passed on too.
 
@@ -18,7 +19,6 @@ so neither the UI nor the headless loop can be blocked or killed by Prometheus.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +42,8 @@ from eagle_tui.model.fleet_queries import (
     fleet_groups,
     sparkline_group,
 )
+from eagle_tui.model.prom_answer import AnswerError
+from eagle_tui.model.prom_answer import parse_answer as check_body
 from eagle_tui.sources.http_budget import BodyTooLarge, DeadlineExceeded, get_bounded
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -76,33 +78,16 @@ async def bounded_get(client: httpx.AsyncClient, path: str, params: Mapping[str,
     return resp.content
 
 
-def parse_answer(body: bytes) -> tuple[str, list[tuple[Labels, Any]], list[str]]:
-    """Prometheus' JSON → (result type, [(labels, value or values)], warnings)."""
+def parse_answer(body: bytes,
+                 expect: str | None = None) -> tuple[str, list[tuple[Labels, Any]], list[str]]:
+    """Prometheus' JSON → (result type, [(labels, value or values)], warnings), every level
+    checked (:mod:`eagle_tui.model.prom_answer`); :class:`PrometheusError` saying what came
+    instead of the answer (``expect``: the result type the query asks for)."""
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise PrometheusError(f"not Prometheus JSON: {body[:80]!r}") from None
-    if not isinstance(doc, dict):
-        raise PrometheusError("not Prometheus JSON (not an object)")
-    if doc.get("status") != "success":
-        raise PrometheusError(f"{doc.get('errorType', 'error')}: {doc.get('error', '?')}")
-    data = doc.get("data") or {}
-    rtype = str(data.get("resultType", ""))
-    out: list[tuple[Labels, Any]] = []
-    for item in data.get("result") or ():
-        metric = item.get("metric") or {}
-        if rtype == "vector":
-            out.append((metric, _number(item.get("value", (0, "NaN"))[1])))
-        elif rtype == "matrix":
-            out.append((metric, [(float(t), _number(v)) for t, v in item.get("values") or ()]))
-    return rtype, out, [str(w) for w in doc.get("warnings") or ()]
-
-
-def _number(text: object) -> float:
-    try:
-        return float(str(text))
-    except ValueError:
-        return float("nan")
+        answer = check_body(body, expect)
+    except AnswerError as exc:
+        raise PrometheusError(str(exc)) from None
+    return answer.result_type, answer.result, answer.warnings
 
 
 @dataclass
@@ -144,7 +129,7 @@ class FleetPoller:
         body = await bounded_get(client, path, params, deadline_s=self.deadline_s,
                                  max_body=self.max_body)
         self.bytes_received += len(body)
-        _, result, warnings = parse_answer(body)
+        _, result, warnings = parse_answer(body, "matrix" if path.endswith("_range") else "vector")
         return result, warnings
 
     async def _group(self, client: httpx.AsyncClient, g: QueryGroup,

@@ -22,28 +22,33 @@ malformed: a ``t`` of 1e300 hung ``replay --speed`` (a sleep of 1e300 s) and sho
 time of 300 digits. With ``speed``, a gap between two events is replayed as at most
 :data:`MAX_PAUSE_S` recorded seconds (a recording left running overnight does not stall).
 
-A malformed record line is reported (the session shows ``SourceFailed`` naming the file and line)
-and skipped: the position is kept on the object, so the retry continues after it.
+Every record line goes through the bounded JSON loader (:mod:`eagle_tui.model.loaders`: at most
+``codec.MAX_RECORD_BYTES``, nested at most 64 deep) and is read at most that many characters at a
+time, so a line without an end costs bounded memory. A malformed record line is reported (the
+session shows ``SourceFailed`` naming the file and line) and skipped: the position is kept on
+the object, so the retry continues after it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
-import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TextIO
 
 from eagle_tui.errors import InputError
 from eagle_tui.files import open_log, open_regular
-from eagle_tui.model.codec import CodecError, from_dict, is_header
+from eagle_tui.model.codec import MAX_RECORD_BYTES, CodecError, from_dict, is_header
 from eagle_tui.model.events import Event, LogLine, LogOpened
 from eagle_tui.model.framing import LineFramer, held_to_contract
+from eagle_tui.model.loaders import LoadError, load_json
 from eagle_tui.model.logfeed import LogFeed
 
 CHUNK = 1 << 20
 VISIBLE_LINES = 10_000
 MAX_T = 4_102_444_800.0  # 2100-01-01: a later (or negative, or non-finite) event time is junk
+HEAD_BYTES = 1 << 16  # what is read of the first line to tell a record file from a log
 MAX_PAUSE_S = 60.0  # the longest pause --speed makes between two events (recorded seconds)
 
 
@@ -51,15 +56,27 @@ class ReplayError(InputError):
     """A record line that cannot be replayed; ``str()`` names the file and line."""
 
 
+def bounded_lines(fh: TextIO, cap: int) -> Iterator[str | None]:
+    """The lines of ``fh``, each read at most ``cap`` characters at a time; a longer line is
+    read past in pieces and given as ``None`` (memory stays bounded by ``cap``)."""
+    while line := fh.readline(cap + 1):
+        if len(line) <= cap or line.endswith("\n"):
+            yield line
+            continue
+        while (rest := fh.readline(cap)) and not rest.endswith("\n"):
+            pass
+        yield None
+
+
 def detect_format(path: Path) -> str:
     """``"record"`` for an eagle-tui record file, ``"log"`` for anything else."""
     with open_regular(path) as fh:
-        first = fh.readline(1 << 16).strip()
+        first = fh.readline(HEAD_BYTES).strip()
     if not first.startswith(b"{"):
         return "log"
     try:
-        data = json.loads(first)
-    except ValueError:
+        data = load_json(first, f"{path}:1", max_bytes=HEAD_BYTES)
+    except LoadError:  # (a first line nested too deep is not a header either: a log)
         return "log"
     if isinstance(data, dict) and (is_header(data) or "type" in data):
         return "record"
@@ -109,19 +126,24 @@ class ReplaySource:
     async def _record(self) -> AsyncIterator[Event]:
         with io.TextIOWrapper(open_regular(self.path), encoding="utf-8",
                               errors="replace") as fh:
-            for lineno, line in enumerate(fh, 1):
+            for lineno, line in enumerate(bounded_lines(fh, MAX_RECORD_BYTES), 1):
                 if lineno <= self.position:
                     continue
                 self.position = lineno
+                if line is None:
+                    raise ReplayError(f"{self.path}:{lineno}: a record line longer than "
+                                      f"{MAX_RECORD_BYTES:,} characters (skipped)")
                 text = line.strip()
                 if not text:
                     continue
                 try:
-                    data = json.loads(text)
+                    data = load_json(text, f"{self.path}:{lineno}", max_bytes=MAX_RECORD_BYTES)
                     if lineno == 1 and is_header(data):
                         continue
                     ev = from_dict(data)
-                except (ValueError, CodecError, RecursionError, OverflowError) as exc:
+                except LoadError as exc:
+                    raise ReplayError(str(exc)) from None
+                except (ValueError, CodecError, OverflowError) as exc:
                     raise ReplayError(f"{self.path}:{lineno}: {exc}") from None
                 t = getattr(ev, "t", None)
                 if isinstance(t, float) and not (0.0 <= t <= MAX_T):  # (NaN fails it too)

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from eagle_tui.model.events import Event, ServerInfo, SpecConfig
+from eagle_tui.model.loaders import LoadError
 from eagle_tui.model.numbers import finite
 from eagle_tui.model.windows import own_path
 from eagle_tui.sources.http_budget import (
@@ -172,9 +173,9 @@ class ServerInfoSource:
         if resp.status_code != 200:
             raise ValueError(f"{path} answered HTTP {resp.status_code}")
         try:
-            data: object = resp.json()
-        except (ValueError, RecursionError):  # (RecursionError: JSON nested 100,000 deep)
-            raise ValueError(f"{path} did not answer JSON") from None
+            data: object = resp.json(f"the {path} answer")
+        except LoadError as exc:
+            raise ValueError(f"{path} did not answer usable JSON ({exc.reason})") from None
         return data
 
     async def fetch(self, client: httpx.AsyncClient) -> ServerInfo | None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from rich.style import Style
 
 from eagle_tui import errors
 from eagle_tui.files import NotRegularFileError, read_text
+from eagle_tui.model.loaders import LoadError, load_toml
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.theme import DEFAULT_THEME
 
@@ -160,9 +160,9 @@ def load_config(path: Path | None = None) -> UiConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {target}: {exc}") from exc
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{target}: not valid TOML: {exc}") from exc
+        data = load_toml(text, str(target))
+    except LoadError as exc:
+        raise ConfigError(str(exc)) from exc
     return config_from_mapping(data, str(target), base)
 
 

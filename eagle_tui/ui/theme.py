@@ -12,7 +12,6 @@ parses the stylesheet.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import fields
 from importlib import resources
 from pathlib import Path
@@ -22,6 +21,7 @@ from textual.theme import Theme
 
 from eagle_tui.errors import ConfigError
 from eagle_tui.files import NotRegularFileError, read_text
+from eagle_tui.model.loaders import LoadError, load_toml
 
 THEME_PACKAGE = "eagle_tui.themes"
 BUILTIN_THEME_NAMES = ("eagle-dark", "eagle-light", "eagle-high-contrast")
@@ -72,9 +72,9 @@ def theme_from_mapping(data: dict[str, Any], origin: str) -> Theme:
 
 def _parse_toml(text: str, origin: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ThemeError(f"{origin}: {exc}") from exc
+        return load_toml(text, origin)
+    except LoadError as exc:
+        raise ThemeError(str(exc)) from exc
 
 
 def builtin_themes() -> list[Theme]:

@@ -138,9 +138,9 @@ def test_bad_input_is_a_codec_error_naming_the_problem(data: object, needle: str
 
 
 def test_not_json_is_a_codec_error() -> None:
-    with pytest.raises(CodecError, match="not JSON"):
+    with pytest.raises(CodecError, match="not valid JSON"):
         loads("{not json")
-    with pytest.raises(CodecError, match="not JSON"):
+    with pytest.raises(CodecError, match="not valid JSON"):
         loads(b"\xff\xfe")
 
 

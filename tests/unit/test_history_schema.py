@@ -30,11 +30,12 @@ def _db(path: Path, columns: list[tuple[str, str]], *, version: int,
         rows: list[dict[str, object]] | None = None, extra_table: bool = False) -> Path:
     """A history file as another version would write it: ``columns`` after ``id``."""
     with sqlite3.connect(path) as db:
-        cols = ", ".join(f"{n} {k}" for n, k in columns)
+        cols = ", ".join(f'"{n}" {k}' for n, k in columns)
         db.execute(f"CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, {cols})")
         for row in rows or []:
             names = [n for n in row if n in {c for c, _ in columns}]
-            db.execute(f"INSERT INTO runs ({', '.join(names)}) VALUES "
+            quoted = ", ".join(f'"{n}"' for n in names)
+            db.execute(f"INSERT INTO runs ({quoted}) VALUES "
                        f"({', '.join('?' for _ in names)})", [row[n] for n in names])
         if extra_table:
             db.execute("CREATE TABLE gpu_samples (run INTEGER, t REAL, util REAL)")
