@@ -108,7 +108,7 @@ def test_launch_survives_exit_and_stop_kills_the_group(tmp_path: Path,
     assert len(group_alive(run.pgid)) >= 2
     p3 = cli(["stop", "last", "--yes", "--grace", "5"], shim_env)
     assert p3.returncode == 0, p3.stderr
-    assert "stopped run #1 first" in p3.stdout
+    assert "stopped run #1 first: " in p3.stdout and "ended after TERM" in p3.stdout
     deadline = time.monotonic() + 10
     while group_alive(run.pgid) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -117,7 +117,7 @@ def test_launch_survives_exit_and_stop_kills_the_group(tmp_path: Path,
     assert cli(["stop", "1", "--yes"], shim_env).returncode == 0  # already gone: fine
 
 
-def test_stop_refuses_a_foreign_group(tmp_path: Path, shim_env: dict[str, str]) -> None:
+def test_stop_leaves_a_foreign_group_alone(tmp_path: Path, shim_env: dict[str, str]) -> None:
     foreign = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                                start_new_session=True)
     try:
@@ -126,8 +126,17 @@ def test_stop_refuses_a_foreign_group(tmp_path: Path, shim_env: dict[str, str]) 
         # a record that points at a group eagle-tui did not start (no token in its env)
         store.add(kind="launched", name="forged", pid=foreign.pid, pgid=foreign.pid,
                   proc_start=stat[19], token="0123456789abcdef", state="ready")
+        # nothing carries the run's token: nothing of the run runs, the pid is left alone
         p = cli(["stop", "forged", "--yes"], shim_env)
-        assert p.returncode == 2 and "not launched by eagle-tui" in p.stderr
+        assert p.returncode == 0, p.stderr
+        assert "not running (no process carries its token)" in p.stdout
+        assert f"pid {foreign.pid} does not show the run's token" in p.stderr
+        assert "left alone" in p.stderr
+        assert foreign.poll() is None
+        store.add(kind="launched", name="reused", pid=foreign.pid, pgid=foreign.pid,
+                  proc_start="1", token="0123456789abcdef", state="ready")
+        p = cli(["stop", "reused", "--yes"], shim_env)
+        assert p.returncode == 0 and f"pid {foreign.pid} is another process now" in p.stderr
         assert foreign.poll() is None
         watched = store.add(kind="watched", name="seen", pid=foreign.pid, state="ready")
         p = cli(["stop", str(watched.id), "--yes"], shim_env)
