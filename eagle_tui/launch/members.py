@@ -10,7 +10,9 @@ entry, never a substring: a near-miss token or the token in an argv never matche
 
 Locally the scan reads ``/proc`` in this process; over SSH one ``sh`` script scans the host's
 ``/proc`` (a single ``grep -z`` over every environ, a loop where ``grep -z`` is missing) and
-prints one line per member and an end line, capped at :data:`MAX_MEMBERS` lines.
+prints one line per member and an end line, capped at :data:`MAX_MEMBERS` lines. (The loop
+turns each NUL into a line end and each newline into a byte no entry has, so a value with a
+newline in it cannot fake an entry of its own.)
 
 Signals go to single pids, never to a group (a group may hold processes without the token).
 Before each signal the pid's start time (``/proc/PID/stat`` field 22) must still be the one the
@@ -192,7 +194,7 @@ if printf 'x\0' | grep -qzxF x 2>/dev/null; then
   hits=$(grep -lzxF -e "$entry" -- [0-9]*/environ 2>/dev/null)
 else
   hits=$(for f in [0-9]*/environ; do
-    tr '\0' '\n' <"$f" 2>/dev/null | grep -qxF -e "$entry" && echo "$f"; done)
+    tr '\n\0' '\001\n' <"$f" 2>/dev/null | grep -qxF -e "$entry" && echo "$f"; done)
 fi
 n=0
 for f in $hits; do
@@ -219,7 +221,7 @@ while read -r pid start; do
   s=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
   set -- ${s##*)}
   [ "${20}" = "$start" ] || continue
-  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF -e "$entry" || continue
+  tr '\n\0' '\001\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF -e "$entry" || continue
   kill -s "$sig" "$pid" 2>/dev/null && echo "S $pid"
 done
 true
