@@ -93,7 +93,8 @@ def parse_stat(text: str) -> tuple[str, list[str]] | None:
 @dataclass(frozen=True)
 class Scan:
     """The run's members, and the recorded leader's start time if that pid is alive at all
-    (``None``: no such process; it may be another process than the launched one)."""
+    (``None``: no such process, or a zombie; it may be another process than the launched
+    one)."""
 
     members: tuple[Proc, ...]
     leader_start: str | None = None
@@ -137,7 +138,7 @@ def _start_of(root: str, pid: int) -> str | None:
             parsed = parse_stat(f.read())
     except OSError:
         return None
-    return None if parsed is None else parsed[1][19]
+    return None if parsed is None or parsed[0] in ("Z", "X", "x") else parsed[1][19]
 
 
 class LocalScanner:
@@ -209,7 +210,7 @@ for f in $hits; do
 done
 if [ "$leader" -gt 0 ] && s=$(cat "$leader/stat" 2>/dev/null); then
   set -- ${s##*)}
-  echo "L ${20}"
+  case $1 in Z|X|x) ;; *) echo "L ${20}" ;; esac
 fi
 echo "E $n"
 """
