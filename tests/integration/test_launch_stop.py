@@ -211,3 +211,88 @@ def test_watch_with_nothing_to_watch_finds_the_server(tmp_path: Path,
         assert [r.name for r in rows] == ["w"]
     finally:
         assert cli(["stop", "w", "--yes"], shim_env).returncode == 0
+
+
+# the stand-in with its worker in a session of its own (a daemon, as `setsid` makes)
+DAEMON_SHIM = SHIM.replace('"import time; time.sleep(600)"])',
+                           '"import time; time.sleep(600)"], start_new_session=True)')
+
+
+def _daemon_shim_env(tmp_path: Path, shim_env: dict[str, str]) -> dict[str, str]:
+    (tmp_path / "shim" / "sglang" / "launch_server.py").write_text(DAEMON_SHIM)
+    return shim_env
+
+
+def _worker_pid(log: str) -> int:
+    until = time.monotonic() + 20
+    while time.monotonic() < until:
+        for line in Path(log).read_text().splitlines():
+            if line.startswith("worker "):
+                return int(line.split()[1])
+        time.sleep(0.05)
+    raise AssertionError(f"no worker line in {log}")
+
+
+def _kill_token(token: str) -> None:
+    from test_stop_membership import kill_carriers
+
+    kill_carriers([token])
+
+
+def test_stop_finds_a_worker_that_left_the_group(tmp_path: Path,
+                                                 shim_env: dict[str, str]) -> None:
+    env = _daemon_shim_env(tmp_path, shim_env)
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(target),
+           "--port", str(free_port())]
+    p = cli(["launch", "--no-tui", "--timeout", "30", "--name", "d", *cmd], env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    run = RunStore(Path(env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3").get("d")
+    try:
+        worker = _worker_pid(run.log_path or "")
+        assert os.getsid(worker) == worker != run.pgid
+        assert worker not in group_alive(run.pgid or 0)
+        p = cli(["stop", "d", "--yes", "--grace", "5"], env)
+        assert p.returncode == 0, p.stderr
+        pids = " ".join(str(x) for x in sorted([run.pid or 0, worker]))
+        assert f"stopped run #1 d: 2 processes (pids {pids})" in p.stdout
+        assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == "zombie"
+    finally:
+        _kill_token(run.token or "")
+
+
+def test_the_dashboards_k_stops_a_worker_that_left_the_group(
+        tmp_path: Path, shim_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+    import asyncio
+    import io
+    import threading
+
+    from eagle_tui.assembly.control import LaunchControl
+    from eagle_tui.commands.launch import launch_async
+    from eagle_tui.model.control import Kill, Outcome
+
+    env = _daemon_shim_env(tmp_path, shim_env)
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    args = argparse.Namespace(env=[], cwd=str(tmp_path), force=True, name="k", log=None,
+                              baseline=None, no_tui=False, json=False)
+    words = ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--port",
+             str(free_port())]
+    code, started = asyncio.run(launch_async(args, words, io.StringIO(), io.StringIO()))
+    assert started is not None, code
+    try:
+        worker = _worker_pid(started.launched.log_path)
+        assert os.getsid(worker) == worker != started.launched.pgid
+        control = LaunchControl(store=RunStore(), spec=started.spec, prep=started.prep,
+                                run=started.run, launched=started.launched, grace=5)
+        got: list[Outcome] = []
+        done = threading.Event()
+        control.request(Kill(), lambda o: (got.append(o), done.set()))
+        assert done.wait(60)
+        control.close()
+        assert got[0].kind == "stopped", got[0].message
+        assert "2 processes" in got[0].message
+        assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == "zombie"
+    finally:
+        _kill_token(started.launched.token)
