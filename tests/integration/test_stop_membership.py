@@ -252,3 +252,19 @@ def test_a_reused_pid_or_a_process_without_the_token_is_never_signalled(
 
 def _start(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+
+
+def test_a_shell_script_that_setsids_a_child_and_exits_at_once(
+        tmp_path: Path, tokens: list[str], scanner: Scanner) -> None:
+    la = asyncio.run(start_detached(
+        LocalTransport(), ["sh", "-c", 'setsid sleep 600 & echo "$!" > pid.tmp; '
+                           'mv pid.tmp pid; exit 0'],
+        cwd=str(tmp_path), log_path=str(tmp_path / "server.log")))
+    tokens.append(la.token)
+    until((tmp_path / "pid").exists, "the child's pid")
+    child = int((tmp_path / "pid").read_text())
+    until(lambda: not alive(la.pid), "the script to exit")
+    assert alive(child) and os.getsid(child) == child
+    rep = asyncio.run(stop_run(scanner, la.token, grace=5, leader=la.pid,
+                               leader_start=la.proc_start))
+    assert rep.found == (child,) and rep.left == () and not alive(child)
