@@ -109,10 +109,10 @@ async def stop_run(scanner: Scanner, token: str, *, grace: float, leader: int = 
             continue
         quiet = 0
         elapsed = time.monotonic() - t0
-        if elapsed >= grace + kill_wait:
-            break
         if elapsed >= grace:
             killed.update(await scanner.send(current, "KILL", token))
+            if elapsed >= grace + kill_wait:
+                break  # each one left has had a KILL at least
         else:
             termed.update(await scanner.send([p for p in current if p.pid not in termed],
                                              "TERM", token))

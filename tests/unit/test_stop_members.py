@@ -15,6 +15,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from eagle_tui.launch.members import (
     SCAN_SH,
     LocalScanner,
     Proc,
+    Scan,
     ScanError,
     ShellScanner,
     carries,
@@ -33,7 +35,7 @@ from eagle_tui.launch.members import (
     parse_scan,
     valid_token,
 )
-from eagle_tui.launch.stopping import StopReport, describe, leader_note
+from eagle_tui.launch.stopping import StopReport, describe, leader_note, stop_run
 from eagle_tui.transport.local import LocalTransport
 
 tokens = st.text("0123456789abcdef", min_size=16, max_size=16)
@@ -116,8 +118,6 @@ def test_describe_says_counts_and_pids() -> None:
 
 
 def test_leader_note() -> None:
-    from eagle_tui.launch.members import Scan
-
     assert leader_note(Scan((), None), 5, "9") == ""
     assert leader_note(Scan((Proc(5, "9"),), "9"), 5, "9") == ""
     assert "another process now" in leader_note(Scan((), "10"), 5, "9")
@@ -198,3 +198,51 @@ def test_the_remote_scan_is_capped(tmp_path: Path) -> None:
     res = subprocess.run(["sh", "-c", SCAN_SH, "scan", str(tmp_path), token, "0", "7"],
                          capture_output=True, timeout=30, check=True)
     assert len(parse_scan(res.stdout).members) == 7
+
+
+# ------------------------------------------------------------- the stop loop, scripted scanner
+class Scripted:
+    """A scanner whose members are given per scan; counts scans and records signals."""
+
+    def __init__(self, rounds: list[list[int]], then: Callable[[int], list[int]]) -> None:
+        self.rounds = rounds
+        self.then = then
+        self.scans = 0
+        self.sent: list[tuple[str, int]] = []
+
+    async def scan(self, token: str, leader: int = 0) -> Scan:
+        n = self.scans
+        self.scans += 1
+        pids = self.rounds[n] if n < len(self.rounds) else self.then(n)
+        return Scan(tuple(Proc(p, "1") for p in pids))
+
+    async def send(self, procs: Sequence[Proc], sig: str, token: str) -> list[int]:
+        self.sent += [(sig, p.pid) for p in procs]
+        return [p.pid for p in procs]
+
+
+def test_the_stop_ends_after_two_empty_scans_and_terms_late_members_once() -> None:
+    sc = Scripted([[1, 2], [1, 2, 3], [3], [], [4], [], []], lambda n: [])
+    rep = asyncio.run(stop_run(sc, "0123456789abcdef", grace=60, poll=0.001))
+    assert sc.sent == [("TERM", 1), ("TERM", 2), ("TERM", 3), ("TERM", 4)]
+    assert rep.found == (1, 2, 3, 4) and rep.late == (3, 4) and rep.left == ()
+    assert sc.scans == 7 and rep.signal == "TERM"
+
+
+@pytest.mark.parametrize("shape", ["stubborn", "forking"])
+def test_the_stop_never_hangs_on_members_that_do_not_go(shape: str) -> None:
+    """Members that never exit (or a fork each scan): KILL after the grace, then the stop ends
+    with them reported; its scans are bounded by (grace + kill wait) / poll."""
+    grace, wait, poll = 0.05, 0.05, 0.01
+    sc = Scripted([], (lambda n: [7]) if shape == "stubborn" else (lambda n: [100 + n]))
+    rep = asyncio.run(stop_run(sc, "0123456789abcdef", grace=grace, kill_wait=wait, poll=poll))
+    assert rep.left and rep.signal == "KILL" and ("KILL", rep.left[0]) in sc.sent
+    assert sc.scans <= (grace + wait) / poll + 2
+
+
+def test_stop_run_refuses_an_unbounded_grace() -> None:
+    sc = Scripted([[1]], lambda n: [1])
+    for bad in (math.inf, math.nan, -1.0, 0.0, 1e9):
+        with pytest.raises(ValueError, match="--grace"):
+            asyncio.run(stop_run(sc, "0123456789abcdef", grace=bad))
+    assert sc.scans == 0 and sc.sent == []
