@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -47,8 +48,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def reap_runs(data_dir: Path) -> None:
+    """Kill every process of every run recorded in ``data_dir`` (a test's cleanup, pass or
+    fail: a launched server outlives the test otherwise)."""
+    from test_stop_membership import kill_carriers
+
+    if (data_dir / "runs.sqlite3").exists():
+        kill_carriers([r.token for r in RunStore(data_dir / "runs.sqlite3").list(demo=None)
+                       if r.token])
+
+
 @pytest.fixture
-def shim_env(tmp_path: Path) -> dict[str, str]:
+def shim_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     pkg = tmp_path / "shim" / "sglang"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -56,7 +67,10 @@ def shim_env(tmp_path: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(tmp_path / "shim"), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "EAGLE_TUI_DATA_DIR": str(tmp_path / "data"), "MY_SECRET": "s3cr3t"}
-    return env
+    try:
+        yield env
+    finally:
+        reap_runs(tmp_path / "data")
 
 
 def cli(args: list[str], env: dict[str, str],

@@ -10,19 +10,28 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from test_launch_stop import SHIM, cli, free_port, group_alive
+from test_launch_stop import SHIM, cli, free_port, group_alive, reap_runs
 
 pytestmark = [pytest.mark.sshd]
 
 
-def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object]) -> None:
+@pytest.fixture
+def reaped(tmp_path: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        reap_runs(tmp_path / "data")
+
+
+def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object],
+                                reaped: None) -> None:
     pkg = tmp_path / "shim" / "sglang"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
