@@ -71,11 +71,13 @@ def _env_lines(env: dict[str, str]) -> bytes:
 
 
 async def start_detached(transport: Transport, argv: list[str], *, cwd: str, log_path: str,
-                         env: dict[str, str] | None = None, timeout: float = 20.0) -> Launched:
-    """Start ``argv`` in its own session on the transport's host (see the module docstring)."""
+                         env: dict[str, str] | None = None, timeout: float = 20.0,
+                         token: str | None = None) -> Launched:
+    """Start ``argv`` in its own session on the transport's host (see the module docstring),
+    with ``token`` (default: a new one) in its environment."""
     if not argv:
         raise LaunchError("empty command")
-    token = new_token()
+    token = token or new_token()
     script = ["sh", "-c", _START, "eagle-tui-launch", cwd, log_path, token, *argv]
     try:
         res = await transport.run(script, timeout, stdin=_env_lines(env or {}))

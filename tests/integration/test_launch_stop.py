@@ -310,3 +310,47 @@ def test_the_dashboards_k_stops_a_worker_that_left_the_group(
         assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == "zombie"
     finally:
         _kill_token(started.launched.token)
+
+
+def test_a_start_whose_answer_is_lost_can_still_be_stopped(
+        tmp_path: Path, shim_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server started but its start script's answer never came back (a dropped
+    connection): the run is recorded failed, with its token, and ``stop`` finds the server."""
+    import asyncio
+
+    from eagle_tui.launch.plan import prepare, start
+    from eagle_tui.launch.process import LaunchError
+    from eagle_tui.transport.base import RunResult, TransportError
+    from eagle_tui.transport.local import LocalTransport
+
+    class AnswerLost(LocalTransport):
+        async def run(self, argv: list[str], timeout: float = 10.0, *,
+                      stdin: bytes | None = None) -> RunResult:
+            await super().run(argv, timeout, stdin=stdin)
+            raise TransportError("connection lost")
+
+    monkeypatch.setenv("PYTHONPATH", shim_env["PYTHONPATH"])
+    store = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3")
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    words = ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--port",
+             str(free_port())]
+
+    async def go() -> None:
+        prep = await prepare(LocalTransport(), words, cwd=str(tmp_path))
+        with pytest.raises(LaunchError, match="connection lost"):
+            await start(store, AnswerLost(), prep, name="lost")
+
+    asyncio.run(go())
+    run = store.get("lost")
+    assert run.state == "failed" and run.pid is None and run.token
+    from test_stop_membership import members
+
+    until = time.monotonic() + 20
+    while len(members(run.token)) < 2 and time.monotonic() < until:
+        time.sleep(0.05)
+    pids = [p.pid for p in members(run.token)]
+    assert len(pids) == 2  # the server and its worker run, recorded nowhere but by the token
+    p = cli(["stop", "lost", "--yes", "--grace", "5"], shim_env)
+    assert p.returncode == 0, p.stderr
+    assert "stopped run" in p.stdout and "2 processes" in p.stdout
+    assert members(run.token) == []
