@@ -80,8 +80,7 @@ async def stop_async(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     if not rec.token:
         print(f"eagle-tui stop: refused: run {sanitize(rec.label)} has no launch token "
-              "recorded (its start failed): no process can be told to be its own",
-              file=sys.stderr)
+              "recorded: no process can be told to be its own", file=sys.stderr)
         return EXIT_REFUSED
     where = f" on {rec.host}" if rec.host else ""
     if rec.host and not args.ssh:
