@@ -187,6 +187,11 @@ def test_shell_scan_and_local_scan_find_exactly_the_token_carriers(
         res = subprocess.run(["sh", "-c", SCAN_SH, "scan", str(root), token, "0", "4096"],
                              capture_output=True, env=env, timeout=30, check=True)
         assert parse_scan(res.stdout).members == local.members
+        # a host whose sh is bash
+        if shutil.which("bash"):
+            res = subprocess.run(["bash", "-c", SCAN_SH, "scan", str(root), token, "0", "9"],
+                                 capture_output=True, timeout=30, check=True)
+            assert parse_scan(res.stdout).members == local.members
 
 
 def test_the_remote_scan_is_capped(tmp_path: Path) -> None:
