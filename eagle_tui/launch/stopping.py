@@ -82,6 +82,11 @@ def leader_note(scan: Scan, leader: int, leader_start: str) -> str:
             "was replaced): left alone")
 
 
+def _sent(procs: tuple[Proc, ...] | list[Proc], pids: list[int]) -> set[Proc]:
+    got = set(pids)
+    return {p for p in procs if p.pid in got}
+
+
 async def stop_run(scanner: Scanner, token: str, *, grace: float, leader: int = 0,
                    leader_start: str = "", kill_wait: float = KILL_WAIT_S,
                    poll: float = POLL_S) -> StopReport:
@@ -93,11 +98,11 @@ async def stop_run(scanner: Scanner, token: str, *, grace: float, leader: int = 
     note = leader_note(first, leader, leader_start)
     seen: set[Proc] = set(first.members)
     late: set[Proc] = set()
-    termed: set[int] = set()
+    termed: set[Proc] = set()
     killed: set[int] = set()
     current = first.members
     if current:
-        termed.update(await scanner.send(current, "TERM", token))
+        termed.update(_sent(current, await scanner.send(current, "TERM", token)))
     quiet = 0 if current else SETTLE_SCANS
     while quiet < SETTLE_SCANS:
         await asyncio.sleep(poll)
@@ -114,10 +119,10 @@ async def stop_run(scanner: Scanner, token: str, *, grace: float, leader: int = 
             if elapsed >= grace + kill_wait:
                 break  # each one left has had a KILL at least
         else:
-            termed.update(await scanner.send([p for p in current if p.pid not in termed],
-                                             "TERM", token))
+            fresh = [p for p in current if p not in termed]
+            termed.update(_sent(fresh, await scanner.send(fresh, "TERM", token)))
     left = tuple(sorted(p.pid for p in current)) if quiet < SETTLE_SCANS else ()
-    return StopReport(tuple(sorted({p.pid for p in seen})), tuple(sorted(termed)),
+    return StopReport(tuple(sorted({p.pid for p in seen})), tuple(sorted({p.pid for p in termed})),
                       tuple(sorted(killed)), tuple(sorted({p.pid for p in late})), left,
                       time.monotonic() - t0, grace, note)
 
