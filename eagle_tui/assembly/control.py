@@ -190,7 +190,6 @@ class LaunchControl:
     # ------------------------------------------------------------------ control thread
     async def _handle(self, intent: Intent) -> Outcome:
         from eagle_tui.history.store import HistoryError
-        from eagle_tui.launch.members import ScanError
         from eagle_tui.launch.process import LaunchError
         from eagle_tui.model.cmdline import CommandError
         from eagle_tui.transport.base import TransportError
@@ -207,7 +206,7 @@ class LaunchControl:
             if not words:
                 return Outcome("failed", "the command is empty")
             return await self._relaunch(words, force=intent.force)
-        except (CommandError, LaunchError, HistoryError, TransportError, ScanError, OSError,
+        except (CommandError, LaunchError, HistoryError, TransportError, OSError,
                 TimeoutError) as exc:
             return Outcome("failed", str(exc) or type(exc).__name__)
 

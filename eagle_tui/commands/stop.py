@@ -64,7 +64,7 @@ def _confirm(question: str) -> bool:
 
 async def stop_async(args: argparse.Namespace) -> int:
     from eagle_tui.history.store import HistoryError, RunStore
-    from eagle_tui.launch.members import ScanError, scanner_for
+    from eagle_tui.launch.members import scanner_for
     from eagle_tui.launch.stopping import describe, stop_run
     from eagle_tui.transport.base import TransportError
 
@@ -100,7 +100,7 @@ async def stop_async(args: argparse.Namespace) -> int:
         await connect_one(transport)
         res = await stop_run(scanner_for(transport), rec.token, grace=args.grace,
                              leader=rec.pid or 0, leader_start=rec.proc_start or "")
-    except (ScanError, TransportError, TimeoutError) as exc:
+    except (TransportError, TimeoutError) as exc:  # ScanError is one
         print(f"eagle-tui stop: error: {exc or 'timed out'}", file=sys.stderr)
         return EXIT_REFUSED
     finally:

@@ -32,8 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from eagle_tui.errors import EagleError
-from eagle_tui.transport.base import Transport
+from eagle_tui.transport.base import Transport, TransportError
 
 TOKEN_VAR = "EAGLE_TUI_RUN"
 MAX_MEMBERS = 4096  # lines one remote scan prints: its output stays bounded
@@ -42,7 +41,7 @@ _TOKEN_RE = re.compile(r"[0-9a-f]{16,64}")
 _SIGNALS = {"TERM": signal.SIGTERM, "KILL": signal.SIGKILL}
 
 
-class ScanError(EagleError):
+class ScanError(TransportError):
     """The host's processes could not be scanned (a cut or unreadable answer)."""
 
 
