@@ -53,17 +53,13 @@ while IFS=' ' read -r k v; do
   export "$k=$(printf '%s' "$v" | base64 -d)"
 done
 export EAGLE_TUI_RUN="$token"
-setsid "$@" </dev/null >>"$log" 2>&1 &
-pid=$!
-i=0
-while [ $i -lt 200 ]; do  # until setsid has run: the new session's leader is $pid
-  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || { echo "exited $pid"; exit 0; }
-  set -- ${stat##*) }
-  [ "$3" = "$pid" ] && break
-  sleep 0.01; i=$((i+1))
-done
-echo "started $pid ${stat##*) }"
+# The leader prints its own stat from inside its new session, then becomes the server: its
+# pid and start time are known even if it exits at once (a server that daemonizes).
+stat=$(setsid sh -c 'cat "/proc/$$/stat" && exec "$@" </dev/null >>"$0" 2>&1' "$log" "$@" &)
+[ -n "$stat" ] || { echo "eagle-tui: the server did not start (setsid failed)" >&2; exit 96; }
+echo "started ${stat%% *} ${stat##*) }"
 """
+
 
 def _env_lines(env: dict[str, str]) -> bytes:
     return b"".join(f"{k} ".encode() + base64.b64encode(v.encode()) + b"\n"
@@ -87,8 +83,8 @@ async def start_detached(transport: Transport, argv: list[str], *, cwd: str, log
     if res.exit_code != 0 or not out:
         err = res.stderr.decode("utf-8", "replace").strip()
         raise LaunchError(f"could not start the server: {err or f'exit {res.exit_code}'}")
-    if out[0] == "exited":
-        raise LaunchError(f"the server exited at once (pid {out[1]}); see {log_path}")
+    if out[0] != "started" or len(out) < 22 or not out[1].isdigit():
+        raise LaunchError(f"could not start the server: unexpected answer {out[0][:40]!r}")
     # out = ["started", pid, state, ppid, pgrp, session, ..., starttime (field 22), ...]
     pid = int(out[1])
     fields = out[2:]

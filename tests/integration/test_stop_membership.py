@@ -131,10 +131,11 @@ def scanner(request: pytest.FixtureRequest) -> Scanner:
 def launch(script: str, tmp: Path, tokens: list[str]) -> tuple[str, int, str]:
     """Start ``script`` as ``launch`` does: ``(token, leader pid, leader start)``."""
     pidfile = tmp / "pids"
+    tokens.append(new_token())  # known before the start: the cleanup finds what it started
     la = asyncio.run(start_detached(LocalTransport(), [sys.executable, "-c", script,
                                                        str(pidfile)],
-                                    cwd=str(tmp), log_path=str(tmp / "server.log")))
-    tokens.append(la.token)
+                                    cwd=str(tmp), log_path=str(tmp / "server.log"),
+                                    token=tokens[-1]))
     until(pidfile.exists, "the script's pid file")
     return la.token, la.pid, la.proc_start
 
@@ -256,11 +257,11 @@ def _start(pid: int) -> str:
 
 def test_a_shell_script_that_setsids_a_child_and_exits_at_once(
         tmp_path: Path, tokens: list[str], scanner: Scanner) -> None:
+    tokens.append(new_token())
     la = asyncio.run(start_detached(
         LocalTransport(), ["sh", "-c", 'setsid sleep 600 & echo "$!" > pid.tmp; '
                            'mv pid.tmp pid; exit 0'],
-        cwd=str(tmp_path), log_path=str(tmp_path / "server.log")))
-    tokens.append(la.token)
+        cwd=str(tmp_path), log_path=str(tmp_path / "server.log"), token=tokens[-1]))
     until((tmp_path / "pid").exists, "the child's pid")
     child = int((tmp_path / "pid").read_text())
     until(lambda: not alive(la.pid), "the script to exit")

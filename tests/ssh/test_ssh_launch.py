@@ -87,7 +87,7 @@ def test_remote_stop_finds_a_setsid_daemon(tmp_path: Path, sshd: object) -> None
     from test_stop_membership import DAEMON, SLEEPER, alive, kill_carriers, until
 
     from eagle_tui.launch.members import scanner_for
-    from eagle_tui.launch.process import start_detached
+    from eagle_tui.launch.process import new_token, start_detached
     from eagle_tui.launch.stopping import StopReport, stop_run
 
     pidfile = tmp_path / "pids"
@@ -97,9 +97,10 @@ def test_remote_stop_finds_a_setsid_daemon(tmp_path: Path, sshd: object) -> None
 
     async def go() -> tuple[StopReport, int, int]:
         async with sshd.transport() as tr:  # type: ignore[attr-defined]
+            tokens.append(new_token())
             la = await start_detached(tr, [sys.executable, "-c", DAEMON, str(pidfile)],
-                                      cwd=str(tmp_path), log_path=str(tmp_path / "log"))
-            tokens.append(la.token)
+                                      cwd=str(tmp_path), log_path=str(tmp_path / "log"),
+                                      token=tokens[-1])
             await asyncio.to_thread(until, pidfile.exists, "the daemon")
             daemon = int(pidfile.read_text())
             await asyncio.to_thread(until, lambda: not alive(la.pid), "the leader to exit")
