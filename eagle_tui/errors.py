@@ -30,8 +30,9 @@ error comes from; the leaves live beside the code that raises them::
     │   │   ├── DeadlineExceeded        not complete within its total deadline
     │   │   └── BodyTooLarge            a body over its byte cap
     │   ├── DraftConfigError            the draft model's config (sources/draftconfig.py)
-    │   └── DiscoveryError              the host's processes unreadable (probe/discover.py)
-    ├── LaunchError         a server not started, or a group not ours to stop (launch/process.py)
+    │   ├── DiscoveryError              the host's processes unreadable (probe/discover.py)
+    │   └── ScanError                   a run's process scan cut or failed (launch/members.py)
+    ├── LaunchError         a server not started, or a run not stopped (launch/process.py)
     ├── HistoryError        the run history unusable, or no such run (history/store.py)
     ├── BenchError          ``bench`` could not start its load (commands/bench.py, exit 1)
     └── ApiError            the simulator refuses an OpenAI request (sim/openai_api.py)

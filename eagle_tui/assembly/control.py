@@ -2,11 +2,12 @@
 
 The dashboard's keys post an intent (:mod:`eagle_tui.model.control`); :class:`LaunchControl`
 does the work on its own thread and event loop (``eagle-control``) — connecting the run's host,
-``stop_group``, ``prepare`` (parse and lint on the same host), ``start``, the history rows —
-and answers with one :class:`~eagle_tui.model.control.Outcome` through the reply callback the
-dashboard gave (which posts a Textual message: thread-safe). Its own thread, not the session
-thread: a relaunch replaces the session (the new run's sources, a fresh state), and the old
-session's thread ends with it.
+``stop_run`` (every process with the run's token), ``prepare`` (parse and lint on the same
+host), ``start``, the history rows — and answers with one
+:class:`~eagle_tui.model.control.Outcome` through the reply callback the dashboard gave
+(which posts a Textual message: thread-safe). Its own thread, not the session thread: a
+relaunch replaces the session (the new run's sources, a fresh state), and the old session's
+thread ends with it.
 
 A relaunch is a new run: a new history row whose ``parent`` is the replaced run, a new log,
 pid and URL, and a new :class:`~eagle_tui.assembly.threaded.ThreadedSession` built from the
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import Subscriber, ThreadedSession
+from eagle_tui.launch.members import check_grace
 from eagle_tui.model.control import Intent, Kill, Outcome, Relaunch, Restart
 from eagle_tui.model.redact import MASK, redact_words
 from eagle_tui.model.runsummary import previous_run, previous_run_from_record
@@ -106,7 +108,7 @@ class LaunchControl:
         self.spec = spec
         self.demo = demo
         self.log_dir = log_dir
-        self.grace = grace
+        self.grace = check_grace(grace)
         self._subscribers_for = subscribers_for or recorder_for(store)
         self._label_for = label_for or self._label
         self._argv = list(prep.argv)
@@ -216,25 +218,27 @@ class LaunchControl:
         return transport
 
     async def _stop(self, transport: Transport | None = None) -> str:
-        """Stop the current run's group; what happened, in words."""
-        from eagle_tui.launch.process import stop_group
+        """Stop every process of the current run (those with its token); what happened."""
+        from eagle_tui.launch.members import scanner_for
+        from eagle_tui.launch.stopping import describe, stop_run
 
         own = transport is None
         tr = transport if transport is not None else await self._connect()
         try:
             la = self._launched
-            res = await stop_group(tr, la.pgid, la.proc_start, la.token, grace=self.grace)
+            res = await stop_run(scanner_for(tr), la.token, grace=self.grace, leader=la.pid,
+                                 leader_start=la.proc_start)
         finally:
             if own:
                 await tr.close()
         if res.left:
             from eagle_tui.launch.process import LaunchError
 
-            raise LaunchError(f"{res.left} process(es) of run {self.label} survived KILL")
+            raise LaunchError(f"run {self.label} not stopped: {describe(res)}")
         self._record_stopped()
         if res.signal is None:
             return f"run {self.label} was not running"
-        return f"stopped run {self.label} ({res.signal}, {res.seconds:.1f} s)"
+        return f"stopped run {self.label}: {describe(res)}"
 
     def _record_stopped(self) -> None:
         from eagle_tui.history.recorder import HistoryRecorder

@@ -1,9 +1,10 @@
-"""``eagle-tui stop RUN [--yes]``: stop a run eagle-tui launched (its whole process group).
+"""``eagle-tui stop RUN [--yes] [--grace S]``: stop every process of a run eagle-tui launched.
 
-TERM to the group, KILL after ``--grace`` seconds. Refused (exit 2) for a run eagle-tui did
-not launch, and for a process group that is not the launched one any more (checked by the
-group's token and the leader's start time: a reused pid is never signalled). Exit 0 stopped
-(or already gone), 2 refused or usage.
+The run's processes are those that carry its launch token, wherever they moved (a ``setsid``
+daemon, workers left by an exited leader): TERM to each, KILL after ``--grace`` seconds to
+those still there, re-scanning for processes forked meanwhile (:mod:`eagle_tui.launch.stopping`).
+A process without the token is never signalled, nor a pid reused since the scan. Exit 0 when
+none of the run's processes is left, 1 when some survived, 2 refused, usage or unreachable.
 """
 
 from __future__ import annotations
@@ -20,19 +21,34 @@ from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.model.normalize import sanitize
 
 EXIT_STOPPED = 0
+EXIT_LEFT = 1
 EXIT_REFUSED = 2
+
+
+def grace_seconds(text: str) -> float:
+    """argparse type for ``--grace``: finite, > 0 and at most an hour, with a one-line error."""
+    from eagle_tui.launch.members import check_grace
+
+    try:
+        return check_grace(float(text))
+    except ValueError as exc:
+        if "--grace" in str(exc):
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("--grace ")) from None
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "stop", help="stop a launched run (TERM, then KILL after a grace period)",
-        description="Stop a run that eagle-tui launched: TERM to its process group, KILL after "
-        "--grace seconds. Refuses a run or process group eagle-tui did not launch. RUN is an "
-        "id, a name, `last` or `last~N`. Exit codes: 0 stopped, 2 refused or usage.")
+        description="Stop a run that eagle-tui launched: TERM to every process that carries its "
+        "launch token (wherever it moved: setsid daemons, workers of an exited leader), KILL "
+        "after --grace seconds. A process without the token is never signalled. RUN is an "
+        "id, a name, `last` or `last~N`. Exit codes: 0 none of the run's processes left, "
+        "1 some survived KILL, 2 refused, usage or host unreachable.")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    p.add_argument("--grace", metavar="SECONDS", type=float, default=10.0,
-                   help="seconds between TERM and KILL (default 10)")
+    p.add_argument("--grace", metavar="SECONDS", type=grace_seconds, default=10.0,
+                   help="seconds between TERM and KILL, > 0 and at most 3600 (default 10)")
     add_ssh_args(p)
     p.set_defaults(func=run)
 
@@ -48,7 +64,8 @@ def _confirm(question: str) -> bool:
 
 async def stop_async(args: argparse.Namespace) -> int:
     from eagle_tui.history.store import HistoryError, RunStore
-    from eagle_tui.launch.process import LaunchError, stop_group
+    from eagle_tui.launch.members import scanner_for
+    from eagle_tui.launch.stopping import describe, stop_run
     from eagle_tui.transport.base import TransportError
 
     try:
@@ -57,9 +74,13 @@ async def stop_async(args: argparse.Namespace) -> int:
     except HistoryError as exc:
         print(f"eagle-tui stop: error: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    if rec.kind != "launched" or rec.pgid is None or not rec.token or not rec.proc_start:
+    if rec.kind != "launched":
         print(f"eagle-tui stop: refused: run {sanitize(rec.label)} was not launched by "
               "eagle-tui (it was only watched): stop it where it was started", file=sys.stderr)
+        return EXIT_REFUSED
+    if not rec.token:
+        print(f"eagle-tui stop: refused: run {sanitize(rec.label)} has no launch token "
+              "recorded: no process can be told to be its own", file=sys.stderr)
         return EXIT_REFUSED
     where = f" on {rec.host}" if rec.host else ""
     if rec.host and not args.ssh:
@@ -69,32 +90,32 @@ async def stop_async(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"eagle-tui stop: error: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    question = (f"Stop run {sanitize(rec.label)}{where} (process group {rec.pgid}: "
-                f"{sanitize(rec.command or '')[:120]})?")
+    question = (f"Stop run {sanitize(rec.label)}{where} (every process that carries its "
+                f"token; {sanitize(rec.command or '')[:120]})?")
     if not args.yes and not _confirm(question):
         print("eagle-tui stop: not confirmed (use --yes to stop without asking)",
               file=sys.stderr)
         return EXIT_REFUSED
     try:
         await connect_one(transport)
-        res = await stop_group(transport, rec.pgid, rec.proc_start, rec.token,
-                               grace=args.grace)
-    except LaunchError as exc:
-        print(f"eagle-tui stop: refused: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
-    except (TransportError, TimeoutError) as exc:
+        res = await stop_run(scanner_for(transport), rec.token, grace=args.grace,
+                             leader=rec.pid or 0, leader_start=rec.proc_start or "")
+    except (TransportError, TimeoutError) as exc:  # ScanError is one
         print(f"eagle-tui stop: error: {exc or 'timed out'}", file=sys.stderr)
         return EXIT_REFUSED
     finally:
         await transport.close()
+    if res.note:
+        print(f"eagle-tui stop: {sanitize(res.note)}", file=sys.stderr)
+    what = describe(res)
+    if res.left:
+        print(f"eagle-tui stop: run {sanitize(rec.label)}{where} not stopped: {what}",
+              file=sys.stderr)
+        return EXIT_LEFT
     if res.signal is None:
-        print(f"run {sanitize(rec.label)}{where}: not running (nothing to stop)")
-    elif res.left:
-        print(f"eagle-tui stop: {res.left} process(es) of run {sanitize(rec.label)} survived "
-              "KILL", file=sys.stderr)
-        return EXIT_REFUSED
+        print(f"run {sanitize(rec.label)}{where}: {what}")
     else:
-        print(f"stopped run {sanitize(rec.label)}{where} ({res.signal}, {res.seconds:.1f} s)")
+        print(f"stopped run {sanitize(rec.label)}{where}: {what}")
     try:
         if rec.ended is None:
             store.update(rec.id, state="stopped", ended=time.time())
@@ -104,13 +125,7 @@ async def stop_async(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        if not args.grace >= 0:
-            raise ValueError("--grace must be >= 0")
-    except ValueError as exc:
-        print(f"eagle-tui stop: error: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
     return asyncio.run(stop_async(args))
 
 
-__all__ = ["EXIT_REFUSED", "EXIT_STOPPED", "register", "run"]
+__all__ = ["EXIT_LEFT", "EXIT_REFUSED", "EXIT_STOPPED", "grace_seconds", "register", "run"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from eagle_tui.history.records import RunRecord
 from eagle_tui.history.store import RunStore, data_dir
-from eagle_tui.launch.process import Launched, start_detached
+from eagle_tui.launch.process import Launched, new_token, start_detached
 from eagle_tui.model.cmdline import ParsedCommand, parse_command
 from eagle_tui.model.lint import LintResult, lint
 from eagle_tui.model.redact import redact_words
@@ -105,9 +105,14 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
                 name: str | None = None, log_path: str | None = None, demo: bool = False,
                 parent: int | None = None, baseline: float | None = None,
                 ) -> tuple[RunRecord, Launched]:
-    """Record the run, start it detached, and record how to find its group again."""
+    """Record the run, start it detached, and record how to find its group again.
+
+    The token is recorded before the server starts: a start that fails half-way (the process
+    started, its answer lost) leaves a run that ``stop`` can still find by it."""
     words = redact_words(prep.argv)
+    token = new_token()
     run = store.add(kind="launched", demo=demo, engine=prep.cmd.engine, host=transport.host,
+                    token=token,
                     command=" ".join(_quote(w) for w in words), argv=words,
                     flags=_flags(prep.cmd), env_names=sorted(prep.env), cwd=prep.cwd,
                     url=prep.url, parent=parent, baseline=baseline, state="starting",
@@ -117,7 +122,7 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
         log = os.path.join(prep.cwd, log)
     try:
         launched = await start_detached(transport, run_argv(prep.argv), cwd=prep.cwd, log_path=log,
-                                        env=prep.env)
+                                        env=prep.env, token=token)
     except BaseException:
         store.update(run.id, state="failed", ended=time.time(), log_path=log)
         raise

@@ -15,7 +15,7 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class Kill:
-    """``K``: stop the launched run's process group (TERM, then KILL after the grace)."""
+    """``K``: stop every process of the launched run (TERM, then KILL after the grace)."""
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ class ControlledApp(App[int]):
         if self.control is None:
             return
         label = inert(self.control.label)
-        question = (f"Kill run {label}? TERM to its whole process group, KILL after the grace "
+        question = (f"Kill run {label}? TERM to every process of the run, KILL after the grace "
                     f"period.\n{inert(self.control.command)}")
 
         def answered(yes: bool | None) -> None:

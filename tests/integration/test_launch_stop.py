@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -47,8 +48,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def reap_runs(data_dir: Path) -> None:
+    """Kill every process of every run recorded in ``data_dir`` (a test's cleanup, pass or
+    fail: a launched server outlives the test otherwise)."""
+    from test_stop_membership import kill_carriers
+
+    if (data_dir / "runs.sqlite3").exists():
+        kill_carriers([r.token for r in RunStore(data_dir / "runs.sqlite3").list(demo=None)
+                       if r.token])
+
+
 @pytest.fixture
-def shim_env(tmp_path: Path) -> dict[str, str]:
+def shim_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     pkg = tmp_path / "shim" / "sglang"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -56,7 +67,10 @@ def shim_env(tmp_path: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(tmp_path / "shim"), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "EAGLE_TUI_DATA_DIR": str(tmp_path / "data"), "MY_SECRET": "s3cr3t"}
-    return env
+    try:
+        yield env
+    finally:
+        reap_runs(tmp_path / "data")
 
 
 def cli(args: list[str], env: dict[str, str],
@@ -108,7 +122,7 @@ def test_launch_survives_exit_and_stop_kills_the_group(tmp_path: Path,
     assert len(group_alive(run.pgid)) >= 2
     p3 = cli(["stop", "last", "--yes", "--grace", "5"], shim_env)
     assert p3.returncode == 0, p3.stderr
-    assert "stopped run #1 first" in p3.stdout
+    assert "stopped run #1 first: " in p3.stdout and "ended after TERM" in p3.stdout
     deadline = time.monotonic() + 10
     while group_alive(run.pgid) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -117,7 +131,7 @@ def test_launch_survives_exit_and_stop_kills_the_group(tmp_path: Path,
     assert cli(["stop", "1", "--yes"], shim_env).returncode == 0  # already gone: fine
 
 
-def test_stop_refuses_a_foreign_group(tmp_path: Path, shim_env: dict[str, str]) -> None:
+def test_stop_leaves_a_foreign_group_alone(tmp_path: Path, shim_env: dict[str, str]) -> None:
     foreign = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                                start_new_session=True)
     try:
@@ -126,8 +140,17 @@ def test_stop_refuses_a_foreign_group(tmp_path: Path, shim_env: dict[str, str]) 
         # a record that points at a group eagle-tui did not start (no token in its env)
         store.add(kind="launched", name="forged", pid=foreign.pid, pgid=foreign.pid,
                   proc_start=stat[19], token="0123456789abcdef", state="ready")
+        # nothing carries the run's token: nothing of the run runs, the pid is left alone
         p = cli(["stop", "forged", "--yes"], shim_env)
-        assert p.returncode == 2 and "not launched by eagle-tui" in p.stderr
+        assert p.returncode == 0, p.stderr
+        assert "not running (no process carries its token)" in p.stdout
+        assert f"pid {foreign.pid} does not show the run's token" in p.stderr
+        assert "left alone" in p.stderr
+        assert foreign.poll() is None
+        store.add(kind="launched", name="reused", pid=foreign.pid, pgid=foreign.pid,
+                  proc_start="1", token="0123456789abcdef", state="ready")
+        p = cli(["stop", "reused", "--yes"], shim_env)
+        assert p.returncode == 0 and f"pid {foreign.pid} is another process now" in p.stderr
         assert foreign.poll() is None
         watched = store.add(kind="watched", name="seen", pid=foreign.pid, state="ready")
         p = cli(["stop", str(watched.id), "--yes"], shim_env)
@@ -202,3 +225,130 @@ def test_watch_with_nothing_to_watch_finds_the_server(tmp_path: Path,
         assert [r.name for r in rows] == ["w"]
     finally:
         assert cli(["stop", "w", "--yes"], shim_env).returncode == 0
+
+
+# the stand-in with its worker in a session of its own (a daemon, as `setsid` makes)
+DAEMON_SHIM = SHIM.replace('"import time; time.sleep(600)"])',
+                           '"import time; time.sleep(600)"], start_new_session=True)')
+
+
+def _daemon_shim_env(tmp_path: Path, shim_env: dict[str, str]) -> dict[str, str]:
+    (tmp_path / "shim" / "sglang" / "launch_server.py").write_text(DAEMON_SHIM)
+    return shim_env
+
+
+def _worker_pid(log: str) -> int:
+    until = time.monotonic() + 20
+    while time.monotonic() < until:
+        for line in Path(log).read_text().splitlines():
+            if line.startswith("worker "):
+                return int(line.split()[1])
+        time.sleep(0.05)
+    raise AssertionError(f"no worker line in {log}")
+
+
+def _kill_token(token: str) -> None:
+    from test_stop_membership import kill_carriers
+
+    kill_carriers([token])
+
+
+def test_stop_finds_a_worker_that_left_the_group(tmp_path: Path,
+                                                 shim_env: dict[str, str]) -> None:
+    env = _daemon_shim_env(tmp_path, shim_env)
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(target),
+           "--port", str(free_port())]
+    p = cli(["launch", "--no-tui", "--timeout", "30", "--name", "d", *cmd], env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    run = RunStore(Path(env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3").get("d")
+    try:
+        worker = _worker_pid(run.log_path or "")
+        assert os.getsid(worker) == worker != run.pgid
+        assert worker not in group_alive(run.pgid or 0)
+        p = cli(["stop", "d", "--yes", "--grace", "5"], env)
+        assert p.returncode == 0, p.stderr
+        pids = " ".join(str(x) for x in sorted([run.pid or 0, worker]))
+        assert f"stopped run #1 d: 2 processes (pids {pids})" in p.stdout
+        assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == "zombie"
+    finally:
+        _kill_token(run.token or "")
+
+
+def test_the_dashboards_k_stops_a_worker_that_left_the_group(
+        tmp_path: Path, shim_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+    import asyncio
+    import io
+    import threading
+
+    from eagle_tui.assembly.control import LaunchControl
+    from eagle_tui.commands.launch import launch_async
+    from eagle_tui.model.control import Kill, Outcome
+
+    env = _daemon_shim_env(tmp_path, shim_env)
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    args = argparse.Namespace(env=[], cwd=str(tmp_path), force=True, name="k", log=None,
+                              baseline=None, no_tui=False, json=False)
+    words = ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--port",
+             str(free_port())]
+    code, started = asyncio.run(launch_async(args, words, io.StringIO(), io.StringIO()))
+    assert started is not None, code
+    try:
+        worker = _worker_pid(started.launched.log_path)
+        assert os.getsid(worker) == worker != started.launched.pgid
+        control = LaunchControl(store=RunStore(), spec=started.spec, prep=started.prep,
+                                run=started.run, launched=started.launched, grace=5)
+        got: list[Outcome] = []
+        done = threading.Event()
+        control.request(Kill(), lambda o: (got.append(o), done.set()))
+        assert done.wait(60)
+        control.close()
+        assert got[0].kind == "stopped", got[0].message
+        assert "2 processes" in got[0].message
+        assert not psutil.pid_exists(worker) or psutil.Process(worker).status() == "zombie"
+    finally:
+        _kill_token(started.launched.token)
+
+
+def test_a_start_whose_answer_is_lost_can_still_be_stopped(
+        tmp_path: Path, shim_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server started but its start script's answer never came back (a dropped
+    connection): the run is recorded failed, with its token, and ``stop`` finds the server."""
+    import asyncio
+
+    from eagle_tui.launch.plan import prepare, start
+    from eagle_tui.launch.process import LaunchError
+    from eagle_tui.transport.base import RunResult, TransportError
+    from eagle_tui.transport.local import LocalTransport
+
+    class AnswerLost(LocalTransport):
+        async def run(self, argv: list[str], timeout: float = 10.0, *,
+                      stdin: bytes | None = None) -> RunResult:
+            await super().run(argv, timeout, stdin=stdin)
+            raise TransportError("connection lost")
+
+    monkeypatch.setenv("PYTHONPATH", shim_env["PYTHONPATH"])
+    store = RunStore(Path(shim_env["EAGLE_TUI_DATA_DIR"]) / "runs.sqlite3")
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    words = ["python", "-m", "sglang.launch_server", "--model-path", str(target), "--port",
+             str(free_port())]
+
+    async def go() -> None:
+        prep = await prepare(LocalTransport(), words, cwd=str(tmp_path))
+        with pytest.raises(LaunchError, match="connection lost"):
+            await start(store, AnswerLost(), prep, name="lost")
+
+    asyncio.run(go())
+    run = store.get("lost")
+    assert run.state == "failed" and run.pid is None and run.token
+    from test_stop_membership import members
+
+    worker = _worker_pid(run.log_path or "")
+    # the server and its worker run, recorded nowhere but by the token
+    assert worker in [p.pid for p in members(run.token)]
+    p = cli(["stop", "lost", "--yes", "--grace", "5"], shim_env)
+    assert p.returncode == 0, p.stderr
+    assert "stopped run" in p.stdout and str(worker) in p.stdout
+    assert members(run.token) == []

@@ -10,19 +10,28 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from test_launch_stop import SHIM, cli, free_port, group_alive
+from test_launch_stop import SHIM, cli, free_port, group_alive, reap_runs
 
 pytestmark = [pytest.mark.sshd]
 
 
-def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object]) -> None:
+@pytest.fixture
+def reaped(tmp_path: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        reap_runs(tmp_path / "data")
+
+
+def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object],
+                                reaped: None) -> None:
     pkg = tmp_path / "shim" / "sglang"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
@@ -66,3 +75,48 @@ def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object]
     while group_alive(run.pgid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert group_alive(run.pgid) == []
+
+
+def test_remote_stop_finds_a_setsid_daemon(tmp_path: Path, sshd: object) -> None:
+    """Over SSH the run's processes are found by the ``sh`` scan: a daemon that left the
+    launched session is stopped, a look-alike without the token is left alone."""
+    import asyncio
+    import signal
+    import subprocess
+
+    from test_stop_membership import DAEMON, SLEEPER, alive, kill_carriers, until
+
+    from eagle_tui.launch.members import scanner_for
+    from eagle_tui.launch.process import new_token, start_detached
+    from eagle_tui.launch.stopping import StopReport, stop_run
+
+    pidfile = tmp_path / "pids"
+    clean = {k: v for k, v in os.environ.items() if k != "EAGLE_TUI_RUN"}
+    other = subprocess.Popen([sys.executable, "-c", SLEEPER, str(tmp_path / "o")], env=clean)
+    tokens: list[str] = []
+
+    async def go() -> tuple[StopReport, int, int]:
+        async with sshd.transport() as tr:  # type: ignore[attr-defined]
+            tokens.append(new_token())
+            la = await start_detached(tr, [sys.executable, "-c", DAEMON, str(pidfile)],
+                                      cwd=str(tmp_path), log_path=str(tmp_path / "log"),
+                                      token=tokens[-1])
+            await asyncio.to_thread(until, pidfile.exists, "the daemon")
+            daemon = int(pidfile.read_text())
+            await asyncio.to_thread(until, lambda: not alive(la.pid), "the leader to exit")
+            assert os.getsid(daemon) != la.pid and os.getpgid(daemon) != la.pid
+            scanner = scanner_for(tr)
+            assert type(scanner).__name__ == "ShellScanner"
+            rep = await stop_run(scanner, la.token, grace=5, leader=la.pid,
+                                 leader_start=la.proc_start)
+            return rep, daemon, la.pid
+
+    try:
+        until((tmp_path / "o").exists, "the look-alike")
+        rep, daemon, _leader = asyncio.run(go())
+        assert daemon in rep.found and rep.left == () and rep.signal == "TERM"
+        assert not alive(daemon) and other.poll() is None
+    finally:
+        kill_carriers(tokens)
+        other.send_signal(signal.SIGKILL)
+        other.wait(10)
