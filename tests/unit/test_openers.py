@@ -30,6 +30,11 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the kernel's process table",
     ("eagle_tui/sources/process.py", "open(f'/proc/{pid}/fdinfo/{fd}', encoding='ascii')"):
         "the kernel's process table",
+    ("eagle_tui/launch/members.py", "open(f'{root}/{pid}/environ', 'rb')"):
+        "the kernel's process table (a run's token in a process's environment)",
+    ("eagle_tui/launch/members.py",
+     "open(f'{root}/{pid}/stat', encoding='utf-8', errors='replace')"):
+        "the kernel's process table (a member's start time)",
     ("eagle_tui/sim/smi.py", "open(state_path, encoding='utf-8')"):
         "the simulator's own GPU state file, written by the simulator",
     ("eagle_tui/sim/runtime.py", "open(log_path, mode, buffering=0)"):
