@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import Any, BinaryIO
 
+from eagle_tui.console import say, warn
+from eagle_tui.model.termtext import inert_lines
 from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
 
 EXIT_OK = 0
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         runs = report_windows.load_results(args.bench_results)
     except ValueError as exc:
-        print(f"eagle-tui report: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui report: {exc}"))
         return EXIT_USAGE
     try:
         if name == "-":
@@ -86,11 +88,11 @@ def run(args: argparse.Namespace) -> int:
         wins = report_windows.windows(None if name == "-" else Path(name), runs,
                                       mark[0] if mark else None, scanned=True)
     except NotRegularFile as exc:
-        print(f"eagle-tui report: cannot read {sanitize(str(exc))}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui report: cannot read {sanitize(str(exc))}"))
         return EXIT_USAGE
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        print(f"eagle-tui report: cannot read {sanitize(name)}: {reason}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui report: cannot read {sanitize(name)}: {reason}"))
         return EXIT_USAGE
     if wins:
         report["windows"] = wins
@@ -100,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             write_json(report, out)
             out.flush()
         else:
-            sys.stdout.write(render_text(report) + report_windows.render(wins))
+            say(inert_lines(render_text(report) + report_windows.render(wins)), newline=False)
             sys.stdout.flush()
     finally:
         close(report)
@@ -123,9 +125,9 @@ def _print_rss(workers: list[tuple[int, int]]) -> None:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peaks = [r for r, _ in workers]
     private = [p for _, p in workers]
-    print(f"eagle-tui report: peak RSS KiB: self {own}, workers {peaks}, "
-          f"sum {own + sum(peaks)}, workers private {private}, "
-          f"tree {own + sum(private)}", file=sys.stderr)
+    warn(inert_lines(f"eagle-tui report: peak RSS KiB: self {own}, workers {peaks}, "
+                     f"sum {own + sum(peaks)}, workers private {private}, "
+                     f"tree {own + sum(private)}"))
 
 
 __all__ = ["EXIT_OK", "EXIT_USAGE", "register", "run"]

@@ -95,6 +95,11 @@ def inert(text: str, *, newlines: bool = False) -> Inert:
     return Inert(replace_controls(strip_escapes(text), newlines=newlines))
 
 
+def inert_lines(text: str) -> Inert:
+    """:func:`inert` for a sink that shows several lines (LF and TAB kept)."""
+    return inert(text, newlines=True)
+
+
 def inert_json(value: object) -> Inert:
     """``value`` as one line of JSON that is safe on a terminal and decodes to the same value.
 
@@ -113,6 +118,7 @@ __all__ = [
     "Inert",
     "inert",
     "inert_json",
+    "inert_lines",
     "is_inert",
     "replace_controls",
     "strip_escapes",
