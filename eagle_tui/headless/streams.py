@@ -59,6 +59,10 @@ class InertStream(io.TextIOBase):
     def encoding(self) -> str:  # type: ignore[override]
         return self._target.encoding
 
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self._target.errors
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
 
