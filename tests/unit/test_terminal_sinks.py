@@ -8,6 +8,7 @@ sanitizer. What counts as a sink, by rule:
 
 - ``print(...)``; ``.write``/``.writelines`` on ``sys.stdout``/``sys.stderr`` (or their
   ``__std*__``) or on a name the module annotates as a text stream (``out: TextIO``);
+  ``json.dump`` to such a stream with ``ensure_ascii=False`` (the default escapes every control);
 - a widget's text setters: ``.notify(``, ``.add_row(``/``.add_rows(``, ``.update_cell(``,
   ``.write_line(``, ``.update(`` on a widget in ``ui/`` (receivers that are not widgets are
   listed in :data:`NOT_WIDGETS`), and an assignment to ``title``, ``sub_title``,
@@ -105,7 +106,14 @@ def violations(rel: str, source: str) -> list[str]:
         if isinstance(node, ast.Call):
             func = node.func
             name = ast.unparse(func)
-            if name == "print":
+            if name == "json.dump" and len(node.args) > 1 and any(
+                    k.arg == "ensure_ascii" and not (isinstance(k.value, ast.Constant)
+                                                     and k.value.value is True)
+                    for k in node.keywords):
+                target = ast.unparse(node.args[1])
+                if target in STREAMS or target.removeprefix("self.") in streams:
+                    bad(node, "json.dump(..., ensure_ascii=False) to a terminal (use inert_json)")
+            elif name == "print":
                 bad(node, "print() (use console.say / console.warn)")
             elif name == "Inert" and not (len(node.args) == 1 and _is_literal(node.args[0])):
                 bad(node, "Inert(...) of a non-literal (use inert())")
@@ -165,6 +173,7 @@ VIOLATIONS = [
     ("ui/x.py", "yield Label(Content(label))\n"),
     ("ui/x.py", "class W:\n    def render(self):\n        return Content(self.label)\n"),
     ("model/x.py", "Inert(label)\n"),
+    ("commands/x.py", "def f(out: TextIO):\n    json.dump(v, out, ensure_ascii=False)\n"),
     ("commands/stopper.py", "print(x)\n"),
 ]
 
@@ -179,7 +188,8 @@ ALLOWED = [
                 "yield Static(Content('a · b'), id='x')\nx = Inert('a') if y else Inert('b')\n"),
     ("ui/x.py", "class W:\n    def render(self):\n        return checked(Content(self.label))\n"),
     ("ui/x.py", "self.history.update(state.gpus, samples)\n"),
-    ("commands/x.py", "fh.write(line)\nsay(inert(x), out)\nrec.update(x)\n"),
+    ("commands/x.py", "fh.write(line)\nsay(inert(x), out)\nrec.update(x)\n"
+                      "json.dump(v, sys.stdout)\njson.dump(v, fh, ensure_ascii=False)\n"),
     ("sim/x.py", "print('\\x1b]0;hostile on purpose\\x07')\n"),
 ]
 
