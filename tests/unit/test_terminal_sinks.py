@@ -10,9 +10,10 @@ sanitizer. What counts as a sink, by rule:
   ``__std*__``) or on a name the module annotates as a text stream (``out: TextIO``);
   ``json.dump`` to such a stream with ``ensure_ascii=False`` (the default escapes every control);
 - a widget's text setters: ``.notify(``, ``.add_row(``/``.add_rows(``, ``.update_cell(``,
-  ``.write_line(``, ``.update(`` on a widget in ``ui/`` (receivers that are not widgets are
-  listed in :data:`NOT_WIDGETS`), and an assignment to ``title``, ``sub_title``,
-  ``border_title``, ``border_subtitle`` or ``tooltip`` of anything but a literal;
+  ``.write_line(``, ``.update(`` and ``.write(`` on a widget in ``ui/`` (receivers that are
+  not widgets are listed in :data:`NOT_WIDGETS` and :data:`FILES`), an assignment to
+  ``title``, ``sub_title``, ``border_title``, ``border_subtitle`` or ``tooltip`` of anything
+  but a literal;
 - ``Static(...)``/``Label(...)`` built with anything but a literal (``sinks.static`` checks);
 - a widget's ``render`` method in ``ui/`` that never calls ``checked``/``checked_text``;
 - ``Inert(x)`` on anything but a literal: the cast is for constants, ``inert()`` for the rest.
@@ -50,6 +51,8 @@ WIDGET_CALLS = {"notify", "add_row", "add_rows", "update_cell", "update_cell_at"
 TITLES = {"title", "sub_title", "border_title", "border_subtitle", "tooltip"}
 # ``.update(`` receivers in ui/ that are not widgets (a model object, a set).
 NOT_WIDGETS = {"self.history", "self._tags", "self.order", "merged"}
+# ``.write(`` receivers in ui/ that are files (saving the log), not a Log/RichLog widget.
+FILES = {"fh", "os"}
 
 
 def _is_literal(node: ast.expr | None) -> bool:
@@ -129,6 +132,8 @@ def violations(rel: str, source: str) -> list[str]:
                     bad(node, f".{func.attr}() (use ui.sinks)")
                 elif in_ui and func.attr == "update" and recv not in NOT_WIDGETS:
                     bad(node, f"{recv}.update() on a widget (use ui.sinks.show)")
+                elif in_ui and func.attr in ("write", "write_lines") and recv not in FILES:
+                    bad(node, f"{recv}.{func.attr}() on a widget (a Log: use ui.sinks)")
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
@@ -170,6 +175,7 @@ VIOLATIONS = [
     ("ui/x.py", "self.app.sub_title = f'{path}'\n"),
     ("ui/x.py", "self.tooltip = Content(error)\n"),
     ("ui/x.py", "yield Static(label)\n"),
+    ("ui/x.py", "self.query_one(RichLog).write(line)\n"),
     ("ui/x.py", "yield Label(Content(label))\n"),
     ("ui/x.py", "class W:\n    def render(self):\n        return Content(self.label)\n"),
     ("model/x.py", "Inert(label)\n"),
