@@ -5,7 +5,7 @@ string that did not pass the one sanitizer (:func:`~eagle_tui.model.termtext.ine
 model id, an HTTP error body, a file name or an exception message cannot reach the terminal
 raw. ``tests/unit/test_terminal_sinks.py`` fails when code outside the sink modules writes to a
 standard stream (``print``, ``sys.stdout.write``, a ``TextIO`` parameter's ``write``) instead.
-The text is checked once more here (two C-level checks when clean): the type is a promise that
+The text is checked once more here (one C-level check when clean): the type is a promise that
 mypy keeps, this keeps it at run time too.
 """
 

@@ -100,7 +100,7 @@ def sanitize(raw: str | bytes) -> Inert:
     collapsed between its two steps.
     """
     text = to_text(raw)
-    if text.isascii() and text.isprintable():
+    if text.isprintable():  # nothing below would change it
         return Inert(text)
     text = termtext.strip_escapes(text)
     text = collapse_cr(text)

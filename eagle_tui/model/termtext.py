@@ -22,7 +22,7 @@ What :func:`inert` does, in one pass each, linear in the length of the text:
    on one character and real text in right-to-left scripts and emoji needs them.
 
 The result holds no ESC, no C0 but the allowed ones, no C1; :func:`inert` of it is itself
-(idempotent), and printable text is returned unchanged. Clean text costs two C-level checks.
+(idempotent), and printable text is returned unchanged. Clean text costs one C-level check.
 
 ``model.normalize.sanitize`` (log lines) uses the same patterns, with the ``\\r`` redraw
 collapse between the two steps. ``tests/unit/test_termtext.py`` proves the properties with
@@ -80,7 +80,7 @@ def _run_replacement(m: re.Match[str]) -> str:
 
 def is_inert(text: str, *, newlines: bool = False) -> bool:
     """True when ``text`` holds nothing a terminal would act on (``inert(text) == text``)."""
-    return (text.isascii() and text.isprintable()) or _CONTROLS[newlines].search(text) is None
+    return text.isprintable() or _CONTROLS[newlines].search(text) is None
 
 
 def inert(text: str, *, newlines: bool = False) -> Inert:
@@ -88,7 +88,7 @@ def inert(text: str, *, newlines: bool = False) -> Inert:
 
     Clean text is returned unchanged (the same object).
     """
-    if text.isascii() and text.isprintable():
+    if text.isprintable():  # (every control below is unprintable: Cc, Cf, Zl, Zp)
         return Inert(text)
     if _CONTROLS[newlines].search(text) is None:  # (ESC and the 8-bit starters are controls)
         return Inert(text)

@@ -3,7 +3,7 @@
 The parser already sanitizes every log line, but Textual passes ESC straight to the terminal
 (MEASURED.md: a log line retitled the tmux pane, cleared the screen, left the alternate screen).
 Crash messages, alert texts, model names and GPU process names also come from the server, so
-every widget runs them through :func:`inert` anyway: two C-level checks on a clean line are cheap
+every widget runs them through :func:`inert` anyway: one C-level check on a clean line is cheap
 insurance against a source that forgot.
 
 The only addition to the model's :func:`~eagle_tui.model.termtext.inert` is layout: TABs are

@@ -6,7 +6,7 @@ notification each retitled or cleared the terminal). So the UI never calls a wid
 itself: :func:`notify`, :func:`show`, :func:`set_border_title` / :func:`set_border_subtitle`,
 :func:`set_tooltip`, :func:`add_row` and :func:`static` do, and each takes text only as
 :data:`~eagle_tui.model.termtext.Inert` (``mypy --strict`` refuses a plain ``str``) or as a
-``Content``/``Text`` object, whose plain text is checked here (two C-level checks when clean) and
+``Content``/``Text`` object, whose plain text is checked here (one C-level check when clean) and
 rebuilt from :func:`~eagle_tui.model.termtext.inert` text if a part slipped through raw. Widgets'
 ``render`` methods return :func:`checked` content for the same reason.
 
