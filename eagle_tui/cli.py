@@ -16,7 +16,9 @@ import traceback
 from collections.abc import Sequence
 
 from eagle_tui import __version__
+from eagle_tui.console import warn
 from eagle_tui.errors import EXIT_INTERNAL, EagleError
+from eagle_tui.model.termtext import inert_lines
 
 # Order = order in --help.
 COMMANDS: tuple[str, ...] = ("lint", "launch", "stop", "runs", "attach", "wait", "watch", "replay",
@@ -85,7 +87,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         rc = func(args)
     except EagleError as exc:  # refused on purpose (a command that did not say so itself)
-        print(f"eagle-tui {args.command}: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui {args.command}: error: {exc}"))
         return 2
     except KeyboardInterrupt:
         return 130
@@ -94,9 +96,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except Exception as exc:  # the boundary: a bug, said in one line with its own exit code
         if os.environ.get("EAGLE_TUI_DEBUG"):
             traceback.print_exc()
-        print(f"eagle-tui {args.command}: internal error (a bug in eagle-tui; "
-              f"EAGLE_TUI_DEBUG=1 shows the traceback): {type(exc).__name__}: "
-              f"{_one_line(exc)}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui {args.command}: internal error (a bug in eagle-tui; "
+                         f"EAGLE_TUI_DEBUG=1 shows the traceback): {type(exc).__name__}: "
+                         f"{_one_line(exc)}"))
         return EXIT_INTERNAL
     return int(rc)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from eagle_tui.assembly.spec import DashboardSpec, SshSpec
+from eagle_tui.console import say
 from eagle_tui.errors import UsageError
 from eagle_tui.files import NotRegularFileError, read_text
 from eagle_tui.model.fleet import FleetRow, FleetSnapshot
@@ -36,6 +37,7 @@ from eagle_tui.model.fleet_hosts import (
     ssh_config_hosts,
     ssh_destination,
 )
+from eagle_tui.model.termtext import inert_lines
 from eagle_tui.sources.prometheus import FleetPoller
 
 if TYPE_CHECKING:
@@ -168,7 +170,7 @@ async def run_headless(spec: FleetSpec, out: TextIO, poller: FleetPoller | None 
             last = snap
             view = shown(spec, snap)
             text = snapshot_json(view) if spec.json else "\n".join(snapshot_lines(view))
-            print(text, file=out, flush=True)
+            say(inert_lines(text), out, flush=True)
             if deadline is not None and time.monotonic() >= deadline:
                 return
 

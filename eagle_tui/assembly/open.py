@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import Closer, Opener, Subscriber, ThreadedSession
+from eagle_tui.console import warn
 from eagle_tui.errors import EagleError
+from eagle_tui.model.termtext import inert_lines
 
 if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless never loads Textual
     from eagle_tui.assembly.control import LaunchControl
@@ -196,7 +198,7 @@ def open_dashboard(
         dashboard = prepare_dashboard(spec, opener=opener, subscribers=subscribers,
                                       control=control)
     except _refusals() as exc:  # (evaluated only when something was raised)
-        print(f"eagle-tui {spec.command}: error: {exc}", file=err)
+        warn(inert_lines(f"eagle-tui {spec.command}: error: {exc}"), err)
         return EXIT_USAGE
     return dashboard.run()
 

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from eagle_tui.assembly.spec import SshSpec
+from eagle_tui.console import warn
+from eagle_tui.model.termtext import inert_lines
 from eagle_tui.transport.base import HostKeyError, Transport, TransportError
 from eagle_tui.transport.local import LocalTransport
 
@@ -90,7 +92,7 @@ async def connect_transports(transports: Sequence[Transport], err: TextIO = sys.
         except (HostKeyError, AuthError):
             raise
         except TransportError as exc:
-            print(f"eagle-tui: {tr.host}: {exc} (retrying)", file=err, flush=True)
+            warn(inert_lines(f"eagle-tui: {tr.host}: {exc} (retrying)"), err, flush=True)
 
 
 async def close_transports(transports: Sequence[Transport]) -> None:

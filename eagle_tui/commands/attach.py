@@ -22,7 +22,9 @@ from typing import Any
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, SshSpec, ssh_spec_from_args
 from eagle_tui.commands.common import add_ssh_args
+from eagle_tui.console import say, warn
 from eagle_tui.model.normalize import sanitize
+from eagle_tui.model.termtext import Inert, inert_lines
 
 EXIT_USAGE = 2
 
@@ -102,7 +104,7 @@ def _record(f: Any, host: str, log: str | None) -> int | None:
                          cwd=f.launcher.cwd, url=f.url, pid=f.launcher.pid, log_path=log,
                          state="attached", started=time.time()).id
     except HistoryError as exc:  # the history is a convenience: watching goes on without it
-        print(f"eagle-tui: warning: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui: warning: {exc}"))
         return None
 
 
@@ -142,12 +144,12 @@ def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
         if getattr(args, "list", False):
             if args.json:
                 json.dump([found_dict(f, i) for i, f in enumerate(found, 1)], sys.stdout)
-                sys.stdout.write("\n")
+                say(Inert(""))
             else:
                 for i, f in enumerate(found, 1):
-                    print(sanitize(f"{i}. {f.describe()}"))
+                    say(sanitize(f"{i}. {f.describe()}"))
                 if not found:
-                    print(f"no SGLang or vLLM server running on {sanitize(where)}")
+                    say(inert_lines(f"no SGLang or vLLM server running on {sanitize(where)}"))
             return 0
         if not found:
             raise ValueError(f"no SGLang or vLLM server running on {where} (give --log, "
@@ -155,23 +157,22 @@ def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
         pick = getattr(args, "pick", None)
         if len(found) > 1 and pick is None:
             for i, f in enumerate(found, 1):
-                print(sanitize(f"{i}. {f.describe()}"), file=sys.stderr)
+                warn(sanitize(f"{i}. {f.describe()}"))
         chosen = _choose(found, pick)
         if chosen is None:
             return EXIT_USAGE
         log = getattr(args, "log", None) or (
             chosen.log_path if chosen.log_kind == "file" else None)
         if log is None:
-            print(sanitize(f"eagle-tui {command}: the server's output goes to a "
-                           f"{chosen.log_kind} (not a file): watching it without its log; "
-                           "give --log PATH to follow it"), file=sys.stderr)
-        print(sanitize(f"eagle-tui {command}: {chosen.describe()}"), file=sys.stderr)
+            warn(sanitize(f"eagle-tui {command}: the server's output goes to a "
+                          f"{chosen.log_kind} (not a file): watching it without its log; "
+                          "give --log PATH to follow it"))
+        warn(sanitize(f"eagle-tui {command}: {chosen.describe()}"))
         run_id = _record(chosen, where if ssh.dests else "", log)
         spec = watch_spec(args, ssh, log, chosen.url, chosen.launcher.pid,
                           f"{chosen.engine} pid {chosen.launcher.pid}", command)
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
-        print(f"eagle-tui {command}: error: {sanitize(str(exc)) or 'timed out'}",
-              file=sys.stderr)
+        warn(inert_lines(f"eagle-tui {command}: error: {sanitize(str(exc)) or 'timed out'}"))
         return EXIT_USAGE
     from eagle_tui.assembly.open import open_dashboard
 
@@ -196,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
                           config_path=ssh.config_path)
         spec = watch_spec(args, ssh, args.log or rec.log_path, rec.url, rec.pid, rec.label)
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
-        print(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}"))
         return EXIT_USAGE
     from eagle_tui.assembly.open import open_dashboard
 

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
@@ -35,9 +33,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.assembly.spec import normalize_url
+from eagle_tui.console import say, warn
 from eagle_tui.errors import EagleError, UsageError
 from eagle_tui.model.loaders import LoadError, load_json
 from eagle_tui.model.sse import MAX_SSE_LINE, SseLines
+from eagle_tui.model.termtext import inert_json, inert_lines
 
 if TYPE_CHECKING:  # imported when a load runs: with click installed, httpx imports rich (~30 ms)
     import httpx
@@ -377,7 +377,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
-        print("eagle-tui bench: error: --timeout must be > 0", file=sys.stderr)
+        warn(inert_lines("eagle-tui bench: error: --timeout must be > 0"))
         return 2
     try:
         result = asyncio.run(run_bench(
@@ -385,10 +385,10 @@ def run(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens, model=args.model, timeout=args.timeout,
             endpoint=args.endpoint, mark=not args.no_mark, log_path=args.log))
     except UsageError as exc:
-        print(f"eagle-tui bench: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui bench: error: {exc}"))
         return 2
     except BenchError as exc:
-        print(f"eagle-tui bench: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui bench: {exc}"))
         return 1
     if result.window is not None:
         from eagle_tui.commands.bench_window import save_window
@@ -396,12 +396,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             kept = save_window(result.window, result.url, args.run)
         except EagleError as exc:  # the history is a convenience: the result is still printed
-            print(f"eagle-tui bench: window not kept in the history: {exc}", file=sys.stderr)
+            warn(inert_lines(f"eagle-tui bench: window not kept in the history: {exc}"))
         else:
             if kept is not None and not args.json:
-                print(f"window kept in run {kept} (eagle-tui runs show {kept.split()[0][1:]})")
+                say(inert_lines(f"window kept in run {kept} "
+                                f"(eagle-tui runs show {kept.split()[0][1:]})"))
     if args.json:
-        print(json.dumps(result.as_dict()))
+        say(inert_json(result.as_dict()))
     else:
-        print("\n".join(format_summary(result)))
+        say(inert_lines("\n".join(format_summary(result))))
     return 0 if result.failed == 0 and result.ok == result.requests_planned else 1

@@ -41,6 +41,7 @@ from typing import Any, TextIO
 from eagle_tui.assembly.open import Presenter, open_dashboard, wants_dashboard
 from eagle_tui.assembly.spec import DashboardSpec, check_sources
 from eagle_tui.commands.bench import run_bench
+from eagle_tui.console import say, warn
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.lines import clean as clean_text
 from eagle_tui.headless.progress import (
@@ -52,6 +53,7 @@ from eagle_tui.headless.progress import (
 )
 from eagle_tui.model.events import Event
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.termtext import inert_lines
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
 from eagle_tui.sim.timeline import build_timeline
@@ -178,14 +180,14 @@ async def _live(session: Watched, url: str, duration: float, out: TextIO) -> Non
     """Drive the built-in load and print a metrics line every second for ``duration`` s."""
     load = asyncio.create_task(run_bench(url, concurrency=1, requests=LOAD_REQUESTS,
                                          max_tokens=LOAD_MAX_TOKENS, timeout=duration + 30))
-    out.write(f"driving a small load (1 stream, {LOAD_MAX_TOKENS} tokens per request); live "
-              f"metrics for {duration:g} s:\n")
+    say(inert_lines(f"driving a small load (1 stream, {LOAD_MAX_TOKENS} tokens per request); "
+                    f"live metrics for {duration:g} s:"), out)
     try:
         loop = asyncio.get_running_loop()
         start = loop.time()
         while (elapsed := loop.time() - start) < duration:
             await asyncio.sleep(min(1.0, duration - elapsed))
-            out.write(live_line(session.state, loop.time() - start) + "\n")
+            say(inert_lines(live_line(session.state, loop.time() - start)), out)
             out.flush()
     finally:
         load.cancel()
@@ -193,9 +195,9 @@ async def _live(session: Watched, url: str, duration: float, out: TextIO) -> Non
             await load
     alerts = [a for a in session.state.alerts if a.severity != "info"]
     for a in alerts:
-        out.write(f"ALERT {a.severity}: {clean_text(a.message)}\n")
+        say(inert_lines(f"ALERT {a.severity}: {clean_text(a.message)}"), out)
     if not alerts:
-        out.write("no alerts: speculative decoding is paying off\n")
+        say(inert_lines("no alerts: speculative decoding is paying off"), out)
 
 
 def headless_presenter(server: DemoServer, args: argparse.Namespace) -> Presenter:
@@ -274,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         _validate(args)
     except ValueError as exc:  # a UsageError, or make_config's refusal of the scenario
-        print(f"eagle-tui demo: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui demo: error: {exc}"))
         return EXIT_USAGE
     with _terminate_as_exit():
         if not args.headless and wants_dashboard(DashboardSpec(command="demo")):

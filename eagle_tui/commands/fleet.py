@@ -10,14 +10,15 @@ instance); ``--headless`` prints text lines and ``--json`` one JSON object per r
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE
 from eagle_tui.commands.common import positive_float, positive_int
+from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
 from eagle_tui.model.fleet_flags import FLAG_ORDER, SORT_KEYS, FleetFilter
+from eagle_tui.model.termtext import inert_lines
 
 _count = positive_int("not a whole number", "must be > 0")
 
@@ -79,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     url = str(args.prometheus)
     if not url.startswith(("http://", "https://")):
-        print(f"eagle-tui fleet: error: --prometheus wants an http(s) URL, got {url!r}",
-              file=sys.stderr)
+        warn(inert_lines(f"eagle-tui fleet: error: --prometheus wants an http(s) URL, got {url!r}"))
         return EXIT_USAGE
     spec = FleetSpec(
         prometheus=url, selector=args.selector, ssh_map=args.ssh_map, ssh_config=args.ssh_config,
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return open_fleet(spec)
     except UsageError as exc:
-        print(f"eagle-tui fleet: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui fleet: error: {exc}"))
         return EXIT_USAGE
 
 

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, ssh_spec_from_args
 from eagle_tui.commands.common import add_ssh_args
+from eagle_tui.console import warn
+from eagle_tui.model.termtext import inert_lines
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
@@ -100,12 +102,12 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
         env = env_values(args.env)
         store = RunStore()
     except (ValueError, HistoryError) as exc:
-        print(f"eagle-tui launch: error: {exc}", file=err)
+        warn(inert_lines(f"eagle-tui launch: error: {exc}"), err)
         return EXIT_USAGE, None
     try:
         transport = one_transport(ssh_spec_from_args(args))
     except ValueError as exc:
-        print(f"eagle-tui launch: error: {exc}", file=err)
+        warn(inert_lines(f"eagle-tui launch: error: {exc}"), err)
         return EXIT_USAGE, None
     try:
         await connect_one(transport)
@@ -113,20 +115,20 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
         if not prep.result.ok or prep.result.count("warning"):
             print_text(prep.cmd, prep.result, err, transport.host)
         if not prep.result.ok and not args.force:
-            print("eagle-tui launch: refused: lint found errors (fix them, or --force)",
-                  file=err)
+            warn(inert_lines("eagle-tui launch: refused: lint found errors (fix them, or --force)"),
+                 err)
             return EXIT_USAGE, None
         run, launched = await start(store, transport, prep, name=args.name, log_path=args.log,
                                     baseline=args.baseline)
     except (CommandError, LaunchError, HistoryError, TransportError, TimeoutError) as exc:
-        print(f"eagle-tui launch: error: {exc or 'timed out'}", file=err)
+        warn(inert_lines(f"eagle-tui launch: error: {exc or 'timed out'}"), err)
         return EXIT_USAGE, None
     finally:
         await transport.close()
     where = f" on {transport.host}" if transport.host else ""
-    print(f"eagle-tui launch: started run {run.label}{where}: pid {launched.pid}, log "
-          f"{launched.log_path}, {prep.url} (stop: eagle-tui stop {run.id})", file=err,
-          flush=True)
+    warn(inert_lines(f"eagle-tui launch: started run {run.label}{where}: pid {launched.pid}, "
+                     f"log {launched.log_path}, {prep.url} (stop: eagle-tui stop {run.id})"),
+         err, flush=True)
     from dataclasses import replace
 
     from eagle_tui.history.usual import usual_times
@@ -153,7 +155,7 @@ def _record_outcome(run_id: int, code: int) -> None:
         else:
             RunStore().update(run_id, state=state)
     except HistoryError as exc:
-        print(f"eagle-tui launch: warning: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui launch: warning: {exc}"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
             args.baseline = baseline_of(args.baseline_run)
     except (ValueError, CommandError, EagleError) as exc:
-        print(f"eagle-tui launch: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui launch: error: {exc}"))
         return EXIT_USAGE
     code, started = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))
     if started is None:

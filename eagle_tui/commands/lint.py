@@ -16,9 +16,11 @@ from typing import Any, TextIO
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import ssh_spec_from_args
 from eagle_tui.commands.common import add_ssh_args
+from eagle_tui.console import say, warn
 from eagle_tui.model.cmdline import CommandError, ParsedCommand, parse_command
 from eagle_tui.model.lint import LintResult, lint
 from eagle_tui.model.normalize import sanitize
+from eagle_tui.model.termtext import Inert, inert_lines
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -66,20 +68,21 @@ def result_dict(cmd: ParsedCommand, res: LintResult) -> dict[str, Any]:
 
 def print_text(cmd: ParsedCommand, res: LintResult, out: TextIO, host: str = "") -> None:
     where = f" on {host}" if host else ""
-    out.write(sanitize(f"{_ENGINE[res.engine]} command ({res.entry}){where}; flags of "
-                       f"{_ENGINE[res.engine]} {res.table_version}") + "\n")
+    say(sanitize(f"{_ENGINE[res.engine]} command ({res.entry}){where}; flags of "
+                 f"{_ENGINE[res.engine]} {res.table_version}"), out)
     plan = res.plan
     if plan.algorithm:
         draft = f", draft {plan.draft}" if plan.draft else ""
-        out.write(sanitize(f"  speculative: {plan.algorithm}{draft}") + "\n")
+        say(sanitize(f"  speculative: {plan.algorithm}{draft}"), out)
     else:
-        out.write("  speculative: off\n")
+        say(inert_lines("  speculative: off"), out)
     for f in res.findings:
-        out.write(f"  {_MARK[f.level]} {sanitize(f.message)}\n")
+        say(inert_lines(f"  {_MARK[f.level]} {sanitize(f.message)}"), out)
         if f.fix:
-            out.write(f"           fix: {sanitize(f.fix)}\n")
+            say(inert_lines(f"           fix: {sanitize(f.fix)}"), out)
     n_err, n_warn = res.count("error"), res.count("warning")
-    out.write(f"{n_err} error{'s' * (n_err != 1)}, {n_warn} warning{'s' * (n_warn != 1)}\n")
+    say(inert_lines(f"{n_err} error{'s' * (n_err != 1)}, "
+                    f"{n_warn} warning{'s' * (n_warn != 1)}"), out)
 
 
 async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) -> int:
@@ -90,21 +93,21 @@ async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) ->
     try:
         cmd = parse_command(words, load_tables())
     except CommandError as exc:
-        print(f"eagle-tui lint: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui lint: error: {exc}"))
         return EXIT_USAGE
     transport = one_transport(ssh_spec_from_args(args))
     try:
         await connect_one(transport)
         facts = await gather(cmd, transport, cwd=args.cwd)
     except (TransportError, TimeoutError) as exc:
-        print(f"eagle-tui lint: error: {transport.host}: {exc or 'timed out'}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui lint: error: {transport.host}: {exc or 'timed out'}"))
         return EXIT_USAGE
     finally:
         await transport.close()
     res = lint(cmd, facts)
     if args.json:
         json.dump(result_dict(cmd, res), out, ensure_ascii=True, default=str)
-        out.write("\n")
+        say(Inert(""), out)
     else:
         print_text(cmd, res, out, facts.host)
     return EXIT_OK if res.ok else EXIT_ERRORS
@@ -115,13 +118,12 @@ def run(args: argparse.Namespace) -> int:
     if words and words[0] == "--":
         words = words[1:]
     if not words:
-        print("eagle-tui lint: error: no command given (eagle-tui lint -- CMD...)",
-              file=sys.stderr)
+        warn(inert_lines("eagle-tui lint: error: no command given (eagle-tui lint -- CMD...)"))
         return EXIT_USAGE
     try:
         one_transport(ssh_spec_from_args(args))  # the SSH options are checked before parsing
     except ValueError as exc:
-        print(f"eagle-tui lint: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui lint: error: {exc}"))
         return EXIT_USAGE
     return asyncio.run(lint_async(args, words, sys.stdout))
 

@@ -15,15 +15,16 @@ kept as text, so opening a million-line log draws the first frame at once.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import REPLAY_KINDS, spec_from_args
 from eagle_tui.commands.common import add_ui_args, positive_float
+from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.progress import EXIT_CRASHED, EXIT_READY
+from eagle_tui.model.termtext import inert_lines
 
 EXIT_OK = EXIT_READY
 
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args, "replay")
     except UsageError as exc:
-        print(f"eagle-tui replay: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui replay: error: {exc}"))
         return EXIT_USAGE
     return open_dashboard(spec)
 

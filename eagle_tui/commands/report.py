@@ -14,6 +14,8 @@ import io
 import sys
 from typing import Any, BinaryIO, cast
 
+from eagle_tui.console import say, warn
+from eagle_tui.model.termtext import inert_lines
 from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
 
 EXIT_OK = 0
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         runs = report_windows.load_results(args.bench_results)
     except ValueError as exc:
-        print(f"eagle-tui report: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui report: {exc}"))
         return EXIT_USAGE
     try:
         if name == "-":
@@ -97,11 +99,11 @@ def run(args: argparse.Namespace) -> int:
         path = None if name == "-" or "encoding" in report else Path(name)
         wins = report_windows.windows(path, runs, mark[0] if mark else None, scanned=True)
     except NotRegularFileError as exc:
-        print(f"eagle-tui report: cannot read {sanitize(str(exc))}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui report: cannot read {sanitize(str(exc))}"))
         return EXIT_USAGE
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        print(f"eagle-tui report: cannot read {sanitize(name)}: {reason}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui report: cannot read {sanitize(name)}: {reason}"))
         return EXIT_USAGE
     if wins:
         report["windows"] = wins
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
             write_json(report, out)
             out.flush()
         else:
-            sys.stdout.write(render_text(report) + report_windows.render(wins))
+            say(inert_lines(render_text(report) + report_windows.render(wins)), newline=False)
             sys.stdout.flush()
     finally:
         close(report)
@@ -134,9 +136,9 @@ def _print_rss(workers: list[tuple[int, int]]) -> None:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peaks = [r for r, _ in workers]
     private = [p for _, p in workers]
-    print(f"eagle-tui report: peak RSS KiB: self {own}, workers {peaks}, "
-          f"sum {own + sum(peaks)}, workers private {private}, "
-          f"tree {own + sum(private)}", file=sys.stderr)
+    warn(inert_lines(f"eagle-tui report: peak RSS KiB: self {own}, workers {peaks}, "
+                     f"sum {own + sum(peaks)}, workers private {private}, "
+                     f"tree {own + sum(private)}"))
 
 
 __all__ = ["EXIT_OK", "EXIT_USAGE", "register", "run"]

@@ -15,7 +15,9 @@ import sys
 import time
 from typing import Any, TextIO
 
+from eagle_tui.console import say, warn
 from eagle_tui.model.normalize import sanitize
+from eagle_tui.model.termtext import Inert, inert_lines
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -75,17 +77,18 @@ def _fmt(v: float | None, spec: str = ".1f", suffix: str = "") -> str:
 def _table(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
+        row = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+        say(inert_lines(row.rstrip()), out)
 
 
 def cmd_list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     runs = store.list(demo=bool(args.demo), limit=max(1, args.limit))
     if args.json:
         json.dump([run_dict(r) for r in runs], out, ensure_ascii=True)
-        out.write("\n")
+        say(Inert(""), out)
         return EXIT_OK
     if not runs:
-        out.write("no runs recorded yet (eagle-tui launch ... records one)\n")
+        say(inert_lines("no runs recorded yet (eagle-tui launch ... records one)"), out)
         return EXIT_OK
     rows = [["ID", "NAME", "ENGINE", "HOST", "STARTED", "STATE", "READY", "TOK/S", "ACCEPT",
              "COMMAND"]]
@@ -103,24 +106,25 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     d = run_dict(rec)
     if args.json:
         json.dump(d, out, ensure_ascii=True)
-        out.write("\n")
+        say(Inert(""), out)
         return EXIT_OK
-    out.write(sanitize(f"run {rec.label} ({rec.kind}{', demo' if rec.demo else ''}) "
-                       f"{rec.engine or ''} on {rec.host or 'this machine'}: {rec.state}") + "\n")
+    say(sanitize(f"run {rec.label} ({rec.kind}{', demo' if rec.demo else ''}) "
+                 f"{rec.engine or ''} on {rec.host or 'this machine'}: {rec.state}"), out)
     for key in ("command", "started", "ended", "log", "url", "pid", "ready_s", "baseline",
                 "notes"):
         if d.get(key) is not None:
-            out.write(sanitize(f"  {key}: {d[key]}") + "\n")
+            say(sanitize(f"  {key}: {d[key]}"), out)
     for key in ("phases", "crash", "metrics"):
         if d.get(key):
-            out.write(sanitize(f"  {key}: {json.dumps(d[key], sort_keys=True)}") + "\n")
+            say(sanitize(f"  {key}: {json.dumps(d[key], sort_keys=True)}"), out)
     for w in d["windows"]:
         if isinstance(w, dict) and isinstance(w.get("figures"), list):  # log, /metrics, client
             from eagle_tui.commands.bench_window import format_window
 
-            out.write("".join(sanitize(line) + "\n" for line in format_window(w)))
+            for line in format_window(w):
+                say(sanitize(line), out)
         else:
-            out.write(sanitize(f"  window: {json.dumps(w, sort_keys=True)}") + "\n")
+            say(sanitize(f"  window: {json.dumps(w, sort_keys=True)}"), out)
     return EXIT_OK
 
 
@@ -145,7 +149,7 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         json.dump({"runs": runs, "baseline": baseline, "flags_changed": [
             {"flag": c.flag, "from": c.before, "to": c.after} for c in changes]}, out,
             ensure_ascii=True)
-        out.write("\n")
+        say(Inert(""), out)
         return EXIT_OK
     head = ["", *[sanitize(f"#{r.id} {r.name or ''}")[:28] for r in recs]]
     rows = [head]
@@ -160,11 +164,11 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     rows.append(["speedup", *[_fmt(d["speedup"], ".2f", "×") for d in runs]])
     _table(rows, out)
     if changes:
-        out.write("flags changed (first → last):\n")
+        say(inert_lines("flags changed (first → last):"), out)
         for c in changes:
-            out.write(sanitize(f"  {c.flag}: {c.before} → {c.after}") + "\n")
+            say(sanitize(f"  {c.flag}: {c.before} → {c.after}"), out)
     else:
-        out.write("flags: the same\n")
+        say(inert_lines("flags: the same"), out)
     return EXIT_OK
 
 
@@ -188,12 +192,13 @@ def run(args: argparse.Namespace) -> int:
             store.remove(rec.id)
         if args.json:
             json.dump({"id": rec.id, "done": sub}, out)
-            out.write("\n")
+            say(Inert(""), out)
         else:
-            out.write(f"{'noted' if sub == 'note' else 'removed'} run {sanitize(rec.label)}\n")
+            done = "noted" if sub == "note" else "removed"
+            say(inert_lines(f"{done} run {rec.label}"), out)
         return EXIT_OK
     except (HistoryError, ValueError) as exc:
-        print(f"eagle-tui runs: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui runs: error: {exc}"))
         return EXIT_USAGE
 
 

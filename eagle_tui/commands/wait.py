@@ -29,6 +29,7 @@ from eagle_tui.assembly.build import build_session
 from eagle_tui.assembly.remote import close_transports, open_transports
 from eagle_tui.assembly.spec import DashboardSpec, spec_from_args
 from eagle_tui.commands.common import add_source_args
+from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.progress import (
     EXIT_ALERTS,
@@ -39,6 +40,7 @@ from eagle_tui.headless.progress import (
     ProgressPrinter,
     finish_verdict,
 )
+from eagle_tui.model.termtext import inert_lines
 from eagle_tui.session import Session, Subscriber
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -77,7 +79,7 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO,
             await check_remote_pid(transports[0], spec.pid)
     except UsageError as exc:
         await close_transports(transports)
-        print(f"eagle-tui wait: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui wait: error: {exc}"))
         return EXIT_USAGE
     session: Session = build_session(spec, transports)
     progress = ProgressPrinter(out, as_json=spec.json,
@@ -128,12 +130,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--timeout must be > 0")
         check_pid(spec)
     except UsageError as exc:
-        print(f"eagle-tui wait: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui wait: error: {exc}"))
         return EXIT_USAGE
     try:
         return asyncio.run(wait_async(spec, args.timeout, sys.stdout, args.fail_on))
     except TransportError as exc:  # an SSH host key refused or authentication failed
-        print(f"eagle-tui wait: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui wait: error: {exc}"))
         return EXIT_USAGE
 
 

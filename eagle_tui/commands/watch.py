@@ -11,13 +11,14 @@ being a TTY) keep the printing mode. Both are opened by
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import spec_from_args
 from eagle_tui.commands.common import add_source_args, add_ui_args
+from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
+from eagle_tui.model.termtext import inert_lines
 
 
 def register(subparsers: Any) -> None:
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args, "watch")
     except UsageError as exc:
-        print(f"eagle-tui watch: error: {exc}", file=sys.stderr)
+        warn(inert_lines(f"eagle-tui watch: error: {exc}"))
         return EXIT_USAGE
     from eagle_tui.commands.attach import watched_run
 

@@ -18,15 +18,15 @@ from eagle_tui.model.figtext import figures_dict, figures_text
 from eagle_tui.model.figures import figures
 from eagle_tui.model.prefix import absolute, line_text, summary_dict, summary_text
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.termtext import Inert, inert
 
 GIB = float(1 << 30)
 LINE_SHOWN = 500  # characters of each of the crash diagnosis' last log lines
-_CONTROL = dict.fromkeys([*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0)], "?")
 
 
-def clean(text: str) -> str:
-    """Defence in depth: log text reaching the terminal never carries a control character."""
-    return text.translate(_CONTROL)
+def clean(text: str) -> Inert:
+    """Defence in depth: outside text in a line is made inert (the one sanitizer, one line)."""
+    return inert(text)
 
 
 def cut(text: str, limit: int = LINE_SHOWN) -> str:

@@ -10,18 +10,19 @@ prints the answer as a notice and goes on.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
+from eagle_tui.console import say
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
 from eagle_tui.model.activity import startup_activity, stuck_collective
 from eagle_tui.model.events import Event
 from eagle_tui.model.figures import figures
 from eagle_tui.model.prefix import summarizing
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.termtext import inert_json, inert_lines
 from eagle_tui.session import Subscriber
 
 EXIT_READY = 0
@@ -85,9 +86,9 @@ class ProgressPrinter:
 
     def emit(self, obj: dict[str, Any], text: str) -> None:
         if self.as_json:
-            self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            say(inert_json(obj), self.out)
         else:
-            self.out.write(text + "\n")
+            say(inert_lines(text), self.out)
         self.out.flush()
 
     def on_batch(self, state: DashboardState, _events: Sequence[Event]) -> None:

@@ -8,38 +8,31 @@ Two failures of issue 17 came from the streams themselves, not from what was pri
   the "crashed" code) and headless ``watch``. Both streams are reconfigured with
   ``errors="replace"``: a character the terminal cannot show becomes ``?``, never an error.
 * **Echoed names.** A file or host name carrying an OSC sequence retitled the terminal when an
-  error message echoed it. Everything written to ``stderr`` (messages, warnings, even a
-  traceback) passes :func:`inert`: escape sequences removed, other control characters but
-  newline and tab replaced. stdout is left as it is (``report --json`` writes bytes, the
-  progress lines are cleaned where they are made), and the dashboard writes to the original
-  ``sys.__stderr__``, which is never wrapped.
+  error message echoed it, and ``bench`` printed a ``/v1/models`` id and an HTTP error body as
+  they came. Every text written to ``stdout`` or ``stderr`` (messages, warnings, tables, even a
+  traceback) passes :func:`inert`, the one sanitizer with newlines and tabs kept. This is the
+  runtime net under the typed sinks of :mod:`eagle_tui.console` (which every command uses, and
+  ``tests/unit/test_terminal_sinks.py`` enforces): it also holds for argparse's own messages and
+  for a library that prints. Bytes written to ``stdout.buffer`` (``report --json``) are JSON with
+  every control escaped; the dashboard writes to the original ``sys.__stderr__``, which is never
+  wrapped (its widgets take :data:`~eagle_tui.model.termtext.Inert` text instead).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import re
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-# ESC/CSI/OSC/DCS sequences (7- and 8-bit), then single controls other than \t and \n
-_SEQUENCE = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|\x1b[ -/]*[0-~]?"
-)
-_CONTROL = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0),
-                          0x2028, 0x2029, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066,
-                          0x2067, 0x2068, 0x2069], "\ufffd")
+from eagle_tui.model.termtext import Inert
+from eagle_tui.model.termtext import inert as _inert
 
 
-def inert(text: str) -> str:
+def inert(text: str) -> Inert:
     """``text`` without anything a terminal would act on (newlines and tabs kept)."""
-    if text.isascii() and text.isprintable():
-        return text
-    return _SEQUENCE.sub("", text).translate(_CONTROL)
+    return _inert(text, newlines=True)
 
 
 class InertStream(io.TextIOBase):
@@ -66,6 +59,10 @@ class InertStream(io.TextIOBase):
     def encoding(self) -> str:  # type: ignore[override]
         return self._target.encoding
 
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self._target.errors
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
 
@@ -79,24 +76,25 @@ def _never_raise_on_encode(stream: object) -> None:
 
 @contextlib.contextmanager
 def safe_streams() -> Iterator[None]:
-    """While the command runs: stdout and stderr never raise on encoding, stderr is inert.
+    """While the command runs: stdout and stderr never raise on encoding and are inert.
 
-    The previous ``sys.stderr`` is put back afterwards (tests call ``main`` many times in one
+    The previous streams are put back afterwards (tests call ``main`` many times in one
     process, each with its own captured streams).
     """
     _never_raise_on_encode(sys.stdout)
     _never_raise_on_encode(sys.stderr)
-    previous = sys.stderr
-    wrapped = isinstance(previous, InertStream)
-    if not wrapped:
-        sys.stderr = InertStream(previous)
+    previous = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, InertStream):
+        sys.stdout = InertStream(sys.stdout)
+    if not isinstance(sys.stderr, InertStream):
+        sys.stderr = InertStream(sys.stderr)
     try:
         yield
     finally:
-        if not wrapped:
+        for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # (a reader that went away)
-                sys.stderr.flush()
-            sys.stderr = previous
+                stream.flush()
+        sys.stdout, sys.stderr = previous
 
 
 __all__ = ["InertStream", "inert", "safe_streams"]

@@ -15,10 +15,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from eagle_tui.console import warn
 from eagle_tui.history.store import HistoryError, RunStore
 from eagle_tui.model.events import Event
 from eagle_tui.model.runsummary import summarize
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.termtext import inert_lines
 
 EVERY_S = 5.0
 
@@ -68,7 +70,7 @@ class HistoryRecorder:
             self.writes += 1
         except HistoryError as exc:
             self._broken = True
-            print(f"eagle-tui: run history not updated any more: {exc}", file=self._err)
+            warn(inert_lines(f"eagle-tui: run history not updated any more: {exc}"), self._err)
 
 
 class OpenedLater:
@@ -97,7 +99,7 @@ class OpenedLater:
                     self.run_id = store.add(kind=self.kind, state=self.kind, **self._row).id
             except HistoryError as exc:
                 self._broken = True
-                print(f"eagle-tui: warning: {exc}", file=self._err)
+                warn(inert_lines(f"eagle-tui: warning: {exc}"), self._err)
                 return
             self._recorder = HistoryRecorder(store, self.run_id, err=self._err)
         self._recorder.on_batch(state, events)

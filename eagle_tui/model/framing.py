@@ -65,7 +65,7 @@ def held_to_contract(line: LogLine) -> LogLine:
     text = line.text
     if len(text) <= MAX_LINE_BYTES and text.isascii() and text.isprintable():
         return line
-    safe = sanitize(text)
+    safe: str = sanitize(text)
     if len(safe) > MAX_LINE_BYTES:
         safe = safe[:MAX_LINE_BYTES] + CUT_MARK
     return line if safe == text else LogLine(line.lineno, safe, line.kind, line.host)

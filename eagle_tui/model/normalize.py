@@ -27,25 +27,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-REPLACEMENT = "\ufffd"
+from . import termtext
+from .termtext import Inert
 
-# -- escape sequences (str domain; applied after decoding) -----------------------------------
-# CSI: ESC [ params intermediates final, and the 8-bit CSI (U+009B).
-_CSI = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-# String sequences: OSC (ESC ] / U+009D), DCS (ESC P / U+0090), SOS (ESC X / U+0098),
-# PM (ESC ^ / U+009E), APC (ESC _ / U+009F); terminated by BEL or ST (ESC \ or U+009C). An
-# unterminated string swallows the rest of the line, as a terminal would.
-_STRING = r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c|$)"
-# Any other escape: ESC, optional intermediates, one final byte (ESC ( B, ESC 7, ESC c, ...),
-# or a lone ESC at the end of the line.
-_OTHER = r"\x1b[ -/]*[0-~]?"
-_ESCAPES = re.compile(f"{_STRING}|{_CSI}|{_OTHER}")
-
-# Controls left after escape stripping: C0 except TAB (LF/CR included: a line has none left),
-# DEL, C1, LINE/PARAGRAPH SEPARATOR and the bidi embedding/override/isolate characters.
-_CONTROLS_SRC = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-_CONTROLS = re.compile(_CONTROLS_SRC)
-_CONTROL_RUNS = re.compile(_CONTROLS_SRC + "{2,}")  # a run is replaced at once (a NUL-filled file)
+# Escape sequences and controls: the one sanitizer's patterns (model/termtext.py).
+REPLACEMENT = termtext.REPLACEMENT
 
 # -- wrapper prefixes ---------------------------------------------------------------------------
 _WRAPPERS = re.compile(
@@ -88,7 +74,7 @@ def to_text(raw: str | bytes) -> str:
 
 def strip_escapes(text: str) -> str:
     """Remove terminal escape sequences (7- and 8-bit); no ESC character survives."""
-    return _ESCAPES.sub("", text)
+    return termtext.strip_escapes(text)
 
 
 def collapse_cr(text: str) -> str:
@@ -103,26 +89,22 @@ def collapse_cr(text: str) -> str:
 
 
 def replace_controls(text: str) -> str:
-    """Each control character → one U+FFFD. Runs first, in one piece each: a line of 1 MiB of
-    NUL bytes costs ~2 ms instead of ~70 ms of one substitution per character."""
-    if _CONTROL_RUNS.search(text) is not None:
-        text = _CONTROL_RUNS.sub(_run_replacement, text)
-    return _CONTROLS.sub(REPLACEMENT, text)
+    """Each control character (LF included: a line has none) → one U+FFFD, runs at once."""
+    return termtext.replace_controls(text)
 
 
-def _run_replacement(m: re.Match[str]) -> str:
-    return REPLACEMENT * (m.end() - m.start())
+def sanitize(raw: str | bytes) -> Inert:
+    """Steps 1-4 of :func:`normalize`: safe text with wrappers kept (for display).
 
-
-def sanitize(raw: str | bytes) -> str:
-    """Steps 1-4 of :func:`normalize`: safe text with wrappers kept (for display)."""
+    The one sanitizer (:func:`~eagle_tui.model.termtext.inert`) with the ``\\r`` redraw
+    collapsed between its two steps.
+    """
     text = to_text(raw)
-    if text.isascii() and text.isprintable():
-        return text
-    if "\x1b" in text or "\x9b" in text or any(c in text for c in "\x90\x98\x9d\x9e\x9f"):
-        text = strip_escapes(text)
+    if text.isprintable():  # nothing below would change it
+        return Inert(text)
+    text = termtext.strip_escapes(text)
     text = collapse_cr(text)
-    return replace_controls(text)
+    return Inert(termtext.replace_controls(text))
 
 
 def strip_wrappers(text: str) -> Normalized:

@@ -33,10 +33,12 @@ import contextlib
 import marshal
 import os
 import stat
-import sys
 from collections.abc import Callable
 from functools import partial
 from typing import Any, BinaryIO, cast
+
+from eagle_tui.console import warn
+from eagle_tui.model.termtext import inert
 
 from .builder import ReportBuilder, build_report
 from .chunk_summary import ChunkSummarizer, ChunkSummary, from_wire, summarize_chunk, to_wire
@@ -169,8 +171,8 @@ def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: i
     except BrokenPipeError:  # the parent is gone (killed): nobody to tell, nothing to report
         return 1
     except BaseException as exc:  # reported; the parent reads the chunks itself
-        sys.stderr.write(f"eagle-tui report: a worker failed ({type(exc).__name__}: {exc}); "
-                         "reading its part serially\n")
+        warn(inert(f"eagle-tui report: a worker failed ({type(exc).__name__}: {exc}); "
+                   "reading its part serially"))
         return 1
 
 

@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import BinaryIO
 
+from eagle_tui.console import say, warn
 from eagle_tui.files import open_regular
 from eagle_tui.model.crash import CANDIDATE_WINDOW
 from eagle_tui.model.events import CrashEvent, DecodeStats, Event, SpecStats
@@ -45,6 +46,7 @@ from eagle_tui.model.logfeed import STATS_KEEP, LogFeed
 from eagle_tui.model.parser import LogParser
 from eagle_tui.model.prefix import PrefixSummary
 from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.termtext import Inert, inert
 
 from .builder import ReportBuilder
 from .parallel import fold_parallel
@@ -206,16 +208,15 @@ class _Reporter:
         self.last = 0.0
         self._lock = threading.Lock()  # the count's thread says its line too
 
-    def say(self, line: str) -> None:
+    def say(self, line: Inert) -> None:
         with self._lock:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            say(line, flush=True)
 
     def progress(self, done: int, lines: int) -> None:
         now = time.monotonic()
         if now - self.last >= PROGRESS_S:
             self.last = now
-            self.say(f"progress {done} {lines}")
+            self.say(inert(f"progress {done} {lines}"))
 
 
 def main(argv: list[str]) -> int:
@@ -225,8 +226,7 @@ def main(argv: list[str]) -> int:
         workers = int(argv[4])
         argv = argv[:3]
     if len(argv) != 3 or not argv[1].isdigit():
-        sys.stderr.write("usage: python -m eagle_tui.report.prefix PATH|- START OUT "
-                         "[--workers N]\n")
+        warn(Inert("usage: python -m eagle_tui.report.prefix PATH|- START OUT [--workers N]"))
         return 2
     path, start, out = argv[0], int(argv[1]), argv[2]
     with contextlib.suppress(OSError, AttributeError):  # (the workers inherit it)
@@ -241,7 +241,7 @@ def main(argv: list[str]) -> int:
                 # lock, and the fold's parent mostly waits on its workers (on 16 cores a serial
                 # count first was a third of the summary's time)
                 counter = threading.Thread(
-                    target=lambda: rep.say(f"count {count_lines(f.fileno(), start)}"),
+                    target=lambda: rep.say(inert(f"count {count_lines(f.fileno(), start)}")),
                     name="count", daemon=True)
                 counter.start()
                 summary = fold_prefix(f, start, workers=workers, progress=rep.progress)
@@ -249,10 +249,10 @@ def main(argv: list[str]) -> int:
         with open(out, "wb") as fh:
             pickle.dump(summary, fh, protocol=pickle.HIGHEST_PROTOCOL)
     except OSError as exc:
-        sys.stderr.write(f"cannot summarize {path}: {exc.strerror or exc}\n")
+        warn(inert(f"cannot summarize {path}: {exc.strerror or exc}"))
         return 1
-    rep.say(f"progress {start} {summary.lines}")
-    rep.say("done")
+    rep.say(inert(f"progress {start} {summary.lines}"))
+    rep.say(Inert("done"))
     return 0
 
 

@@ -46,6 +46,7 @@ from eagle_tui.model.gpuhistory import GpuHistory, memory_moved
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.model.prefix import line_text, summary_text
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.termtext import Inert
 from eagle_tui.model.windows import WindowTracker
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import ControlledApp, RunControl
@@ -55,6 +56,7 @@ from eagle_tui.ui.inbox import BatchInbox, SessionBatch
 from eagle_tui.ui.keys import KEYS, bindings
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.help import HelpScreen
+from eagle_tui.ui.sinks import notify, set_border_subtitle
 from eagle_tui.ui.theme import load_stylesheet, variable_defaults
 from eagle_tui.ui.widgets.alerts import AlertsPane
 from eagle_tui.ui.widgets.footer import KeyFooter
@@ -150,6 +152,7 @@ class EagleApp(ControlledApp):
         self.gpu_history = GpuHistory()
         self._log_hosts = 0  # hosts in the log: ``h`` (and its footer entry) needs two
         self._notified: set[str] = set()
+        self._log_subtitle = ""  # the log pane's subtitle as last set (set only on a change)
         self._crash_shown = False
         self._shown_phase: Phase | None = None
         self._last_panes = 0.0
@@ -307,8 +310,8 @@ class EagleApp(ControlledApp):
             for alert in state.alerts:
                 if alert.severity == "critical" and alert.kind not in self._notified:
                     self._notified.add(alert.kind)
-                    self.notify(truncate(inert(alert.message), TOAST_CHARS), title=alert.kind,
-                                severity="error", timeout=10, markup=False)
+                    notify(self, inert(truncate(inert(alert.message), TOAST_CHARS)),
+                           title=inert(alert.kind), severity="error", timeout=10)
 
     def _update_panes(self) -> None:
         if self._pane_timer is not None:
@@ -338,9 +341,10 @@ class EagleApp(ControlledApp):
         log opened at its end); its subtitle is set only when the words change."""
         text = summary_text(state)
         pane = self.query_one(LogPane)
-        subtitle = f"earlier lines: {text}" if text is not None else ""
-        if str(pane.border_subtitle or "") != subtitle:
-            pane.border_subtitle = subtitle
+        subtitle = inert(f"earlier lines: {text}" if text is not None else "")
+        if subtitle != self._log_subtitle:
+            self._log_subtitle = subtitle
+            set_border_subtitle(pane, subtitle)
 
     def _keep_log_following(self, _screen: Screen[object]) -> None:
         """After every relayout (the screen's public layout signal): a following log stays at
@@ -372,8 +376,8 @@ class EagleApp(ControlledApp):
             err = event.worker.error
             self.session_error = f"{type(err).__name__}: {err}" if err else "unknown error"
             status.source = f"{self.source_label} · session failed".strip(" ·")
-            self.notify(inert(self.session_error), title="session stopped", severity="error",
-                        timeout=30, markup=False)
+            notify(self, inert(self.session_error), title=Inert("session stopped"),
+                   severity="error", timeout=30)
         elif event.state is WorkerState.SUCCESS:
             self.session_done = True
             status.source = f"{self.source_label} · ended".strip(" ·")
@@ -448,13 +452,13 @@ class EagleApp(ControlledApp):
     def action_find(self, forward: bool) -> None:
         view = self.log_view
         if not (view.search_text or view.filter_text):
-            self.notify("No search yet: press ctrl+f (search) or / (filter).", markup=False)
+            notify(self, Inert("No search yet: press ctrl+f (search) or / (filter)."))
             return
         found, wrapped = view.find(forward)
         if not found:
-            self.notify("No matching line in the buffer.", severity="warning", markup=False)
+            notify(self, Inert("No matching line in the buffer."), severity="warning")
         elif wrapped:
-            self.notify("Search wrapped around.", timeout=2, markup=False)
+            notify(self, Inert("Search wrapped around."), timeout=2)
 
     def action_first_error(self) -> None:
         self.action_show_pane("log")
@@ -464,16 +468,16 @@ class EagleApp(ControlledApp):
         if first is not None and self.log_view.jump_to_lineno(first):
             return  # pruned from memory, but in the log's file part (scrollback)
         if first is None:
-            self.notify("No error lines so far.", markup=False)
+            notify(self, Inert("No error lines so far."))
         else:
             where = line_text(first, self.state.lineno_base)
-            self.notify(f"The first error ({where}) is older than the "
-                        f"{self.config.max_lines:,} lines kept.", severity="warning", markup=False)
+            notify(self, inert(f"The first error ({where}) is older than the "
+                               f"{self.config.max_lines:,} lines kept."), severity="warning")
 
     def action_crash_line(self) -> None:
         crash = self.state.crash
         if crash is None:
-            self.notify("No crash detected.", markup=False)
+            notify(self, Inert("No crash detected."))
             return
         self._jump(crash.lineno)
 
@@ -484,8 +488,7 @@ class EagleApp(ControlledApp):
         self.action_show_pane("log")
         if not self.log_view.jump_to_lineno(lineno):
             where = line_text(lineno, self.state.lineno_base).capitalize()
-            self.notify(f"{where} is no longer in the log buffer.", severity="warning",
-                        markup=False)
+            notify(self, inert(f"{where} is no longer in the log buffer."), severity="warning")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``h`` has nothing to switch (and leaves the footer) until the log has two hosts;
@@ -509,15 +512,15 @@ class EagleApp(ControlledApp):
     def action_own_polls(self) -> None:
         fold = not self.log_view.fold_own
         self.log_view.set_fold_own(fold)
-        self.notify("eagle-tui's own polls folded" if fold else "eagle-tui's own polls shown",
-                    timeout=2, markup=False)
+        notify(self, Inert("eagle-tui's own polls folded") if fold
+               else Inert("eagle-tui's own polls shown"), timeout=2)
 
     def action_marker(self) -> None:
         now = self.clock()
         label = time.strftime("%H:%M:%S", time.localtime(now))
         number = self.log_view.add_marker(label)
         self.session.post(UserMarker(self.state.lines, now, f"marker {number}"))
-        self.notify(f"Marker {number} at {label}", timeout=2, markup=False)
+        notify(self, inert(f"Marker {number} at {label}"), timeout=2)
 
     def _output_path(self, stem: str, suffix: str) -> Path:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.clock()))
@@ -534,10 +537,10 @@ class EagleApp(ControlledApp):
         try:
             count = self.log_view.save(path)
         except OSError as exc:
-            self.notify(f"Could not save the log to {path}: {exc.strerror or exc}",
-                        severity="error", markup=False)
+            notify(self, inert(f"Could not save the log to {path}: {exc.strerror or exc}"),
+                   severity="error")
             return
-        self.notify(f"Saved {count:,} lines to {path}", title="log saved", markup=False)
+        notify(self, inert(f"Saved {count:,} lines to {path}"), title=Inert("log saved"))
 
     def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
         """Export an SVG of the screen; by default a new time-stamped file in ``output_dir``."""
@@ -547,16 +550,16 @@ class EagleApp(ControlledApp):
         try:
             saved = self.save_screenshot(target.name, str(target.parent))
         except OSError as exc:
-            self.notify(f"Could not write {target}: {exc.strerror or exc}", severity="error",
-                        markup=False)
+            notify(self, inert(f"Could not write {target}: {exc.strerror or exc}"),
+                   severity="error")
             return
-        self.notify(f"Screenshot saved to {saved}", title="screenshot", markup=False)
+        notify(self, inert(f"Screenshot saved to {saved}"), title=Inert("screenshot"))
 
     def action_cycle_theme(self) -> None:
         names = self.theme_cycle or [self.theme]
         nxt = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
         self.theme = nxt
-        self.notify(f"Theme: {nxt}", timeout=2, markup=False)
+        notify(self, inert(f"Theme: {nxt}"), timeout=2)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         for k in KEYS:
@@ -569,7 +572,7 @@ class EagleApp(ControlledApp):
     def _palette_callback(self, action: str, unavailable: str = "") -> Callable[[], object]:
         async def run() -> None:
             if unavailable and self.check_action(action.split("(")[0], ()) is False:
-                self.notify(unavailable, severity="warning", markup=False)
+                notify(self, inert(unavailable), severity="warning")
                 return
             await self.run_action(action)
 

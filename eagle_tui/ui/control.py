@@ -27,8 +27,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from eagle_tui.model.control import Intent, Kill, Outcome, Relaunch, Restart
+from eagle_tui.model.termtext import Inert
 from eagle_tui.ui.keys import CONTROL_OFF
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import notify, set_border_title, show, static
 
 MODAL_CSS = """
 .control-box {
@@ -82,7 +84,7 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="control-box") as box:
             box.border_title = "confirm"
-            yield Static(Content(self.question), id="confirm-question")
+            yield static(Content(self.question), id="confirm-question")
             yield Static(Content("y / Enter: yes · n / Esc: no"), classes="control-hint")
 
     def action_answer(self, yes: bool) -> None:
@@ -107,7 +109,7 @@ class EditScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="control-box") as box:
-            box.border_title = f"edit and relaunch {inert(self.label)}"
+            set_border_title(box, inert(f"edit and relaunch {self.label}"))
             yield Input(self.command, id="edit-command")
             yield Static("", classes="control-findings", id="edit-findings")
             yield Static(Content("Enter: lint, then stop the run and launch the edit as a new "
@@ -136,18 +138,18 @@ class EditScreen(ModalScreen[None]):
         """The lint found errors in ``text``: list them; Enter again launches anyway."""
         self.waiting = False
         self.armed = text
-        self.query_one("#edit-findings", Static).update(Content("\n".join(inert(x)
-                                                                          for x in lines)))
+        show(self.query_one("#edit-findings", Static),
+             Content("\n".join(inert(x) for x in lines)))
         self._hint("lint found errors: Enter again launches anyway · edit to re-lint · "
                    "Esc: cancel")
 
     def failed(self, message: str) -> None:
         self.waiting = False
-        self.query_one("#edit-findings", Static).update(Content(inert(message)))
+        show(self.query_one("#edit-findings", Static), inert(message))
         self._hint("Enter: try again · Esc: cancel")
 
     def _hint(self, text: str) -> None:
-        self.query_one("#edit-hint", Static).update(Content(text))
+        show(self.query_one("#edit-hint", Static), inert(text))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -176,7 +178,7 @@ class ControlledApp(App[int]):
     def _ask(self, intent: Intent) -> None:
         control = self.control
         if control is None:
-            self.notify(UNAVAILABLE, severity="warning", markup=False)
+            notify(self, inert(UNAVAILABLE), severity="warning")
             return
 
         def reply(outcome: Outcome) -> None:  # on the control's thread: a message
@@ -193,7 +195,7 @@ class ControlledApp(App[int]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(f"stopping run {label}…", timeout=3, markup=False)
+                notify(self, inert(f"stopping run {label}…"), timeout=3)
                 self._ask(Kill())
 
         self.push_screen(ConfirmScreen(question), answered)
@@ -207,7 +209,7 @@ class ControlledApp(App[int]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.notify(f"restarting run {label}…", timeout=3, markup=False)
+                notify(self, inert(f"restarting run {label}…"), timeout=3)
                 self._ask(Restart())
 
         self.push_screen(ConfirmScreen(question), answered)
@@ -232,14 +234,14 @@ class ControlledApp(App[int]):
         if outcome.kind == "failed":
             if edit is not None:
                 edit.failed(outcome.message)
-            self.notify(inert(outcome.message), title="run control", severity="error",
-                        timeout=15, markup=False)
+            notify(self, inert(outcome.message), title=Inert("run control"), severity="error",
+                   timeout=15)
             return
         if outcome.kind == "relaunched" and outcome.session is not None:
             if edit is not None:
                 edit.dismiss(None)
             self.show_run(outcome.session, outcome.label)
-        self.notify(inert(outcome.message), title="run control", timeout=6, markup=False)
+        notify(self, inert(outcome.message), title=Inert("run control"), timeout=6)
 
 
 __all__ = ["UNAVAILABLE", "ConfirmScreen", "ControlReply", "ControlledApp", "EditScreen",

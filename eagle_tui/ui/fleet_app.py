@@ -34,6 +34,7 @@ from eagle_tui.model.fleet_flags import (
     sort_rows,
 )
 from eagle_tui.ui.fleet_format import COLUMNS, cells, status_line
+from eagle_tui.ui.sinks import add_row, show
 from eagle_tui.ui.theme import DEFAULT_THEME, builtin_themes, variable_defaults
 
 FLAG_CYCLE: tuple[str | None, ...] = (None, "any", *FLAG_ORDER)
@@ -112,7 +113,7 @@ class FleetApp(App[FleetRow | None]):
         rows = sort_rows(self.row_filter.apply(snap.rows), self.sort_key, self.reverse)
         self._shown = rows
         status = self.query_one("#fleet-status", Static)
-        status.update(status_line(snap, len(rows), self.sort_key, self.row_filter,
+        show(status, status_line(snap, len(rows), self.sort_key, self.row_filter,
                                   self.prometheus, self._clock()))
         status.set_class(snap.status != "ok", "-stale")
         table = self.query_one("#fleet-table", DataTable)
@@ -122,7 +123,7 @@ class FleetApp(App[FleetRow | None]):
         for r in rows:
             severity = min((FLAG_SEVERITY[f] for f in r.flags), default="ok",
                            key=("critical", "warning", "ok").index)
-            table.add_row(*cells(r, snap.sparks, styles, severity), key=r.instance)
+            add_row(table, *cells(r, snap.sparks, styles, severity), key=r.instance)
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1))
 

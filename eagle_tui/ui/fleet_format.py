@@ -14,6 +14,7 @@ from rich.text import Text
 
 from eagle_tui.model.fleet import FleetRow, FleetSnapshot
 from eagle_tui.model.fleet_flags import FleetFilter
+from eagle_tui.ui.safety import inert
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("flags", "flags"), ("instance", "instance"), ("engine", "engine"), ("state", "state"),
@@ -50,7 +51,7 @@ def cells(r: FleetRow, sparks: Mapping[str, Mapping[str, tuple[float, ...]]],
     base = styles["stale"] if r.stale else ""
     flag_style = styles[severity] if r.flags else styles["ok"]
     text: list[str | Text] = [
-        Text(" ".join(r.flags) or "ok", style=flag_style),
+        Text(inert(" ".join(r.flags) or "ok"), style=flag_style),
         r.instance, r.engine, r.state + (" (stale)" if r.stale else ""),
         _num(r.tok_s, ".1f"), sparkline(sparks.get("tok_s", {}).get(r.instance, ())),
         _num(r.accept_len, ".2f"), _num(r.accept_rate, ".2f"),
@@ -59,7 +60,7 @@ def cells(r: FleetRow, sparks: Mapping[str, Mapping[str, tuple[float, ...]]],
         f"{_ms(r.ttft_p50)}/{_ms(r.ttft_p99)} ms", f"{_ms(r.itl_p50)}/{_ms(r.itl_p99)} ms",
         str(r.restarts), r.model,
     ]
-    return [t if isinstance(t, Text) else Text(t, style=base) for t in text]
+    return [t if isinstance(t, Text) else Text(inert(t), style=base) for t in text]
 
 
 def status_line(snap: FleetSnapshot, shown: int, sort: str, filt: FleetFilter,
@@ -75,13 +76,13 @@ def status_line(snap: FleetSnapshot, shown: int, sort: str, filt: FleetFilter,
     parts.append(f"sort {sort}" + (f", {' '.join(filters)}" if filters else ""))
     if snap.latency_s is not None:
         parts.append(f"refresh {snap.latency_s * 1000:.0f} ms")
-    line = Text(" · ".join(parts))
+    line = Text(inert(" · ".join(parts)))
     if snap.latency_s is not None and snap.latency_s >= SLOW_S:
         line.append(f"  Prometheus SLOW ({snap.latency_s:.1f} s a refresh)", style="bold")
     if snap.status != "ok":
         age = "" if snap.last_ok_t is None else f" — figures {now - snap.last_ok_t:.0f} s old"
         what = "UNREACHABLE or failing" if snap.status == "stale" else "PARTIAL answer"
-        line.append(f"  Prometheus {what}{age}: {'; '.join(snap.errors[:2])}", style="bold")
+        line.append(inert(f"  Prometheus {what}{age}: {'; '.join(snap.errors[:2])}"), style="bold")
     else:
         line.append(f"  updated {time.strftime('%H:%M:%S', time.localtime(snap.t))}")
     return line

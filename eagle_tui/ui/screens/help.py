@@ -9,9 +9,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from eagle_tui.ui.keys import KEYS, LOCAL_KEYS
+from eagle_tui.ui.sinks import static
 
 
 def help_content() -> Content:
@@ -38,7 +38,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box") as box:
             box.border_title = "eagle-tui help"
-            yield Static(help_content(), id="help-text")
+            yield static(help_content(), id="help-text")
 
 
 __all__ = ["HelpScreen", "help_content"]

@@ -17,6 +17,7 @@ from textual.widget import Widget
 
 from eagle_tui.model.alerts import Alert
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import checked, set_border_title
 
 SEVERITY_STYLE = {"critical": "$error", "warning": "$warning", "info": "$primary"}
 SEVERITY_ICON = {"critical": "✗", "warning": "⚠", "info": "ℹ"}
@@ -72,12 +73,12 @@ class AlertsPane(Widget):
         self._last = alerts
         self.alerts = self.order.update(alerts)
         crit = sum(a.severity == "critical" for a in alerts)
-        self.border_title = f"Alerts ({len(alerts)})" if alerts else "Alerts"
+        set_border_title(self, inert(f"Alerts ({len(alerts)})" if alerts else "Alerts"))
         self.set_class(crit > 0, "-critical")
         self.refresh(layout=True)
 
     def render(self) -> Content:
-        return alerts_content(self.alerts)
+        return checked(alerts_content(self.alerts))
 
 
 __all__ = ["AlertOrder", "AlertsPane", "alerts_content"]

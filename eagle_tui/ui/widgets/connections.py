@@ -20,8 +20,10 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from eagle_tui.model.events import ConnectionState
+from eagle_tui.model.termtext import inert_lines
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import checked, set_tooltip
 
 # state → (icon, style); an unknown state (a newer transport) renders muted, never raises
 CONNECTION_STYLE: dict[str, tuple[str, str]] = {
@@ -97,14 +99,14 @@ class ConnectionList(Widget):
         self.display = bool(connections)
         errors = [f"{c.host}: {error_text(c.error)}" for c in connections
                   if c.error and c.state != "connected"]
-        self.tooltip = Content("\n".join(errors)) if errors else None
+        set_tooltip(self, inert_lines("\n".join(errors)) if errors else None)
         self.refresh(layout=height_changes)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return _height(self.connections)
 
     def render(self) -> Content:
-        return connections_content(self.connections, self.content_region.width or 1000)
+        return checked(connections_content(self.connections, self.content_region.width or 1000))
 
 
 def _height(connections: Sequence[ConnectionState]) -> int:

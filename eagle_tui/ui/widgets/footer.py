@@ -27,6 +27,8 @@ from textual import events
 from textual.screen import Screen
 from textual.widget import Widget
 
+from eagle_tui.ui.sinks import checked_text
+
 
 @dataclass(frozen=True, slots=True)
 class FooterItem:
@@ -163,7 +165,7 @@ class KeyFooter(Widget, can_focus=False):
             self._spans.append((room + 1, width, palette))
         line = left + right
         line.stylize_before(Style(bgcolor=self.rich_style.bgcolor))  # gaps: as Footer's
-        return line
+        return checked_text(line)
 
     def item_at(self, x: int) -> FooterItem | None:
         """The item drawn at cell ``x`` (None: none)."""

@@ -31,6 +31,7 @@ from eagle_tui.model.gpuhistory import GpuHistory
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import GIB, bar, fmt_bytes, sparkline, truncate
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import checked
 from eagle_tui.ui.widgets.connections import CONNECTION_STYLE, error_text, fit
 
 Part = str | tuple[str, str] | Content
@@ -184,7 +185,7 @@ class GpuPane(Widget, can_focus=True):
         width = self._width()
         shown = self._shown
         if shown is None or shown[0] != width:
-            shown = self._shown = (width, self._build(width), self._line_map)
+            shown = self._shown = (width, checked(self._build(width)), self._line_map)
         self._line_map = shown[2]
         return shown[1]
 

@@ -15,6 +15,8 @@ from textual.content import Content
 from textual.geometry import Region
 from textual.widget import Widget
 
+from eagle_tui.ui.sinks import checked
+
 
 class LineDiffWidget(Widget):
     """Subclasses implement :meth:`build`; call :meth:`update_lines` when their input changed."""
@@ -59,7 +61,7 @@ class LineDiffWidget(Widget):
         if not self._lines or width != self._width:
             self._width = width
             self._lines = self._split(width)
-        return Content("\n").join(self._lines)
+        return checked(Content("\n").join(self._lines))
 
 
 __all__ = ["LineDiffWidget"]

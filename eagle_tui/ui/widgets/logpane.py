@@ -38,6 +38,7 @@ from eagle_tui.model.events import LogLine
 from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import checked, notify, set_border_title
 from eagle_tui.ui.widgets.logtext import QueryLine
 from eagle_tui.ui.widgets.logview import LogStatus, LogView
 
@@ -203,8 +204,8 @@ class LogStatusBar(Widget):
 
     def render(self) -> Content:
         if self.box is not None:
-            return find_box_content(self.box, self.content_size.width)
-        return self.content
+            return checked(find_box_content(self.box, self.content_size.width))
+        return checked(self.content)
 
 
 class LogPane(Vertical):
@@ -284,7 +285,7 @@ class LogPane(Vertical):
         title = f"Log · {host_label(status)}" if status.hosts > 1 else "Log"
         if title != self._title:
             self._title = title
-            self.border_title = Content(title)  # Content: a host name is never markup
+            set_border_title(self, inert(title))  # (as Content: a host name is never markup)
 
     # ------------------------------------------------------------------ the box
     def open_find(self, mode: FindMode) -> None:
@@ -391,7 +392,7 @@ class LogPane(Vertical):
         if query:
             found, _ = view.find(forward=True)
             if not found:
-                self.app.notify(f"No line matches {query!r}", severity="warning", markup=False)
+                notify(self.app, inert(f"No line matches {query!r}"), severity="warning")
 
     def action_find_clear(self) -> None:
         self.view.set_filter("")

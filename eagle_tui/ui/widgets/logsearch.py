@@ -16,6 +16,9 @@ from abc import abstractmethod
 from dataclasses import dataclass
 
 from eagle_tui.model.linewindow import FileMatch, Reply, SearchFile
+from eagle_tui.model.termtext import Inert
+from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import notify
 from eagle_tui.ui.widgets.logfile import FileAnswer, LogFilePart
 
 
@@ -123,18 +126,17 @@ class LogFileSearch(LogFilePart):
         self._search = None
         self._post_status()
         if reply.error:
-            self.app.notify(f"Searching the file failed: {reply.error}", severity="warning",
-                            markup=False)
+            notify(self.app, inert(f"Searching the file failed: {reply.error}"), severity="warning")
         elif reply.line is not None and self.jump_to_file_line(reply.line + 1):
             if pending.wrapped:
-                self.app.notify("Search wrapped around.", timeout=2, markup=False)
+                notify(self.app, Inert("Search wrapped around."), timeout=2)
         elif pending.fallback is not None and pending.fallback >= self.buffer.dropped:
             self._goto(pending.fallback)
             if pending.fallback_wrapped:
-                self.app.notify("Search wrapped around.", timeout=2, markup=False)
+                notify(self.app, Inert("Search wrapped around."), timeout=2)
         else:
-            self.app.notify(f"No line of the file matches {pending.query!r}.",
-                            severity="warning", markup=False)
+            notify(self.app, inert(f"No line of the file matches {pending.query!r}."),
+                   severity="warning")
 
     def search_status(self) -> str:
         """The status line's words while the file is searched."""

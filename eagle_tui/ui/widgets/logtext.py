@@ -211,7 +211,7 @@ class HostTags:
             self.tags, self.width = {}, 0
             return
         seen = hosts.seen
-        names = [inert(short_host(h)) for h in seen]
+        names: list[str] = [inert(short_host(h)) for h in seen]
         if len(set(names)) < len(names):  # same host on two ports: the full DESTs differ
             names = [inert(h) for h in seen]
         cut = [truncate(n, TAG_CHARS) for n in names]

@@ -190,7 +190,7 @@ def _spec_row(state: DashboardState, width: int) -> Content:
     spec = state.spec
     if spec is None or not spec.algorithm:
         return _row("spec", [("      —", "$text-muted")], "", width)
-    bits = [inert(spec.algorithm)]
+    bits: list[str] = [inert(spec.algorithm)]
     if spec.num_steps is not None:
         bits.append(f"steps {spec.num_steps}")
     if spec.eagle_topk is not None:

@@ -33,6 +33,7 @@ from eagle_tui.model.state import DashboardState
 from eagle_tui.model.steps import STEPS, step_states
 from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import set_border_title, show
 from eagle_tui.ui.widgets.connections import ConnectionList
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
@@ -268,16 +269,16 @@ class StartupPane(Vertical):
         self.set_class(crash is not None, "-crashed")
         title = "Startup — CRASHED" if crash is not None else "Startup"
         if title != self.border_title:  # assigning repaints the whole pane, even when equal
-            self.border_title = title
+            set_border_title(self, inert(title))
         if crash is not None:
-            self.query_one("#crash-title", Static).update(crash_title(state, crash))
+            show(self.query_one("#crash-title", Static), crash_title(state, crash))
             cause = self.query_one(RootCause)
             cause.lineno = crash.lineno
             where = line_text(crash.lineno, state.lineno_base)  # the file's own number
-            cause.update(Content.assemble((f" ▸ {where}: ", "$accent bold"),
-                                          (inert(crash.message), "$text")))
-            self.query_one("#crash-hint", Static).update(
-                Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text")))
+            show(cause, Content.assemble((f" ▸ {where}: ", "$accent bold"),
+                                         (inert(crash.message), "$text")))
+            show(self.query_one("#crash-hint", Static),
+                 Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text")))
 
 
 __all__ = ["STEPS", "RootCause", "StartupPane", "crash_title", "note_parts", "startup_content",

@@ -23,6 +23,7 @@ from eagle_tui.model.prefix import summary_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import coarse_age, coarse_clock, fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.sinks import checked
 from eagle_tui.ui.widgets.connections import STATUS_ERROR_CHARS, connection_content
 
 PHASE_LABEL = {
@@ -143,7 +144,7 @@ class StatusLine(Widget):
     def render(self) -> Content:
         width = self.size.width or 1000
         if self._shown is None or width != self._width:
-            self._shown, self._width = status_line(self.state, self.source, width), width
+            self._shown, self._width = checked(status_line(self.state, self.source, width)), width
         return self._shown
 
 

@@ -1,0 +1,101 @@
+"""The widgets' terminal sinks: every text a widget shows goes through one of these.
+
+Textual passes ESC and the C1 controls straight to the terminal, whatever widget shows them (a
+fleet label in a DataTable cell, Prometheus error text in a Static, a configured path in a
+notification each retitled or cleared the terminal). So the UI never calls a widget's text setter
+itself: :func:`notify`, :func:`show`, :func:`set_border_title` / :func:`set_border_subtitle`,
+:func:`set_tooltip`, :func:`add_row` and :func:`static` do, and each takes text only as
+:data:`~eagle_tui.model.termtext.Inert` (``mypy --strict`` refuses a plain ``str``) or as a
+``Content``/``Text`` object, whose plain text is checked here (one C-level check when clean) and
+rebuilt from :func:`~eagle_tui.model.termtext.inert` text if a part slipped through raw. Widgets'
+``render`` methods return :func:`checked` content for the same reason.
+
+``tests/unit/test_terminal_sinks.py`` fails when code in ``eagle_tui/`` calls a widget's setter
+directly instead (``.notify(``, ``.update(``, ``add_row``, ``update_cell``, a title assignment).
+Markup is never parsed: notifications pass ``markup=False``, the rest is ``Content``/``Text``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.content import Content
+from textual.widgets import Static
+
+from eagle_tui.model.termtext import Inert, inert, is_inert
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.notifications import SeverityLevel
+    from textual.widget import Widget
+    from textual.widgets import DataTable
+
+
+def checked(content: Inert | Content) -> Content:
+    """``content`` as ``Content`` whose text holds nothing a terminal acts on (LF allowed)."""
+    if isinstance(content, Content):
+        plain = content.plain
+        return content if is_inert(plain, newlines=True) else Content(inert(plain, newlines=True))
+    return Content(inert(content, newlines=True))
+
+
+def checked_text(text: Inert | Text) -> Text:
+    """The same check for a rich ``Text`` (DataTable cells, the fleet's status line)."""
+    if isinstance(text, Text):
+        plain = text.plain
+        if is_inert(plain, newlines=True):
+            return text
+        return Text(inert(plain, newlines=True), style=text.style, no_wrap=bool(text.no_wrap))
+    return Text(inert(text, newlines=True))
+
+
+_EMPTY = Inert("")
+
+
+def notify(target: App[Any] | Widget, message: Inert, *, title: Inert = _EMPTY,
+           severity: SeverityLevel = "information", timeout: float | None = None) -> None:
+    """A toast whose message and title are inert and never parsed as markup."""
+    target.notify(inert(message, newlines=True), title=inert(title), severity=severity,
+                  timeout=timeout, markup=False)
+
+
+def show(widget: Static, content: Inert | Content | Text) -> None:
+    """``widget.update`` with checked content."""
+    widget.update(checked_text(content) if isinstance(content, Text) else checked(content))
+
+
+def static(content: Inert | Content = _EMPTY, **kwargs: Any) -> Static:
+    """A new ``Static`` showing checked content."""
+    return Static(checked(content), **kwargs)
+
+
+def set_border_title(widget: Widget, title: Inert | Content | None) -> None:
+    """``widget.border_title`` (one line: a newline in a title is shown as U+FFFD)."""
+    widget.border_title = None if title is None else _one_line(title)
+
+
+def set_border_subtitle(widget: Widget, subtitle: Inert | Content | None) -> None:
+    """``widget.border_subtitle``, checked as a title."""
+    widget.border_subtitle = None if subtitle is None else _one_line(subtitle)
+
+
+def set_tooltip(widget: Widget, tip: Inert | Content | None) -> None:
+    """``widget.tooltip`` (several lines allowed)."""
+    widget.tooltip = None if tip is None else checked(tip)
+
+
+def add_row(table: DataTable[Any], *cells: Inert | Text, key: str | None = None) -> None:
+    """``table.add_row`` with every cell checked (a fleet label, a model id, an engine name)."""
+    table.add_row(*(checked_text(c) for c in cells), key=key)
+
+
+def _one_line(title: Inert | Content) -> Content:
+    if isinstance(title, Content):
+        plain = title.plain
+        return title if is_inert(plain) else Content(inert(plain))
+    return Content(inert(title))
+
+
+__all__ = ["add_row", "checked", "checked_text", "notify", "set_border_subtitle",
+           "set_border_title", "set_tooltip", "show", "static"]
