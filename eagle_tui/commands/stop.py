@@ -18,7 +18,9 @@ from typing import Any
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import ssh_spec_from_args
 from eagle_tui.commands.common import add_ssh_args
+from eagle_tui.console import say, warn
 from eagle_tui.model.normalize import sanitize
+from eagle_tui.model.termtext import inert
 
 EXIT_STOPPED = 0
 EXIT_LEFT = 1
@@ -72,15 +74,15 @@ async def stop_async(args: argparse.Namespace) -> int:
         store = RunStore()
         rec = store.get(args.run)
     except HistoryError as exc:
-        print(f"eagle-tui stop: error: {exc}", file=sys.stderr)
+        warn(inert(f"eagle-tui stop: error: {exc}"))
         return EXIT_REFUSED
     if rec.kind != "launched":
-        print(f"eagle-tui stop: refused: run {sanitize(rec.label)} was not launched by "
-              "eagle-tui (it was only watched): stop it where it was started", file=sys.stderr)
+        warn(inert(f"eagle-tui stop: refused: run {sanitize(rec.label)} was not launched by "
+              "eagle-tui (it was only watched): stop it where it was started"))
         return EXIT_REFUSED
     if not rec.token:
-        print(f"eagle-tui stop: refused: run {sanitize(rec.label)} has no launch token "
-              "recorded: no process can be told to be its own", file=sys.stderr)
+        warn(inert(f"eagle-tui stop: refused: run {sanitize(rec.label)} has no launch token "
+              "recorded: no process can be told to be its own"))
         return EXIT_REFUSED
     where = f" on {rec.host}" if rec.host else ""
     if rec.host and not args.ssh:
@@ -88,39 +90,37 @@ async def stop_async(args: argparse.Namespace) -> int:
     try:
         transport = one_transport(ssh_spec_from_args(args))
     except ValueError as exc:
-        print(f"eagle-tui stop: error: {exc}", file=sys.stderr)
+        warn(inert(f"eagle-tui stop: error: {exc}"))
         return EXIT_REFUSED
     question = (f"Stop run {sanitize(rec.label)}{where} (every process that carries its "
                 f"token; {sanitize(rec.command or '')[:120]})?")
     if not args.yes and not _confirm(question):
-        print("eagle-tui stop: not confirmed (use --yes to stop without asking)",
-              file=sys.stderr)
+        warn(inert("eagle-tui stop: not confirmed (use --yes to stop without asking)"))
         return EXIT_REFUSED
     try:
         await connect_one(transport)
         res = await stop_run(scanner_for(transport), rec.token, grace=args.grace,
                              leader=rec.pid or 0, leader_start=rec.proc_start or "")
     except (TransportError, TimeoutError) as exc:  # ScanError is one
-        print(f"eagle-tui stop: error: {exc or 'timed out'}", file=sys.stderr)
+        warn(inert(f"eagle-tui stop: error: {exc or 'timed out'}"))
         return EXIT_REFUSED
     finally:
         await transport.close()
     if res.note:
-        print(f"eagle-tui stop: {sanitize(res.note)}", file=sys.stderr)
+        warn(inert(f"eagle-tui stop: {sanitize(res.note)}"))
     what = describe(res)
     if res.left:
-        print(f"eagle-tui stop: run {sanitize(rec.label)}{where} not stopped: {what}",
-              file=sys.stderr)
+        warn(inert(f"eagle-tui stop: run {sanitize(rec.label)}{where} not stopped: {what}"))
         return EXIT_LEFT
     if res.signal is None:
-        print(f"run {sanitize(rec.label)}{where}: {what}")
+        say(inert(f"run {sanitize(rec.label)}{where}: {what}"))
     else:
-        print(f"stopped run {sanitize(rec.label)}{where}: {what}")
+        say(inert(f"stopped run {sanitize(rec.label)}{where}: {what}"))
     try:
         if rec.ended is None:
             store.update(rec.id, state="stopped", ended=time.time())
     except HistoryError as exc:
-        print(f"eagle-tui stop: warning: {exc}", file=sys.stderr)
+        warn(inert(f"eagle-tui stop: warning: {exc}"))
     return EXIT_STOPPED
 
 

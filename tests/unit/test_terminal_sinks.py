@@ -39,9 +39,6 @@ EXEMPT = {
     # The simulator is a fake engine run as its own process: its stdout/stderr are the engine's
     # log and a fake nvidia-smi's output, hostile lines included on purpose.
     "sim/": "a fake engine's own output",
-    # `stop` is reworked by another change of this round; it runs inside cli.main, whose
-    # inert streams clean what it prints. To be moved onto console.say with that change.
-    "commands/stop.py": "pending the stop rework (its streams are inert at run time)",
 }
 STREAMS = {"sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"}
 STREAM_TYPES = {"TextIO", "TextIOBase", "TextIOWrapper"}  # and IO[str]
