@@ -36,6 +36,9 @@ class SshSpec:
     known_hosts_files: tuple[Path, ...] = ()
     accept_new_host_key: bool = False
     config_path: Path | None = None
+    # the dests came from outside (a fleet label through --ssh-map), not from the user's
+    # typing: they pass the grammar gate and Match exec is not evaluated for them
+    outside: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,7 +180,7 @@ def check_ssh(ssh: SshSpec) -> None:
 
     for dest in ssh.dests:
         try:
-            resolve(dest, ssh.config_path)
+            resolve(dest, ssh.config_path, outside=ssh.outside)
         except DestinationError as exc:
             raise UsageError(str(exc)) from exc
 

@@ -53,6 +53,7 @@ class SshOptions:
     accept_new_host_key: bool = False
     config_path: Path | None = None
     use_config: bool = True
+    outside: bool = False  # the destination came from outside (see config.py): no Match exec
     user_known_hosts: bool = True
     use_agent: bool = True
     default_identities: bool = True

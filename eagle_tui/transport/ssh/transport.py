@@ -80,7 +80,8 @@ class SshTransport:
     ) -> None:
         self._options = options or SshOptions()
         self._target = target or resolve(
-            dest, self._options.config_path, use_config=self._options.use_config
+            dest, self._options.config_path, use_config=self._options.use_config,
+            outside=self._options.outside,
         )
         self._dest = dest
         self._executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ssh {dest}")
