@@ -17,6 +17,8 @@ retried: the state becomes ``failed`` and every call raises the :class:`HostKeyE
 
 Quoting: every argv element is passed through :func:`shlex.quote`; paths are never interpolated
 into a command unquoted, whatever they contain (spaces, quotes, ``;``, ``$(...)``, newlines).
+Framing: every command (``run``, ``stream_lines``, ``tail``) goes through :func:`.frame.frame`,
+so what the login shell prints around it never reaches a parser.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from eagle_tui.transport.base import (
 )
 from eagle_tui.transport.ssh.config import SshTarget, resolve
 from eagle_tui.transport.ssh.conn import Connection, backoff_delay
+from eagle_tui.transport.ssh.frame import frame
 from eagle_tui.transport.ssh.link import SshOptions
 from eagle_tui.transport.ssh.stream import ChannelStream
 from eagle_tui.transport.ssh.tail import (
@@ -111,7 +114,7 @@ class SshTransport:
         deadline = time.monotonic() + timeout
         link = await self._conn.live(timeout)
         stream = await ChannelStream.open(
-            link, shlex.join(argv), self._executor, self._conn.on_lost, timeout
+            link, frame(shlex.join(argv)), self._executor, self._conn.on_lost, timeout
         )
         if stdin is not None:  # small (a launch's --env values): written before reading
             data = stdin
@@ -152,8 +155,8 @@ class SshTransport:
             raise TransportError("empty command")
         link = await self._conn.live(self._options.connect_timeout)
         stream = await ChannelStream.open(
-            link, shlex.join(argv), self._executor, self._conn.on_lost,
-            self._options.connect_timeout,
+            link, frame(shlex.join(argv), replaces_shell=True), self._executor,
+            self._conn.on_lost, self._options.connect_timeout,
         )
         pending = b""
         err = b""
@@ -196,7 +199,8 @@ class SshTransport:
             try:
                 stream = await ChannelStream.open(
                     link,
-                    tail_command(path, follower.offset, follower.inode),
+                    frame(tail_command(path, follower.offset, follower.inode),
+                          replaces_shell=True),
                     self._executor,
                     self._conn.on_lost,
                     self._options.connect_timeout,
