@@ -130,7 +130,8 @@ def with_prober(spec: FleetSpec, poller: FleetPoller, rules: list[SshRule],
 
     def connect(dest: str) -> Transport:
         return make_transports(SshSpec(dests=(dest,), config_path=spec.ssh_config,
-                                       outside=True))[0]
+                                       outside=True,
+                                       connect_timeout=min(10.0, spec.deadline_s)))[0]
 
     prober = FleetProber(rules, config_hosts, connect, ttl_s=max(10.0, 2 * spec.interval),
                          deadline_s=max(spec.deadline_s, 10.0))

@@ -93,3 +93,20 @@ def test_the_framed_command_runs_under_sh_with_noise(cmd: str) -> None:
     # the assembled marker is never in the command line a process listing shows
     assert f"EAGLE-{framed.token}-BEGIN" not in framed.text
     assert shlex.split(framed.text.splitlines()[0])[:2] == ["printf", "EAGLE-%s-BEGIN\\n"]
+
+
+@pytest.mark.parametrize("cmd", ["seq 1 3", "printf 'a\\nb'", "nonexistent-command-xyz",
+                                 "sh -c 'echo e >&2; exit 4'"])
+def test_a_command_that_replaces_the_shell_gets_no_trailing_noise(cmd: str) -> None:
+    """``replaces_shell``: the login shell's exit trap never runs after the markers, even when
+    the command cannot be executed (its ``exec`` fails: 127, the shell's word only)."""
+    rc = "echo rc-out; echo rc-err >&2; trap 'echo trap-out; echo trap-err >&2' EXIT\n"
+    framed = frame(cmd, replaces_shell=True)
+    shown = subprocess.run(["bash", "-c", rc + framed.text], capture_output=True)
+    plain = subprocess.run(["sh", "-c", cmd], capture_output=True)
+    d = Deframer(framed)
+    out, err = d.out(shown.stdout), d.err(shown.stderr)
+    held_out, held_err, code = d.finish(shown.returncode, "here")
+    assert code == plain.returncode and out + held_out == plain.stdout
+    assert b"trap" not in err + held_err and b"rc-" not in err + held_err
+    assert (err + held_err == plain.stderr) or (code == 127 and b"not found" in err)

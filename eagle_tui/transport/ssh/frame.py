@@ -12,8 +12,10 @@ and :class:`Deframer` passes on only what lies between the markers of each strea
 128 random bits per call, so neither noise nor the command's own output can hold the marker; it
 travels as a separate ``printf`` argument, so the assembled marker is not in any process's
 command line either (a command that prints command lines, such as the discovery scan, cannot
-forge it). A command that replaces the shell (``exec tail ...``, a stream) has no END: nothing
-can run after it, and its exit status is the channel's.
+forge it). A command that replaces the shell (``tail``, a stream) has no END: the login shell
+runs ``exec sh``, a plain ``sh`` that prints the BEGIN markers and execs the command in turn
+(``eval "exec $2"``, so the process is the session's own child as before), nothing can run
+after it, and its exit status is the channel's.
 
 The END marker starts with a newline of its own (output without a final newline still ends it)
 and carries the command's exit status, which wins over the channel's: an exit trap cannot change
@@ -23,12 +25,15 @@ what the command returned.
 from __future__ import annotations
 
 import secrets
+import shlex
 from dataclasses import dataclass
 
 from eagle_tui.transport.base import TransportError
 
 _MAX_NOISE = 1 << 20  # bytes of noise before the BEGIN marker that are tolerated
 _KEEP_NOISE = 4096  # the last noise kept to explain a command that never started
+_REPLACE = ('printf "EAGLE-%s-BEGIN\\n" "$1"; printf "EAGLE-%s-BEGIN\\n" "$1" >&2; '
+            'eval "exec $2"')
 
 
 class FrameError(TransportError):
@@ -47,9 +52,13 @@ class Framed:
 def frame(command: str, *, replaces_shell: bool = False, token: str | None = None) -> Framed:
     """Wrap ``command`` (a shell command line, already quoted) between fresh markers."""
     hex_ = token or secrets.token_hex(16)
-    begin = f"printf 'EAGLE-%s-BEGIN\\n' {hex_}; printf 'EAGLE-%s-BEGIN\\n' {hex_} >&2\n"
     if replaces_shell:
-        return Framed(f"{begin}exec {command}", hex_, True)
+        # the markers come from a plain ``sh`` that has replaced the login shell, so an exit
+        # trap of the login shell cannot print after them, not even when the command's own
+        # ``exec`` fails (not found): sh then exits 127 without a word of noise
+        return Framed(f"exec sh -c {shlex.quote(_REPLACE)} sh {hex_} {shlex.quote(command)}",
+                      hex_, True)
+    begin = f"printf 'EAGLE-%s-BEGIN\\n' {hex_}; printf 'EAGLE-%s-BEGIN\\n' {hex_} >&2\n"
     end = (f"\ne=$?; printf '\\nEAGLE-%s-END %d\\n' {hex_} \"$e\"; "
            f"printf '\\nEAGLE-%s-END %d\\n' {hex_} \"$e\" >&2; exit \"$e\"")
     return Framed(f"{begin}{command}{end}", hex_, False)
