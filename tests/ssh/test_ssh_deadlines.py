@@ -1,9 +1,10 @@
 """Every SSH handshake phase has a deadline inside the command's own timeout.
 
-Two loopback servers that are not sshd: one accepts TCP and never sends a banner, one sends a
-banner and then stalls (the key exchange never finishes). ``wait --timeout T`` answers within
-about T (exit 3, or 2 with a one-line reason; never 70), ``watch --duration T`` ends on time,
-``lint --ssh`` exits 2 naming the phase. Bounds are ratios of T, not fixed timings.
+Three loopback servers that are not sshd: one accepts TCP and never sends a banner, one sends a
+banner and then stalls (the key exchange never finishes), one (paramiko's server side) completes
+the key exchange and then never answers the authentication request. ``wait --timeout T``
+answers within about T (exit 3, or 2 with a one-line reason; never 70), ``watch --duration T``
+ends on time, ``lint --ssh`` exits 2 naming the phase. Bounds are ratios of T, not fixed timings.
 """
 
 from __future__ import annotations
@@ -60,6 +61,58 @@ def stalling_server(banner: bool) -> Iterator[int]:
         srv.close()
 
 
+@contextlib.contextmanager
+def auth_stalling_server(tmp_path: Path) -> Iterator[int]:
+    """A real SSH server (paramiko) that finishes the key exchange, then holds every
+    authentication request unanswered; its host key is written to ``known_hosts``."""
+    import paramiko
+
+    host_key = tmp_path / "host_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)],
+                   check=True, stdin=subprocess.DEVNULL)
+    key = paramiko.Ed25519Key.from_private_key_file(str(host_key))
+    release = threading.Event()
+
+    class Stall(paramiko.ServerInterface):
+        def get_allowed_auths(self, username: str) -> str:
+            return "publickey"
+
+        def check_auth_publickey(self, username: str, key: object) -> int:
+            release.wait(60)  # the server's auth thread stalls here
+            return paramiko.AUTH_FAILED
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    srv.settimeout(0.1)
+    port = int(srv.getsockname()[1])
+    (tmp_path / "known_hosts").write_text(
+        f"[127.0.0.1]:{port} {key.get_name()} {key.get_base64()}\n")
+    transports: list[paramiko.Transport] = []
+
+    def serve() -> None:
+        while not release.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            t = paramiko.Transport(conn)
+            t.add_server_key(key)
+            t.start_server(server=Stall())
+            transports.append(t)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield port
+    finally:
+        release.set()
+        thread.join(2)
+        for t in transports:
+            t.close()
+        srv.close()
+
+
 def run_cli(args: list[str], tmp_path: Path, port: int) -> tuple[int, str, float]:
     (tmp_path / "known_hosts").touch()
     key = tmp_path / "id_ed25519"
@@ -89,6 +142,16 @@ def test_wait_and_watch_end_within_their_own_timeout(tmp_path: Path, banner: boo
                                  "--headless"], tmp_path, port)
         assert rc == 0 and phase in err, err
         assert took < 2 * T, took
+
+
+@pytest.mark.sshd
+def test_a_server_that_stalls_in_authentication(tmp_path: Path) -> None:
+    with auth_stalling_server(tmp_path) as port:
+        rc, err, took = run_cli(["wait", "--log", "/x.log", "--timeout", str(T)], tmp_path, port)
+    assert rc in (2, 3), err
+    assert "internal error" not in err and "SSH authentication as 'root'" in err, err
+    assert f"no answer within {T:g} s" in err, err
+    assert took < 2 * T, took
 
 
 @pytest.mark.sshd
