@@ -234,7 +234,8 @@ class Connection:
             if link is not None:  # died but nobody noticed yet
                 self._link_dead(link, "connection closed")
             try:
-                await asyncio.wait_for(self._up.wait(), wait)
+                async with asyncio.timeout(wait):  # (not wait_for: it can swallow a cancel)
+                    await self._up.wait()
             except TimeoutError as exc:
                 raise ConnectionLost(
                     f"{self._dest}: reconnecting (attempt {self._attempt}, last error: "

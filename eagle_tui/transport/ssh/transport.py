@@ -127,22 +127,23 @@ class SshTransport:
         out: list[bytes] = []
         err: list[bytes] = []
         try:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError
-                chunk = await asyncio.wait_for(stream.__anext__(), remaining)
-                if chunk.kind == "out":
-                    out.append(chunk.data)
-                elif chunk.kind == "err":
-                    err.append(chunk.data)
-                elif chunk.kind == "lost":
-                    raise ConnectionLost(f"connection to {self._dest} lost: {chunk.reason}")
-                else:
-                    stderr = b"".join(err)
-                    if _not_found(chunk.code, stderr):
-                        raise CommandNotFound(f"{argv[0]}: command not found on {self._dest}")
-                    return RunResult(chunk.code, b"".join(out), stderr)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation
+            # that arrives as the inner read completes, and a stopped source then polls forever
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                async for chunk in stream:
+                    if chunk.kind == "out":
+                        out.append(chunk.data)
+                    elif chunk.kind == "err":
+                        err.append(chunk.data)
+                    elif chunk.kind == "lost":
+                        raise ConnectionLost(f"connection to {self._dest} lost: {chunk.reason}")
+                    else:
+                        stderr = b"".join(err)
+                        if _not_found(chunk.code, stderr):
+                            raise CommandNotFound(
+                                f"{argv[0]}: command not found on {self._dest}")
+                        return RunResult(chunk.code, b"".join(out), stderr)
+            raise TransportError(f"{argv[0]} on {self._dest}: the channel ended without a status")
         except TimeoutError as exc:
             raise TransportError(
                 f"{shlex.join(argv)[:200]} on {self._dest} timed out after {timeout:g} s"
