@@ -18,7 +18,9 @@ error comes from; the leaves live beside the code that raises them::
     │   ├── AnswerError                 a Prometheus answer of another shape (model/prom_answer.py)
     │   ├── CodecError                  a JSON value that is not an event (model/codec.py)
     │   ├── ReplayError                 a record line that cannot be replayed (sources/replay.py)
-    │   └── NotRegularFileError         a FIFO, device, socket or directory as a file (files.py)
+    │   ├── NotRegularFileError         a FIFO, device, socket or directory as a file (files.py)
+    │   └── GrammarError                an outside value not of its shape: host, port, container,
+    │                                   path (model/grammar.py)
     ├── TransportError      the host, the connection, a remote command (transport/base.py)
     │   ├── ConnectionLost, HostKeyError, CommandNotFound            (transport/base.py)
     │   ├── NotRegularFile              a FIFO, device, socket or directory as a file (base.py)
@@ -31,7 +33,9 @@ error comes from; the leaves live beside the code that raises them::
     │   │   └── BodyTooLarge            a body over its byte cap
     │   ├── DraftConfigError            the draft model's config (sources/draftconfig.py)
     │   ├── DiscoveryError              the host's processes unreadable (probe/discover.py)
-    │   └── ScanError                   a run's process scan cut or failed (launch/members.py)
+    │   ├── ScanError                   a run's process scan cut or failed (launch/members.py)
+    │   └── FrameError                  the remote shell did not run the framed command
+    │                                   (transport/ssh/frame.py)
     ├── LaunchError         a server not started, or a run not stopped (launch/process.py)
     ├── HistoryError        the run history unusable, or no such run (history/store.py)
     ├── BenchError          ``bench`` could not start its load (commands/bench.py, exit 1)

@@ -37,6 +37,7 @@ from eagle_tui.model.fleet_hosts import (
     ssh_config_hosts,
     ssh_destination,
 )
+from eagle_tui.model.grammar import GrammarError
 from eagle_tui.model.termtext import inert_lines
 from eagle_tui.sources.prometheus import FleetPoller
 
@@ -107,9 +108,14 @@ def drill_spec(spec: FleetSpec, row: FleetRow, rules: list[SshRule],
     destination: its GPUs and processes come too); else readiness from Prometheus' ``up``.
 
     ``reachable`` (:func:`tcp_reachable` when the fleet opens it; ``None``: assumed) says
-    whether the address answers from here."""
-    dest = ssh_destination(row.instance, rules, config_hosts)
-    ssh = SshSpec(dests=(dest,), config_path=spec.ssh_config) if dest else SshSpec()
+    whether the address answers from here. A destination the grammar gate refuses is a
+    :class:`UsageError` naming the label."""
+    try:
+        dest = ssh_destination(row.instance, rules, config_hosts)
+    except GrammarError as exc:
+        raise UsageError(f"instance {row.instance[:80]!r}: {exc}") from None
+    ssh = (SshSpec(dests=(dest,), config_path=spec.ssh_config, outside=True) if dest
+           else SshSpec())
     direct = dest is not None or reachable is None or reachable(row.instance)
     url = f"http://{row.instance}" if direct else None
     return DashboardSpec(url=url, ssh=ssh, theme=spec.theme, config_path=spec.config_path,
@@ -128,7 +134,9 @@ def with_prober(spec: FleetSpec, poller: FleetPoller, rules: list[SshRule],
     from eagle_tui.probe.fleet_prober import FleetProber
 
     def connect(dest: str) -> Transport:
-        return make_transports(SshSpec(dests=(dest,), config_path=spec.ssh_config))[0]
+        return make_transports(SshSpec(dests=(dest,), config_path=spec.ssh_config,
+                                       outside=True,
+                                       connect_timeout=min(10.0, spec.deadline_s)))[0]
 
     prober = FleetProber(rules, config_hosts, connect, ttl_s=max(10.0, 2 * spec.interval),
                          deadline_s=max(spec.deadline_s, 10.0))

@@ -224,15 +224,19 @@ async def run_headless(spec: DashboardSpec, presenter: Presenter | None,
     threaded = ThreadedSession(opener or spec_opener(spec, hosts, err))
     for cb in subscribers:
         threaded.subscribe(cb)
+    t0 = time.monotonic()
     await asyncio.to_thread(threaded.start)  # connects: an SSH refusal is raised here
     try:
         if presenter is None:
             has_url = spec.health_decides(hosts[0] if hosts else "")
+            # --duration counts from the start: a slow first connection is part of it
+            duration = (None if spec.duration is None
+                        else max(0.0, spec.duration - (time.monotonic() - t0)))
 
             def presenter(s: Watched, r: asyncio.Task[DashboardState], o: TextIO
                           ) -> Awaitable[int]:
                 return follow(s, r, o, as_json=spec.json, has_url=has_url,
-                              duration=spec.duration, crash_exit=spec.replay is not None)
+                              duration=duration, crash_exit=spec.replay is not None)
         runner = asyncio.ensure_future(threaded.run())
         try:
             return await presenter(threaded, runner, out)

@@ -43,6 +43,8 @@ def make_transports(ssh: SshSpec) -> list[Transport]:
         known_hosts_files=ssh.known_hosts_files,
         accept_new_host_key=ssh.accept_new_host_key,
         config_path=ssh.config_path,
+        outside=ssh.outside,
+        connect_timeout=ssh.connect_timeout,
     )
     return [SshTransport(dest, options) for dest in ssh.dests]
 

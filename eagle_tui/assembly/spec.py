@@ -36,6 +36,12 @@ class SshSpec:
     known_hosts_files: tuple[Path, ...] = ()
     accept_new_host_key: bool = False
     config_path: Path | None = None
+    # the dests came from outside (a fleet label through --ssh-map), not from the user's
+    # typing: they pass the grammar gate and Match exec is not evaluated for them
+    outside: bool = False
+    # one connection attempt (TCP, banner, key exchange, auth) must end within this; never
+    # longer than the command's own --timeout/--duration
+    connect_timeout: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -143,8 +149,12 @@ def is_local_host(url: str) -> bool:
 
 
 def ssh_spec_from_args(args: argparse.Namespace) -> SshSpec:
-    """The ``--ssh`` options as an :class:`SshSpec` (checked by :func:`check_ssh`)."""
+    """The ``--ssh`` options as an :class:`SshSpec` (checked by :func:`check_ssh`); a
+    command's ``--timeout``/``--duration`` caps each connection attempt."""
+    budgets = [b for b in (getattr(args, "timeout", None), getattr(args, "duration", None))
+               if isinstance(b, int | float) and 0 < b < SshSpec.connect_timeout]
     return SshSpec(
+        connect_timeout=float(min(budgets, default=SshSpec.connect_timeout)),
         dests=tuple(getattr(args, "ssh", None) or ()),
         identity_files=tuple(getattr(args, "identity", None) or ()),
         known_hosts_files=tuple(getattr(args, "known_hosts", None) or ()),
@@ -177,7 +187,7 @@ def check_ssh(ssh: SshSpec) -> None:
 
     for dest in ssh.dests:
         try:
-            resolve(dest, ssh.config_path)
+            resolve(dest, ssh.config_path, outside=ssh.outside)
         except DestinationError as exc:
             raise UsageError(str(exc)) from exc
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .cmdline import CommandError, Engine, FlagTable, ParsedCommand, parse_command
+from .grammar import GrammarError, host_name, port, remote_path
 from .record import Record, record
 
 LogKind = Literal["file", "deleted", "pipe", "terminal", "socket", "none", "unknown"]
@@ -112,11 +113,38 @@ def log_target(link: str, cwd: str) -> tuple[LogKind, str | None]:
         return "none", None
     if link.startswith(("/dev/pts/", "/dev/tty", "/dev/console")):
         return "terminal", None
+    if not _safe_path(link):  # a name with control characters is not handed to any command
+        return "unknown", None
     if link.endswith(" (deleted)"):
         return "deleted", link.removesuffix(" (deleted)")
     if link.startswith("/"):
         return "file", link
     return "unknown", None
+
+
+def _safe_path(link: str) -> bool:
+    try:
+        remote_path(link)
+    except GrammarError:
+        return False
+    return True
+
+
+def _port(value: object, default: int) -> int:
+    try:
+        return port(value) if isinstance(value, str) else default
+    except GrammarError:
+        return default
+
+
+def _host(value: object) -> str:
+    """The ``--host`` a server binds, when it is one a URL can name; else loopback."""
+    if not isinstance(value, str) or value in ("", "0.0.0.0", "::"):
+        return "127.0.0.1"
+    try:
+        return host_name(f"[{value}]" if ":" in value else value)
+    except GrammarError:
+        return "127.0.0.1"
 
 
 def _launch(row: ProcRow, tables: dict[Engine, FlagTable]) -> ParsedCommand | None:
@@ -162,14 +190,11 @@ def find_servers(rows: list[ProcRow], tables: dict[Engine, FlagTable]) -> list[F
             k2, p2 = log_target(row.stderr, row.cwd)
             if k2 in ("file", "deleted"):
                 kind, path = k2, p2
-        port_v = cmd.get("port")
-        port = int(port_v) if isinstance(port_v, str) and port_v.isdigit() and \
-            len(port_v) < 6 else (30000 if cmd.engine == "sglang" else 8000)
-        host_v = cmd.get("host")
-        host = host_v if isinstance(host_v, str) and host_v not in ("", "0.0.0.0", "::") \
-            else "127.0.0.1"
+        # the command line is the host's, not the user's: its port and host pass the grammar
+        number = _port(cmd.get("port"), 30000 if cmd.engine == "sglang" else 8000)
+        host = _host(cmd.get("host"))
         found.append(Found(cmd.engine, row, cmd, tuple(sorted(tree, key=lambda r: r.pid)),
-                           kind, path, port, f"http://{host}:{port}"))
+                           kind, path, number, f"http://{host}:{number}"))
     return found
 
 

@@ -12,6 +12,11 @@ host part is rarely what ``ssh`` wants (a jump host, another user, a ``Host`` al
 ``{host}`` and ``{instance}`` are replaced. Without a matching rule, a host named by a ``Host``
 line of ``~/.ssh/config`` (exact names, no patterns) is its own destination; anything else has
 none (the drill-down then shows Prometheus' figures only).
+
+The label comes from Prometheus, not from the user, so the destination a rule makes of it must
+pass the grammar gate (:func:`~.grammar.checked_destination`: a user name, a host name or
+address, a port) before anything resolves, connects or runs with it; a label such as
+``x;touch${IFS}/tmp/F;y:8000`` raises :class:`~.grammar.GrammarError` instead.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 
 from .fleet import instance_host
+from .grammar import checked_destination
 
 SshRule = tuple[str, str]
 
@@ -50,11 +56,14 @@ def ssh_config_hosts(text: str) -> set[str]:
 
 def ssh_destination(instance: str, rules: Sequence[SshRule],
                     config_hosts: Iterable[str] = ()) -> str | None:
+    """The destination of ``instance``'s host, or ``None``; raises
+    :class:`~.grammar.GrammarError` when the destination it makes is not one."""
     host = instance_host(instance)
     for pattern, dest in rules:
         if fnmatch.fnmatchcase(instance, pattern) or fnmatch.fnmatchcase(host, pattern):
-            return dest.replace("{host}", host).replace("{instance}", instance)
-    return host if host in set(config_hosts) else None
+            return checked_destination(
+                dest.replace("{host}", host).replace("{instance}", instance))
+    return checked_destination(host) if host in set(config_hosts) else None
 
 
 __all__ = ["SshRule", "parse_ssh_map", "ssh_config_hosts", "ssh_destination"]

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from eagle_tui.model.fleet import FleetSnapshot
 from eagle_tui.model.fleet_hosts import SshRule, ssh_destination
 from eagle_tui.model.fleet_probe import probe_hint
+from eagle_tui.model.grammar import GrammarError, remote_path
 from eagle_tui.transport.base import Transport, TransportError
 
 DEFAULT_MAX_HOSTS = 8
@@ -59,7 +60,8 @@ class FleetProber:
     ttl_s: float = DEFAULT_TTL_S
     clock: Callable[[], float] = time.monotonic
     answers: dict[str, tuple[float, str]] = field(default_factory=dict)  # inst -> (t, hint)
-    errors: dict[str, str] = field(default_factory=dict)  # dest -> why its probe failed
+    # dest -> why its probe failed; a label the grammar gate refused -> why (at most 1024)
+    errors: dict[str, str] = field(default_factory=dict)
     probes: int = 0
     _asked: dict[str, float] = field(default_factory=dict)  # dest -> when last probed
     _logs: dict[str, str] = field(default_factory=dict)  # inst -> its log path, once seen
@@ -81,7 +83,12 @@ class FleetProber:
         now = self.clock()
         by_dest: dict[str, list[str]] = {}
         for inst in instances:
-            dest = ssh_destination(inst, self.rules, self.config_hosts)
+            try:
+                dest = ssh_destination(inst, self.rules, self.config_hosts)
+            except GrammarError as exc:  # a label no host name can come from: never probed
+                if inst in self.errors or len(self.errors) < 1024:
+                    self.errors[inst] = str(exc)
+                continue
             if dest is not None:
                 by_dest.setdefault(dest, []).append(inst)
         for dest, insts in by_dest.items():
@@ -138,6 +145,10 @@ class FleetProber:
         return out
 
     async def _tail(self, tr: Transport, path: str) -> bytes | None:
+        try:  # the path came from the host's process scan: outside text
+            remote_path(path)
+        except GrammarError:
+            return None
         res = await tr.run(["tail", "-c", str(TAIL_BYTES), "--", path], self.deadline_s)
         return res.stdout if res.exit_code == 0 else None
 

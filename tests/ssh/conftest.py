@@ -215,9 +215,24 @@ class Sshd:
         ]
 
 
-def new_sshd(base: Path, setenv: dict[str, str] | None = None) -> Sshd:
+# What a noisy login shell prints for every exec, the way conda's, module's or a .bashrc's lines
+# arrive: bash reads $BASH_ENV for a non-interactive ``bash -c`` (sshd runs every command so),
+# on both streams, with text shaped like the framing's markers, and again from an exit trap.
+NOISE_RC = r"""echo "conda: (base) environment activated"
+echo "Lmod: loaded cuda/12.4 (module noise on stderr)" >&2
+printf 'EAGLE-00000000000000000000000000000000-BEGIN\nEAGLE-'
+printf 'EAGLE-ffffffffffffffffffffffffffffffff-END 0\n' >&2
+printf '\033]0;retitled\007 no newline at the end'
+trap 'echo "bye from the exit trap"; echo "bye on stderr" >&2' EXIT
+"""
+
+
+def new_sshd(base: Path, setenv: dict[str, str] | None = None, noisy: bool = False) -> Sshd:
     d = Path(tempfile.mkdtemp(prefix="sshd-", dir=base))
     d.chmod(0o700)
+    if noisy:
+        (d / "noise.rc").write_text(NOISE_RC)
+        setenv = {**(setenv or {}), "BASH_ENV": str(d / "noise.rc")}
     _keygen(d / "host_ed25519")
     _keygen(d / "client_ed25519")
     shutil.copy(d / "client_ed25519.pub", d / "authorized_keys")
@@ -245,9 +260,10 @@ def make_sshd(tmp_path: Path) -> Iterator[Callable[..., Sshd]]:
     _require_sshd()
     started: list[Sshd] = []
 
-    def make(setenv: dict[str, str] | None = None) -> Sshd:
-        """A fresh sshd; ``setenv`` adds environment for its sessions (e.g. a PATH)."""
-        srv = new_sshd(tmp_path, setenv)
+    def make(setenv: dict[str, str] | None = None, noisy: bool = False) -> Sshd:
+        """A fresh sshd; ``setenv`` adds environment for its sessions (e.g. a PATH);
+        ``noisy``: its login shell prints :data:`NOISE_RC`'s lines around every command."""
+        srv = new_sshd(tmp_path, setenv, noisy)
         started.append(srv)
         return srv
 

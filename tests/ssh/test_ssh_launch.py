@@ -1,5 +1,7 @@
 """``eagle-tui launch --ssh`` / ``stop``: the server starts on the "remote" host, detached.
 
+The host's login shell is a noisy one (``conftest.NOISE_RC``), as on GPU boxes with conda.
+
 The loopback sshd's sessions get a stand-in ``sglang`` package on their PYTHONPATH; an
 ``--env`` secret travels on the exec channel's stdin and must never show in any argv.
 """
@@ -36,8 +38,11 @@ def test_remote_launch_and_stop(tmp_path: Path, make_sshd: Callable[..., object]
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "launch_server.py").write_text(SHIM)
+    # a login shell that prints around every command (conda/module lines, an exit trap): the
+    # launch, the discovery, the watch and the stop all read through the framing
     srv = make_sshd({"PYTHONPATH": str(tmp_path / "shim"),
-                     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"})
+                     "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"},
+                    noisy=True)
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}

@@ -34,7 +34,8 @@ def test_remote_lint_reads_the_remote_host(tmp_path: Path,
     bindir.mkdir()
     (bindir / "nvidia-smi").write_text(SMI)
     (bindir / "nvidia-smi").chmod(0o755)
-    srv = make_sshd({"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin"})
+    # every fact is read through a login shell that prints around each command
+    srv = make_sshd({"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin"}, noisy=True)
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}

@@ -192,3 +192,33 @@ async def test_remote_tail_ends_with_its_session(make_sshd: Any, tmp_path: Path)
     while remote_tails(log) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert remote_tails(log) == []
+
+
+@pytest.mark.sshd
+async def test_every_remote_command_reads_through_a_noisy_login_shell(
+        make_sshd: Any, tmp_path: Path) -> None:
+    """A login shell that prints on stdout and stderr before each command and from an exit trap
+    after it (``conftest.NOISE_RC``): the tail gets all 4,000 lines byte for byte, a one-shot
+    command its exact stdout, stderr and status, a stream its exact lines."""
+    srv = make_sshd(noisy=True)
+    log = tmp_path / "noisy.log"
+    body = b"".join(b"[2025-01-01 00:00:00] line %d\n" % i for i in range(4000))
+    log.write_bytes(body)
+    async with srv.transport() as t:
+        it = aiter(t.tail(str(log)))
+        got = b""
+        while len(got) < len(body):
+            got += (await next_chunk(it)).data
+        assert got == body
+        with log.open("ab") as fh:
+            fh.write(b"one more\n")
+        assert (await next_chunk(it)).data == b"one more\n"
+        await it.aclose()  # type: ignore[attr-defined]
+        res = await t.run(["sh", "-c", 'printf "out\\nno newline"; printf "err" >&2; exit 3'])
+        assert (res.exit_code, res.stdout, res.stderr) == (3, b"out\nno newline", b"err")
+        res = await t.run(["printf", ""])
+        assert (res.exit_code, res.stdout, res.stderr) == (0, b"", b"")
+        lines = [line async for line in t.stream_lines(["seq", "1", "500"])]
+        assert lines == [str(i).encode() for i in range(1, 501)]
+        res = await t.run(["cat", "--", str(log)], 30.0)
+        assert res.stdout == body + b"one more\n"

@@ -74,8 +74,9 @@ def sim_dir(tmp_path: Path) -> Path:
 
 
 def test_wait_ssh_ready(make_sshd: Any, sim_dir: Path) -> None:
+    """Through a login shell that prints around every command (log, GPUs, process, HTTP)."""
     workdir_bin = sim_dir / "sim" / "bin"
-    srv = make_sshd(setenv={"PATH": f"{workdir_bin}:/usr/local/bin:/usr/bin:/bin"})
+    srv = make_sshd(setenv={"PATH": f"{workdir_bin}:/usr/local/bin:/usr/bin:/bin"}, noisy=True)
     sim, info = start_sim(sim_dir, "healthy", speed=10)
     try:
         assert info["bin"] == str(workdir_bin)

@@ -42,5 +42,5 @@ def test_file_size_puts_the_path_after_double_dash() -> None:
 def test_scripts_never_format_the_path_in() -> None:
     assert EVIL not in range_script(10, 20)
     words = shlex.split(tail_command(EVIL, 5, None))  # what the remote login shell runs
-    assert words[:3] == ["exec", "sh", "-c"] and len(words) == 4
-    assert shlex.quote(EVIL) in words[3]  # the path is one quoted word of the script
+    assert words[:2] == ["sh", "-c"] and len(words) == 3
+    assert shlex.quote(EVIL) in words[2]  # the path is one quoted word of the script

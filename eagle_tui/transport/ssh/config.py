@@ -8,6 +8,12 @@ the ones OpenSSH users expect: ``HostName``, ``User``, ``Port``, ``IdentityFile`
 ``ssh``. Jump hosts are resolved through the same config (OpenSSH does the same), so a
 ``ProxyJump bastion`` whose ``bastion`` is itself an alias works.
 
+A destination that did not come from the user's typing (a fleet ``instance`` label through
+``--ssh-map``, a discovered host) is resolved with ``outside=True``: it must pass the grammar gate
+(:func:`eagle_tui.model.grammar.destination`) first, and every ``Match`` block with an ``exec``
+criterion is dropped from the config before the lookup, so no command of the config runs for it
+(paramiko runs ``Match exec`` through a shell with ``%h`` substituted).
+
 Why this is its own module: it is pure parsing with no network, so every rule is unit-testable,
 and the transport only ever sees a fully resolved :class:`SshTarget`.
 """
@@ -19,6 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from eagle_tui.model.grammar import GrammarError, checked_destination
 from eagle_tui.transport.base import TransportError
 
 DEFAULT_PORT = 22
@@ -104,18 +111,35 @@ def default_config_path() -> Path:
     return Path(os.path.expanduser("~/.ssh/config"))
 
 
-def _load_config(path: Path | None) -> object | None:
-    """The parsed config, or ``None`` when there is no file (a missing file is not an error)."""
+def _load_config(path: Path | None, *, outside: bool = False) -> object | None:
+    """The parsed config, or ``None`` when there is no file (a missing file is not an error).
+
+    ``outside``: without its ``Match ... exec`` blocks (see the module's docstring).
+    """
     if path is None or not path.is_file():
         return None
     from paramiko.config import SSHConfig  # lazy: paramiko costs 0.3 s to import
 
     try:
-        return SSHConfig.from_path(str(path))
+        config = SSHConfig.from_path(str(path))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DestinationError(f"cannot read SSH config {path}: {exc}") from exc
     except Exception as exc:  # paramiko raises its own ConfigParseError for bad lines
         raise DestinationError(f"cannot parse SSH config {path}: {exc}") from exc
+    if outside:
+        _drop_match_exec(config, path)
+    return config
+
+
+def _drop_match_exec(config: object, path: Path) -> None:
+    """Remove every block whose ``Match`` has an ``exec`` criterion (negated or not): such a
+    block is treated as not matching, as OpenSSH treats a command that fails. paramiko keeps
+    its parsed blocks in ``_config``; if that ever changes, refuse rather than run commands."""
+    blocks = getattr(config, "_config", None)
+    if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+        raise DestinationError(f"cannot read SSH config {path} without running its Match exec")
+    blocks[:] = [b for b in blocks
+                 if not any(m.get("type") == "exec" for m in b.get("matches") or ())]
 
 
 def resolve(
@@ -123,18 +147,25 @@ def resolve(
     config_path: Path | None = None,
     *,
     use_config: bool = True,
+    outside: bool = False,
     _depth: int = 0,
 ) -> SshTarget:
     """Resolve ``dest`` (a ``DEST`` or an alias) into an :class:`SshTarget`.
 
     ``config_path`` defaults to ``~/.ssh/config``; ``use_config=False`` ignores any config file
-    (tests, or a user who wants exactly what they typed).
+    (tests, or a user who wants exactly what they typed). ``outside=True``: ``dest`` did not
+    come from the user (see the module's docstring).
     """
     if _depth > _MAX_JUMPS:
         raise DestinationError(f"ProxyJump chain for {dest!r} is longer than {_MAX_JUMPS} hops")
+    if outside and _depth == 0:
+        try:
+            checked_destination(dest)
+        except GrammarError as exc:
+            raise DestinationError(str(exc)) from None
     parsed = parse_dest(dest)
     path = (config_path or default_config_path()) if use_config else None
-    config = _load_config(path)
+    config = _load_config(path, outside=outside)
     options: dict[str, object] = {}
     if config is not None:
         try:
@@ -161,7 +192,8 @@ def resolve(
     proxy_jump = _str_opt(options.get("proxyjump"))
     if proxy_jump and proxy_jump.lower() != "none":
         jumps = tuple(
-            resolve(hop.strip(), config_path, use_config=use_config, _depth=_depth + 1)
+            resolve(hop.strip(), config_path, use_config=use_config, outside=outside,
+                    _depth=_depth + 1)
             for hop in proxy_jump.split(",")
             if hop.strip()
         )

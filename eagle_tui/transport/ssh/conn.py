@@ -22,7 +22,14 @@ from concurrent.futures import Executor
 from eagle_tui.model.events import ConnectionState
 from eagle_tui.transport.base import ConnectionLost, HostKeyError, TransportError
 from eagle_tui.transport.ssh.config import SshTarget
-from eagle_tui.transport.ssh.link import AuthError, Keepalive, Link, SshOptions, open_link
+from eagle_tui.transport.ssh.link import (
+    Attempt,
+    AuthError,
+    Keepalive,
+    Link,
+    SshOptions,
+    open_link,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +67,7 @@ class Connection:
         self._last_error = ""
         self._state = ConnectionState(host=dest, state="connecting", t=time.time())
         self._subscribers: list[asyncio.Queue[ConnectionState | None]] = []
+        self._attempts: set[Attempt] = set()  # in flight in worker threads; close() aborts them
 
     @property
     def state(self) -> ConnectionState:
@@ -123,18 +131,27 @@ class Connection:
 
     def _open_blocking(self) -> Link:
         """Connect + host key + auth, then one exec: sshd sets TCP_NODELAY on the first exec,
-        and HTTP through a direct-tcpip channel stalls ~44 ms per request until it has."""
+        and HTTP through a direct-tcpip channel stalls ~44 ms per request until it has. All of
+        it within one :class:`~.link.Attempt` (``connect_timeout``)."""
         known = self._options.known_hosts()
-        link = open_link(self._target, self._options, known)
+        attempt = Attempt(self._options.connect_timeout)
+        self._attempts.add(attempt)
         try:
-            chan = link.open_session(self._options.connect_timeout)
-            chan.exec_command("true")
-            chan.status_event.wait(self._options.connect_timeout)
-            chan.close()
-        except Exception as exc:
-            link.close()
-            raise TransportError(f"{self._dest}: cannot run commands: {exc}") from exc
-        return link
+            if self._closed:
+                attempt.cancel()
+            link = open_link(self._target, self._options, known, attempt)
+            try:
+                chan = link.open_session(attempt.left("the first channel"))
+                chan.exec_command("true")  # (output unread: no framing needed)
+                if not chan.status_event.wait(attempt.left("the first command")):
+                    raise TransportError(f"no answer within {attempt.seconds:g} s")
+                chan.close()
+            except Exception as exc:
+                link.close()
+                raise TransportError(f"{self._dest}: cannot run commands: {exc}") from exc
+            return link
+        finally:
+            self._attempts.discard(attempt)
 
     def _install(self, link: Link) -> None:
         assert self._up is not None and self._dead is not None
@@ -217,7 +234,8 @@ class Connection:
             if link is not None:  # died but nobody noticed yet
                 self._link_dead(link, "connection closed")
             try:
-                await asyncio.wait_for(self._up.wait(), wait)
+                async with asyncio.timeout(wait):  # (not wait_for: it can swallow a cancel)
+                    await self._up.wait()
             except TimeoutError as exc:
                 raise ConnectionLost(
                     f"{self._dest}: reconnecting (attempt {self._attempt}, last error: "
@@ -235,6 +253,8 @@ class Connection:
         if self._closed:
             return
         self._closed = True
+        for attempt in list(self._attempts):  # a handshake stalled in a worker thread ends now
+            attempt.cancel()
         if self._supervisor is not None:
             self._supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

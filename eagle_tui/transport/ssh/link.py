@@ -10,6 +10,14 @@ Why an app-level keepalive (``keepalive@openssh.com`` with ``wait=True``): param
 unnoticed for more than 30 s (MEASURED.md). A request that *needs* an answer, sent every second
 with a 2 s deadline, noticed both within 2.8 s. ``TCP_USER_TIMEOUT`` on the socket is the kernel's
 backstop for unacknowledged writes.
+
+Deadlines: one :class:`Attempt` per connection attempt holds one deadline
+(``SshOptions.connect_timeout``, derived from the command's own ``--timeout``/``--duration``)
+that every phase draws from: the TCP connect, the server's banner and the key exchange
+(paramiko's ``banner_timeout``/``handshake_timeout`` and ``start_client``), each authentication
+request (``auth_timeout``), the first channel. A server that accepts TCP and never answers, or
+stalls later, fails the attempt with the phase it stalled in, within the budget; closing the
+transport closes an attempt in flight at once.
 """
 
 from __future__ import annotations
@@ -39,6 +47,47 @@ class AuthError(TransportError):
     """No offered key was accepted by the server."""
 
 
+class Attempt:
+    """One connection attempt's deadline, shared by its phases, and what it has opened (so a
+    closing transport aborts it instead of waiting out a stalled handshake)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+        self._held: list[Any] = []
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    def left(self, phase: str) -> float:
+        """Seconds left for ``phase``; :class:`TransportError` naming it when none are."""
+        if self._cancelled:
+            raise TransportError(f"{phase}: the connection attempt was closed")
+        left = self._end - time.monotonic()
+        if left <= 0:
+            raise TransportError(f"{phase}: no answer within {self.seconds:g} s")
+        return left
+
+    def expired(self) -> bool:
+        return self._cancelled or time.monotonic() >= self._end
+
+    def hold(self, closeable: Any) -> None:
+        """Close ``closeable`` (a socket, a paramiko transport) when the attempt is cancelled."""
+        with self._lock:
+            if not self._cancelled:
+                self._held.append(closeable)
+                return
+        with contextlib.suppress(Exception):
+            closeable.close()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            held, self._held = self._held, []
+        for thing in held:
+            with contextlib.suppress(Exception):
+                thing.close()
+
+
 @dataclass(frozen=True)
 class SshOptions:
     """Everything about *how* to connect that does not depend on the destination.
@@ -54,10 +103,11 @@ class SshOptions:
     accept_new_host_key: bool = False
     config_path: Path | None = None
     use_config: bool = True
+    outside: bool = False  # the destination came from outside (see config.py): no Match exec
     user_known_hosts: bool = True
     use_agent: bool = True
     default_identities: bool = True
-    connect_timeout: float = 10.0
+    connect_timeout: float = 10.0  # the whole handshake: TCP, banner, key exchange, auth
     keepalive_interval: float = 1.0
     keepalive_timeout: float = 1.8  # + interval 1 s: a hung host is noticed in < 3 s
     tcp_user_timeout_ms: int = 5000
@@ -111,32 +161,37 @@ class Link:
             link.close()
 
 
-def open_link(target: SshTarget, options: SshOptions, known: KnownHosts) -> Link:
-    """Connect, check the host key, authenticate. Raises :class:`TransportError` subclasses."""
+def open_link(target: SshTarget, options: SshOptions, known: KnownHosts,
+              attempt: Attempt | None = None) -> Link:
+    """Connect, check the host key, authenticate, every phase within ``attempt``'s deadline
+    (a fresh ``connect_timeout`` one by default). Raises :class:`TransportError` subclasses."""
+    attempt = attempt or Attempt(options.connect_timeout)
     below: list[Link] = []
     try:
         if target.jumps:
-            hop = open_link(target.jumps[0], options, known)
+            hop = open_link(target.jumps[0], options, known, attempt)
             below.append(hop)
             for nxt in target.jumps[1:]:
-                hop = _link_over(hop, nxt, options, known)
+                hop = _link_over(hop, nxt, options, known, attempt)
                 below.append(hop)
-            sock: Any = _tunnel(hop, target, options.connect_timeout)
+            sock: Any = _tunnel(hop, target, attempt)
         else:
-            sock = _tcp_connect(target, options)
-        return _handshake(target, sock, options, known, below)
+            sock = _tcp_connect(target, options, attempt)
+        return _handshake(target, sock, options, known, below, attempt)
     except BaseException:
         for link in below:
             link.close()
         raise
 
 
-def _link_over(hop: Link, nxt: SshTarget, options: SshOptions, known: KnownHosts) -> Link:
-    chan = _tunnel(hop, nxt, options.connect_timeout)
-    return _handshake(nxt, chan, options, known, [])
+def _link_over(hop: Link, nxt: SshTarget, options: SshOptions, known: KnownHosts,
+               attempt: Attempt) -> Link:
+    chan = _tunnel(hop, nxt, attempt)
+    return _handshake(nxt, chan, options, known, [], attempt)
 
 
-def _tunnel(hop: Link, target: SshTarget, timeout: float) -> Any:
+def _tunnel(hop: Link, target: SshTarget, attempt: Attempt) -> Any:
+    timeout = attempt.left(f"jump host {hop.target.dest} to {target.hostname}:{target.port}")
     try:
         return hop.open_direct(target.hostname, target.port, timeout)
     except Exception as exc:
@@ -145,20 +200,21 @@ def _tunnel(hop: Link, target: SshTarget, timeout: float) -> Any:
         ) from exc
 
 
-def _tcp_connect(target: SshTarget, options: SshOptions) -> socket.socket:
+def _tcp_connect(target: SshTarget, options: SshOptions, attempt: Attempt) -> socket.socket:
+    where = f"{target.hostname}:{target.port}"
+    timeout = attempt.left(f"cannot connect to {where}")
     try:
-        sock = socket.create_connection((target.hostname, target.port), options.connect_timeout)
+        sock = socket.create_connection((target.hostname, target.port), timeout)
     except socket.gaierror as exc:
         raise TransportError(f"cannot resolve {target.hostname!r}: {exc.strerror}") from exc
     except TimeoutError as exc:
         raise TransportError(
-            f"cannot connect to {target.hostname}:{target.port}: timed out after "
-            f"{options.connect_timeout:g} s"
+            f"cannot connect to {where}: timed out after {attempt.seconds:g} s"
         ) from exc
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        where = f"{target.hostname}:{target.port}"
         raise TransportError(f"cannot connect to {where}: {reason}") from exc
+    attempt.hold(sock)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
     tcp_user_timeout = getattr(socket, "TCP_USER_TIMEOUT", None)
@@ -193,34 +249,45 @@ def _quiet_paramiko() -> None:
 
 
 def _handshake(
-    target: SshTarget, sock: Any, options: SshOptions, known: KnownHosts, below: list[Link]
+    target: SshTarget, sock: Any, options: SshOptions, known: KnownHosts, below: list[Link],
+    attempt: Attempt,
 ) -> Link:
     import paramiko  # lazy: 0.3 s
 
     _quiet_paramiko()
 
+    where = f"{target.hostname}:{target.port}"
     transport = paramiko.Transport(sock)
-    transport.banner_timeout = options.connect_timeout
-    transport.handshake_timeout = options.connect_timeout
-    transport.auth_timeout = options.connect_timeout
+    attempt.hold(transport)
     link = Link(target, transport, below)
     try:
+        left = attempt.left(f"SSH handshake with {where}")
+        transport.banner_timeout = left
+        transport.handshake_timeout = left
         _prefer_known_key_types(transport, known.known_types(target.known_hosts_name))
         try:
-            transport.start_client(timeout=options.connect_timeout)
+            transport.start_client(timeout=left)
         except (paramiko.SSHException, EOFError, OSError) as exc:
-            raise TransportError(
-                f"SSH handshake with {target.hostname}:{target.port} failed: "
-                f"{exc or type(exc).__name__}"
-            ) from exc
+            why = str(exc) or type(exc).__name__
+            if attempt.expired():  # paramiko's own timeouts say little: name the phase
+                why = f"{_stalled_phase(transport)} within {attempt.seconds:g} s"
+            raise TransportError(f"SSH handshake with {where} failed: {why}") from exc
+        if not getattr(transport, "initial_kex_done", True) or not transport.is_active():
+            # start_client returns at its timeout without an error: name the phase it stalled in
+            raise TransportError(f"SSH handshake with {where} failed: "
+                                 f"{_stalled_phase(transport)} within {attempt.seconds:g} s")
         key = transport.get_remote_server_key()
         if known.check(target.known_hosts_name, key, accept_new=options.accept_new_host_key):
             log.info("added host key for %s to %s", target.known_hosts_name, known.write_to)
-        _authenticate(transport, target, options)
+        _authenticate(transport, target, options, attempt)
     except BaseException:
         link.close()
         raise
     return link
+
+
+def _stalled_phase(transport: Any) -> str:
+    return "key exchange did not finish" if transport.remote_version else "no SSH banner"
 
 
 def _candidate_key_files(target: SshTarget, options: SshOptions) -> list[str]:
@@ -285,23 +352,29 @@ def is_encrypted_key(path: str) -> bool:
     return cipher not in (b"", b"none")
 
 
-def _authenticate(transport: Any, target: SshTarget, options: SshOptions) -> None:
+def _authenticate(transport: Any, target: SshTarget, options: SshOptions,
+                  deadline: Attempt) -> None:
     import paramiko
 
     user = target.user
     notes: list[str] = []
     tried = 0
     allowed: list[str] | None = None
+    phase = f"SSH authentication as {user!r} to {target.dest}"
 
     def attempt(key: Any, label: str) -> bool:
         nonlocal tried, allowed
         tried += 1
+        transport.auth_timeout = deadline.left(phase)  # each request waits at most what is left
         try:
             transport.auth_publickey(user, key)
         except paramiko.BadAuthenticationType as exc:
             allowed = list(exc.allowed_types)
             return False
         except paramiko.AuthenticationException:
+            if deadline.expired():  # paramiko's "Authentication timeout.": the server stalled
+                raise TransportError(
+                    f"{phase}: no answer within {deadline.seconds:g} s") from None
             notes.append(f"{label}: rejected")
             return False
         except (paramiko.SSHException, EOFError, OSError) as exc:
@@ -391,5 +464,5 @@ class Keepalive(threading.Thread):
             self._on_dead(reason)
 
 
-__all__ = ["AuthError", "HostKeyError", "Keepalive", "Link", "SshOptions", "is_encrypted_key",
-           "open_link"]
+__all__ = ["Attempt", "AuthError", "HostKeyError", "Keepalive", "Link", "SshOptions",
+           "is_encrypted_key", "open_link"]

@@ -13,6 +13,9 @@ stays bounded at ``_MAX_QUEUED`` chunks.
 
 The stream ends in exactly one of two ways: the command exited (``exit_code`` is set; -1 when it
 died from a signal) or the connection died (:class:`~eagle_tui.transport.base.ConnectionLost`).
+
+Every command is a :class:`~.frame.Framed` one and the chunks handed on are the command's own
+output: the login shell's noise before and after the markers is dropped here (:mod:`.frame`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from eagle_tui.transport.base import ConnectionLost
+from eagle_tui.transport.ssh.frame import Deframer, Framed
 from eagle_tui.transport.ssh.link import Link
 
 _CHUNK = 65536
@@ -54,6 +58,7 @@ class ChannelStream:
         chan: Any,
         executor: Executor,
         on_lost: Callable[[Link, str], None],
+        framed: Framed,
     ) -> None:
         self._loop = loop
         self._link = link
@@ -64,6 +69,8 @@ class ChannelStream:
         self._slots = threading.Semaphore(_MAX_QUEUED)
         self._stop = threading.Event()
         self._done = False
+        self._deframer = Deframer(framed)
+        self._ready: list[Chunk] = []  # deframed chunks to hand out before the next read
         self._thread = threading.Thread(
             target=self._read, name=f"ssh-read {link.target.dest}", daemon=True
         )
@@ -72,18 +79,18 @@ class ChannelStream:
     async def open(
         cls,
         link: Link,
-        command: str,
+        command: Framed,
         executor: Executor,
         on_lost: Callable[[Link, str], None],
         timeout: float,
     ) -> ChannelStream:
-        """Open a session channel, start ``command`` on it and begin reading."""
+        """Open a session channel, start the framed ``command`` on it and begin reading."""
         loop = asyncio.get_running_loop()
 
         def start() -> Any:
             chan = link.open_session(timeout)
             try:
-                chan.exec_command(command)
+                chan.exec_command(command.text)
             except Exception:
                 chan.close()
                 raise
@@ -98,7 +105,7 @@ class ChannelStream:
                 on_lost(link, str(exc) or type(exc).__name__)
                 raise ConnectionLost(f"connection to {link.target.dest} lost: {exc}") from exc
             raise
-        stream = cls(loop, link, chan, executor, on_lost)
+        stream = cls(loop, link, chan, executor, on_lost, command)
         stream._thread.start()
         return stream
 
@@ -106,13 +113,28 @@ class ChannelStream:
         return self
 
     async def __anext__(self) -> Chunk:
-        if self._done:
-            raise StopAsyncIteration
-        item = await self._queue.get()
-        self._slots.release()
-        if item.kind in ("exit", "lost"):
-            self._done = True
-        return item
+        while not self._ready:
+            if self._done:
+                raise StopAsyncIteration
+            item = await self._queue.get()
+            self._slots.release()
+            self._ready = self._deframe(item)
+        return self._ready.pop(0)
+
+    def _deframe(self, item: Chunk) -> list[Chunk]:
+        """``item`` without the framing: noise dropped, the exit carrying the command's status."""
+        if item.kind == "out":
+            data = self._deframer.out(item.data)
+            return [Chunk("out", data)] if data else []
+        if item.kind == "err":
+            data = self._deframer.err(item.data)
+            return [Chunk("err", data)] if data else []
+        self._done = True
+        if item.kind == "lost":
+            return [item]
+        out, err, code = self._deframer.finish(item.code, self._link.target.dest)
+        return [*([Chunk("out", out)] if out else []), *([Chunk("err", err)] if err else []),
+                Chunk("exit", code=code)]
 
     def send(self, data: bytes) -> None:
         """Write to the command's stdin (blocking; only for small writes)."""

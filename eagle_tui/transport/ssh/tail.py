@@ -14,11 +14,12 @@ The remote script (MEASURED.md's recipe, extended with the inode):
   differs from the one we were reading it was replaced: either way start again at byte 0;
 * print the effective ``offset inode size`` as the first stdout line, so the client knows whether
   a restart happened without guessing, and where the backlog ends (``TailChunk.at_eof``);
-* ``exec tail -c +N -F -s 0.2 --pid=$PPID``: ``-F`` waits for a missing file and follows a
-  replaced one; ``--pid`` ends the remote tail when this SSH session dies, so killed connections
-  leave nothing behind; ``-s 0.2`` because with ``--pid`` GNU tail checks a missing, truncated or
-  replaced file only once per sleep interval (default 1 s, measured: a new file was seen 2 s
-  late).
+* ``exec tail -c +N -F -s 0.2 --pid=$PPID`` (the ``sh`` itself replaces the login shell:
+  :func:`tail_command` is framed with ``replaces_shell``): ``-F`` waits for a missing file and
+  follows a replaced one; ``--pid`` ends the remote tail when this SSH session dies, so killed
+  connections leave nothing behind; ``-s 0.2`` because with ``--pid`` GNU tail checks a missing,
+  truncated or replaced file only once per sleep interval (default 1 s, measured: a new file was
+  seen 2 s late).
 
 While the tail runs, GNU tail reports a truncation or replacement on stderr ("file truncated",
 "has been replaced", "has appeared") and continues from byte 0 of the new content. The notice
@@ -52,7 +53,8 @@ _MAX_PENDING = 1 << 20  # a "line" longer than this is passed on without waiting
 
 
 def tail_command(path: str, offset: int, inode: int | None) -> str:
-    """The shell command line (for the remote login shell) that resumes ``path`` at ``offset``."""
+    """The shell command line (for the remote login shell) that resumes ``path`` at ``offset``;
+    the transport frames it to replace the login shell (``exec``, :mod:`.frame`)."""
     if offset < 0:
         raise ValueError("offset must be >= 0")
     script = _SCRIPT.format(
@@ -60,7 +62,7 @@ def tail_command(path: str, offset: int, inode: int | None) -> str:
         inode="" if inode is None else int(inode),
         path=shlex.quote(path),
     )
-    return "exec sh -c " + shlex.quote(script)
+    return "sh -c " + shlex.quote(script)
 
 
 @dataclass

@@ -17,6 +17,8 @@ retried: the state becomes ``failed`` and every call raises the :class:`HostKeyE
 
 Quoting: every argv element is passed through :func:`shlex.quote`; paths are never interpolated
 into a command unquoted, whatever they contain (spaces, quotes, ``;``, ``$(...)``, newlines).
+Framing: every command (``run``, ``stream_lines``, ``tail``) goes through :func:`.frame.frame`,
+so what the login shell prints around it never reaches a parser.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from eagle_tui.transport.base import (
 )
 from eagle_tui.transport.ssh.config import SshTarget, resolve
 from eagle_tui.transport.ssh.conn import Connection, backoff_delay
+from eagle_tui.transport.ssh.frame import frame
 from eagle_tui.transport.ssh.link import SshOptions
 from eagle_tui.transport.ssh.stream import ChannelStream
 from eagle_tui.transport.ssh.tail import (
@@ -81,7 +84,8 @@ class SshTransport:
     ) -> None:
         self._options = options or SshOptions()
         self._target = target or resolve(
-            dest, self._options.config_path, use_config=self._options.use_config
+            dest, self._options.config_path, use_config=self._options.use_config,
+            outside=self._options.outside,
         )
         self._dest = dest
         self._executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ssh {dest}")
@@ -111,7 +115,7 @@ class SshTransport:
         deadline = time.monotonic() + timeout
         link = await self._conn.live(timeout)
         stream = await ChannelStream.open(
-            link, shlex.join(argv), self._executor, self._conn.on_lost, timeout
+            link, frame(shlex.join(argv)), self._executor, self._conn.on_lost, timeout
         )
         if stdin is not None:  # small (a launch's --env values): written before reading
             data = stdin
@@ -124,22 +128,23 @@ class SshTransport:
         out: list[bytes] = []
         err: list[bytes] = []
         try:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError
-                chunk = await asyncio.wait_for(stream.__anext__(), remaining)
-                if chunk.kind == "out":
-                    out.append(chunk.data)
-                elif chunk.kind == "err":
-                    err.append(chunk.data)
-                elif chunk.kind == "lost":
-                    raise ConnectionLost(f"connection to {self._dest} lost: {chunk.reason}")
-                else:
-                    stderr = b"".join(err)
-                    if _not_found(chunk.code, stderr):
-                        raise CommandNotFound(f"{argv[0]}: command not found on {self._dest}")
-                    return RunResult(chunk.code, b"".join(out), stderr)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation
+            # that arrives as the inner read completes, and a stopped source then polls forever
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                async for chunk in stream:
+                    if chunk.kind == "out":
+                        out.append(chunk.data)
+                    elif chunk.kind == "err":
+                        err.append(chunk.data)
+                    elif chunk.kind == "lost":
+                        raise ConnectionLost(f"connection to {self._dest} lost: {chunk.reason}")
+                    else:
+                        stderr = b"".join(err)
+                        if _not_found(chunk.code, stderr):
+                            raise CommandNotFound(
+                                f"{argv[0]}: command not found on {self._dest}")
+                        return RunResult(chunk.code, b"".join(out), stderr)
+            raise TransportError(f"{argv[0]} on {self._dest}: the channel ended without a status")
         except TimeoutError as exc:
             raise TransportError(
                 f"{shlex.join(argv)[:200]} on {self._dest} timed out after {timeout:g} s"
@@ -152,8 +157,8 @@ class SshTransport:
             raise TransportError("empty command")
         link = await self._conn.live(self._options.connect_timeout)
         stream = await ChannelStream.open(
-            link, shlex.join(argv), self._executor, self._conn.on_lost,
-            self._options.connect_timeout,
+            link, frame(shlex.join(argv), replaces_shell=True), self._executor,
+            self._conn.on_lost, self._options.connect_timeout,
         )
         pending = b""
         err = b""
@@ -196,7 +201,8 @@ class SshTransport:
             try:
                 stream = await ChannelStream.open(
                     link,
-                    tail_command(path, follower.offset, follower.inode),
+                    frame(tail_command(path, follower.offset, follower.inode),
+                          replaces_shell=True),
                     self._executor,
                     self._conn.on_lost,
                     self._options.connect_timeout,
