@@ -20,6 +20,7 @@ Text with no regex metacharacter is a literal too, searched by ``re``'s substrin
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
@@ -42,6 +43,7 @@ def _options(case_sensitive: bool) -> Any:
     options = re2.Options()
     options.log_errors = False  # RE2 would write its parse errors over the terminal
     options.case_sensitive = case_sensitive
+    options.never_capture = True  # only the whole match is used: RE2's DFA finds it alone
     return options
 
 
@@ -50,7 +52,7 @@ def _reason(pattern: str, exc: Exception) -> str:
     msg = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     if any(op in msg for op in _LOOKAROUND):
         return f"lookaround ({', '.join(_LOOKAROUND)}) is not supported: {_ENGINE}"
-    if "(?P=" in msg or re.search(r"invalid escape sequence: \\[1-9]", msg):
+    if "(?P=" in pattern or re.search(r"invalid escape sequence: \\[1-9]", msg):
         return f"backreferences are not supported: {_ENGINE}"
     return f"{msg or 'not a pattern'} ({_ENGINE})"
 
@@ -101,7 +103,9 @@ def compile_pattern(pattern: str) -> Regex:
 def _is_python_regex(text: str) -> bool:
     """Whether ``re`` parses ``text``: only compiled, never matched, so it cannot backtrack."""
     try:
-        re.compile(text)
+        with warnings.catch_warnings():  # a FutureWarning would be printed over the terminal
+            warnings.simplefilter("ignore")
+            re.compile(text)
     except (re.error, OverflowError, RecursionError, ValueError):
         return False
     return True
