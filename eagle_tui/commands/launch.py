@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, ssh_spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 
 if TYPE_CHECKING:
@@ -51,12 +52,12 @@ def register(subparsers: Any) -> None:
                    help="no dashboard: print progress like `wait` and exit with its codes")
     p.add_argument("--read-only", action="store_true",
                    help="dashboard without the kill/restart/edit keys")
-    p.add_argument("--timeout", metavar="SECONDS", type=float, default=900.0,
+    p.add_argument("--timeout", metavar="SECONDS", type=argtypes.seconds, default=900.0,
                    help="with --no-tui: give up after this long (default 900)")
     p.add_argument("--json", action="store_true", help="with --no-tui: JSON lines")
     p.add_argument("--fail-on", choices=("critical", "warning"), default=None,
                    help="with --no-tui: exit 4 at ready when alerts of this level are present")
-    p.add_argument("--baseline", metavar="TOKS_PER_S", type=float, default=None,
+    p.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate, default=None,
                    help="non-speculative tok/s to compare against")
     p.add_argument("--baseline-run", metavar="RUN", default=None,
                    help="take the baseline tok/s from a recorded run")

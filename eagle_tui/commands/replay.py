@@ -21,7 +21,8 @@ from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import REPLAY_KINDS, spec_from_args
-from eagle_tui.commands.common import add_ui_args, positive_float
+from eagle_tui.commands import argtypes
+from eagle_tui.commands.common import add_ui_args
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.progress import EXIT_CRASHED, EXIT_READY
 
@@ -38,7 +39,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("file", metavar="FILE", type=Path, help="record file or raw server log")
     p.add_argument("--kind", choices=REPLAY_KINDS, default="auto",
                    help="what FILE is (default: detected from its first line)")
-    p.add_argument("--speed", type=positive_float, default=None,
+    p.add_argument("--speed", type=argtypes.rate, default=None,
                    help="pace a record at its recorded timing times SPEED (default: at once)")
     p.add_argument("--headless", action="store_true",
                    help="print progress lines instead of the dashboard (default without a TTY)")

@@ -16,6 +16,7 @@ from typing import Any
 
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import ssh_spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.model.normalize import sanitize
 
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
         "id, a name, `last` or `last~N`. Exit codes: 0 stopped, 2 refused or usage.")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    p.add_argument("--grace", metavar="SECONDS", type=float, default=10.0,
+    p.add_argument("--grace", metavar="SECONDS", type=argtypes.seconds_or_zero, default=10.0,
                    help="seconds between TERM and KILL (default 10)")
     add_ssh_args(p)
     p.set_defaults(func=run)
