@@ -12,8 +12,10 @@ and at most :data:`MAX_SECONDS`, a count at most :data:`MAX_COUNT`, a rate > 0.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from eagle_tui.model.numbers import strict_float, strict_int
 
@@ -81,5 +83,57 @@ def prom_range(text: str) -> str:
     return text
 
 
-__all__ = ["MAX_COUNT", "MAX_RATE", "MAX_SECONDS", "PID_MAX", "count", "number", "pid", "port",
-           "port_or_any", "prom_range", "rate", "seconds", "seconds_or_zero", "seed", "whole"]
+MAX_NAME = 255  # bytes in one path component (NAME_MAX)
+MAX_PATH = 4095  # bytes in a whole path (PATH_MAX less its NUL)
+
+
+def path_text(text: str) -> str:
+    """A path as typed, local or on a remote host: no NUL, no name longer than the system
+    takes (``stat`` of such a name raises ``ENAMETOOLONG`` instead of answering)."""
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError(f"a path cannot hold a NUL byte: {text!r}")
+    encoded = os.fsencode(text)
+    if len(encoded) > MAX_PATH or any(len(part) > MAX_NAME for part in encoded.split(b"/")):
+        raise argparse.ArgumentTypeError(f"file name too long: {text[:80]!r}…")
+    return text
+
+
+def local_file_text(text: str) -> str:
+    """A local file to read or write (may not exist yet; ``-`` passes): not a directory."""
+    path_text(text)
+    if text != "-" and os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"is a directory, not a file: {text!r}")
+    return text
+
+
+def local_file(text: str) -> Path:
+    return Path(local_file_text(text))
+
+
+def any_path(text: str) -> Path:
+    return Path(path_text(text))
+
+
+__all__ = [
+    "MAX_COUNT",
+    "MAX_NAME",
+    "MAX_PATH",
+    "MAX_RATE",
+    "MAX_SECONDS",
+    "PID_MAX",
+    "any_path",
+    "count",
+    "local_file",
+    "local_file_text",
+    "number",
+    "path_text",
+    "pid",
+    "port",
+    "port_or_any",
+    "prom_range",
+    "rate",
+    "seconds",
+    "seconds_or_zero",
+    "seed",
+    "whole",
+]

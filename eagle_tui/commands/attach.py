@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
                    help="which of several discovered servers (1 = the first listed)")
     p.add_argument("--list", action="store_true",
                    help="only list the discovered servers (with --json: a JSON array)")
-    p.add_argument("--log", metavar="PATH", default=None,
+    p.add_argument("--log", metavar="PATH", type=argtypes.path_text, default=None,
                    help="the server's log, where its stdout is not a file")
     p.add_argument("--headless", action="store_true", help="print lines, no dashboard")
     p.add_argument("--json", action="store_true", help="JSON lines (headless)")

@@ -335,7 +335,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--timeout", type=argtypes.seconds, default=120.0,
                    help="stop after this many seconds in all (default 120)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.add_argument("--log", metavar="PATH",
+    p.add_argument("--log", metavar="PATH", type=argtypes.local_file_text,
                    help="the server's log (a local file): print the log's figures over the "
                    "window beside /metrics' and the client's")
     p.add_argument("--run", metavar="REF",

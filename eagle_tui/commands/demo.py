@@ -255,7 +255,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=argtypes.seed, default=0)
     p.add_argument("--port", type=argtypes.port_or_any, default=0,
                    help="simulator port (default: any free one)")
-    p.add_argument("--record", type=Path, default=None, help="record the session to FILE")
+    p.add_argument("--record", type=argtypes.local_file, default=None,
+                   help="record the session to FILE")
     p.set_defaults(func=run)
 
 

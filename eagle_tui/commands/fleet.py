@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE
@@ -32,10 +31,10 @@ def register(subparsers: Any) -> None:
                    help="Prometheus base URL, e.g. http://prometheus:9090")
     p.add_argument("--selector", metavar="SEL", default=None,
                    help='extra label matchers for every series, e.g. \'job="llm"\'')
-    p.add_argument("--ssh-map", metavar="FILE", type=Path, default=None,
+    p.add_argument("--ssh-map", metavar="FILE", type=argtypes.local_file, default=None,
                    help="instance/host pattern → SSH destination, one rule a line "
                    "(default: hosts named in ~/.ssh/config)")
-    p.add_argument("--ssh-config", metavar="FILE", type=Path, default=None,
+    p.add_argument("--ssh-config", metavar="FILE", type=argtypes.any_path, default=None,
                    help="OpenSSH client config to read (default ~/.ssh/config)")
     p.add_argument("--headless", action="store_true",
                    help="print text lines instead of the screen (the default without a TTY)")

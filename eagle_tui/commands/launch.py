@@ -38,13 +38,13 @@ def register(subparsers: Any) -> None:
         "run history and open the dashboard on it (--no-tui: print like `wait`). Exit codes "
         "with --no-tui: 0 ready, 1 crashed, 2 usage/refused, 3 timeout, 4 ready with alerts "
         "at the --fail-on level.")
-    p.add_argument("--log", metavar="PATH", default=None,
+    p.add_argument("--log", metavar="PATH", type=argtypes.path_text, default=None,
                    help="server log file (default: a new file per launch in the data dir)")
     p.add_argument("--name", metavar="NAME", default=None, help="a name for the run")
     p.add_argument("--env", metavar="K[=V]", action="append", default=[],
                    help="environment for the server (K alone: the value from this "
                    "environment); values are never stored")
-    p.add_argument("--cwd", metavar="DIR", default=None,
+    p.add_argument("--cwd", metavar="DIR", type=argtypes.path_text, default=None,
                    help="folder to start the server in (default: here; the login folder "
                    "over SSH)")
     p.add_argument("--force", action="store_true", help="launch despite lint errors")

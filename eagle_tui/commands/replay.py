@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
@@ -36,7 +35,8 @@ def register(subparsers: Any) -> None:
         description="Replay FILE (a JSON-lines record written by --record, or a raw SGLang/vLLM "
         "log) through the dashboard, or print its progress lines without a terminal.",
     )
-    p.add_argument("file", metavar="FILE", type=Path, help="record file or raw server log")
+    p.add_argument("file", metavar="FILE", type=argtypes.any_path,
+                   help="record file or raw server log")
     p.add_argument("--kind", choices=REPLAY_KINDS, default="auto",
                    help="what FILE is (default: detected from its first line)")
     p.add_argument("--speed", type=argtypes.rate, default=None,

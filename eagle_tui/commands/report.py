@@ -28,7 +28,8 @@ def register(subparsers: Any) -> None:
         "with its root-cause line and a fix hint, speculative settings, acceptance length, "
         "tok/s, EAGLE-3 hidden-state dims and alerts. Reads the file once in constant memory.",
     )
-    p.add_argument("log", metavar="LOG", help="log file, or - for standard input")
+    p.add_argument("log", metavar="LOG", type=argtypes.path_text,
+                   help="log file, or - for standard input")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--baseline", type=argtypes.rate, metavar="TOK_S",
                    help="non-speculative tok/s to compare against (adds a below-baseline alert)")
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
                    help="processes for a big file (default: usable CPUs, at most 12, at least "
                    "8 MiB of the file each, or $EAGLE_TUI_REPORT_WORKERS); 1 reads serially")
     p.add_argument("--bench-results", action="append", default=[], metavar="FILE",
+                   type=argtypes.path_text,
                    help="results of sglang.bench_serving --output-file or vllm bench serve "
                    "--save-result: each run beside the log's figures over its time (repeatable)")
     p.add_argument("--debug-rss", action="store_true",

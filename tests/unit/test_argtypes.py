@@ -100,3 +100,26 @@ def test_the_issue_examples_exit_2_with_one_line(argv: list[str],
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"eagle-tui {argv[0]}") and "error: argument" in err[-1]
+
+
+def test_paths_too_long_or_with_nul_are_refused(tmp_path: object) -> None:
+    for parse in (argtypes.path_text, argtypes.local_file_text):
+        assert parse("x.log") == "x.log" and parse("-") == "-"
+        for text in ["a" * 256, "/".join(["d"] * 2100), "a\x00b", "é" * 128]:
+            assert isinstance(outcome(parse, text), str), text
+    assert argtypes.path_text(str(tmp_path)) == str(tmp_path)  # perhaps a file on a remote host
+    assert "is a directory" in str(outcome(argtypes.local_file_text, str(tmp_path)))
+
+
+@pytest.mark.parametrize("argv", [
+    ["replay", "a" * 300],
+    ["report", "b" * 300],
+    ["bench", "--url", "http://127.0.0.1:9", "--log", "/"],
+    ["watch", "--log", "c" * 300],
+    ["demo", "--record", "/"],
+])
+def test_odd_paths_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert "error: argument" in capsys.readouterr().err
