@@ -5,7 +5,8 @@ For every subcommand, hypothesis builds argument vectors from the subcommand's o
 digits, negative, ``nan``/``inf``/``1e999``, empty, unicode, terminal escapes), options missing
 their value, unknown flags, and paths that do not exist, are directories, empty or junk files.
 Each vector runs IN-PROCESS through ``eagle_tui.cli.main`` with stdin empty, no TTY, the test's
-own data folders (the root conftest) and a timeout guard; the outcome must be an exit code
+own data folders (the root conftest), a folder of its own as the working directory and a
+timeout guard; the outcome must be an exit code
 other than 70 and no exception out of ``main``.
 
 Bounds that keep it to seconds: a command that would run on (``watch``, ``wait``, ``attach``,
@@ -201,7 +202,9 @@ def outcome(argv: list[str]) -> tuple[int | str, str]:
     stdin = sys.stdin
     sys.stdin = _stream()  # empty: ``report -`` reads nothing
     try:
-        with _guard(20), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        # in the odd files' folder: a relative ``--record 0`` or ``--log K=V`` lands there
+        with _guard(20), contextlib.chdir(FILES), contextlib.redirect_stderr(err), \
+                contextlib.redirect_stdout(out):
             try:
                 if argv[0] in PARSE_ONLY:
                     build_parser(argv[0]).parse_args(argv)
