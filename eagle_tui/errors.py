@@ -8,7 +8,8 @@ error comes from; the leaves live beside the code that raises them::
     EagleError
     ├── UsageError          a bad command line or argument value (exit 2)
     │   ├── SmiUsageError               the fake nvidia-smi's bad arguments (sim/smi.py)
-    │   └── CommandError                not an SGLang/vLLM launch command (model/cmdline.py)
+    │   ├── CommandError                not an SGLang/vLLM launch command (model/cmdline.py)
+    │   └── PatternRefused              a typed pattern RE2 cannot run (userpattern.py)
     ├── ConfigError         a bad config or theme file
     │   ├── ui.config.ConfigError       the config file (ui/config.py)
     │   └── ui.theme.ThemeError         a theme file (ui/theme.py)

@@ -21,6 +21,7 @@ from typing import Any
 
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, SshSpec, ssh_spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import say, warn
 from eagle_tui.model.normalize import sanitize
@@ -35,15 +36,15 @@ def register(subparsers: Any) -> None:
         description=__doc__.split("\n\n")[1] if __doc__ else None)
     p.add_argument("run", metavar="RUN", nargs="?", default=None,
                    help="a recorded run (id, name, last, last~N); default: discover")
-    p.add_argument("--pick", metavar="N", type=int, default=None,
+    p.add_argument("--pick", metavar="N", type=argtypes.count, default=None,
                    help="which of several discovered servers (1 = the first listed)")
     p.add_argument("--list", action="store_true",
                    help="only list the discovered servers (with --json: a JSON array)")
-    p.add_argument("--log", metavar="PATH", default=None,
+    p.add_argument("--log", metavar="PATH", type=argtypes.path_text, default=None,
                    help="the server's log, where its stdout is not a file")
     p.add_argument("--headless", action="store_true", help="print lines, no dashboard")
     p.add_argument("--json", action="store_true", help="JSON lines (headless)")
-    p.add_argument("--duration", metavar="SECONDS", type=float, default=None,
+    p.add_argument("--duration", metavar="SECONDS", type=argtypes.seconds, default=None,
                    help="headless: stop after this long")
     add_ssh_args(p)
     p.set_defaults(func=run)

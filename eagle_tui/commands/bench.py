@@ -27,12 +27,13 @@ import argparse
 import asyncio
 import statistics
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.assembly.spec import normalize_url
+from eagle_tui.commands import argtypes
 from eagle_tui.console import say, warn
 from eagle_tui.errors import EagleError, UsageError
 from eagle_tui.model.loaders import LoadError, load_json
@@ -335,18 +336,6 @@ def format_summary(r: BenchResult) -> list[str]:
     return lines
 
 
-def _bounded_int(lo: int, hi: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"must be between {lo} and {hi}: {value}")
-        return value
-    return parse
-
-
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "bench", help="bounded streaming load: client tok/s, TTFT, ITL, tokens per SSE event",
@@ -354,17 +343,17 @@ def register(subparsers: Any) -> None:
         "client tok/s, time to first token, inter-token latency and tokens per SSE event "
         "(speculative bursts). Exit 0 if every request succeeded, 1 otherwise.")
     p.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:30000")
-    p.add_argument("--concurrency", type=_bounded_int(1, 256), default=4)
-    p.add_argument("--requests", type=_bounded_int(1, 100_000), default=16)
-    p.add_argument("--max-tokens", type=_bounded_int(1, 32_768), default=128)
+    p.add_argument("--concurrency", type=argtypes.whole(1, 256), default=4)
+    p.add_argument("--requests", type=argtypes.whole(1, 100_000), default=16)
+    p.add_argument("--max-tokens", type=argtypes.whole(1, 32_768), default=128)
     p.add_argument("--model", help="model name (default: the first of /v1/models)")
     p.add_argument("--endpoint", choices=("chat", "completions", "generate"), default="chat",
                    help="chat, completions, or generate (SGLang's native API: its meta_info "
                    "counts the verify steps, an exact client-side acceptance length)")
-    p.add_argument("--timeout", type=float, default=120.0,
+    p.add_argument("--timeout", type=argtypes.seconds, default=120.0,
                    help="stop after this many seconds in all (default 120)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.add_argument("--log", metavar="PATH",
+    p.add_argument("--log", metavar="PATH", type=argtypes.local_file_text,
                    help="the server's log (a local file): print the log's figures over the "
                    "window beside /metrics' and the client's")
     p.add_argument("--run", metavar="REF",

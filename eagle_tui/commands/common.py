@@ -9,55 +9,26 @@ which validates them); the sources, session and dashboard are built from that sp
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from pathlib import Path
 
 from eagle_tui.assembly.spec import GPU_CHOICES
-
-
-def positive_float(text: str) -> float:
-    """argparse type for speeds, rates and baselines: a number > 0, with a one-line error."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
-    return value
-
-
-def positive_int(bad: str, not_positive: str) -> Callable[[str], int]:
-    """An argparse type for a whole number > 0; ``bad``/``not_positive`` head its errors."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{bad}: {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{not_positive}: {text!r}")
-        return value
-
-    return parse
-
-
-_pid = positive_int("not a process id", "not a process id")
+from eagle_tui.commands import argtypes
 
 
 def add_source_args(parser: argparse.ArgumentParser) -> None:
     """Add ``--log --url --pid --record --baseline --draft-config --gpu`` and the SSH options."""
     g = parser.add_argument_group("what to watch (at least one of --log, --url, --pid)")
-    g.add_argument("--log", metavar="PATH", help="server log file to follow (may not exist yet)")
+    g.add_argument("--log", metavar="PATH", type=argtypes.path_text,
+                   help="server log file to follow (may not exist yet)")
     g.add_argument("--url", metavar="URL",
                    help="server base URL, e.g. http://127.0.0.1:30000 (/health, /metrics, ...)")
-    g.add_argument("--pid", metavar="PID", type=_pid, help="server process id to watch")
-    g.add_argument("--record", metavar="FILE", type=Path,
+    g.add_argument("--pid", metavar="PID", type=argtypes.pid, help="server process id to watch")
+    g.add_argument("--record", metavar="FILE", type=argtypes.local_file,
                    help="record every event to FILE (JSON lines) for replay")
-    g.add_argument("--baseline", metavar="TOKS_PER_S", type=positive_float,
+    g.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate,
                    help="non-speculative tok/s to compare against")
     g.add_argument("--baseline-run", metavar="RUN", default=None,
                    help="take the baseline tok/s from a recorded run (id, name, last, last~N)")
-    g.add_argument("--draft-config", metavar="PATH",
+    g.add_argument("--draft-config", metavar="PATH", type=argtypes.path_text,
                    help="draft model directory or config.json (default: from the log/server)")
     g.add_argument("--gpu", choices=GPU_CHOICES, default="auto",
                    help="GPU sampling: NVML locally, nvidia-smi remotely (default: auto)")
@@ -70,27 +41,29 @@ def add_ssh_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--ssh", metavar="DEST", action="append", default=None,
                    help="watch the server on DEST: [user@]host[:port] or a Host from "
                    "~/.ssh/config; repeat for a multi-node run (--url is on the first host)")
-    g.add_argument("--identity", metavar="FILE", action="append", default=None,
+    g.add_argument("--identity", metavar="FILE", type=argtypes.path_text,
+                   action="append", default=None,
                    help="private key file to offer (repeatable; ssh-agent keys are offered too)")
-    g.add_argument("--known-hosts", metavar="FILE", type=Path, action="append", default=None,
+    g.add_argument("--known-hosts", metavar="FILE", type=argtypes.any_path,
+                   action="append", default=None,
                    help="trust the host keys in FILE as well as ~/.ssh/known_hosts; "
                    "--accept-new-host-key then writes to the first such FILE")
     g.add_argument("--accept-new-host-key", action="store_true",
                    help="accept and remember the key of a host seen for the first time (like "
                    "OpenSSH's accept-new); a changed key is always refused")
-    g.add_argument("--ssh-config", metavar="FILE", type=Path, default=None,
+    g.add_argument("--ssh-config", metavar="FILE", type=argtypes.any_path, default=None,
                    help="OpenSSH client config to read (default ~/.ssh/config)")
 
 
 def add_ui_args(parser: argparse.ArgumentParser) -> None:
     """``--config --theme --max-lines`` for the commands that open the dashboard."""
     g = parser.add_argument_group("dashboard")
-    g.add_argument("--config", metavar="PATH", type=Path, default=None,
+    g.add_argument("--config", metavar="PATH", type=argtypes.any_path, default=None,
                    help="config file (default: $EAGLE_TUI_CONFIG or the platform config dir)")
     g.add_argument("--theme", metavar="NAME", default=None,
                    help="eagle-dark (default), eagle-light, eagle-high-contrast, or a user theme")
-    g.add_argument("--max-lines", metavar="N", type=int, default=None,
+    g.add_argument("--max-lines", metavar="N", type=argtypes.count, default=None,
                    help="log lines kept in memory (default 10,000)")
 
 
-__all__ = ["add_source_args", "add_ssh_args", "add_ui_args", "positive_float", "positive_int"]
+__all__ = ["add_source_args", "add_ssh_args", "add_ui_args"]

@@ -40,6 +40,7 @@ from typing import Any, TextIO
 
 from eagle_tui.assembly.open import Presenter, open_dashboard, wants_dashboard
 from eagle_tui.assembly.spec import DashboardSpec, check_sources
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.bench import run_bench
 from eagle_tui.console import say, warn
 from eagle_tui.errors import UsageError
@@ -241,20 +242,23 @@ def register(subparsers: Any) -> None:
         + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values()))
     p.add_argument("--scenario", choices=tuple(SCENARIOS), default="healthy")
     p.add_argument("--engine", choices=("sglang", "vllm"), default="sglang")
-    p.add_argument("--speed", type=float, default=DEFAULT_SPEED,
+    p.add_argument("--speed", type=argtypes.rate, default=DEFAULT_SPEED,
                    help=f"startup time compression (default {DEFAULT_SPEED:g}: ~20 s)")
     p.add_argument("--headless", action="store_true",
                    help="print progress and live metrics instead of the dashboard (the default "
                    "without a TTY)")
-    p.add_argument("--duration", type=float, default=6.0,
+    p.add_argument("--duration", type=argtypes.seconds, default=6.0,
                    help="headless: seconds of live metrics once serving (default 6)")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=argtypes.seconds, default=None,
                    help="give up if the server has not answered after this long (default: from "
                    "the scenario and --speed)")
-    p.add_argument("--gpus", type=int, default=8, help="simulated GPUs (default 8)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--port", type=int, default=0, help="simulator port (default: any free one)")
-    p.add_argument("--record", type=Path, default=None, help="record the session to FILE")
+    p.add_argument("--gpus", type=argtypes.whole(1, 64), default=8,
+                   help="simulated GPUs (default 8)")
+    p.add_argument("--seed", type=argtypes.seed, default=0)
+    p.add_argument("--port", type=argtypes.port_or_any, default=0,
+                   help="simulator port (default: any free one)")
+    p.add_argument("--record", type=argtypes.local_file, default=None,
+                   help="record the session to FILE")
     p.set_defaults(func=run)
 
 

@@ -10,26 +10,14 @@ instance); ``--headless`` prints text lines and ``--json`` one JSON object per r
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE
-from eagle_tui.commands.common import positive_float, positive_int
+from eagle_tui.commands import argtypes
 from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
 from eagle_tui.model.fleet_flags import FLAG_ORDER, SORT_KEYS, FleetFilter
 from eagle_tui.model.termtext import inert_lines
-
-_count = positive_int("not a whole number", "must be > 0")
-
-
-def _duration(text: str) -> str:
-    """A PromQL range (``30s``, ``1m``, ``2h``): checked here so Prometheus never sees junk."""
-    import re
-
-    if not re.fullmatch(r"(\d+(ms|s|m|h|d|w|y))+", text):
-        raise argparse.ArgumentTypeError(f"not a Prometheus duration like 30s or 5m: {text!r}")
-    return text
 
 
 def register(subparsers: Any) -> None:
@@ -44,26 +32,26 @@ def register(subparsers: Any) -> None:
                    help="Prometheus base URL, e.g. http://prometheus:9090")
     p.add_argument("--selector", metavar="SEL", default=None,
                    help='extra label matchers for every series, e.g. \'job="llm"\'')
-    p.add_argument("--ssh-map", metavar="FILE", type=Path, default=None,
+    p.add_argument("--ssh-map", metavar="FILE", type=argtypes.local_file, default=None,
                    help="instance/host pattern → SSH destination, one rule a line "
                    "(default: hosts named in ~/.ssh/config)")
-    p.add_argument("--ssh-config", metavar="FILE", type=Path, default=None,
+    p.add_argument("--ssh-config", metavar="FILE", type=argtypes.any_path, default=None,
                    help="OpenSSH client config to read (default ~/.ssh/config)")
     p.add_argument("--headless", action="store_true",
                    help="print text lines instead of the screen (the default without a TTY)")
     p.add_argument("--json", action="store_true", help="one JSON object per refresh")
-    p.add_argument("--count", metavar="N", type=_count, default=None,
+    p.add_argument("--count", metavar="N", type=argtypes.count, default=None,
                    help="stop after N refreshes")
-    p.add_argument("--duration", metavar="SECONDS", type=positive_float, default=None,
+    p.add_argument("--duration", metavar="SECONDS", type=argtypes.seconds, default=None,
                    help="stop after this long")
-    p.add_argument("--interval", metavar="SECONDS", type=positive_float, default=5.0,
+    p.add_argument("--interval", metavar="SECONDS", type=argtypes.seconds, default=5.0,
                    help="seconds between refreshes (default 5)")
-    p.add_argument("--window", metavar="RANGE", type=_duration, default="1m",
+    p.add_argument("--window", metavar="RANGE", type=argtypes.prom_range, default="1m",
                    help="rate window, a Prometheus duration (default 1m; ≥ 2 scrape intervals)")
-    p.add_argument("--lookback", metavar="RANGE", type=_duration, default="15m",
+    p.add_argument("--lookback", metavar="RANGE", type=argtypes.prom_range, default="15m",
                    help="how far back restarts and the engine of a down instance are looked "
                    "for (default 15m)")
-    p.add_argument("--timeout", metavar="SECONDS", type=positive_float, default=5.0,
+    p.add_argument("--timeout", metavar="SECONDS", type=argtypes.seconds, default=5.0,
                    help="total deadline of each request to Prometheus (default 5)")
     p.add_argument("--sort", choices=SORT_KEYS, default="flags",
                    help="row order (default: flags, most severe first)")

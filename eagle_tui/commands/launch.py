@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, ssh_spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import warn
 from eagle_tui.model.termtext import inert_lines
@@ -39,13 +40,13 @@ def register(subparsers: Any) -> None:
         "run history and open the dashboard on it (--no-tui: print like `wait`). Exit codes "
         "with --no-tui: 0 ready, 1 crashed, 2 usage/refused, 3 timeout, 4 ready with alerts "
         "at the --fail-on level.")
-    p.add_argument("--log", metavar="PATH", default=None,
+    p.add_argument("--log", metavar="PATH", type=argtypes.path_text, default=None,
                    help="server log file (default: a new file per launch in the data dir)")
     p.add_argument("--name", metavar="NAME", default=None, help="a name for the run")
     p.add_argument("--env", metavar="K[=V]", action="append", default=[],
                    help="environment for the server (K alone: the value from this "
                    "environment); values are never stored")
-    p.add_argument("--cwd", metavar="DIR", default=None,
+    p.add_argument("--cwd", metavar="DIR", type=argtypes.path_text, default=None,
                    help="folder to start the server in (default: here; the login folder "
                    "over SSH)")
     p.add_argument("--force", action="store_true", help="launch despite lint errors")
@@ -53,12 +54,12 @@ def register(subparsers: Any) -> None:
                    help="no dashboard: print progress like `wait` and exit with its codes")
     p.add_argument("--read-only", action="store_true",
                    help="dashboard without the kill/restart/edit keys")
-    p.add_argument("--timeout", metavar="SECONDS", type=float, default=900.0,
+    p.add_argument("--timeout", metavar="SECONDS", type=argtypes.seconds, default=900.0,
                    help="with --no-tui: give up after this long (default 900)")
     p.add_argument("--json", action="store_true", help="with --no-tui: JSON lines")
     p.add_argument("--fail-on", choices=("critical", "warning"), default=None,
                    help="with --no-tui: exit 4 at ready when alerts of this level are present")
-    p.add_argument("--baseline", metavar="TOKS_PER_S", type=float, default=None,
+    p.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate, default=None,
                    help="non-speculative tok/s to compare against")
     p.add_argument("--baseline-run", metavar="RUN", default=None,
                    help="take the baseline tok/s from a recorded run")

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import ssh_spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import say, warn
 from eagle_tui.model.cmdline import CommandError, ParsedCommand, parse_command
@@ -39,7 +40,7 @@ def register(subparsers: Any) -> None:
         epilog="example: eagle-tui lint -- python -m sglang.launch_server --model-path M "
         "--speculative-algorithm EAGLE --speculative-draft-model-path D")
     p.add_argument("--json", action="store_true", help="one JSON object (stable keys)")
-    p.add_argument("--cwd", metavar="DIR", default=None,
+    p.add_argument("--cwd", metavar="DIR", type=argtypes.path_text, default=None,
                    help="folder that relative model paths are relative to (default: the "
                    "current folder locally, the login folder over SSH)")
     add_ssh_args(p)

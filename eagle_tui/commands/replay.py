@@ -15,12 +15,12 @@ kept as text, so opening a million-line log draws the first frame at once.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import REPLAY_KINDS, spec_from_args
-from eagle_tui.commands.common import add_ui_args, positive_float
+from eagle_tui.commands import argtypes
+from eagle_tui.commands.common import add_ui_args
 from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.progress import EXIT_CRASHED, EXIT_READY
@@ -36,10 +36,11 @@ def register(subparsers: Any) -> None:
         description="Replay FILE (a JSON-lines record written by --record, or a raw SGLang/vLLM "
         "log) through the dashboard, or print its progress lines without a terminal.",
     )
-    p.add_argument("file", metavar="FILE", type=Path, help="record file or raw server log")
+    p.add_argument("file", metavar="FILE", type=argtypes.any_path,
+                   help="record file or raw server log")
     p.add_argument("--kind", choices=REPLAY_KINDS, default="auto",
                    help="what FILE is (default: detected from its first line)")
-    p.add_argument("--speed", type=positive_float, default=None,
+    p.add_argument("--speed", type=argtypes.rate, default=None,
                    help="pace a record at its recorded timing times SPEED (default: at once)")
     p.add_argument("--headless", action="store_true",
                    help="print progress lines instead of the dashboard (default without a TTY)")

@@ -14,28 +14,13 @@ import io
 import sys
 from typing import Any, BinaryIO, cast
 
+from eagle_tui.commands import argtypes
 from eagle_tui.console import say, warn
 from eagle_tui.model.termtext import inert_lines
 from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
 
 EXIT_OK = 0
 EXIT_USAGE = 2
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 1: {text!r}")
-    return int(text)
 
 
 def register(subparsers: Any) -> None:
@@ -46,14 +31,16 @@ def register(subparsers: Any) -> None:
         "with its root-cause line and a fix hint, speculative settings, acceptance length, "
         "tok/s, EAGLE-3 hidden-state dims and alerts. Reads the file once in constant memory.",
     )
-    p.add_argument("log", metavar="LOG", help="log file, or - for standard input")
+    p.add_argument("log", metavar="LOG", type=argtypes.path_text,
+                   help="log file, or - for standard input")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    p.add_argument("--baseline", type=_positive, metavar="TOK_S",
+    p.add_argument("--baseline", type=argtypes.rate, metavar="TOK_S",
                    help="non-speculative tok/s to compare against (adds a below-baseline alert)")
-    p.add_argument("--workers", type=_count, metavar="N",
+    p.add_argument("--workers", type=argtypes.whole(1, 1024), metavar="N",
                    help="processes for a big file (default: usable CPUs, at most 12, at least "
                    "8 MiB of the file each, or $EAGLE_TUI_REPORT_WORKERS); 1 reads serially")
     p.add_argument("--bench-results", action="append", default=[], metavar="FILE",
+                   type=argtypes.path_text,
                    help="results of sglang.bench_serving --output-file or vllm bench serve "
                    "--save-result: each run beside the log's figures over its time (repeatable)")
     p.add_argument("--debug-rss", action="store_true",

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any, TextIO
 
+from eagle_tui.commands import argtypes
 from eagle_tui.console import say, warn
 from eagle_tui.model.normalize import sanitize
 from eagle_tui.model.termtext import Inert, inert_lines
@@ -29,12 +30,12 @@ def register(subparsers: Any) -> None:
     sub = p.add_subparsers(dest="runs_command", metavar="SUBCOMMAND", required=True)
     ls = sub.add_parser("list", help="recorded runs, oldest first")
     ls.add_argument("--demo", action="store_true", help="the demo's runs instead")
-    ls.add_argument("--limit", type=int, default=50)
+    ls.add_argument("--limit", type=argtypes.count, default=50)
     show = sub.add_parser("show", help="one run in full")
     show.add_argument("run", metavar="RUN")
     cmp_ = sub.add_parser("compare", help="runs side by side with the flags that changed")
     cmp_.add_argument("runs", metavar="RUN", nargs="+")
-    cmp_.add_argument("--baseline", metavar="TOKS_PER_S", type=float, default=None)
+    cmp_.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate, default=None)
     cmp_.add_argument("--baseline-run", metavar="RUN", default=None,
                       help="take the baseline tok/s from a recorded run")
     note = sub.add_parser("note", help="attach a note to a run")

@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from eagle_tui.assembly.build import build_session
 from eagle_tui.assembly.remote import close_transports, open_transports
 from eagle_tui.assembly.spec import DashboardSpec, spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_source_args
 from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
@@ -54,7 +55,7 @@ def register(subparsers: Any) -> None:
         "the --fail-on level, 2 usage error (never 1 for an error of eagle-tui itself).",
     )
     add_source_args(p)
-    p.add_argument("--timeout", metavar="SECONDS", type=float, default=600.0,
+    p.add_argument("--timeout", metavar="SECONDS", type=argtypes.seconds, default=600.0,
                    help="give up after this long (default 600)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object per progress event, then a result object")

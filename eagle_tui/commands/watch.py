@@ -15,6 +15,7 @@ from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_source_args, add_ui_args
 from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
@@ -34,9 +35,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--headless", action="store_true",
                    help="print lines instead of the dashboard (the default without a TTY)")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.add_argument("--duration", metavar="SECONDS", type=float, default=None,
+    p.add_argument("--duration", metavar="SECONDS", type=argtypes.seconds, default=None,
                    help="stop after this long (default: run until interrupted)")
-    p.add_argument("--pick", metavar="N", type=int, default=None,
+    p.add_argument("--pick", metavar="N", type=argtypes.count, default=None,
                    help="without --log/--url/--pid: which of several discovered servers")
     g = p.add_argument_group("metrics from Prometheus (instead of the server's /metrics)")
     g.add_argument("--prometheus", metavar="URL", default=None,

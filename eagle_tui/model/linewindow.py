@@ -22,13 +22,13 @@ Line numbers here are 0-based line indexes of the file (line 1 is index 0).
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable, Sequence
 
 from .events import LineKind, LogLine
 from .framing import CUT_MARK
 from .logbuffer import ENTRY_BYTES
 from .normalize import sanitize
+from .query import Matcher
 from .record import Record, record
 
 READ_LINES = 256  # lines per read: ~25 KiB of a typical log, one pread / one exec
@@ -115,7 +115,7 @@ Intent = IndexFile | ReadLines | SearchFile
 Reply = IndexProgress | LinesRead | FileMatch
 
 
-def search_lines(pattern: re.Pattern[str], raw: Sequence[bytes], backward: bool = False
+def search_lines(pattern: Matcher, raw: Sequence[bytes], backward: bool = False
                  ) -> int | None:
     """The index of the first (last) line of ``raw`` whose sanitized text matches ``pattern``.
 
@@ -127,7 +127,7 @@ def search_lines(pattern: re.Pattern[str], raw: Sequence[bytes], backward: bool 
         return None
     text = b"\n".join(raw).decode("utf-8", "replace")
     # over the block, ``^``/``$`` must match at every line's ends as they do on one line
-    block = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
+    block = pattern.lines
     first = block.search(text)
     if first is None:
         return None

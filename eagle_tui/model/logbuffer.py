@@ -39,11 +39,11 @@ was pruned).
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .events import LineKind, LogLine
+from .query import Matcher, QueryCompiler, literal_query
 from .windows import OWN_TAG, is_own_access
 
 Row = tuple[int, int, int]
@@ -59,17 +59,6 @@ ERROR_KINDS = frozenset({LineKind.ERROR, LineKind.TRACEBACK})
 def is_error_line(line: LogLine) -> bool:
     """The one rule for "an error line": the first one is what ``e`` jumps to."""
     return line.kind in ERROR_KINDS
-
-
-def compile_query(query: str) -> re.Pattern[str] | None:
-    """A filter/search pattern: a regex when valid, else the literal text; smart case."""
-    if not query:
-        return None
-    flags = 0 if any(c.isupper() for c in query) else re.IGNORECASE
-    try:
-        return re.compile(query, flags)
-    except re.error:
-        return re.compile(re.escape(query), flags)
 
 
 def _whole(text: str, width: int) -> list[tuple[int, int]]:
@@ -150,13 +139,15 @@ class LogBuffer:
     """Bounded log lines plus the row table, filter, search cursor, hosts and first error."""
 
     def __init__(self, max_lines: int = DEFAULT_MAX_LINES,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+                 max_bytes: int = DEFAULT_MAX_BYTES,
+                 compile: QueryCompiler = literal_query) -> None:
         if max_lines < 1:
             raise ValueError("max_lines must be >= 1")
         if max_bytes < 1:
             raise ValueError("max_bytes must be >= 1")
         self.max_lines = max_lines
         self.max_bytes = max_bytes
+        self.compile = compile  # the user's query → pattern (see model/query.py)
         self.lines: list[LogLine] = []  # oldest first; read-only outside this class
         self.dropped = 0  # absolute seq of lines[0]: lines pruned to stay bounded
         self.skipped = 0  # lines never buffered because one batch exceeded max_lines
@@ -165,9 +156,11 @@ class LogBuffer:
         self.rows: list[Row] | None = None
         self.hosts = LogHostSet()
         self.filter_text = ""
-        self.filter: re.Pattern[str] | None = None
+        self.filter: Matcher | None = None
+        self.filter_error = ""  # why the compiler refused filter_text ("" when it did not)
         self.search_text = ""
-        self.search: re.Pattern[str] | None = None
+        self.search: Matcher | None = None
+        self.search_error = ""
         self.cursor: int | None = None  # seq of the current search hit / jump target
         self.first_error: int | None = None  # seq of the first error line still buffered
         self.wrap = False
@@ -355,12 +348,12 @@ class LogBuffer:
 
     # ------------------------------------------------------------------ filter, search, hosts
     def set_filter(self, query: str) -> bool:
-        """Show only lines matching ``query`` (regex or literal, smart case); "" shows all.
+        """Show only lines matching ``query`` (as ``compile`` makes it); "" shows all.
         Returns False (and does nothing) for the query already set."""
         if query == self.filter_text:
             return False
         self.filter_text = query
-        self.filter = compile_query(query)
+        self.filter, self.filter_error = self._compiled(query)
         self.rebuild_rows()
         return True
 
@@ -376,8 +369,15 @@ class LogBuffer:
         if query == self.search_text:
             return False
         self.search_text = query
-        self.search = compile_query(query)
+        self.search, self.search_error = self._compiled(query)
         return True
+
+    def _compiled(self, query: str) -> tuple[Matcher | None, str]:
+        """A refused query matches nothing and hides nothing; the box shows its reason."""
+        try:
+            return self.compile(query), ""
+        except ValueError as exc:
+            return None, str(exc) or "not a pattern"
 
     def select_host(self, host: str | None) -> None:
         """Show only ``host``'s lines (one of ``hosts.seen``); None shows every host. The caller
@@ -416,4 +416,4 @@ class LogBuffer:
 
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "ENTRY_BYTES", "ERROR_KINDS", "Appended",
-           "Cutter", "LogBuffer", "LogHostSet", "Row", "compile_query", "is_error_line"]
+           "Cutter", "LogBuffer", "LogHostSet", "Row", "is_error_line"]

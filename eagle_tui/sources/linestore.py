@@ -39,8 +39,8 @@ from eagle_tui.model.linewindow import (
     decode_lines,
     search_lines,
 )
-from eagle_tui.model.logbuffer import compile_query
 from eagle_tui.transport.base import MAX_RANGE_BYTES, Transport, TransportError
+from eagle_tui.userpattern import PatternRefused, compile_query
 
 log = logging.getLogger(__name__)
 
@@ -142,10 +142,14 @@ class LineStore:
     async def search(self, intent: SearchFile, progress: Callable[[FileMatch], None]) -> None:
         """Find the first (last) match of ``[lo, hi)``, block by block, in the direction asked;
         progress now and then, the answer once (``done``). Cancelled by a newer search."""
-        pattern = compile_query(intent.query)
         lo, hi = max(0, intent.lo), intent.hi
         total = max(0, hi - lo)
         host = self.transport.host
+        try:
+            pattern = compile_query(intent.query)
+        except PatternRefused as exc:
+            progress(FileMatch(self.path, host, intent.token, done=True, error=str(exc)))
+            return
 
         def answer(line: int | None = None, searched: int = total, done: bool = True
                    ) -> FileMatch:

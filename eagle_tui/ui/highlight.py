@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from eagle_tui.model.events import LineKind
+from eagle_tui.model.query import Finder
+from eagle_tui.userpattern import PatternRefused, compile_pattern
 
 DEBUG_TAG = "[EAGLE3-DEBUG]"
 MAX_RULE_MATCHES = 64  # per rule per line: a pathological regex cannot stall a redraw
@@ -68,18 +70,19 @@ class StyledSpan:
 class HighlightRule:
     """A user rule from the config file: every match of ``pattern`` gets ``style``."""
 
-    pattern: re.Pattern[str]
+    pattern: Finder
     style: str
 
     @classmethod
     def compile(cls, pattern: str, style: str) -> HighlightRule:
-        """Compile a rule, turning a bad regex into a ``ValueError`` that names it."""
+        """Compile a rule (in RE2, :mod:`eagle_tui.userpattern`); a pattern it refuses is a
+        ``ValueError`` that names it and says why."""
         if not pattern:
             raise ValueError("highlight rule has an empty pattern")
         try:
-            compiled = re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"highlight pattern {pattern!r} is not a valid regex: {exc}") from exc
+            compiled = compile_pattern(pattern)
+        except PatternRefused as exc:
+            raise ValueError(f"highlight pattern {pattern!r} is refused: {exc}") from None
         return cls(compiled, style)
 
 

@@ -220,9 +220,9 @@ def test_timeout_json_result(tmp_path: Path) -> None:
     ("args", "needle"),
     [
         ((), "at least one of --log"),
-        (("--log", "x.log", "--timeout", "0"), "--timeout must be > 0"),
+        (("--log", "x.log", "--timeout", "0"), "--timeout: must be a number of seconds > 0"),
         (("--url", "ftp://host:1"), "--url must be an http(s) URL"),
-        (("--pid", "abc"), "not a process id"),
+        (("--pid", "abc"), "--pid: must be a process id from 1"),
         (("--log", "/"), "is a directory"),
     ],
 )

@@ -80,7 +80,9 @@ def test_user_rules_come_last_and_skip_empty_matches() -> None:
 
 
 def test_rule_compile_errors_name_the_pattern() -> None:
-    with pytest.raises(ValueError, match=r"'\(' is not a valid regex"):
+    with pytest.raises(ValueError, match=r"'\(' is refused: missing \)"):
         HighlightRule.compile("(", "red")
+    with pytest.raises(ValueError, match=r"'\(\?=a\)' is refused: lookaround"):
+        HighlightRule.compile("(?=a)", "red")
     with pytest.raises(ValueError, match="empty pattern"):
         HighlightRule.compile("", "red")

@@ -121,7 +121,7 @@ def test_window_is_bounded_in_bytes() -> None:
 
 def test_search_lines_first_last_and_sanitized() -> None:
     from eagle_tui.model.linewindow import search_lines
-    from eagle_tui.model.logbuffer import compile_query
+    from eagle_tui.userpattern import compile_query
 
     raw = [b"alpha", b"beta x", b"gamma", b"beta y", b"\x1b[31mdelta\x1b[0m"]
     pat = compile_query("beta")

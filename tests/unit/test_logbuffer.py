@@ -8,9 +8,10 @@ from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.model.logbuffer import (
     ENTRY_BYTES,
     LogBuffer,
-    compile_query,
     is_error_line,
 )
+from eagle_tui.model.query import literal_query
+from eagle_tui.userpattern import compile_query
 
 
 def lines(start: int, n: int, kind: LineKind = LineKind.PLAIN, text: str = "line",
@@ -138,3 +139,24 @@ def test_compile_query_is_smart_case_and_literal_when_not_a_regex() -> None:
     assert pat is not None and pat.search("x [EAGLE3-DEBUG]")
     pat = compile_query("Error")
     assert pat is not None and not pat.search("ERROR")
+
+
+def test_a_buffer_searches_with_the_compiler_it_is_given() -> None:
+    """The model's default takes every query literally; the view hands in the RE2 compiler,
+    and a query it refuses hides nothing, finds nothing and keeps its reason."""
+    b = LogBuffer(10)
+    assert b.compile is literal_query
+    b.append(lines(0, 3, text="a.c"))
+    b.set_filter("a.c")
+    assert b.row_count == 3
+    b.set_filter("x.z")
+    assert b.row_count == 0
+    b = LogBuffer(10, compile=compile_query)
+    b.append(lines(0, 3, text="abc"))
+    b.set_filter("a.c")
+    assert b.row_count == 3 and b.filter_error == ""
+    b.set_filter("(?<=a)bc")
+    assert b.filter is None and "lookaround" in b.filter_error and b.row_count == 3
+    b.set_search(r"(a)\1")
+    assert b.search is None and "backreferences" in b.search_error
+    assert b.find(True, -1) == (None, False)

@@ -41,6 +41,7 @@ from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked, notify, set_border_title
 from eagle_tui.ui.widgets.logtext import QueryLine
 from eagle_tui.ui.widgets.logview import LogStatus, LogView
+from eagle_tui.userpattern import refusal
 
 FindMode = Literal["filter", "search"]
 
@@ -67,6 +68,7 @@ class FindBox:
     cursor: int
     selected: bool = False  # all of the text (the query the box was opened on)
     note: str = ""  # e.g. the filter's "(12 shown)", drawn after the query when there is room
+    refused: str = ""  # why the query is refused as a pattern: drawn after it, always
 
 
 def find_box_content(box: FindBox, width: int) -> Content:
@@ -96,6 +98,8 @@ def find_box_content(box: FindBox, width: int) -> Content:
         used = sum(widths) + (cursor == len(text))
         if box.note and used + len(box.note) <= room:
             parts.append((box.note, "$text-muted"))
+    if box.refused:  # after the query, cut by the row's end if need be: it must be seen
+        parts.append((f"  ✗ {box.refused}", "$error"))
     return Content.assemble(*parts)
 
 
@@ -164,6 +168,8 @@ def status_content(status: LogStatus) -> Content:
     if status.search:
         parts.append(" · search ")
         parts.append((status.search, "$accent"))
+    if status.refused:
+        parts.append((f" · refused: {status.refused}", "$error"))
     if status.wrap:
         parts.append((" · wrap", "$text-muted"))
     if status.own:
@@ -312,7 +318,8 @@ class LogPane(Vertical):
         if (self.mode == "filter" and status is not None and line.text
                 and status.filter == line.text):
             note = f"  ({status.shown:,} shown)"
-        box = FindBox(self.mode, line.text, line.cursor, line.selected, note)
+        box = FindBox(self.mode, line.text, line.cursor, line.selected, note,
+                      refusal(line.text))
         self.query_one(LogStatusBar).edit(box)
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
@@ -387,6 +394,9 @@ class LogPane(Vertical):
     def action_find_search(self) -> None:
         query = self.query_line.text
         view = self.view
+        if refusal(query):  # the box says why; it stays open to be edited
+            self.app.bell()
+            return
         view.set_search(query)
         self.close_find()
         if query:

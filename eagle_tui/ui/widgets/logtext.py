@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.cells import cell_len, get_character_cell_size
 
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.logbuffer import LogHostSet, compile_query
+from eagle_tui.model.logbuffer import LogHostSet
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.safety import inert
 
@@ -169,6 +169,7 @@ class LogStatus:
     scrollback: str = ""  # "" (none, or ready), "indexing 45%", "unreadable: why"
     at_line: int | None = None  # the file's line at the top of the view while paused
     file_rows: int = 0  # rows of the file part above the buffer (0 while a filter narrows)
+    refused: str = ""  # why the filter (or search) query is refused: it hides and finds nothing
 
 
 def write_lines(path: Path, lines: Sequence[LogLine], *, with_hosts: bool = False) -> int:
@@ -222,5 +223,5 @@ class HostTags:
         self.width = width
 
 
-__all__ = ["TAG_CHARS", "HostTags", "LogStatus", "QueryLine", "compile_query", "short_host",
+__all__ = ["TAG_CHARS", "HostTags", "LogStatus", "QueryLine", "short_host",
            "wrap_cuts", "write_lines"]

@@ -27,12 +27,13 @@ from textual.message import Message
 
 from eagle_tui.model.events import LogLine
 from eagle_tui.model.linewindow import placeholder
-from eagle_tui.model.logbuffer import Appended, LogBuffer, compile_query
+from eagle_tui.model.logbuffer import Appended, LogBuffer
 from eagle_tui.ui.frames import FRAME_INTERVAL
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.logsearch import LogFileSearch
 from eagle_tui.ui.widgets.logtext import LogStatus, wrap_cuts, write_lines
+from eagle_tui.userpattern import compile_query
 
 
 class LogView(LogFileSearch, can_focus=True):
@@ -53,8 +54,10 @@ class LogView(LogFileSearch, can_focus=True):
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
-        super().__init__(buffer if buffer is not None else LogBuffer(max_lines), rules,
-                         frame_interval=frame_interval, id=id, classes=classes)
+        if buffer is None:
+            buffer = LogBuffer(max_lines)
+        buffer.compile = compile_query  # what is typed in the view's boxes: RE2, never ``re``
+        super().__init__(buffer, rules, frame_interval=frame_interval, id=id, classes=classes)
         self._file_init()
         self._search_init()
         self._markers = 0
@@ -127,6 +130,7 @@ class LogView(LogFileSearch, can_focus=True):
             shown=b.row_count if b.narrowed else b.line_count,
             filter=b.filter_text,
             search=b.search_text,
+            refused=b.filter_error or b.search_error,
             wrap=b.wrap,
             dropped=b.dropped + b.skipped,
             stream=b.hosts.stream,
