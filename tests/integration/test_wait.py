@@ -294,5 +294,6 @@ def test_progress_line_and_diagnosis_never_carry_control_characters() -> None:
     assert "health: starting" in line and "GPU 0: 70.0/140 GiB, 1: GPU is lost" in line
     text = "\n".join(diagnosis_lines(state, "crashed", "crash in the log: cuda_oom"))
     assert not any((ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) < 0xA0 for c in text)
-    assert "cause: line 5: torch.OutOfMemoryError?[2J" in text
-    assert "      5 | evil ?]0;pwned? ?2J line" in text
+    # whole sequences are removed (not left as "?[2J" litter); a lone control is U+FFFD
+    assert "cause: line 5: torch.OutOfMemoryError\n" in text and "[2J" not in text
+    assert "      5 | evil   line" in text and "pwned" not in text
