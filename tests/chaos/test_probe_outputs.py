@@ -1,0 +1,108 @@
+"""The probe of new output shapes: what leaves eagle-tui, with shapes the first round never named.
+
+The relaunch editor's input line showed the run's command as ``shlex.quote`` wrote it, control
+characters and all: Textual draws an ``Input``'s text as it is, so an ESC in a model path
+retitled the terminal and cleared it (and the AST scan of sinks knew only ``Static``/``Label``).
+The mechanism: commands are quoted by ``model.shellwords`` (controls spelled as ANSI-C escapes,
+read back by the same module's splitter), every text widget is a sink the scan knows, and the
+editor's line is made by ``sinks.line_input``. Proven here with generated words: the quoting is
+inert and lossless, real ``bash`` reads it as we do, and the editor shows and submits it intact.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from eagle_tui.model.cmdline import split_command
+from eagle_tui.model.redact import redact_text
+from eagle_tui.model.shellwords import join, quote, split
+from eagle_tui.model.termtext import is_inert
+
+# Controls a terminal acts on (7- and 8-bit), bidi overrides, line separators, surrogates from
+# undecodable bytes, and the characters that matter to a shell's quoting.
+NASTY = list("\x1b\x9b\x9d\x07\x9c\x00\x7f\n\r\t\u2028\u202e\u2066\udc9b\udcff'\"\\$#` ;*~")
+CHARS = st.one_of(st.characters(), st.characters(codec="utf-8"), st.sampled_from(NASTY))
+WORDS = st.lists(st.text(CHARS, max_size=24), max_size=8)
+PAYLOAD = "/models/m\x1b]0;PWNED\x07\x1b[2J\x9b2J\x1b]2;X\x1b\\\u202e\udc9b"
+
+
+@given(WORDS)
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+def test_quoting_is_inert_and_lossless(words: list[str]) -> None:
+    line = join(words)
+    assert is_inert(line) and not any("\ud800" <= c <= "\udfff" for c in line)
+    assert split(line) == words
+    assert split_command(line) == words
+
+
+@given(st.lists(st.text(st.characters(blacklist_characters="$"), max_size=16), max_size=6))
+@settings(max_examples=200)
+def test_text_without_ansi_quotes_splits_as_shlex(words: list[str]) -> None:
+    """Anything a user pasted before (no ``$'``) splits exactly as it did."""
+    line = shlex.join(words)
+    assert split(line) == shlex.split(line, comments=True)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
+@given(st.lists(st.text(st.one_of(st.characters(blacklist_categories=("Cs",),
+                                                blacklist_characters="\x00"),
+                                  st.sampled_from([c for c in NASTY if c != "\x00"])),
+                        max_size=12), min_size=1, max_size=4))
+@settings(max_examples=25, deadline=None)
+def test_bash_reads_the_quoting_as_we_do(words: list[str]) -> None:
+    """The ANSI-C form is the shell's own: a user who copies the line into bash runs the same
+    words (printf prints each between NUL bytes; an undecodable byte is that byte again)."""
+    out = subprocess.run(["bash", "--norc", "-c", f"printf '%s\\0' {join(words)}"],
+                         capture_output=True, timeout=10, check=True,
+                         env={"PATH": os.environ.get("PATH", ""), "LC_ALL": "C.UTF-8"}).stdout
+    assert out.split(b"\0")[:-1] == [w.encode("utf-8", "surrogateescape") for w in words]
+
+
+def test_the_examples() -> None:
+    assert quote("plain/path") == "plain/path" and quote("a b") == "'a b'"
+    assert quote("m\x1b]0;X\x07") == "$'m\\e]0;X\\x07'"
+    assert quote("\u202eevil") == "$'\\u202eevil'"
+    assert split("a $'b\\x1bc' 'd e' # comment") == ["a", "b\x1bc", "d e"]
+    assert split("$'\\u202e'\"x\"y") == ["\u202exy"]
+    for bad in ("$'open", "'open", '"open', "x\\"):
+        with pytest.raises(ValueError):
+            split(bad)
+    # redaction keeps the form: the secret masked, the escape spelled
+    assert redact_text(join(["x", "--api-key", "sk-1", f"--model-path={PAYLOAD}"])) == join(
+        ["x", "--api-key", "***", f"--model-path={PAYLOAD}"])
+
+
+async def test_the_relaunch_editor_shows_and_submits_the_command_intact() -> None:
+    """The editor's line holds nothing a terminal acts on, and Enter sends back the same words."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Input, Static
+
+    from eagle_tui.model.control import Relaunch
+    from eagle_tui.ui.control import EditScreen
+
+    argv = ["python", "-m", "sglang.launch_server", "--model-path", PAYLOAD, "--port", "30000"]
+    sent: list[Relaunch] = []
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("host")
+
+        def on_mount(self) -> None:
+            self.push_screen(EditScreen(f"run{PAYLOAD}", join(argv), sent.append))
+
+    app = Host()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        box = app.screen.query_one("#edit-command", Input)
+        assert is_inert(box.value) and "PWNED" in box.value  # spelled, not acted on
+        assert is_inert(str(app.screen.query_one(".control-box").border_title))
+        await pilot.press("enter")
+        await pilot.pause()
+    assert [split_command(r.command) for r in sent] == [argv]
