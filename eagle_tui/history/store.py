@@ -31,13 +31,14 @@ from typing import Any
 
 from eagle_tui.errors import EagleError
 from eagle_tui.files import NotRegularFileError, check_regular
-from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord
+from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord, typed
 from eagle_tui.model.loaders import LoadError, load_json
 
 SCHEMA_VERSION = 1
 # without these a row means nothing (the order of the runs, what became of them): a file that
 # lacks one is refused rather than half read
 REQUIRED = ("id", "started", "state")
+_FALLBACK: dict[str, Any] = {"id": 0, "started": 0.0, "state": "unknown"}
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
@@ -80,10 +81,14 @@ def _decode(row: sqlite3.Row) -> RunRecord:
         value = row[key]
         if key in JSON_FIELDS and value is not None:
             try:
-                value = load_json(value, f"the history's {key}")
+                value = load_json(value, f"the history's {key}") if isinstance(value, str) \
+                    else None
             except LoadError:
                 value = None
-        if value is not None or key in REQUIRED:  # NULL (or a column the file lacks): default
+        value = typed(key, value)
+        if value is None and key in REQUIRED:  # (a row edited by hand: never a crash later)
+            value = _FALLBACK[key]
+        if value is not None:  # NULL (or a column the file lacks): the field's default
             data[key] = value
     data["demo"] = bool(data.get("demo"))
     return RunRecord(**data)

@@ -106,3 +106,60 @@ async def test_the_relaunch_editor_shows_and_submits_the_command_intact() -> Non
         await pilot.press("enter")
         await pilot.pause()
     assert [split_command(r.command) for r in sent] == [argv]
+
+
+# ----------------------------------------------------------------- a history edited by hand
+# SQLite keeps any value in any column. The history is a file another version, a script or a
+# person may have written: every printing command reads it and must neither crash (exit 70) nor
+# print what a terminal acts on, and ``--json`` stays one valid JSON document.
+SQL_VALUES = st.one_of(
+    st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1), st.booleans(),
+    st.floats(allow_nan=False), st.binary(max_size=8),
+    st.text(CHARS.filter(lambda c: not "\ud800" <= c <= "\udfff"), max_size=12),
+    st.sampled_from([PAYLOAD.replace("\udc9b", ""), "[1, 2]", '{"a": [1]}', '"s"', "[]", "{}",
+                     '{"x": "y"}', '["a", 1]', "NaN", "1e999", "-1", "0"]))
+EDITABLE = ("name", "kind", "engine", "host", "command", "argv", "flags", "env_names", "cwd",
+            "started", "ended", "state", "log_path", "url", "pid", "pgid", "proc_start", "token",
+            "parent", "phases", "ready_s", "crash", "metrics", "windows", "baseline", "notes")
+
+
+@given(st.fixed_dictionaries({}, optional={c: SQL_VALUES for c in EDITABLE}))
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+def test_a_hand_edited_history_prints_safely(tmp_path_factory: pytest.TempPathFactory,
+                                            row: dict[str, object]) -> None:
+    import contextlib
+    import io
+    import json
+    import sqlite3
+
+    from eagle_tui.cli import main
+    from eagle_tui.errors import EXIT_INTERNAL
+    from eagle_tui.history.store import RunStore
+
+    folder = tmp_path_factory.mktemp("history")
+    store = RunStore(folder / "runs.sqlite3")
+    store.add(engine="sglang", name="good", started=1.0, state="ready",
+              argv=["python", "-m", "sglang.launch_server", "--model-path", "m"])
+    required = {"started": 2.0, "state": "ready", "kind": "launched", "host": ""}  # NOT NULL
+    cols = {**required, **{k: v for k, v in row.items() if v is not None or k not in required}}
+    db = sqlite3.connect(store.path)
+    db.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+               tuple(cols.values()))
+    db.commit()
+    db.close()
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EAGLE_TUI_DATA_DIR", str(folder))
+    try:
+        for argv in (["runs", "list"], ["runs", "show", "2"], ["runs", "compare", "1", "2"]):
+            for extra in ([], ["--json"]):
+                out, err = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    code = main([*argv, *extra])
+                assert code != EXIT_INTERNAL, (argv, extra, row, err.getvalue())
+                for text in (out.getvalue(), err.getvalue()):
+                    assert is_inert(text, newlines=True), (argv, text)
+                if extra and code == 0:
+                    json.loads(out.getvalue())
+    finally:
+        mp.undo()
