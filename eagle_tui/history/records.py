@@ -66,7 +66,7 @@ def typed(name: str, value: Any) -> Any:
         return _json_shape(name, value)
     kind = _KINDS.get(name)
     if kind == "TEXT":
-        return value if isinstance(value, str) else None
+        return value if isinstance(value, str) else _text(value)
     if kind == "INTEGER":
         ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < _INT_MAX
         return value if ok else None
@@ -75,6 +75,17 @@ def typed(name: str, value: Any) -> Any:
             and math.isfinite(value) and abs(value) < 1e18
         return float(value) if ok else None
     return value
+
+
+def _text(value: Any) -> str | None:
+    """A BLOB in a text column: the store's own form of text holding surrogates (or bytes a
+    script wrote), read back as that text."""
+    if not isinstance(value, bytes):
+        return None
+    try:
+        return value.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return value.decode("utf-8", "surrogateescape")
 
 
 def _json_shape(name: str, value: Any) -> Any:

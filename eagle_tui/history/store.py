@@ -75,6 +75,19 @@ def _encode(name: str, value: Any) -> Any:
     return value
 
 
+def _storable(value: Any) -> Any:
+    """``value`` as SQLite takes it: text holding a surrogate (an undecodable byte of an argv
+    or a file name, ``launch --name $'\\xff'``) is not UTF-8, which SQLite's text must be, and
+    raised out of ``launch`` as an internal error; it is kept as its bytes (a BLOB, read back
+    by :func:`~eagle_tui.history.records.typed`), so the same path is found again."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
 def _decode(row: sqlite3.Row) -> RunRecord:
     data: dict[str, Any] = {}
     for key in _COLUMNS:
@@ -156,6 +169,7 @@ class RunStore:
             db.close()
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        params = tuple(_storable(p) for p in params)
         try:
             with self._connect() as db:
                 db.execute("BEGIN IMMEDIATE")

@@ -15,9 +15,10 @@ import os
 import shlex
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.model.cmdline import split_command
@@ -163,3 +164,59 @@ def test_a_hand_edited_history_prints_safely(tmp_path_factory: pytest.TempPathFa
                     json.loads(out.getvalue())
     finally:
         mp.undo()
+
+
+# ------------------------------------------------------------ undecodable bytes (surrogates)
+# An argv or a file name that is not UTF-8 reaches Python as ``surrogateescape`` text
+# (U+DC80-U+DCFF). It cannot be encoded for a terminal nor stored as SQLite text: ``launch
+# --name $'n\xff'`` and ``--log $'/tmp/\xff.log'`` exited 70, and a ``surrogateescape`` stream
+# wrote a 0x9b byte (the 8-bit CSI) where the text held U+DC9B.
+TEXTS = st.text(st.one_of(st.characters(codec=None), st.sampled_from(NASTY)), max_size=40)
+
+
+@given(TEXTS)
+@settings(max_examples=300)
+def test_inert_text_always_encodes(text: str) -> None:
+    from eagle_tui.model.termtext import inert, inert_json
+
+    for newlines in (False, True):
+        shown = inert(text, newlines=newlines)
+        assert shown.encode("utf-8") is not None and inert(shown, newlines=newlines) == shown
+    doc = inert_json({"v": text})
+    assert doc.encode("utf-8") is not None and is_inert(doc)
+    assert __import__("json").loads(doc) == {"v": text}  # (lossless: escaped, not dropped)
+
+
+@given(st.text(st.one_of(st.characters(codec=None), st.sampled_from(NASTY)), min_size=1,
+               max_size=16))
+@example("\udcff\x1b]0;X\x07 \udc9b")
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_the_history_keeps_any_name_and_path(tmp_path_factory: pytest.TempPathFactory,
+                                             text: str) -> None:
+    from eagle_tui.history.store import RunStore
+
+    store = RunStore(tmp_path_factory.mktemp("h") / "runs.sqlite3")
+    run = store.add(engine="sglang", name=f"n{text}x", log_path=f"/logs/{text}.log",
+                    cwd=text, host="h", notes=text)
+    again = store.get(f"n{text}x")
+    assert again.id == run.id and again.log_path == f"/logs/{text}.log"
+    assert (again.cwd, again.notes) == (text, text)
+
+
+def test_a_name_that_is_not_utf8_is_a_run_like_any_other(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsysbinary: pytest.CaptureFixture[bytes]
+                                                         ) -> None:
+    """In-process through ``cli.main`` with the argv Python makes of the bytes ``\\xff \\x9b``."""
+    from eagle_tui.cli import main
+    from eagle_tui.history.store import RunStore
+
+    monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path))
+    RunStore(tmp_path / "runs.sqlite3").add(engine="sglang", name="n\udcff", state="ready")
+    assert main(["runs", "note", "n\udcff", "ok\udc9b2J\udcff"]) == 0
+    assert main(["runs", "show", "n\udcff"]) == 0
+    assert main(["runs", "list", "--json"]) == 0
+    out = capsysbinary.readouterr().out
+    assert b"\x9b" not in out and b"\x1b" not in out and b"ok\xef\xbf\xbd2J" in out
+    assert b'"notes": "ok\\udc9b2J\\udcff"' in out  # JSON keeps the value, escaped
