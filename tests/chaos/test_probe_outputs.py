@@ -220,3 +220,77 @@ def test_a_name_that_is_not_utf8_is_a_run_like_any_other(tmp_path: Path,
     out = capsysbinary.readouterr().out
     assert b"\x9b" not in out and b"\x1b" not in out and b"ok\xef\xbf\xbd2J" in out
     assert b'"notes": "ok\\udc9b2J\\udcff"' in out  # JSON keeps the value, escaped
+
+
+# ------------------------------------------------------------------ end to end, in tmux
+# The editor (its Input) and the history's printing commands in a real terminal: afterwards the
+# pane title is the one tmux gave, BEFORE is still on screen, the payload's words are nowhere.
+EDITOR_APP = """
+import sys
+from textual.app import App
+from textual.widgets import Static
+from eagle_tui.model.shellwords import join
+from eagle_tui.ui.control import EditScreen
+P = {payload!r}
+class Host(App):
+    def compose(self):
+        yield Static("host")
+    def on_mount(self):
+        argv = ["python", "-m", "sglang.launch_server", "--model-path", P]
+        self.push_screen(EditScreen("run" + P, join(argv), lambda r: None))
+Host().run()
+"""
+
+
+@pytest.mark.tmux
+@pytest.mark.slow
+def test_editor_and_history_in_a_real_terminal(tmp_path: Path) -> None:
+    import sys
+    import time
+    import uuid
+
+    from eagle_tui.history.store import RunStore
+
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        pytest.skip("tmux not installed")
+    data = tmp_path / "data"
+    RunStore(data / "runs.sqlite3").add(engine="sglang", name=f"n{PAYLOAD}", notes=PAYLOAD,
+                                        log_path=f"/l{PAYLOAD}", host=f"h{PAYLOAD}")
+    (tmp_path / "editor.py").write_text(EDITOR_APP.format(payload=PAYLOAD),
+                                        encoding="utf-8", errors="surrogateescape")
+    sock = f"eagle-probe-{uuid.uuid4().hex[:8]}"
+
+    def t(*args: str) -> str:
+        return subprocess.run([tmux, "-L", sock, *args], check=True, capture_output=True,
+                              text=True, timeout=10).stdout
+
+    eagle = f"env -u COLUMNS -u LINES EAGLE_TUI_DATA_DIR={shlex.quote(str(data))} {sys.executable}"
+    windows = {"runs": f"{eagle} -m eagle_tui runs show 1; {eagle} -m eagle_tui runs list",
+               "editor": f"{eagle} {shlex.quote(str(tmp_path / 'editor.py'))}"}
+    t("new-session", "-d", "-s", "s", "-x", "160", "-y", "40", "sleep 300")
+    try:
+        title0 = t("display", "-p", "-t", "s:0", "#{pane_title}").strip()
+        for name, command in windows.items():
+            t("new-window", "-d", "-n", name,
+              f"printf 'BEFORE\\n'; {command}; printf '\\nDONE rc=%s\\n' $?; sleep 300")
+
+        def wait(name: str, word: str) -> str:
+            end = time.monotonic() + 40
+            while word not in (text := t("capture-pane", "-p", "-t", f"s:{name}")):
+                assert time.monotonic() < end, (name, text)
+                time.sleep(0.2)
+            return text
+
+        editor = wait("editor", "relaunch")
+        assert "PWNED" in editor and "\\e]0;PWNED" in editor  # spelled in the input line
+        assert t("display", "-p", "-t", "s:editor", "#{alternate_on}").strip() == "1"
+        t("send-keys", "-t", "s:editor", "C-q")
+        screens = {"runs": wait("runs", "DONE rc="), "editor": wait("editor", "DONE rc=")}
+        for name, text in screens.items():
+            assert t("display", "-p", "-t", f"s:{name}", "#{pane_title}").strip() == title0
+            assert "BEFORE" in text and "DONE rc=0" in text, (name, text)
+        assert "PWNED" not in screens["runs"] and "notes:" in screens["runs"]
+    finally:
+        subprocess.run([tmux, "-L", sock, "kill-server"], capture_output=True, timeout=10,
+                       check=False)
