@@ -47,6 +47,9 @@ FIELDS: tuple[tuple[str, str], ...] = (
 JSON_FIELDS = frozenset({"argv", "flags", "env_names", "phases", "crash", "metrics", "windows"})
 _KINDS = {name: kind.split()[0] for name, kind in FIELDS} | {"id": "INTEGER"}
 _INT_MAX = 2**63  # SQLite's own integers; a larger one would overflow a pid or a group id
+# A time is seconds since 1970 that the calendar functions can show (year 5138 at most): a
+# started time of 7e16 overflowed ``time.localtime`` in ``runs list``.
+_TIMES = (0.0, 1e11)
 _LISTS_OF_STR = frozenset({"argv", "env_names"})
 _DICTS = frozenset({"flags", "crash", "metrics"})
 
@@ -71,8 +74,9 @@ def typed(name: str, value: Any) -> Any:
         ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < _INT_MAX
         return value if ok else None
     if kind == "REAL":
+        low, high = _TIMES if name in ("started", "ended") else (-1e18, 1e18)
         ok = isinstance(value, int | float) and not isinstance(value, bool) \
-            and math.isfinite(value) and abs(value) < 1e18
+            and math.isfinite(value) and low <= value < high
         return float(value) if ok else None
     return value
 

@@ -125,6 +125,12 @@ EDITABLE = ("name", "kind", "engine", "host", "command", "argv", "flags", "env_n
 
 
 @given(st.fixed_dictionaries({}, optional={c: SQL_VALUES for c in EDITABLE}))
+@example({"started": 7e16, "ended": -1e11, "ready_s": 1e300, "baseline": -1e300})
+@example({"pid": "abc", "pgid": 2**63 - 1, "host": 123, "argv": '{"a": 1}', "flags": "[1, 2]"})
+@example({"name": b"\xff\x1b]0;X\x07", "phases": '{"load": 1e300, "x": -5}',
+          "metrics": '{"tok_s_median": 1e308, "accept_len": "x", "speedup": [1]}',
+          "windows": '[{"start": "x", "end": null, "tok_s": 1e308}, 1, "w"]',
+          "crash": '{"kind": 5, "hint": ["x"], "line": {"a": 1}}'})
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 def test_a_hand_edited_history_prints_safely(tmp_path_factory: pytest.TempPathFactory,
@@ -160,10 +166,14 @@ def test_a_hand_edited_history_prints_safely(tmp_path_factory: pytest.TempPathFa
                 assert code != EXIT_INTERNAL, (argv, extra, row, err.getvalue())
                 for text in (out.getvalue(), err.getvalue()):
                     assert is_inert(text, newlines=True), (argv, text)
-                if extra and code == 0:
-                    json.loads(out.getvalue())
+                if extra and code == 0:  # (strict: no NaN or Infinity either)
+                    json.loads(out.getvalue(), parse_constant=_refuse)
     finally:
         mp.undo()
+
+
+def _refuse(word: str) -> None:
+    raise ValueError(f"not JSON: {word}")
 
 
 # ------------------------------------------------------------ undecodable bytes (surrogates)
