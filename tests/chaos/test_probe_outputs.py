@@ -304,3 +304,47 @@ def test_editor_and_history_in_a_real_terminal(tmp_path: Path) -> None:
     finally:
         subprocess.run([tmux, "-L", sock, "kill-server"], capture_output=True, timeout=10,
                        check=False)
+
+
+# --------------------------------------------------------- a history's host is outside input
+# ``stop RUN`` and ``attach RUN`` connect to the host the run records. The history is a file: a
+# host written into it reached paramiko's config lookup as if typed, so a ``Match exec`` line of
+# the user's own SSH config ran a shell with it substituted for ``%h`` (a marker file appeared).
+# Now it passes the grammar gate and the lookup runs no ``Match exec``, as a fleet label's.
+SHELLY = st.builds(lambda a, b: f"{a};touch${{IFS}}{{marker}};{b}", st.text("abc.-", max_size=4),
+                   st.text("xyz", max_size=3)) | st.sampled_from(
+    ["$(touch {marker})", "`touch {marker}`", "h|touch {marker}", "-oProxyCommand=touch {marker}",
+     "h\ntouch {marker}", "h&&touch {marker}", "h'\"; touch {marker}"])
+
+
+@given(SHELLY, st.booleans())
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_a_recorded_host_never_reaches_a_shell(tmp_path_factory: pytest.TempPathFactory,
+                                               shape: str, stop: bool) -> None:
+    import contextlib
+    import io
+
+    from eagle_tui.cli import main
+    from eagle_tui.history.store import RunStore
+
+    folder = tmp_path_factory.mktemp("hosts")
+    marker = folder / "MARK"
+    config = folder / "ssh_config"
+    config.write_text(f'Match exec "touch {folder}/MATCHED_%h"\n    User nobody\n'
+                      "Host *\n    ConnectTimeout 2\n    Hostname 127.0.0.1\n    Port 9\n")
+    RunStore(folder / "runs.sqlite3").add(engine="sglang", name="r", state="ready",
+                                          host=shape.replace("{marker}", str(marker)),
+                                          token="0123456789abcdef0123456789abcdef",
+                                          log_path=str(folder / "x.log"))
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EAGLE_TUI_DATA_DIR", str(folder))
+    argv = ["stop", "r", "--yes"] if stop else ["attach", "r", "--headless", "--duration", "1"]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err := io.StringIO()):
+            code = main([*argv, "--ssh-config", str(config)])
+    finally:
+        mp.undo()
+    assert code == 2 and "refused" in err.getvalue(), err.getvalue()
+    assert not marker.exists() and not list(folder.glob("MATCHED_*"))
