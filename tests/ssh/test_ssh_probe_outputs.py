@@ -60,3 +60,36 @@ async def test_launch_env_values_keep_their_bytes(sshd: Any, tmp_path: Path) -> 
         assert out.read_bytes() == b"a\xff\x9bb"
         await stop_run(LocalScanner(), token, grace=2.0)
         out.unlink()
+
+
+async def test_stderr_far_larger_than_the_window_while_stdout_flows(sshd: Any) -> None:
+    """8 MiB on stderr interleaved with 8 MiB on stdout (both beyond paramiko's window and any
+    buffer): both come back whole, in time, with the command's status."""
+    script = ("i=0; while [ $i -lt 64 ]; do head -c 131072 /dev/zero | tr '\\0' e >&2; "
+              "head -c 131072 /dev/zero | tr '\\0' o; i=$((i+1)); done; exit 7")
+    async with sshd.transport() as t:
+        res = await t.run(["sh", "-c", script], timeout=60)
+    assert res.exit_code == 7
+    assert res.stdout == b"o" * (64 << 17) and res.stderr == b"e" * (64 << 17)
+
+
+@pytest.mark.parametrize("rc", [
+    "echo 'conda: activating'; exit 3",  # the login shell's rc file exits before the command
+    "echo 'noise'; exec 1>&-",  # ... closes stdout
+    "printf 'EAGLE-%s-BEGIN\\n' 00000000000000000000000000000000; exit 0",  # a fake BEGIN
+])
+async def test_a_login_shell_that_never_runs_the_command_is_a_clear_error(
+        make_sshd: Any, tmp_path: Path, rc: str) -> None:
+    from eagle_tui.cli import main
+    from eagle_tui.transport.ssh.frame import FrameError
+
+    (tmp_path / "rc.sh").write_text(rc + "\n")
+    srv = make_sshd(setenv={"BASH_ENV": str(tmp_path / "rc.sh")})
+    async with srv.transport() as t:
+        with pytest.raises(FrameError, match="did not run the command"):
+            await t.run(["echo", "hello"])
+    if "exit 3" in rc:  # through a command: the cause named, never an internal error (70)
+        code = await __import__("asyncio").to_thread(
+            main, ["lint", *srv.cli_args(), "--", "python", "-m", "sglang.launch_server",
+                   "--model-path", "/m"])
+        assert code == 1  # (lint's "errors found": the model path could not be checked)
