@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-import shlex
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -37,6 +36,7 @@ from eagle_tui.launch.members import check_grace
 from eagle_tui.model.control import Intent, Kill, Outcome, Relaunch, Restart
 from eagle_tui.model.redact import MASK, redact_words
 from eagle_tui.model.runsummary import previous_run, previous_run_from_record
+from eagle_tui.model.shellwords import join
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
@@ -134,7 +134,7 @@ class LaunchControl:
     @property
     def command(self) -> str:
         """The current run's command as the editor shows it: shell-quoted, secrets masked."""
-        return " ".join(shlex.quote(w) for w in redact_words(self._argv))
+        return join(redact_words(self._argv))
 
     def attach(self, session: ThreadedSession) -> None:
         """The session the dashboard shows for the current run (its state is the summary

@@ -195,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
             ssh = SshSpec(dests=(rec.host,), identity_files=ssh.identity_files,
                           known_hosts_files=ssh.known_hosts_files,
                           accept_new_host_key=ssh.accept_new_host_key,
-                          config_path=ssh.config_path)
+                          config_path=ssh.config_path, outside=True)  # (a file's host)
         spec = watch_spec(args, ssh, args.log or rec.log_path, rec.url, rec.pid, rec.label)
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
         warn(inert_lines(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}"))

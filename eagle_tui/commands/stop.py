@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 from eagle_tui.assembly.remote import connect_one, one_transport
@@ -85,10 +86,14 @@ async def stop_async(args: argparse.Namespace) -> int:
               "recorded: no process can be told to be its own"))
         return EXIT_REFUSED
     where = f" on {rec.host}" if rec.host else ""
-    if rec.host and not args.ssh:
+    from_record = bool(rec.host and not args.ssh)
+    if from_record:
         args.ssh = [rec.host]  # the host it was launched on (--ssh overrides: an alias)
     try:
-        transport = one_transport(ssh_spec_from_args(args))
+        spec = ssh_spec_from_args(args)
+        # the history is a file anyone with the account may have edited: its host passes the
+        # grammar gate and its SSH config lookup runs no ``Match exec`` (as a fleet label's)
+        transport = one_transport(replace(spec, outside=True) if from_record else spec)
     except ValueError as exc:
         warn(inert(f"eagle-tui stop: error: {exc}"))
         return EXIT_REFUSED

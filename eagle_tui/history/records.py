@@ -9,6 +9,7 @@ boot (``/proc/PID/stat`` field 22) and a random token in every member's environm
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,66 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("notes", "TEXT"),
 )
 JSON_FIELDS = frozenset({"argv", "flags", "env_names", "phases", "crash", "metrics", "windows"})
+_KINDS = {name: kind.split()[0] for name, kind in FIELDS} | {"id": "INTEGER"}
+_INT_MAX = 2**63  # SQLite's own integers; a larger one would overflow a pid or a group id
+# A time is seconds since 1970 that the calendar functions can show (year 5138 at most): a
+# started time of 7e16 overflowed ``time.localtime`` in ``runs list``.
+_TIMES = (0.0, 1e11)
+_LISTS_OF_STR = frozenset({"argv", "env_names"})
+_DICTS = frozenset({"flags", "crash", "metrics"})
+
+
+def typed(name: str, value: Any) -> Any:
+    """``value`` as column ``name`` holds it, or ``None`` when it is not of the column's type.
+
+    SQLite keeps whatever was written into a column, and the history is a file anyone with the
+    account can edit (or another version wrote): a host that is a number, a pid that is text, a
+    started time of ``'x'`` or an argv that is a JSON object went as they were to formatting,
+    ``shlex`` or ``os.kill`` and ended in an internal error. Each column is checked once, here;
+    a value of another type reads as NULL (the field's default), as a column the file lacks.
+    """
+    if value is None:
+        return None
+    if name in JSON_FIELDS:
+        return _json_shape(name, value)
+    kind = _KINDS.get(name)
+    if kind == "TEXT":
+        return value if isinstance(value, str) else _text(value)
+    if kind == "INTEGER":
+        ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < _INT_MAX
+        return value if ok else None
+    if kind == "REAL":
+        low, high = _TIMES if name in ("started", "ended") else (-1e18, 1e18)
+        ok = isinstance(value, int | float) and not isinstance(value, bool) \
+            and math.isfinite(value) and low <= value < high
+        return float(value) if ok else None
+    return value
+
+
+def _text(value: Any) -> str | None:
+    """A BLOB in a text column: the store's own form of text holding surrogates (or bytes a
+    script wrote), read back as that text."""
+    if not isinstance(value, bytes):
+        return None
+    try:
+        return value.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return value.decode("utf-8", "surrogateescape")
+
+
+def _json_shape(name: str, value: Any) -> Any:
+    if name in _LISTS_OF_STR:
+        return value if isinstance(value, list) and all(isinstance(w, str) for w in value) \
+            else None
+    if name in _DICTS:
+        return value if isinstance(value, dict) else None
+    if name == "phases":
+        return {k: float(v) for k, v in value.items() if isinstance(v, int | float)
+                and not isinstance(v, bool) and math.isfinite(v)} \
+            if isinstance(value, dict) else None
+    if name == "windows":
+        return [w for w in value if isinstance(w, dict)] if isinstance(value, list) else None
+    return value
 
 
 @dataclass(frozen=True)
@@ -85,4 +146,4 @@ class RunRecord:
         return f"#{self.id} {self.name}" if self.name else f"#{self.id}"
 
 
-__all__ = ["FIELDS", "JSON_FIELDS", "RunRecord"]
+__all__ = ["FIELDS", "JSON_FIELDS", "RunRecord", "typed"]

@@ -31,13 +31,14 @@ from typing import Any
 
 from eagle_tui.errors import EagleError
 from eagle_tui.files import NotRegularFileError, check_regular
-from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord
+from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord, typed
 from eagle_tui.model.loaders import LoadError, load_json
 
 SCHEMA_VERSION = 1
 # without these a row means nothing (the order of the runs, what became of them): a file that
 # lacks one is refused rather than half read
 REQUIRED = ("id", "started", "state")
+_FALLBACK: dict[str, Any] = {"id": 0, "started": 0.0, "state": "unknown"}
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
@@ -74,16 +75,33 @@ def _encode(name: str, value: Any) -> Any:
     return value
 
 
+def _storable(value: Any) -> Any:
+    """``value`` as SQLite takes it: text holding a surrogate (an undecodable byte of an argv
+    or a file name, ``launch --name $'\\xff'``) is not UTF-8, which SQLite's text must be, and
+    raised out of ``launch`` as an internal error; it is kept as its bytes (a BLOB, read back
+    by :func:`~eagle_tui.history.records.typed`), so the same path is found again."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
 def _decode(row: sqlite3.Row) -> RunRecord:
     data: dict[str, Any] = {}
     for key in _COLUMNS:
         value = row[key]
         if key in JSON_FIELDS and value is not None:
             try:
-                value = load_json(value, f"the history's {key}")
+                value = load_json(value, f"the history's {key}") if isinstance(value, str) \
+                    else None
             except LoadError:
                 value = None
-        if value is not None or key in REQUIRED:  # NULL (or a column the file lacks): default
+        value = typed(key, value)
+        if value is None and key in REQUIRED:  # (a row edited by hand: never a crash later)
+            value = _FALLBACK[key]
+        if value is not None:  # NULL (or a column the file lacks): the field's default
             data[key] = value
     data["demo"] = bool(data.get("demo"))
     return RunRecord(**data)
@@ -151,6 +169,7 @@ class RunStore:
             db.close()
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        params = tuple(_storable(p) for p in params)
         try:
             with self._connect() as db:
                 db.execute("BEGIN IMMEDIATE")

@@ -19,6 +19,7 @@ from eagle_tui.launch.process import Launched, new_token, start_detached
 from eagle_tui.model.cmdline import ParsedCommand, parse_command
 from eagle_tui.model.lint import LintResult, lint
 from eagle_tui.model.redact import redact_words
+from eagle_tui.model.shellwords import join
 from eagle_tui.probe.facts import gather
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.base import Transport
@@ -113,7 +114,7 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
     token = new_token()
     run = store.add(kind="launched", demo=demo, engine=prep.cmd.engine, host=transport.host,
                     token=token,
-                    command=" ".join(_quote(w) for w in words), argv=words,
+                    command=join(words), argv=words,
                     flags=_flags(prep.cmd), env_names=sorted(prep.env), cwd=prep.cwd,
                     url=prep.url, parent=parent, baseline=baseline, state="starting",
                     **({"name": name} if name else {}))
@@ -129,12 +130,6 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
     store.update(run.id, log_path=log, pid=launched.pid, pgid=launched.pgid,
                  proc_start=launched.proc_start, token=launched.token)
     return store.get(str(run.id)), launched
-
-
-def _quote(word: str) -> str:
-    import shlex
-
-    return shlex.quote(word)
 
 
 __all__ = ["Prepared", "default_log", "env_values", "prepare", "run_argv", "start"]

@@ -62,7 +62,9 @@ echo "started ${stat%% *} ${stat##*) }"
 
 
 def _env_lines(env: dict[str, str]) -> bytes:
-    return b"".join(f"{k} ".encode() + base64.b64encode(v.encode()) + b"\n"
+    # (the bytes the user gave: an undecodable byte of an argv is Python's surrogateescape)
+    return b"".join(f"{k} ".encode("utf-8", "surrogateescape")
+                    + base64.b64encode(v.encode("utf-8", "surrogateescape")) + b"\n"
                     for k, v in env.items())
 
 

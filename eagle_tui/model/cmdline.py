@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import difflib
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from eagle_tui.errors import UsageError
+from eagle_tui.model import shellwords
 
 from .loaders import LoadError, load_json
 from .record import Record, record
@@ -135,7 +135,7 @@ def split_command(argv: list[str] | str) -> list[str]:
     """One string (pasted from a shell) or an argv list, as a bounded list of words."""
     if isinstance(argv, str):
         try:
-            words = shlex.split(argv[: MAX_TOKENS * 64], comments=True)
+            words = shellwords.split(argv[: MAX_TOKENS * 64])
         except ValueError as exc:  # an unclosed quote
             raise CommandError(f"cannot split the command: {exc}") from None
     else:

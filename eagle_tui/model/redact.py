@@ -10,7 +10,8 @@ is deliberately wide (a false positive hides a value; a false negative leaks one
 from __future__ import annotations
 
 import re
-import shlex
+
+from .shellwords import join, split
 
 MASK = "***"
 _SECRET_NAME = re.compile(r"(?:api[-_]?key|token|secret|passw(?:or)?d|credential|auth)",
@@ -54,10 +55,10 @@ def redact_words(words: list[str] | tuple[str, ...]) -> list[str]:
 def redact_text(command: str) -> str:
     """A whole command string, redacted (split like a shell; unsplittable text is masked)."""
     try:
-        words = shlex.split(command)
+        words = split(command)
     except ValueError:
         return MASK
-    return shlex.join(redact_words(words))
+    return join(redact_words(words))
 
 
 __all__ = ["MASK", "is_secret_name", "redact_text", "redact_words"]

@@ -18,8 +18,10 @@ What :func:`inert` does, in one pass each, linear in the length of the text:
    the sink shows several lines), DEL, the C1 range U+0080-U+009F, the line and paragraph
    separators U+2028/U+2029, and the bidi embeddings, overrides and isolates U+202A-U+202E and
    U+2066-U+2069: those reorder what follows them, so a name could show as another name ("Trojan
-   Source"). The bidi *marks* (U+200E, U+200F, U+061C) and the zero-width joiners stay: they act
-   on one character and real text in right-to-left scripts and emoji needs them.
+   Source"), and the surrogates U+D800-U+DFFF (an undecodable byte of an argv or a file name,
+   which no terminal encoding can carry). The bidi *marks* (U+200E, U+200F, U+061C) and the
+   zero-width joiners stay: they act on one character and real text in right-to-left scripts
+   and emoji needs them.
 
 The result holds no ESC, no C0 but the allowed ones, no C1; :func:`inert` of it is itself
 (idempotent), and printable text is returned unchanged. Clean text costs one C-level check.
@@ -50,7 +52,10 @@ _OTHER = r"\x1b[ -/]*[0-~]?"
 ESCAPES = re.compile(f"{_STRING}|{_CSI}|{_OTHER}")
 _ESCAPE_START = re.compile("[\x1b\x90\x98\x9b\x9d\x9e\x9f]")
 
-_SPOOFING = "\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# Surrogates (a byte that was not UTF-8, kept by ``surrogateescape``: an argv, a file name) can
+# be encoded for no terminal: a strict stream raised, a ``surrogateescape`` one wrote the raw
+# byte (0x9b is the 8-bit CSI), and Textual measured them as cells a terminal never draws.
+_SPOOFING = "\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 CONTROLS_SRC = f"[\x00-\x08\x0a-\x1f\x7f-\x9f{_SPOOFING}]"  # one line: LF is a control too
 CONTROLS_NL_SRC = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_SPOOFING}]"  # several lines: LF kept
 _CONTROLS = {False: re.compile(CONTROLS_SRC), True: re.compile(CONTROLS_NL_SRC)}

@@ -193,7 +193,7 @@ class EagleApp(ControlledApp):
 
     def compose(self) -> ComposeResult:
         yield StatusLine(self.source_label, id="status")
-        yield Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in PANES), id="tabs")
+        yield Tabs(*(Tab(inert(PANE_TITLES[p]), id=f"tab-{p}") for p in PANES), id="tabs")
         with Container(id="panes"):
             with Horizontal(id="top"):
                 yield StartupPane(id="startup", classes="pane")

@@ -30,7 +30,7 @@ from eagle_tui.model.control import Intent, Kill, Outcome, Relaunch, Restart
 from eagle_tui.model.termtext import Inert
 from eagle_tui.ui.keys import CONTROL_OFF
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.sinks import notify, set_border_title, show, static
+from eagle_tui.ui.sinks import line_input, notify, set_border_title, show, static
 
 MODAL_CSS = """
 .control-box {
@@ -110,7 +110,7 @@ class EditScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="control-box") as box:
             set_border_title(box, inert(f"edit and relaunch {self.label}"))
-            yield Input(self.command, id="edit-command")
+            yield line_input(inert(self.command), id="edit-command")
             yield Static("", classes="control-findings", id="edit-findings")
             yield Static(Content("Enter: lint, then stop the run and launch the edit as a new "
                                  "run · Esc: cancel"), classes="control-hint", id="edit-hint")

@@ -4,8 +4,8 @@ Textual passes ESC and the C1 controls straight to the terminal, whatever widget
 fleet label in a DataTable cell, Prometheus error text in a Static, a configured path in a
 notification each retitled or cleared the terminal). So the UI never calls a widget's text setter
 itself: :func:`notify`, :func:`show`, :func:`set_border_title` / :func:`set_border_subtitle`,
-:func:`set_tooltip`, :func:`add_row` and :func:`static` do, and each takes text only as
-:data:`~eagle_tui.model.termtext.Inert` (``mypy --strict`` refuses a plain ``str``) or as a
+:func:`set_tooltip`, :func:`add_row`, :func:`static` and :func:`line_input` do, and each takes
+text only as :data:`~eagle_tui.model.termtext.Inert` (``mypy --strict`` refuses a ``str``) or as a
 ``Content``/``Text`` object, whose plain text is checked here (one C-level check when clean) and
 rebuilt from :func:`~eagle_tui.model.termtext.inert` text if a part slipped through raw. Widgets'
 ``render`` methods return :func:`checked` content for the same reason.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.content import Content
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from eagle_tui.model.termtext import Inert, inert, is_inert
 
@@ -70,6 +70,13 @@ def static(content: Inert | Content = _EMPTY, **kwargs: Any) -> Static:
     return Static(checked(content), **kwargs)
 
 
+def line_input(value: Inert = _EMPTY, **kwargs: Any) -> Input:
+    """A new one-line ``Input`` holding ``value`` (Textual draws an Input's text as it is: an
+    ESC in it retitled the terminal). Text meant to be edited and read back keeps what a
+    control character meant by spelling it (``model.shellwords`` quotes a command so)."""
+    return Input(inert(value), **kwargs)
+
+
 def set_border_title(widget: Widget, title: Inert | Content | None) -> None:
     """``widget.border_title`` (one line: a newline in a title is shown as U+FFFD)."""
     widget.border_title = None if title is None else _one_line(title)
@@ -97,5 +104,5 @@ def _one_line(title: Inert | Content) -> Content:
     return Content(inert(title))
 
 
-__all__ = ["add_row", "checked", "checked_text", "notify", "set_border_subtitle",
+__all__ = ["add_row", "checked", "checked_text", "line_input", "notify", "set_border_subtitle",
            "set_border_title", "set_tooltip", "show", "static"]

@@ -15,6 +15,11 @@ sanitizer. What counts as a sink, by rule:
   ``title``, ``sub_title``, ``border_title``, ``border_subtitle`` or ``tooltip`` of anything
   but a literal;
 - ``Static(...)``/``Label(...)`` built with anything but a literal (``sinks.static`` checks);
+  in ``ui/``, any other Textual widget that draws a text it is given as it is (``Input``,
+  ``TextArea``, ``Button``, ``Tab``...: :data:`TEXT_WIDGETS`) built with a text, positional or
+  keyword (``value=``, ``placeholder=``...), that is neither a literal nor an ``inert(...)``
+  call, and an assignment of such a text to an input's ``value``/``placeholder``
+  (``sinks.line_input`` makes an input line);
 - a widget's ``render`` method in ``ui/`` that never calls ``checked``/``checked_text``;
 - ``Inert(x)`` on anything but a literal: the cast is for constants, ``inert()`` for the rest.
 
@@ -46,6 +51,14 @@ STREAM_TYPES = {"TextIO", "TextIOBase", "TextIOWrapper"}  # and IO[str]
 NOT_TERMINAL = {"_record_file"}
 WIDGET_CALLS = {"notify", "add_row", "add_rows", "update_cell", "update_cell_at", "write_line"}
 TITLES = {"title", "sub_title", "border_title", "border_subtitle", "tooltip"}
+# Textual widgets whose first argument or these keywords and attributes are drawn as they are.
+TEXT_WIDGETS = {"Input", "TextArea", "Button", "Tab", "TabPane", "Collapsible", "Checkbox",
+                "RadioButton", "Option", "ListItem", "Digits", "Markdown", "Link", "Pretty",
+                "Tree", "SelectionList", "OptionList", "Select"}
+TEXT_KEYWORDS = {"value", "placeholder", "label", "text", "title", "prompt", "url", "tooltip",
+                 "content", "renderable"}
+INPUT_TEXTS = {"value", "placeholder"}
+CLEANERS = {"inert", "inert_lines", "checked", "checked_text"}
 # ``.update(`` receivers in ui/ that are not widgets (a model object, a set).
 NOT_WIDGETS = {"self.history", "self._tags", "self.order", "merged"}
 # ``.write(`` receivers in ui/ that are files (saving the log), not a Log/RichLog widget.
@@ -61,6 +74,12 @@ def _is_literal(node: ast.expr | None) -> bool:
     if isinstance(node, ast.Call) and ast.unparse(node.func) in ("Content", "Inert"):
         return len(node.args) == 1 and not node.keywords and _is_literal(node.args[0])
     return False
+
+
+def _is_clean(node: ast.expr | None) -> bool:
+    """A literal, or the result of the sanitizer (or of a sink's check)."""
+    return _is_literal(node) or (isinstance(node, ast.Call)
+                                 and ast.unparse(node.func).rpartition(".")[2] in CLEANERS)
 
 
 def _stream_names(tree: ast.AST) -> set[str]:
@@ -120,6 +139,11 @@ def violations(rel: str, source: str) -> list[str]:
             elif name in ("Static", "Label", "textual.widgets.Static") and node.args \
                     and not _is_literal(node.args[0]):
                 bad(node, f"{name}(...) of a non-literal (use ui.sinks.static)")
+            elif in_ui and name.rpartition(".")[2] in TEXT_WIDGETS and (
+                    (node.args and not _is_clean(node.args[0])) or any(
+                        k.arg in TEXT_KEYWORDS and not _is_clean(k.value)
+                        for k in node.keywords)):
+                bad(node, f"{name}(...) with a non-literal text (use ui.sinks)")
             elif isinstance(func, ast.Attribute):
                 recv = ast.unparse(func.value)
                 if func.attr in ("write", "writelines") and (
@@ -137,6 +161,9 @@ def violations(rel: str, source: str) -> list[str]:
                 if isinstance(t, ast.Attribute) and t.attr in TITLES and (
                         isinstance(node, ast.AugAssign) or not _is_literal(node.value)):
                     bad(node, f".{t.attr} = non-literal (use ui.sinks.set_{t.attr})")
+                elif in_ui and isinstance(t, ast.Attribute) and t.attr in INPUT_TEXTS and (
+                        isinstance(node, ast.AugAssign) or not _is_clean(node.value)):
+                    bad(node, f".{t.attr} = non-literal on a widget (use ui.sinks)")
         elif in_ui and isinstance(node, ast.FunctionDef) and node.name == "render":
             calls = {ast.unparse(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
             if not calls & {"checked", "checked_text"}:
@@ -178,6 +205,13 @@ VIOLATIONS = [
     ("model/x.py", "Inert(label)\n"),
     ("commands/x.py", "def f(out: TextIO):\n    json.dump(v, out, ensure_ascii=False)\n"),
     ("commands/stopper.py", "print(x)\n"),
+    ("ui/x.py", "yield Input(self.command, id='edit')\n"),
+    ("ui/x.py", "yield Input(placeholder=f'{path}')\n"),
+    ("ui/x.py", "yield textual.widgets.TextArea(log_text)\n"),
+    ("ui/x.py", "Tab(run.name, id='t')\n"),
+    ("ui/x.py", "Button(label=name)\n"),
+    ("ui/x.py", "box.value = record.command\n"),
+    ("ui/x.py", "self.input.placeholder += name\n"),
 ]
 
 
@@ -191,6 +225,9 @@ ALLOWED = [
                 "yield Static(Content('a · b'), id='x')\nx = Inert('a') if y else Inert('b')\n"),
     ("ui/x.py", "class W:\n    def render(self):\n        return checked(Content(self.label))\n"),
     ("ui/x.py", "self.history.update(state.gpus, samples)\n"),
+    ("ui/x.py", "yield Input(placeholder='model or host', id='f')\nbox.value = ''\n"
+                "yield line_input(inert(command), id='edit')\nTab(inert(title), id='t')\n"),
+    ("transport/x.py", "link = Link(conn, dest)\n"),
     ("commands/x.py", "fh.write(line)\nsay(inert(x), out)\nrec.update(x)\n"
                       "json.dump(v, sys.stdout)\njson.dump(v, fh, ensure_ascii=False)\n"),
     ("sim/x.py", "print('\\x1b]0;hostile on purpose\\x07')\n"),

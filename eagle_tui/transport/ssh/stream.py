@@ -90,7 +90,9 @@ class ChannelStream:
         def start() -> Any:
             chan = link.open_session(timeout)
             try:
-                chan.exec_command(command.text)
+                # the bytes the user gave: an argv's undecodable byte is a surrogate in Python,
+                # which paramiko's strict UTF-8 refused (an internal error out of launch --ssh)
+                chan.exec_command(command.text.encode("utf-8", "surrogateescape"))
             except Exception:
                 chan.close()
                 raise
