@@ -54,8 +54,9 @@ from eagle_tui.model.events import (
     SummaryProgress,
     Tick,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.prefix import Kept
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.sources.base import Source
 
 if TYPE_CHECKING:

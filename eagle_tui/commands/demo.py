@@ -33,7 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
@@ -41,6 +41,7 @@ from typing import Any, TextIO
 from eagle_tui.assembly.open import Presenter, open_dashboard, wants_dashboard
 from eagle_tui.assembly.spec import DashboardSpec, check_sources
 from eagle_tui.commands.bench import run_bench
+from eagle_tui.commands.demo_load import LOAD_MAX_TOKENS, LOAD_REQUESTS
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.lines import clean as clean_text
 from eagle_tui.headless.progress import (
@@ -50,15 +51,13 @@ from eagle_tui.headless.progress import (
     Watched,
     finish_verdict,
 )
-from eagle_tui.model.events import Event
+from eagle_tui.model import figures
 from eagle_tui.model.state import DashboardState
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
 from eagle_tui.sim.timeline import build_timeline
 
 DEFAULT_SPEED = 7.0  # a healthy 8-GPU launch (~146 s simulated) in ~21 s
-LOAD_MAX_TOKENS = 256
-LOAD_REQUESTS = 10_000
 STOP_GRACE_S = 3.0
 
 
@@ -136,14 +135,14 @@ def _terminate_as_exit() -> Iterator[None]:
 
 def live_line(state: DashboardState, seconds: float) -> str:
     parts: list[str] = []
-    tps, base = state.tok_s, state.baseline_tok_s
+    tps, base = figures.tok_s(state).value, state.baseline_tok_s
     if tps is None:
         parts.append("tok/s -")
     elif base:
         parts.append(f"tok/s {tps:.1f} ({tps / base:.2f}x the {base:g} tok/s baseline)")
     else:
         parts.append(f"tok/s {tps:.1f}")
-    accept = state.current_accept_len
+    accept = figures.accept_len(state).value
     parts.append(f"accept len {accept:.2f}" if accept is not None else "accept len -")
     if state.hidden_dims:
         parts.append(f"hidden dim {state.hidden_dims[-1]}")
@@ -212,20 +211,6 @@ def headless_presenter(server: DemoServer, args: argparse.Namespace) -> Presente
 
 
 # --------------------------------------------------------------------------- dashboard
-
-
-def start_load_when_ready(url: str) -> Callable[[DashboardState, Sequence[Event]], None]:
-    """A subscriber (on the session's loop) that starts the bounded load once the server at
-    ``url`` is ready; the load ends with that loop (a relaunched run gets its own)."""
-    tasks: list[asyncio.Task[Any]] = []
-
-    def on_batch(state: DashboardState, _events: Sequence[Event]) -> None:
-        if state.ready and not tasks:
-            tasks.append(asyncio.create_task(run_bench(
-                url, concurrency=1, requests=LOAD_REQUESTS, max_tokens=LOAD_MAX_TOKENS,
-                timeout=3600.0)))
-
-    return on_batch
 
 
 # --------------------------------------------------------------------------- command line

@@ -11,7 +11,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from eagle_tui.model.activity import startup_activity, stuck_collective
+from eagle_tui.model.activity_views import startup_activity, stuck_collective
 from eagle_tui.model.events import Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.figtext import figures_dict, figures_text

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
-from eagle_tui.model.activity import startup_activity, stuck_collective
+from eagle_tui.model.activity_views import startup_activity, stuck_collective
 from eagle_tui.model.events import Event
 from eagle_tui.model.figures import figures
 from eagle_tui.model.prefix import summarizing

@@ -13,11 +13,10 @@ projection is silently skipped, and acceptance collapses to ~1.0 while every log
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .activity import stuck_collective, stuck_message
-from .events import Severity
+from .activity_views import stuck_collective, stuck_message
+from .alert import Alert
 from .figures import accept_len, tok_s
 
 if TYPE_CHECKING:
@@ -28,19 +27,6 @@ REJECT_CONSECUTIVE = 3
 EAGLE3_ARCH_MARKERS = ("eagle3",)  # LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, Qwen3Eagle3...
 PLAUSIBLE_WIDTH_MULTIPLE = 64
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class Alert:
-    """One alert rule's finding: kind, severity, message and the line it points at."""
-
-    kind: str
-    severity: Severity
-    message: str
-    lineno: int | None = None
-
-    def as_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "severity": self.severity, "message": self.message}
 
 
 def is_eagle3_architecture(arch: str | None) -> bool:

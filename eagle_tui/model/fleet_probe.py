@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from .events import CrashEvent
 from .fleet import CRASHED, is_hint
+from .fold import reduce
 from .parser import LogParser
-from .state import DashboardState, reduce
+from .state import DashboardState
 
 MAX_REASON = 60
 

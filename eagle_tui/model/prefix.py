@@ -31,8 +31,9 @@ from .events import (
     LogRestarted,
     SummaryProgress,
 )
+from .fold import reduce
 from .series import Series
-from .state import DashboardState, reduce
+from .state import DashboardState
 
 # the event bytes the session keeps while a summary runs (a LogLine counts its text): what it
 # replays onto the summary. Past it, the summary is not merged (and the state says so).

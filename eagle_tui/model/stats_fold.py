@@ -24,14 +24,14 @@ from .events import DecodeStats, MetricsSample, SpecStats
 from .series import Series
 
 if TYPE_CHECKING:
-    from .state import _Batch
+    from .batch import Batch
 
 PP_WINDOW = 20  # spec-metrics intervals in the weighted per-position window
 DP_FRESH_S = 15.0  # a DP group's tok/s counts in the sum this long after its newest line
 _setattr = object.__setattr__
 
 
-def counted_rank(b: _Batch, ev: DecodeStats) -> str | None:
+def counted_rank(b: Batch, ev: DecodeStats) -> str | None:
     """The DP group of a line that counts, ``None`` for another TP rank's copy of a line.
 
     The rank is in the stamp of the line just before (each stats event follows its line).
@@ -51,7 +51,7 @@ def counted_rank(b: _Batch, ev: DecodeStats) -> str | None:
     return group
 
 
-def dp_sum(b: _Batch, group: str, tps: float, now: float) -> float:
+def dp_sum(b: Batch, group: str, tps: float, now: float) -> float:
     """tok/s of all DP groups: each group's newest value, summed (one group: the value).
 
     A group whose newest line is older than :data:`DP_FRESH_S` is gone from the sum (an SGLang
@@ -63,7 +63,7 @@ def dp_sum(b: _Batch, group: str, tps: float, now: float) -> float:
     return tps + sum(v for _, v, _ in kept)
 
 
-def decode(b: _Batch, ev: DecodeStats) -> bool:
+def decode(b: Batch, ev: DecodeStats) -> bool:
     """One ``Decode batch`` / ``Engine 000`` stats line's numbers; ``False`` for another
     tensor-parallel rank's copy of a counted line (nothing of it is kept)."""
     s = b.s
@@ -105,7 +105,7 @@ def decode(b: _Batch, ev: DecodeStats) -> bool:
     return True
 
 
-def spec(b: _Batch, ev: SpecStats, now: float) -> None:
+def spec(b: Batch, ev: SpecStats, now: float) -> None:
     """A spec-metrics interval: its accept length weighed by its drafts (:mod:`.acceptance`)."""
     s = b.s
     b.set(last_spec=ev, per_position=ev.per_position or s.per_position)
@@ -126,7 +126,7 @@ def spec(b: _Batch, ev: SpecStats, now: float) -> None:
         b.set(pp_window=(*s.pp_window, (drafts, ev.per_position))[-PP_WINDOW:])
 
 
-def apply_metrics(b: _Batch, ev: MetricsSample) -> None:
+def apply_metrics(b: Batch, ev: MetricsSample) -> None:
     s = b.s
     if ev.counter_reset and s.last_metrics is not None:
         # the counters went down: the server restarted, its windows start over

@@ -51,9 +51,10 @@ from eagle_tui.model.events import (
     SpecStats,
 )
 from eagle_tui.model.evidence import worth_scanning
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 from .chunk_summary import (
     STATS_TEXT,

@@ -39,11 +39,12 @@ from typing import BinaryIO
 
 from eagle_tui.model.crash import CANDIDATE_WINDOW
 from eagle_tui.model.events import CrashEvent, DecodeStats, Event, SpecStats
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.framing import LineFramer
 from eagle_tui.model.logfeed import STATS_KEEP, LogFeed
 from eagle_tui.model.parser import LogParser
 from eagle_tui.model.prefix import PrefixSummary
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 from .builder import ReportBuilder
 from .parallel import fold_parallel

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from relaunch_helpers import PROMPTS, START_LIMIT_S, Command, free_port, launched_dashboard, until
 
+from eagle_tui.model import figures
 from eagle_tui.ui.control import EditScreen
 from eagle_tui.ui.textual_private import screen_text
 
@@ -65,10 +66,10 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
             await until(pilot, lambda: app.state.ready, "the fixed vLLM server", START_LIMIT_S)
             await asyncio.to_thread(completions, started.prep.url)
-            await until(pilot, lambda: app.state.current_accept_len is not None,
+            await until(pilot, lambda: figures.accept_len(app.state).value is not None,
                         "its acceptance", 60)
-            print(f"vLLM eagle3: accept len {app.state.current_accept_len:.2f}")
-            assert app.state.crash is None and (app.state.current_accept_len or 0) > 1.0
+            print(f"vLLM eagle3: accept len {figures.accept_len(app.state).value:.2f}")
+            assert app.state.crash is None and (figures.accept_len(app.state).value or 0) > 1.0
             assert app.state.previous is not None and app.state.previous.crash == "config_error"
             rows = sorted(store.list(), key=lambda r: r.id)
             assert [r.parent for r in rows] == [None, rows[0].id]

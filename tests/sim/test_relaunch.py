@@ -27,6 +27,7 @@ from textual.pilot import Pilot
 from eagle_tui.assembly.open import Dashboard, prepare_dashboard
 from eagle_tui.commands.demo_launch import DemoLaunch, demo_subscribers
 from eagle_tui.history.store import RunStore
+from eagle_tui.model import figures
 from eagle_tui.model.events import Phase
 from eagle_tui.model.runsummary import ready_seconds
 from eagle_tui.ui.app import EagleApp
@@ -93,7 +94,7 @@ def serving_accept(app: EagleApp) -> float | None:
     state = app.state
     if state.phase is not Phase.SERVING or len(state.accept_len) < 2:
         return None
-    return state.current_accept_len
+    return figures.accept_len(state).value
 
 
 async def test_kill_asks_then_stops_the_group(launched: Launched) -> None:
@@ -262,8 +263,9 @@ async def test_a_server_restarted_under_a_watch_is_a_new_run(tmp_path: Path) -> 
 
 def test_the_simulated_vllm_refuses_method_eagle_as_the_real_one(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from eagle_tui.model.fold import reduce
     from eagle_tui.model.parser import LogParser
-    from eagle_tui.model.state import DashboardState, reduce
+    from eagle_tui.model.state import DashboardState
     from eagle_tui.sim.engine_cli import main
     from eagle_tui.sim.runtime import prepare_workdir
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from eagle_tui.model import figures
 from eagle_tui.model.events import LogOpened
 from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail, file_size
@@ -27,7 +28,7 @@ def shown(st: Any) -> dict[str, Any]:
             "crash": None if st.crash is None else (st.crash.kind, st.crash.lineno + base),
             "alerts": [(a.kind, a.message) for a in st.alerts],
             "accept_len": st.accept_len.values(), "gen_tps": st.gen_tps.values(),
-            "tok_s": st.tok_s, "lines": st.lines + base}
+            "tok_s": figures.tok_s(st).value, "lines": st.lines + base}
 
 
 async def test_a_remote_log_opened_at_its_end(sshd: Any, tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ import pytest
 
 from eagle_tui.model.crash import KINDS, CrashTracker, hint_for, kind_of
 from eagle_tui.model.events import CrashEvent, LineKind, LogLine, Phase
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 TS = "[2025-11-20 11:02:17] "
 OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total"

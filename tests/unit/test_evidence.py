@@ -22,7 +22,8 @@ from eagle_tui.model.events import (
     SpecStats,
 )
 from eagle_tui.model.evidence import engine_in_line, phase_in_line, phase_of_crash, worth_scanning
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.report import build_report, close, render_text, to_plain
 
 FRAGMENTS = Path(__file__).resolve().parents[1] / "fixtures" / "fragments"

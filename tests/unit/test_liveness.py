@@ -21,9 +21,10 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.figtext import figures_dict, figures_text
 from eagle_tui.model.figures import figures
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.liveness import DEAD_AFTER_S, IDLE_AFTER_S, liveness
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = 1_796_000_000.0

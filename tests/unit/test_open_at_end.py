@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from eagle_tui.headless.progress import verdict
+from eagle_tui.model import figures
 from eagle_tui.model.events import (
     Event,
     LogLine,
@@ -19,8 +20,9 @@ from eagle_tui.model.events import (
     LogPrefixCounted,
     SummaryProgress,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.prefix import PrefixSummary, absolute, line_text, rebase, summary_text
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.report.prefix import count_lines, fold_prefix
 from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail
@@ -71,8 +73,8 @@ def shown(st: DashboardState) -> dict[str, Any]:
         "alerts": [(a.kind, a.severity, a.message) for a in st.alerts],
         "accept_len": st.accept_len.values(),
         "gen_tps": st.gen_tps.values(),
-        "tok_s": st.tok_s,
-        "current_accept_len": st.current_accept_len,
+        "tok_s": figures.tok_s(st).value,
+        "current_accept_len": figures.accept_len(st).value,
         "lines": st.lines + base,
     }
 

@@ -17,8 +17,9 @@ from eagle_tui.model.events import (
     SpecStats,
     Tick,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.series import Series
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 
 def _stream(n: int) -> list[Event]:

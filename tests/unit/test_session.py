@@ -29,7 +29,8 @@ from eagle_tui.model.events import (
     Tick,
     UserMarker,
 )
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session, describe_error
 from eagle_tui.sources.replay import ReplayError, ReplaySource
 from eagle_tui.sources.scripted import ScriptedSource

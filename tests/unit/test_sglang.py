@@ -21,8 +21,9 @@ from eagle_tui.model.events import (
     Progress,
     SpecConfig,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.sglang import cli_spec, fields, server_args_spec
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 
 def derived(lines: Sequence[str | bytes]) -> list[Event]:

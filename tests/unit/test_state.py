@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from eagle_tui.model import figures
 from eagle_tui.model.events import (
     ConnectionState,
     CrashEvent,
@@ -24,7 +25,8 @@ from eagle_tui.model.events import (
     Tick,
     UserMarker,
 )
-from eagle_tui.model.state import RECENT_LINES, DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import RECENT_LINES, DashboardState
 
 
 def crash(kind: str, line: int) -> CrashEvent:
@@ -70,8 +72,8 @@ def test_stats_mean_serving_even_without_a_ready_line() -> None:
                                   DecodeStats(2, "t", gen_tps=10.0, accept_len=2.5, running=3,
                                               queued=1, kv_usage=0.2)])
     assert s.phase is Phase.SERVING and s.ready
-    assert (s.running, s.queued, s.kv_usage, s.tok_s, s.current_accept_len) == (
-        3, 1, 0.2, 10.0, 2.5)
+    shown = (figures.tok_s(s).value, figures.accept_len(s).value)
+    assert (s.running, s.queued, s.kv_usage, *shown) == (3, 1, 0.2, 10.0, 2.5)
 
 
 def test_spec_stats_feed_accept_len_and_per_position() -> None:
@@ -111,7 +113,7 @@ def test_restart_starts_fresh_but_keeps_the_environment() -> None:
 def test_metrics_fill_in_until_the_log_has_stats_and_clock_advances() -> None:
     s = reduce(DashboardState(), [Tick(10.0), MetricsSample(12.0, "vllm", gen_tps=50.0,
                                                             running=2, kv_usage=0.5)])
-    assert (s.engine, s.running, s.tok_s, s.t_start, s.now, s.elapsed) == (
+    assert (s.engine, s.running, figures.tok_s(s).value, s.t_start, s.now, s.elapsed) == (
         "vllm", 2, 50.0, 10.0, 12.0, 2.0)
     s = reduce(s, [DecodeStats(1, running=7), MetricsSample(13.0, running=9)])
     assert s.running == 7

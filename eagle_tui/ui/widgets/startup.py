@@ -25,7 +25,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from eagle_tui.model.activity import startup_activity
+from eagle_tui.model.activity_views import startup_activity
 from eagle_tui.model.eta import step_eta
 from eagle_tui.model.events import CrashEvent
 from eagle_tui.model.prefix import line_text
