@@ -398,7 +398,7 @@ class Session:
     def _start_summary(self, opened: LogOpened) -> None:
         assert self._summarizer is not None
         self._opened = opened
-        self._open_t = self._state.now
+        self._open_t = self._state.clock.now
         self._live += 1
         self._summary_task = asyncio.create_task(self._summarize(opened), name="summary")
 

@@ -135,7 +135,7 @@ def _terminate_as_exit() -> Iterator[None]:
 
 def live_line(state: DashboardState, seconds: float) -> str:
     parts: list[str] = []
-    tps, base = figures.tok_s(state).value, state.baseline_tok_s
+    tps, base = figures.tok_s(state).value, state.metrics.baseline_tok_s
     if tps is None:
         parts.append("tok/s -")
     elif base:
@@ -144,11 +144,11 @@ def live_line(state: DashboardState, seconds: float) -> str:
         parts.append(f"tok/s {tps:.1f}")
     accept = figures.accept_len(state).value
     parts.append(f"accept len {accept:.2f}" if accept is not None else "accept len -")
-    if state.hidden_dims:
-        parts.append(f"hidden dim {state.hidden_dims[-1]}")
-    if state.running is not None:
-        parts.append(f"running {state.running}")
-    gpus = state.gpus.gpus if state.gpus else ()
+    if state.config.hidden_dims:
+        parts.append(f"hidden dim {state.config.hidden_dims[-1]}")
+    if state.stats.running is not None:
+        parts.append(f"running {state.stats.running}")
+    gpus = state.gpu.sample.gpus if state.gpu.sample else ()
     utils = [g.util_gpu for g in gpus if g.util_gpu is not None]
     if utils:
         parts.append(f"{len(gpus)} GPUs util {sum(utils) / len(utils):.0f}%")

@@ -20,7 +20,7 @@ def start_load_when_ready(url: str) -> Callable[[DashboardState, Sequence[Event]
     tasks: list[asyncio.Task[Any]] = []
 
     def on_batch(state: DashboardState, _events: Sequence[Event]) -> None:
-        if state.ready and not tasks:
+        if state.startup.ready and not tasks:
             tasks.append(asyncio.create_task(run_bench(
                 url, concurrency=1, requests=LOAD_REQUESTS, max_tokens=LOAD_MAX_TOKENS,
                 timeout=3600.0)))

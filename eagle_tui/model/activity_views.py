@@ -55,24 +55,24 @@ def _recent(t: float | None, now: float) -> bool:
 
 def silent_for(state: DashboardState) -> float | None:
     """Seconds since the last log line (since the start when none came yet)."""
-    now = state.now
+    now = state.clock.now
     since = state.activity.last_line_t if state.activity.last_line_t is not None else (
-        state.t_start)
+        state.clock.t_start)
     if now is None or since is None:
         return None
     return max(0.0, now - since)
 
 
 def _starting(state: DashboardState) -> bool:
-    return (state.phase.rank < Phase.READY.rank and state.crash is None
-            and state.process_exit is None)
+    return (state.startup.phase.rank < Phase.READY.rank and state.startup.crash is None
+            and state.live.process_exit is None)
 
 
 def startup_activity(state: DashboardState) -> Activity | None:
     """What a starting server is doing, or ``None`` while its log says it (or once it is up)."""
-    if not _starting(state) or state.now is None:
+    if not _starting(state) or state.clock.now is None:
         return None
-    now = state.now
+    now = state.clock.now
     tr = state.activity
     silent = silent_for(state) or 0.0
     dl = tr.download
@@ -84,7 +84,7 @@ def startup_activity(state: DashboardState) -> Activity | None:
     if silent < QUIET_S:
         return None
     # no line at all: no log is watched, or it is still empty; only a log that stopped is "hung"
-    has_log = state.lines > 0
+    has_log = state.log.lines > 0
     quiet = f"log silent {_fmt_s(silent)}" if has_log else f"no log line in {_fmt_s(silent)}"
     if _recent(tr.last_read_t, now):
         return Activity("loading", f"reading {_fmt_b(tr.read_bps or 0)}/s ({quiet}): loading "
@@ -95,7 +95,7 @@ def startup_activity(state: DashboardState) -> Activity | None:
     if tr.gpu_busy_since is not None:
         return Activity("gpu_busy", f"GPUs busy ({quiet}): warmup, autotuning or a collective "
                         "that does not finish")
-    proc = state.process
+    proc = state.live.process
     cpu = proc.cpu_percent if proc is not None else None
     if cpu is not None and cpu >= CPU_BUSY:
         return Activity("compiling", f"CPU {cpu:.0f}% with no reads and GPU memory flat "
@@ -127,7 +127,7 @@ def watchdog(state: DashboardState) -> tuple[float, str]:
     wd = state.activity.watchdog_s
     if wd is not None and wd < NCCL_TIMEOUT_S:
         return wd, f"SGLang's --watchdog-timeout ({wd:g} s)"
-    if wd is None and state.engine == "sglang":
+    if wd is None and state.startup.engine == "sglang":
         return SGLANG_WATCHDOG_S, f"SGLang's default --watchdog-timeout ({SGLANG_WATCHDOG_S:g} s)"
     return NCCL_TIMEOUT_S, f"NCCL's default timeout ({NCCL_TIMEOUT_S:g} s)"
 
@@ -135,21 +135,21 @@ def watchdog(state: DashboardState) -> tuple[float, str]:
 def stuck_collective(state: DashboardState) -> Stuck | None:
     """GPUs busy, no tokens and a silent log for ``STUCK_AFTER_S``: a hung collective."""
     tr = state.activity
-    if tr.gpu_busy_since is None or state.now is None or state.crash is not None:
+    if tr.gpu_busy_since is None or state.clock.now is None or state.startup.crash is not None:
         return None
-    if state.process_exit is not None:
+    if state.live.process_exit is not None:
         return None
-    metrics = state.last_metrics
-    if metrics is not None and metrics.gen_tps and state.now - metrics.t <= RECENT_S:
+    metrics = state.metrics.last
+    if metrics is not None and metrics.gen_tps and state.clock.now - metrics.t <= RECENT_S:
         return None  # tokens are flowing (the log may just be quiet)
     silent = silent_for(state)
-    if silent is None or (state.lines == 0 and metrics is None):
+    if silent is None or (state.log.lines == 0 and metrics is None):
         return None  # neither a log nor /metrics to say that no tokens come
-    busy = min(silent, state.now - tr.gpu_busy_since)
+    busy = min(silent, state.clock.now - tr.gpu_busy_since)
     if busy < STUCK_AFTER_S:
         return None
     wd, name = watchdog(state)
-    gpus = len(state.gpus.gpus) if state.gpus is not None else 0
+    gpus = len(state.gpu.sample.gpus) if state.gpu.sample is not None else 0
     return Stuck(busy, wd, name, gpus)
 
 

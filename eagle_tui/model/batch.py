@@ -1,37 +1,48 @@
-"""The working copy of one ``reduce()`` call (:mod:`.fold`, :mod:`.stats_fold` write through it)."""
+"""The working copy of one ``reduce()`` call (:mod:`.fold` and :mod:`.stats_fold` write through it).
+
+Copy on write, per record: a record is copied the first time the batch changes it, that private
+copy is then changed in place (nobody else holds a reference to it yet, so every observer still
+sees immutable records), and a record the batch never changes stays the very same object.
+Series points are buffered so each :class:`~.series.Series` is rebuilt once per batch, not once
+per point.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
+from typing import Any
 
 from . import activity
 from .events import LogLine, Phase
-from .state import RECENT_LINES, DashboardState
+from .state import RECENT_LINES, RECORDS, DashboardState
 
-FIELDS: tuple[str, ...] = ()  # filled below, once the class exists
 NO_LINE = object()
 _setattr = object.__setattr__
+_new = object.__new__
+
+
+def _clone(record: Any) -> Any:
+    new = _new(type(record))
+    for name in type(record).__slots__:
+        _setattr(new, name, getattr(record, name))
+    return new
 
 
 class Batch:
-    """The working copy of one ``reduce()`` call.
+    """One ``reduce()`` call's working state: ``s`` (read it freely; write with :meth:`put`)."""
 
-    ``dataclasses.replace`` on a 50-field frozen dataclass costs ~35 µs; doing it several times
-    per event made the reducer the bottleneck of a busy log (~100 µs per stats line). Instead,
-    ``reduce`` copies the state once per batch, mutates that private copy in place (nobody else
-    holds a reference to it yet, so immutability is preserved for every observer) and buffers
-    series points so each :class:`Series` is rebuilt once per batch, not once per point.
-    """
-
-    __slots__ = ("line_now", "max_lineno", "pending", "recent", "s", "scan")
+    __slots__ = ("line_now", "max_lineno", "own", "pending", "recent", "s", "scan")
 
     def __init__(self, state: DashboardState) -> None:
-        self.s = copy(state)
-        self.pending: dict[str, list[tuple[float, float]]] = {}
+        s = _new(DashboardState)
+        for name in RECORDS:
+            _setattr(s, name, getattr(state, name))
+        self.s = s
+        self.own: set[str] = set()  # the records this batch has copied (its own to change)
+        self.pending: dict[tuple[str, str], list[tuple[float, float]]] = {}
         # log lines: the short tail and the highest line number, folded in once per batch
-        self.recent: deque[LogLine] = deque(state.recent_lines, RECENT_LINES)
-        self.max_lineno = state.lines
+        self.recent: deque[LogLine] = deque(state.log.recent_lines, RECENT_LINES)
+        self.max_lineno = state.log.lines
         # the clock at the batch's last log line (NO_LINE: no line yet), one store per line
         self.line_now: float | object | None = NO_LINE
         # whether log lines may still carry evidence (.evidence): decided once per batch, as the
@@ -39,40 +50,45 @@ class Batch:
         # phase that goes back). Scanning a line needlessly changes nothing.
         self.scan = wants_evidence(state)
 
-    def set(self, **changes: object) -> None:
+    def put(self, record: str, **changes: object) -> None:
+        """Change fields of one record; a change to the values it already has copies nothing."""
+        s = self.s
+        rec = getattr(s, record)
+        if record not in self.own:
+            if all(getattr(rec, k) is v for k, v in changes.items()):
+                return
+            rec = _clone(rec)
+            _setattr(s, record, rec)
+            self.own.add(record)
         for name, value in changes.items():
-            _setattr(self.s, name, value)
+            _setattr(rec, name, value)
 
-    def point(self, series: str, t: float, value: float) -> None:
-        self.pending.setdefault(series, []).append((t, value))
+    def swap(self, record: str, value: object) -> None:
+        """Replace a whole record (or the alerts) with a value of the fold's own making."""
+        if getattr(self.s, record) is not value:
+            _setattr(self.s, record, value)
+            self.own.discard(record)
+
+    def point(self, record: str, series: str, t: float, value: float) -> None:
+        self.pending.setdefault((record, series), []).append((t, value))
 
     def finish(self) -> DashboardState:
         s = self.s
-        for name, pts in self.pending.items():
-            _setattr(s, name, getattr(s, name).extend(pts))
+        for (record, name), pts in self.pending.items():
+            self.put(record, **{name: getattr(getattr(s, record), name).extend(pts)})
         self.pending = {}
         line_now = self.line_now
         if line_now is not NO_LINE:
-            _setattr(s, "recent_lines", tuple(self.recent))
-            _setattr(s, "lines", max(s.lines, self.max_lineno))
+            log = s.log
+            self.put("log", recent_lines=tuple(self.recent),
+                     lines=max(log.lines, self.max_lineno))
             assert line_now is None or isinstance(line_now, float)
-            _setattr(s, "activity", activity.on_lines(s.activity, line_now))
+            self.swap("activity", activity.on_lines(s.activity, line_now))
             self.line_now = NO_LINE
         return s
 
 
 def wants_evidence(state: DashboardState) -> bool:
-    return (state.engine == "unknown" or state.engine_inferred is not None
-            or state.phase.rank < Phase.READY.rank)
-
-
-
-
-def copy(state: DashboardState) -> DashboardState:
-    new = object.__new__(DashboardState)
-    for name in FIELDS:
-        _setattr(new, name, getattr(state, name))
-    return new
-
-
-FIELDS = tuple(f.name for f in dataclasses.fields(DashboardState))
+    st = state.startup
+    return (st.engine == "unknown" or st.engine_inferred is not None
+            or st.phase.rank < Phase.READY.rank)

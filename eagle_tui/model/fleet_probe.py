@@ -32,7 +32,7 @@ def log_crash(tail: bytes) -> CrashEvent | None:
     if body and not body.endswith(b"\n"):  # the last line may still be being written
         body += b"\n"
     state = reduce(DashboardState(), LogParser().feed_lines(body))
-    return state.crash
+    return state.startup.crash
 
 
 def crash_hint(crash: CrashEvent) -> str:

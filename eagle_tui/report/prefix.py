@@ -150,7 +150,8 @@ def _finish(b: ReportBuilder, read: Callable[[int, int], bytes], start: int,
             break
         size *= 2
     # the fold reduced a first stats line itself (when serving began): not twice
-    done = max((ev.lineno for ev in (b.state.last_decode, b.state.last_spec) if ev is not None),
+    stats = b.state.stats
+    done = max((ev.lineno for ev in (stats.last_decode, stats.last_spec) if ev is not None),
                default=0)
     events = [ev for ev in events if getattr(ev, "lineno", 0) > done]
     state = reduce(b.state, events) if events else b.state
@@ -158,7 +159,7 @@ def _finish(b: ReportBuilder, read: Callable[[int, int], bytes], start: int,
 
 
 def _with_lines(state: DashboardState, lines: int) -> DashboardState:
-    return dataclasses.replace(state, lines=lines)
+    return dataclasses.replace(state, log=dataclasses.replace(state.log, lines=lines))
 
 
 class _Recent:

@@ -283,7 +283,7 @@ class EagleApp(ControlledApp):
             gpus = self.query_one(GpuPane)
         except NoMatches:  # the app is closing
             return
-        if self._gpu_samples and memory_moved(gpus.sample, state.gpus):
+        if self._gpu_samples and memory_moved(gpus.sample, state.gpu.sample):
             # a memory step (an allocation, a process's memory freed) is shown now, not at the
             # next pane update (up to PANE_INTERVAL later): only the GPU pane repaints
             samples, self._gpu_samples = self._gpu_samples, []
@@ -293,8 +293,8 @@ class EagleApp(ControlledApp):
         """Give the panes the new state: at once for a crash or a new phase, else at most
         every ``PANE_INTERVAL`` (a busy server changes tok/s on every batch, and redrawing
         the metrics 20 times a second costs CPU without telling the user more)."""
-        urgent = (state.crash is not None and not self._crash_shown) or (
-            state.phase is not self._shown_phase)
+        urgent = (state.startup.crash is not None and not self._crash_shown) or (
+            state.startup.phase is not self._shown_phase)
         if urgent:
             self._update_panes()
         elif self._pane_timer is None:  # (a pending timer may be late: it stays the one update)
@@ -320,7 +320,7 @@ class EagleApp(ControlledApp):
             return
         self._last_panes = time.monotonic()
         state = self.state
-        self._shown_phase = state.phase
+        self._shown_phase = state.startup.phase
         samples, self._gpu_samples = self._gpu_samples, []
         status.show(state)
         self.query_one(StartupPane).show(state)
@@ -328,7 +328,7 @@ class EagleApp(ControlledApp):
         self.query_one(GpuPane).show(state, samples)
         self.query_one(AlertsPane).show(state.alerts)
         self._show_summary(state)
-        if state.crash is not None and not self._crash_shown:
+        if state.startup.crash is not None and not self._crash_shown:
             self._crash_shown = True
             if self.screen.has_class("-compact"):
                 self.action_show_pane("startup")
@@ -460,18 +460,18 @@ class EagleApp(ControlledApp):
         self.action_show_pane("log")
         if self.log_view.jump_to_first_error() is not None:
             return
-        first = self.state.first_error_line
+        first = self.state.log.first_error_line
         if first is not None and self.log_view.jump_to_lineno(first):
             return  # pruned from memory, but in the log's file part (scrollback)
         if first is None:
             self.notify("No error lines so far.", markup=False)
         else:
-            where = line_text(first, self.state.lineno_base)
+            where = line_text(first, self.state.log.lineno_base)
             self.notify(f"The first error ({where}) is older than the "
                         f"{self.config.max_lines:,} lines kept.", severity="warning", markup=False)
 
     def action_crash_line(self) -> None:
-        crash = self.state.crash
+        crash = self.state.startup.crash
         if crash is None:
             self.notify("No crash detected.", markup=False)
             return
@@ -483,7 +483,7 @@ class EagleApp(ControlledApp):
     def _jump(self, lineno: int) -> None:
         self.action_show_pane("log")
         if not self.log_view.jump_to_lineno(lineno):
-            where = line_text(lineno, self.state.lineno_base).capitalize()
+            where = line_text(lineno, self.state.log.lineno_base).capitalize()
             self.notify(f"{where} is no longer in the log buffer.", severity="warning",
                         markup=False)
 
@@ -516,7 +516,7 @@ class EagleApp(ControlledApp):
         now = self.clock()
         label = time.strftime("%H:%M:%S", time.localtime(now))
         number = self.log_view.add_marker(label)
-        self.session.post(UserMarker(self.state.lines, now, f"marker {number}"))
+        self.session.post(UserMarker(self.state.log.lines, now, f"marker {number}"))
         self.notify(f"Marker {number} at {label}", timeout=2, markup=False)
 
     def _output_path(self, stem: str, suffix: str) -> Path:

@@ -358,10 +358,12 @@ async def test_catch_up_thins_old_stats_without_changing_the_state(tmp_path: Pat
     everything = LogParser().feed_lines(path.read_bytes())
     full = reduce(DashboardState(), everything)
     assert session.events_seen < len(everything) / 4
-    for name in ("phase", "phases", "engine", "lines", "running", "queued", "kv_usage", "crash",
-                 "hidden_dims", "last_decode", "recent_lines"):
-        assert getattr(thinned, name) == getattr(full, name), name
+    for rec, name in (("startup", "phase"), ("startup", "phases"), ("startup", "engine"),
+                      ("log", "lines"), ("stats", "running"), ("stats", "queued"),
+                      ("stats", "kv_usage"), ("startup", "crash"), ("config", "hidden_dims"),
+                      ("stats", "last_decode"), ("log", "recent_lines")):
+        assert getattr(getattr(thinned, rec), name) == getattr(getattr(full, rec), name), name
     for series in ("accept_len", "gen_tps", "accept_rate"):
-        a, b = getattr(thinned, series), getattr(full, series)
+        a, b = getattr(thinned.stats, series), getattr(full.stats, series)
         assert a.values() == b.values() and len(a) == 600, series
         assert a.ewma == pytest.approx(b.ewma), series

@@ -292,7 +292,7 @@ async def test_marker_wrap_follow_keys() -> None:
         await pilot.press("m")
         await pilot.pause(0.1)
         assert view.texts()[-1].startswith("──── marker 1 · ")
-        assert [m.label for m in app.state.markers] == ["marker 1"]
+        assert [m.label for m in app.state.log.markers] == ["marker 1"]
         rows = view.row_count
         await pilot.press("w")
         assert view.wrap and view.row_count > rows

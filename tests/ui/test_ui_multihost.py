@@ -79,7 +79,7 @@ def test_connections_keep_their_order_when_they_change() -> None:
     s = reduce(DashboardState(), [ConnectionState("b", "connected", 1.0),
                                   ConnectionState("a", "connected", 1.0),
                                   ConnectionState("b", "reconnecting", 2.0, attempt=1)])
-    assert [(c.host, c.state) for c in s.connections] == [("b", "reconnecting"),
+    assert [(c.host, c.state) for c in s.live.connections] == [("b", "reconnecting"),
                                                           ("a", "connected")]
 
 
@@ -155,7 +155,7 @@ async def test_reconnecting_keeps_metrics_gpus_and_log_on_screen() -> None:
         await wait_for(pilot, app, lambda: figures.tok_s(app.state).value is not None)
         before = screen_text(app)
         tok_s, log_rows = figures.tok_s(app.state).value, app.log_view.row_count
-        t = app.state.now or T0
+        t = app.state.clock.now or T0
         error = "connection to node-a lost: EOF"
         app.session.post(Tick(t + 1), ConnectionState("node-a", "reconnecting", t + 1, 2, error),
                          SourceFailed("health", error, t + 1, 2, 0.2),
@@ -334,10 +334,10 @@ async def test_a_gpu_memory_step_reaches_the_gpu_pane_without_waiting_for_the_pa
         assert pane.sample == first
         app._last_panes = time.monotonic()  # a pane update just happened: the next is throttled
         same = sample(T0 + 0.1, 1.01)
-        app._on_batch(replace(app.state, gpus=same), [same])
+        app._on_batch(replace(app.state, gpu=replace(app.state.gpu, sample=same)), [same])
         assert pane.sample == first  # no step: waits for the pane timer
         step = sample(T0 + 0.2, 21.0)
-        app._on_batch(replace(app.state, gpus=step), [step])
+        app._on_batch(replace(app.state, gpu=replace(app.state.gpu, sample=step)), [step])
         assert pane.sample is step  # drawn in this very batch
         await pilot.pause()
         assert "21.0/140G" in screen_text(app)

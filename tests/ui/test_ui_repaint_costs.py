@@ -102,9 +102,8 @@ async def test_line_diff_widget_repaints_only_the_lines_that_changed() -> None:
 
 
 def _state(now: float, lines: int = 3) -> DashboardState:
-    return dataclasses.replace(
-        reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(lines))]),
-        now=now)
+    state = reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(lines))])
+    return dataclasses.replace(state, clock=dataclasses.replace(state.clock, now=now))
 
 
 def spy_refresh(widget: Widget) -> list[tuple[Region, ...]]:

@@ -24,10 +24,10 @@ def crash(lines: Sequence[str], *, ready: bool = False) -> CrashEvent | None:
     p = LogParser()
     events = [e for line in (*pre, *lines) for e in p.feed_line(line)] + p.finish()
     st = reduce(DashboardState(), events)
-    if st.crash is not None and ready:
-        return CrashEvent(st.crash.kind, st.crash.lineno - len(pre), st.crash.message,
-                          st.crash.hint, st.crash.time)
-    return st.crash
+    if st.startup.crash is not None and ready:
+        c = st.startup.crash
+        return CrashEvent(c.kind, c.lineno - len(pre), c.message, c.hint, c.time)
+    return st.startup.crash
 
 
 def tb(*frames_and_exc: str, head: str = "Traceback (most recent call last):") -> list[str]:

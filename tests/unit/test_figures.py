@@ -42,7 +42,7 @@ def test_the_log_wins_over_metrics_and_metrics_fills_in() -> None:
     f = figures(both)
     assert (f.tok_s.value, f.tok_s.source) == (120.0, "log")
     assert (f.accept_len.value, f.accept_len.source) == (3.1, "log")
-    assert f.accept_len.series is both.accept_len
+    assert f.accept_len.series is both.stats.accept_len
     assert (f.accept_rate.value, f.accept_rate.source) == (0.7, "log")
     assert f.per_position.value == (0.8,) and f.per_position.source == "log"
     assert (f.requests.value, f.requests.source) == (5, "log")

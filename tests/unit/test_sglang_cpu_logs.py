@@ -101,7 +101,7 @@ def test_a_closed_dict_does_not_swallow_the_next_unprefixed_line() -> None:
         "'speculative_draft_model_path': '/d'}",
         "  warnings.warn(speculative_algorithm='NGRAM')",
     ]))
-    assert s.spec is not None and s.spec.algorithm == "EAGLE3"
+    assert s.config.spec is not None and s.config.spec.algorithm == "EAGLE3"
 
 
 # ------------------------------------------------------------------------------- report, text
@@ -164,7 +164,7 @@ def test_the_draft_load_line_alone_is_evidence_of_an_eagle3_draft() -> None:
     kinds = {a.kind for a in s.alerts}
     assert "eagle3_draft_with_eagle" in kinds
     assert any(m.role == "draft" and m.architecture == "LlamaForCausalLMEagle3"
-               for m in s.models)
+               for m in s.config.models)
 
 
 # -------------------------------------------------------------------- weighted acceptance length
