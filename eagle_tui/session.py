@@ -44,6 +44,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
+from eagle_tui.errors import describe_error
 from eagle_tui.model.codec import dumps, header_line
 from eagle_tui.model.events import (
     Event,
@@ -75,13 +76,6 @@ class _Wake:
 
 _WAKE: Final = _Wake()
 _END: Final = None  # end-of-stream marker for ``updates()`` iterators
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line, user-facing description: the message, else the exception's class name."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    name = type(exc).__name__
-    return f"{name}: {text}" if text else name
 
 
 class _Updates:

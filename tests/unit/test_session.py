@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from eagle_tui.errors import describe_error
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -31,7 +32,7 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.fold import reduce
 from eagle_tui.model.state import DashboardState
-from eagle_tui.session import Session, describe_error
+from eagle_tui.session import Session
 from eagle_tui.sources.replay import ReplayError, ReplaySource
 from eagle_tui.sources.scripted import ScriptedSource
 
