@@ -74,4 +74,18 @@ class InputError(EagleError, ValueError):
     """A file or stream that cannot be read as asked (a malformed record line, say)."""
 
 
-__all__ = ["EXIT_INTERNAL", "ConfigError", "EagleError", "InputError", "UsageError"]
+def describe_error(exc: BaseException) -> str:
+    """A one-line, user-facing description: the message, else the exception's class name."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+__all__ = [
+    "EXIT_INTERNAL",
+    "ConfigError",
+    "EagleError",
+    "InputError",
+    "UsageError",
+    "describe_error",
+]

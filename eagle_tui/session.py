@@ -44,6 +44,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
+from eagle_tui.errors import describe_error
 from eagle_tui.model.codec import dumps, header_line
 from eagle_tui.model.events import (
     Event,
@@ -54,8 +55,9 @@ from eagle_tui.model.events import (
     SummaryProgress,
     Tick,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.prefix import Kept
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.sources.base import Source
 
 if TYPE_CHECKING:
@@ -74,13 +76,6 @@ class _Wake:
 
 _WAKE: Final = _Wake()
 _END: Final = None  # end-of-stream marker for ``updates()`` iterators
-
-
-def describe_error(exc: BaseException) -> str:
-    """A one-line, user-facing description: the message, else the exception's class name."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    name = type(exc).__name__
-    return f"{name}: {text}" if text else name
 
 
 class _Updates:
@@ -397,7 +392,7 @@ class Session:
     def _start_summary(self, opened: LogOpened) -> None:
         assert self._summarizer is not None
         self._opened = opened
-        self._open_t = self._state.now
+        self._open_t = self._state.clock.now
         self._live += 1
         self._summary_task = asyncio.create_task(self._summarize(opened), name="summary")
 

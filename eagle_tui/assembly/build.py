@@ -166,10 +166,10 @@ def build_session(
     holder: list[Session] = []
 
     def current_spec() -> SpecConfig | None:
-        return holder[0].state.spec if holder else None
+        return holder[0].state.config.spec if holder else None
 
     def ready() -> bool:  # a ready server downloads nothing: the download watcher stops
-        return bool(holder) and holder[0].state.ready
+        return bool(holder) and holder[0].state.startup.ready
 
     sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready)
     session = Session(sources, record=spec.record, batch_interval=batch_interval,

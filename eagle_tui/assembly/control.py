@@ -322,7 +322,7 @@ class LaunchControl:
 
     async def _open_session(self, run: RunRecord, launched: Launched, url: str,
                             previous: Any) -> ThreadedSession:
-        from eagle_tui.assembly.open import spec_opener
+        from eagle_tui.assembly.opener import spec_opener
 
         spec = replace(self.spec, log=launched.log_path, url=url, pid=launched.pid,
                        label=self._label_for(run, launched))

@@ -25,8 +25,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from eagle_tui.assembly.opener import spec_opener
 from eagle_tui.assembly.spec import DashboardSpec
-from eagle_tui.assembly.threaded import Closer, Opener, Subscriber, ThreadedSession
+from eagle_tui.assembly.threaded import Opener, Subscriber, ThreadedSession
 from eagle_tui.console import warn
 from eagle_tui.errors import EagleError
 from eagle_tui.model.termtext import inert_lines
@@ -35,8 +36,6 @@ if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless ne
     from eagle_tui.assembly.control import LaunchControl
     from eagle_tui.headless.progress import Watched
     from eagle_tui.model.state import DashboardState
-    from eagle_tui.session import Session
-    from eagle_tui.sources.linestore import Scrollback
     from eagle_tui.ui.app import EagleApp
     from eagle_tui.ui.config import UiConfig
 
@@ -64,43 +63,6 @@ def wants_dashboard(spec: DashboardSpec) -> bool:
     if spec.headless or spec.json or spec.duration is not None:
         return False
     return sys.stdin.isatty() and sys.stdout.isatty()
-
-
-def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None,
-                err: TextIO | None = None, scrollback: Scrollback | None = None) -> Opener:
-    """The opener that connects the spec's transports and builds its session on the thread.
-
-    SSH refusals are raised by ``ThreadedSession.start()``, before Textual starts; the session
-    itself is built after the first frame (its sources' imports need not delay it). The first
-    transport's host is appended to ``hosts`` for the status line. ``scrollback`` (the log's
-    file-backed scrollback) is attached to the transports, on the session thread.
-    """
-
-    async def open_() -> tuple[Session | Callable[[], Session], Closer]:
-        from eagle_tui.assembly.build import build_session
-        from eagle_tui.assembly.remote import close_transports, open_transports
-
-        if spec.replay is not None:
-            return build_session(spec), _no_close
-        transports = await open_transports(spec.ssh, err or sys.stderr)
-        if hosts is not None:
-            hosts.append(transports[0].host)
-
-        if scrollback is not None:
-            scrollback.attach(transports)
-
-        async def close() -> None:
-            if scrollback is not None:
-                await scrollback.close()
-            await close_transports(transports)
-
-        return (lambda: build_session(spec, transports)), close
-
-    return open_
-
-
-async def _no_close() -> None:
-    return None
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,13 @@ import asyncio
 import statistics
 import time
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.assembly.spec import normalize_url
 from eagle_tui.commands import argtypes
+from eagle_tui.commands.bench_result import BenchResult
 from eagle_tui.console import say, warn
 from eagle_tui.errors import EagleError, UsageError
 from eagle_tui.model.loaders import LoadError, load_json
@@ -63,37 +64,6 @@ class RequestResult:
     decode_s: float = 0.0  # first to last text event
     usage_reported: bool = False
     verify: int = 0  # SGLang /generate: the engine's verify steps (meta_info.spec_verify_ct)
-
-
-@dataclass
-class BenchResult:
-    url: str
-    model: str
-    endpoint: str
-    concurrency: int
-    max_tokens: int
-    requests_planned: int
-    ok: int = 0
-    failed: int = 0
-    wall_s: float = 0.0
-    tokens: int = 0
-    tok_s: float = 0.0
-    per_request_tok_s_p50: float | None = None
-    ttft_p50_s: float | None = None
-    ttft_p90_s: float | None = None
-    itl_p50_s: float | None = None
-    itl_p90_s: float | None = None
-    tokens_per_event: float | None = None
-    tokens_estimated: bool = False
-    timed_out: bool = False
-    errors: list[str] = field(default_factory=list)
-    events: int = 0
-    verify: int = 0
-    bench_id: str = ""
-    window: dict[str, Any] | None = None  # the window's figures, source by source
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _quantile(values: list[float], q: float) -> float | None:

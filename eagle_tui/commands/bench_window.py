@@ -28,7 +28,7 @@ from eagle_tui.model.windows import (
 if TYPE_CHECKING:
     import httpx
 
-    from eagle_tui.commands.bench import BenchResult
+    from eagle_tui.commands.bench_result import BenchResult
 
 MARKER_TIMEOUT_S = 5.0
 LOG_WAIT_S = 15.0  # vLLM logs the window's tail one stats interval (VLLM_LOG_STATS_INTERVAL) later

@@ -33,7 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
@@ -42,6 +42,7 @@ from eagle_tui.assembly.open import Presenter, open_dashboard, wants_dashboard
 from eagle_tui.assembly.spec import DashboardSpec, check_sources
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.bench import run_bench
+from eagle_tui.commands.demo_load import LOAD_MAX_TOKENS, LOAD_REQUESTS
 from eagle_tui.console import say, warn
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.lines import clean as clean_text
@@ -52,7 +53,7 @@ from eagle_tui.headless.progress import (
     Watched,
     finish_verdict,
 )
-from eagle_tui.model.events import Event
+from eagle_tui.model import figures
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.termtext import inert_lines
 from eagle_tui.sim.runtime import free_port, prepare_workdir
@@ -60,8 +61,6 @@ from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
 from eagle_tui.sim.timeline import build_timeline
 
 DEFAULT_SPEED = 7.0  # a healthy 8-GPU launch (~146 s simulated) in ~21 s
-LOAD_MAX_TOKENS = 256
-LOAD_REQUESTS = 10_000
 STOP_GRACE_S = 3.0
 
 
@@ -139,20 +138,20 @@ def _terminate_as_exit() -> Iterator[None]:
 
 def live_line(state: DashboardState, seconds: float) -> str:
     parts: list[str] = []
-    tps, base = state.tok_s, state.baseline_tok_s
+    tps, base = figures.tok_s(state).value, state.metrics.baseline_tok_s
     if tps is None:
         parts.append("tok/s -")
     elif base:
         parts.append(f"tok/s {tps:.1f} ({tps / base:.2f}x the {base:g} tok/s baseline)")
     else:
         parts.append(f"tok/s {tps:.1f}")
-    accept = state.current_accept_len
+    accept = figures.accept_len(state).value
     parts.append(f"accept len {accept:.2f}" if accept is not None else "accept len -")
-    if state.hidden_dims:
-        parts.append(f"hidden dim {state.hidden_dims[-1]}")
-    if state.running is not None:
-        parts.append(f"running {state.running}")
-    gpus = state.gpus.gpus if state.gpus else ()
+    if state.config.hidden_dims:
+        parts.append(f"hidden dim {state.config.hidden_dims[-1]}")
+    if state.stats.running is not None:
+        parts.append(f"running {state.stats.running}")
+    gpus = state.gpu.sample.gpus if state.gpu.sample else ()
     utils = [g.util_gpu for g in gpus if g.util_gpu is not None]
     if utils:
         parts.append(f"{len(gpus)} GPUs util {sum(utils) / len(utils):.0f}%")
@@ -215,20 +214,6 @@ def headless_presenter(server: DemoServer, args: argparse.Namespace) -> Presente
 
 
 # --------------------------------------------------------------------------- dashboard
-
-
-def start_load_when_ready(url: str) -> Callable[[DashboardState, Sequence[Event]], None]:
-    """A subscriber (on the session's loop) that starts the bounded load once the server at
-    ``url`` is ready; the load ends with that loop (a relaunched run gets its own)."""
-    tasks: list[asyncio.Task[Any]] = []
-
-    def on_batch(state: DashboardState, _events: Sequence[Event]) -> None:
-        if state.ready and not tasks:
-            tasks.append(asyncio.create_task(run_bench(
-                url, concurrency=1, requests=LOAD_REQUESTS, max_tokens=LOAD_MAX_TOKENS,
-                timeout=3600.0)))
-
-    return on_batch
 
 
 # --------------------------------------------------------------------------- command line

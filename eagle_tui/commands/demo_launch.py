@@ -92,7 +92,7 @@ def sim_env(bin_dir: Path, workdir: Path, speed: float, scenario: str) -> dict[s
 
 def demo_subscribers(store: RunStore) -> SubscribersFor:
     """Per run: its history row, and the demo's load once it is ready."""
-    from eagle_tui.commands.demo import start_load_when_ready
+    from eagle_tui.commands.demo_load import start_load_when_ready
 
     def make(run: RunRecord, spec: DashboardSpec) -> Sequence[Subscriber]:
         return (HistoryRecorder(store, run.id).on_batch,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from eagle_tui.model.activity import startup_activity, stuck_collective
+from eagle_tui.model.activity_views import startup_activity, stuck_collective
 from eagle_tui.model.events import Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.figtext import figures_dict, figures_text
@@ -38,23 +38,24 @@ def cut(text: str, limit: int = LINE_SHOWN) -> str:
 
 
 def phase_text(state: DashboardState) -> str:
-    text = state.phase.value
-    if state.phase.rank <= Phase.LOADING_WEIGHTS.rank and state.shards is not None:
-        text += f" (shards {state.shards.done}/{state.shards.total})"
-    elif Phase.WEIGHTS_LOADED.rank <= state.phase.rank <= Phase.CUDA_GRAPH.rank and state.graphs:
-        text += f" (graphs {state.graphs.done}/{state.graphs.total})"
-    if state.phase_inferred:
-        text += f" (inferred from {state.phase_inferred})"
-    if state.crash is not None:
-        text += f", CRASHED ({state.crash.kind})"
+    st = state.startup
+    text = st.phase.value
+    if st.phase.rank <= Phase.LOADING_WEIGHTS.rank and st.shards is not None:
+        text += f" (shards {st.shards.done}/{st.shards.total})"
+    elif Phase.WEIGHTS_LOADED.rank <= st.phase.rank <= Phase.CUDA_GRAPH.rank and st.graphs:
+        text += f" (graphs {st.graphs.done}/{st.graphs.total})"
+    if state.startup.phase_inferred:
+        text += f" (inferred from {state.startup.phase_inferred})"
+    if state.startup.crash is not None:
+        text += f", CRASHED ({state.startup.crash.kind})"
     return text
 
 
 def _process_text(state: DashboardState) -> str | None:
-    ex = state.process_exit
+    ex = state.live.process_exit
     if ex is not None:
         return f"process {ex.pid} exited ({_exit_text(ex.exit_code, ex.signal)})"
-    p = state.process
+    p = state.live.process
     if p is None:
         return None
     text = f"process {p.pid} {p.status}"
@@ -78,7 +79,7 @@ def _exit_text(code: int | None, sig: int | None) -> str:
 
 
 def _gpu_text(state: DashboardState) -> str | None:
-    g = state.gpus
+    g = state.gpu.sample
     if g is None:
         return None
     if g.state == "no_driver":
@@ -103,10 +104,10 @@ def _gpu_text(state: DashboardState) -> str | None:
 
 
 def progress_line(state: DashboardState) -> str:
-    elapsed = state.elapsed or 0.0
+    elapsed = state.clock.elapsed or 0.0
     parts = [f"[{elapsed:6.1f}s] phase: {phase_text(state)}"]
-    if state.health is not None:
-        h = state.health
+    if state.live.health is not None:
+        h = state.live.health
         parts.append(f"health: {h.state}" + (f" ({clean(h.error)})" if h.error else ""))
     if (proc := _process_text(state)) is not None:
         parts.append(proc)
@@ -114,20 +115,21 @@ def progress_line(state: DashboardState) -> str:
         parts.append(gpu)
     if (act := startup_activity(state)) is not None:
         parts.append(f"{act.kind.replace('_', ' ')}: {act.detail}")
-    if state.engine_inferred is not None:
-        parts.append(f"engine: {state.engine} (inferred from {state.engine_inferred.reason})")
+    if state.startup.engine_inferred is not None:
+        parts.append(f"engine: {state.startup.engine} "
+                     f"(inferred from {state.startup.engine_inferred.reason})")
     if (stuck := stuck_collective(state)) is not None:
         parts.append(f"STUCK COLLECTIVE: GPUs busy, no tokens for {stuck.busy_s:.0f} s, "
                      f"watchdog in {stuck.remaining_s:.0f} s")
-    if state.failures:
+    if state.live.failures:
         parts.append("failing: " + ", ".join(clean(f"{f.source} ({f.error})")
-                                              for f in state.failures))
+                                              for f in state.live.failures))
     if (numbers := figures_text(figures(state))) is not None:
         parts.append(clean(numbers))
     if (summary := summary_text(state)) is not None:
         parts.append(clean(summary))
-    elif state.summary is not None and state.summary.finished:
-        parts.append(f"earlier lines summarized ({state.summary.lines} lines)")
+    elif state.log.summary is not None and state.log.summary.finished:
+        parts.append(f"earlier lines summarized ({state.log.summary.lines} lines)")
     return " | ".join(parts)
 
 
@@ -136,26 +138,26 @@ def _progress_obj(p: Progress_ | None) -> dict[str, int] | None:
 
 
 def progress_dict(state: DashboardState) -> dict[str, Any]:
-    g = state.gpus
+    g = state.gpu.sample
     return {
         "event": "progress",
-        "elapsed_s": round(state.elapsed or 0.0, 3),
-        "phase": state.phase.value,
-        "shards": _progress_obj(state.shards),
-        "graphs": _progress_obj(state.graphs),
-        "health": state.health.state if state.health else None,
-        "health_status": state.health.status_code if state.health else None,
-        "process": {"pid": state.process.pid, "status": state.process.status,
-                    "rss_bytes": state.process.rss_bytes} if state.process else None,
-        "process_exit": {"pid": state.process_exit.pid, "exit_code": state.process_exit.exit_code,
-                         "signal": state.process_exit.signal} if state.process_exit else None,
+        "elapsed_s": round(state.clock.elapsed or 0.0, 3),
+        "phase": state.startup.phase.value,
+        "shards": _progress_obj(state.startup.shards),
+        "graphs": _progress_obj(state.startup.graphs),
+        "health": state.live.health.state if state.live.health else None,
+        "health_status": state.live.health.status_code if state.live.health else None,
+        "process": {"pid": state.live.process.pid, "status": state.live.process.status,
+                    "rss_bytes": state.live.process.rss_bytes} if state.live.process else None,
+        "process_exit": {"pid": ex.pid, "exit_code": ex.exit_code, "signal": ex.signal}
+        if (ex := state.live.process_exit) else None,
         "gpu_state": g.state if g else None,
         "gpus": [{"index": x.index, "mem_used": x.mem_used, "mem_total": x.mem_total,
                   "error": x.error} for x in g.gpus] if g else [],
-        "crash": state.crash.kind if state.crash else None,
-        "log_lines": absolute(state.lines, state.lineno_base),
+        "crash": state.startup.crash.kind if state.startup.crash else None,
+        "log_lines": absolute(state.log.lines, state.log.lineno_base),
         "summary": summary_dict(state),
-        "failing": [{"source": f.source, "error": f.error} for f in state.failures],
+        "failing": [{"source": f.source, "error": f.error} for f in state.live.failures],
         "activity": _activity_obj(state),
         "inferred": _inferred_obj(state),
         "numbers": figures_dict(figures(state)),
@@ -169,22 +171,22 @@ def _activity_obj(state: DashboardState) -> dict[str, str] | None:
 
 def _inferred_obj(state: DashboardState) -> dict[str, str | None]:
     """What the phase and engine were inferred from (``model/evidence.py``), or nulls."""
-    eng = state.engine_inferred
-    return {"phase": state.phase_inferred or None, "engine": eng.reason if eng else None}
+    eng = state.startup.engine_inferred
+    return {"phase": state.startup.phase_inferred or None, "engine": eng.reason if eng else None}
 
 
 def _stuck(state: DashboardState) -> float | None:
     """Seconds since the current phase was reached (since the start for no phase at all)."""
-    mark = state.phase_mark(state.phase)
-    since = mark.t if mark is not None and mark.t is not None else state.t_start
-    if since is None or state.now is None:
+    mark = state.startup.phase_mark(state.startup.phase)
+    since = mark.t if mark is not None and mark.t is not None else state.clock.t_start
+    if since is None or state.clock.now is None:
         return None
-    return max(0.0, state.now - since)
+    return max(0.0, state.clock.now - since)
 
 
 def _abs(lineno: int, state: DashboardState) -> int | None:
     """The file's own line number; ``None`` while the lines before the tail are uncounted."""
-    return None if state.lineno_base is None else lineno + state.lineno_base
+    return None if state.log.lineno_base is None else lineno + state.log.lineno_base
 
 
 def result_dict(state: DashboardState, status: str, reason: str, code: int,
@@ -194,26 +196,26 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
         "status": status,
         "exit_code": code,
         "reason": reason,
-        "elapsed_s": round(elapsed if elapsed is not None else state.elapsed or 0.0, 3),
-        "phase": state.phase.value,
+        "elapsed_s": round(elapsed if elapsed is not None else state.clock.elapsed or 0.0, 3),
+        "phase": state.startup.phase.value,
     }
     if status == "timeout":
         stuck = _stuck(state)
         obj["stuck_in_phase_s"] = round(stuck, 3) if stuck is not None else None
-    if state.crash is not None:
-        c = state.crash
+    if state.startup.crash is not None:
+        c = state.startup.crash
         obj["crash"] = {"kind": c.kind, "lineno": _abs(c.lineno, state), "message": cut(c.message),
                         "hint": c.hint}
-    if state.process_exit is not None:
-        ex = state.process_exit
+    if state.live.process_exit is not None:
+        ex = state.live.process_exit
         obj["process_exit"] = {"pid": ex.pid, "exit_code": ex.exit_code, "signal": ex.signal}
-    if state.health is not None:
-        obj["health"] = state.health.state
+    if state.live.health is not None:
+        obj["health"] = state.live.health.state
     obj["alerts"] = [a.as_dict() for a in state.alerts]
     obj["numbers"] = figures_dict(figures(state))
     if status != "ready":
         obj["last_lines"] = [{"lineno": _abs(ln.lineno, state), "text": cut(ln.text)}
-                             for ln in state.recent_lines]
+                             for ln in state.log.recent_lines]
     return obj
 
 
@@ -221,10 +223,10 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
                     elapsed: float | None = None) -> list[str]:
     """``elapsed``: the command's own wall time (the state's clock starts at its first event
     and stops at its last, so it reads short of what the user waited)."""
-    elapsed = elapsed if elapsed is not None else state.elapsed or 0.0
+    elapsed = elapsed if elapsed is not None else state.clock.elapsed or 0.0
     out: list[str] = []
     if status == "ready":
-        out.append(f"READY after {elapsed:.1f} s: {reason} (phase: {state.phase.value})")
+        out.append(f"READY after {elapsed:.1f} s: {reason} (phase: {state.startup.phase.value})")
         for a in state.alerts:
             if a.severity != "info":
                 out.append(f"  {a.severity}: {clean(a.message)}")
@@ -233,23 +235,25 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
         stuck = _stuck(state)
         stuck_text = f" for {stuck:.0f} s" if stuck is not None else ""
         out.append(f"TIMEOUT after {elapsed:.1f} s: stuck in phase {phase_text(state)}"
-                   f"{stuck_text}" + (f"; health: {state.health.state}" if state.health else ""))
+                   f"{stuck_text}"
+                   + (f"; health: {state.live.health.state}" if state.live.health else ""))
     else:
         out.append(f"CRASHED after {elapsed:.1f} s: {clean(cut(reason))}")
-    c = state.crash
+    c = state.startup.crash
     if c is not None:
         out.append(f"  kind:  {c.kind}")
-        out.append(f"  cause: {line_text(c.lineno, state.lineno_base)}: {clean(cut(c.message))}")
+        where = line_text(c.lineno, state.log.lineno_base)
+        out.append(f"  cause: {where}: {clean(cut(c.message))}")
         out.append(f"  hint:  {clean(c.hint)}")
-    if state.process_exit is not None and c is None:
-        ex = state.process_exit
+    if state.live.process_exit is not None and c is None:
+        ex = state.live.process_exit
         out.append(f"  process {ex.pid} exited ({_exit_text(ex.exit_code, ex.signal)}) "
                    "with no crash line in the log")
-    if state.recent_lines:
-        out.append(f"last {len(state.recent_lines)} log lines:")
-        base = state.lineno_base
+    if state.log.recent_lines:
+        out.append(f"last {len(state.log.recent_lines)} log lines:")
+        base = state.log.lineno_base
         out.extend(f"  {absolute(ln.lineno, base) if base is not None else f'~{ln.lineno}':>7}"
-                   f" | {clean(cut(ln.text))}" for ln in state.recent_lines)
+                   f" | {clean(cut(ln.text))}" for ln in state.log.recent_lines)
     return out
 
 

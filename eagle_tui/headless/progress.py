@@ -17,7 +17,7 @@ from typing import Any, Protocol, TextIO
 
 from eagle_tui.console import say
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
-from eagle_tui.model.activity import startup_activity, stuck_collective
+from eagle_tui.model.activity_views import startup_activity, stuck_collective
 from eagle_tui.model.events import Event
 from eagle_tui.model.figures import figures
 from eagle_tui.model.prefix import summarizing
@@ -42,21 +42,21 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
     crash there is the answer, whatever the tail says."""
     if summarizing(state):
         return None
-    if state.crash is not None:
-        return "crashed", f"crash in the log: {state.crash.kind}"
-    if state.process_exit is not None:
-        ex = state.process_exit
+    if state.startup.crash is not None:
+        return "crashed", f"crash in the log: {state.startup.crash.kind}"
+    if state.live.process_exit is not None:
+        ex = state.live.process_exit
         code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
         return "crashed", f"server process {ex.pid} exited ({code})"
-    health = state.health
+    health = state.live.health
     if has_url:
-        if health is not None and state.ever_ready_health and health.state in _DEAD_HEALTH:
+        if health is not None and state.live.ever_ready_health and health.state in _DEAD_HEALTH:
             return "crashed", f"/health was ready and is now {health.state}"
         if health is not None and health.state == "ready":
             return "ready", "/health answered 200"
         return None
-    if state.ready:
-        return "ready", f"the log reached {state.phase.value}"
+    if state.startup.ready:
+        return "ready", f"the log reached {state.startup.phase.value}"
     return None
 
 
@@ -95,21 +95,21 @@ class ProgressPrinter:
         self.state = state
         loop = asyncio.get_running_loop()
         key = (
-            state.phase,
+            state.startup.phase,
             # one line per change, not per TP rank's shard or graph count (the periodic lines
             # show those): 157 lines for one TP-8 startup otherwise
             act.kind if (act := startup_activity(state)) is not None else None,
-            state.engine_inferred is not None,
+            state.startup.engine_inferred is not None,
             stuck_collective(state) is not None,
-            state.health.state if state.health else None,
-            state.process.status if state.process else None,
-            state.crash is not None,
-            state.process_exit is not None,
-            state.gpus.state if state.gpus else None,
+            state.live.health.state if state.live.health else None,
+            state.live.process.status if state.live.process else None,
+            state.startup.crash is not None,
+            state.live.process_exit is not None,
+            state.gpu.sample.state if state.gpu.sample else None,
             figures(state).live.activity,
             # one line when the background summary starts and one when it is done
-            state.summary is not None and state.summary.finished,
-            state.log_start > 0,
+            state.log.summary is not None and state.log.summary.finished,
+            state.log.log_start > 0,
         )
         if key != self._last_key or (
             self._last_print is not None and loop.time() - self._last_print >= PROGRESS_EVERY_S
@@ -194,10 +194,10 @@ def finish_verdict(progress: ProgressPrinter, state: DashboardState, *, sources_
             code = EXIT_ALERTS
     elif sources_ended:
         status, reason, code = "crashed", "every source ended without an answer", EXIT_CRASHED
-    elif state.crash is not None:  # seen in the tail while the earlier lines were summarized
+    elif state.startup.crash is not None:  # seen in the tail while the rest was summarized
         status, code = "crashed", EXIT_CRASHED
-        reason = (f"crash in the log: {state.crash.kind} (the lines before the tail were still "
-                  "being summarized: an earlier cause may be there)")
+        reason = (f"crash in the log: {state.startup.crash.kind} (the lines before the tail "
+                  "were still being summarized: an earlier cause may be there)")
     else:
         status, reason, code = "timeout", f"no answer within {timeout:g} s", EXIT_TIMEOUT
     progress.finish(state, status, reason, code)
@@ -227,7 +227,7 @@ async def follow(session: Watched, runner: asyncio.Task[DashboardState], out: Te
     session.subscribe(printer.on_batch)
     await asyncio.wait({runner}, timeout=duration)
     crashed = runner.done() and not runner.cancelled() and runner.exception() is None and (
-        runner.result().crash is not None)
+        runner.result().startup.crash is not None)
     return EXIT_CRASHED if crash_exit and crashed else EXIT_READY
 
 

@@ -41,7 +41,8 @@ class HistoryRecorder:
         self.writes = 0
 
     def on_batch(self, state: DashboardState, _events: Sequence[Event] = ()) -> None:
-        key = (state.phase, state.ready, state.crash is not None, state.engine)
+        st = state.startup
+        key = (st.phase, st.ready, st.crash is not None, st.engine)
         now = self._clock()
         if key != self._key or now - self._last >= self.every:
             self._key = key

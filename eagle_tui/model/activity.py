@@ -15,8 +15,8 @@ process is asleep. The signals that can:
   does not finish — see :func:`stuck_collective`, which alerts and counts down to the watchdog).
 
 :class:`ActivityTrack` is the little memory this needs (when each signal last moved), folded by
-the reducer from the events; :func:`startup_activity` and :func:`stuck_collective` are pure
-functions of the state. Nothing here reads a clock: ``state.now`` is the events' time.
+the reducer from the events; the verdicts read from it are :mod:`.activity_views`. Nothing here
+reads a clock: ``state.now`` is the events' time.
 """
 
 from __future__ import annotations
@@ -24,12 +24,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from .events import DownloadSample, GpuSample, Phase, ProcessSample
-
-if TYPE_CHECKING:
-    from .state import DashboardState
+from .events import DownloadSample, GpuSample, ProcessSample
 
 QUIET_S = 15.0  # a log silent for less than this is still talking: no verdict needed
 RECENT_S = 10.0  # a signal that moved within this is "moving"
@@ -62,14 +59,6 @@ class ActivityTrack:
     download_bps: float | None = None
     last_download_t: float | None = None
     watchdog_s: float | None = None  # SGLang's --watchdog-timeout, from its server_args
-
-
-@dataclass(frozen=True, slots=True)
-class Activity:
-    """The verdict: one word and the evidence behind it."""
-
-    kind: Kind
-    detail: str
 
 
 # ----------------------------------------------------------------------------- folding
@@ -155,149 +144,12 @@ def on_download(track: ActivityTrack, ev: DownloadSample) -> ActivityTrack:
     return dataclasses.replace(track, download=ev, download_bps=bps, last_download_t=last)
 
 
-# ----------------------------------------------------------------------------- verdicts
-
-
-def _fmt_s(s: float) -> str:
-    s = max(0.0, s)
-    if s < 90:
-        return f"{s:.0f} s"
-    return f"{int(s // 60)}m{int(s % 60):02d}s"
-
-
-def _fmt_b(n: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n / 1e3:.0f} kB"
-
-
-def _recent(t: float | None, now: float) -> bool:
-    return t is not None and now - t <= RECENT_S
-
-
-def silent_for(state: DashboardState) -> float | None:
-    """Seconds since the last log line (since the start when none came yet)."""
-    now = state.now
-    since = state.activity.last_line_t if state.activity.last_line_t is not None else (
-        state.t_start)
-    if now is None or since is None:
-        return None
-    return max(0.0, now - since)
-
-
-def _starting(state: DashboardState) -> bool:
-    return (state.phase.rank < Phase.READY.rank and state.crash is None
-            and state.process_exit is None)
-
-
-def startup_activity(state: DashboardState) -> Activity | None:
-    """What a starting server is doing, or ``None`` while its log says it (or once it is up)."""
-    if not _starting(state) or state.now is None:
-        return None
-    now = state.now
-    tr = state.activity
-    silent = silent_for(state) or 0.0
-    dl = tr.download
-    if dl is not None and dl.files and _recent(tr.last_download_t, now):
-        what = ", ".join(dl.repos[:2]) or "model files"
-        rate = f", {_fmt_b(tr.download_bps)}/s" if tr.download_bps else ""
-        return Activity("downloading", f"downloading {what}: {_fmt_b(dl.bytes)} in "
-                        f"{dl.files} file{'s' if dl.files != 1 else ''}{rate}")
-    if silent < QUIET_S:
-        return None
-    # no line at all: no log is watched, or it is still empty; only a log that stopped is "hung"
-    has_log = state.lines > 0
-    quiet = f"log silent {_fmt_s(silent)}" if has_log else f"no log line in {_fmt_s(silent)}"
-    if _recent(tr.last_read_t, now):
-        return Activity("loading", f"reading {_fmt_b(tr.read_bps or 0)}/s ({quiet}): loading "
-                        "weights")
-    if _recent(tr.last_gpu_grow_t, now):
-        held = f" (holds {_fmt_b(tr.gpu_bytes)})" if tr.gpu_bytes else ""
-        return Activity("loading", f"GPU memory of the server growing{held} ({quiet}): loading")
-    if tr.gpu_busy_since is not None:
-        return Activity("gpu_busy", f"GPUs busy ({quiet}): warmup, autotuning or a collective "
-                        "that does not finish")
-    proc = state.process
-    cpu = proc.cpu_percent if proc is not None else None
-    if cpu is not None and cpu >= CPU_BUSY:
-        return Activity("compiling", f"CPU {cpu:.0f}% with no reads and GPU memory flat "
-                        f"({quiet}): compiling (torch.compile, Triton, JIT kernels)")
-    if silent >= HUNG_S and has_log:
-        if cpu is None:
-            return Activity("hung", f"{quiet}, no process data to tell compiling from hung")
-        return Activity("hung", f"{quiet}, CPU {cpu:.0f}%, no reads, GPU memory flat: hung? "
-                        "(a rank waiting on a peer, a lock, a dead worker)")
-    return Activity("waiting", f"{quiet}, nothing moving yet")
-
-
-@dataclass(frozen=True, slots=True)
-class Stuck:
-    """A collective that does not finish: how long, and when the watchdog gives up."""
-
-    busy_s: float
-    watchdog_s: float
-    watchdog_name: str
-    gpus: int
-
-    @property
-    def remaining_s(self) -> float:
-        return max(0.0, self.watchdog_s - self.busy_s)
-
-
-def watchdog(state: DashboardState) -> tuple[float, str]:
-    """The engine's own deadline for a hung step, and its name."""
-    wd = state.activity.watchdog_s
-    if wd is not None and wd < NCCL_TIMEOUT_S:
-        return wd, f"SGLang's --watchdog-timeout ({wd:g} s)"
-    if wd is None and state.engine == "sglang":
-        return SGLANG_WATCHDOG_S, f"SGLang's default --watchdog-timeout ({SGLANG_WATCHDOG_S:g} s)"
-    return NCCL_TIMEOUT_S, f"NCCL's default timeout ({NCCL_TIMEOUT_S:g} s)"
-
-
-def stuck_collective(state: DashboardState) -> Stuck | None:
-    """GPUs busy, no tokens and a silent log for ``STUCK_AFTER_S``: a hung collective."""
-    tr = state.activity
-    if tr.gpu_busy_since is None or state.now is None or state.crash is not None:
-        return None
-    if state.process_exit is not None:
-        return None
-    metrics = state.last_metrics
-    if metrics is not None and metrics.gen_tps and state.now - metrics.t <= RECENT_S:
-        return None  # tokens are flowing (the log may just be quiet)
-    silent = silent_for(state)
-    if silent is None or (state.lines == 0 and metrics is None):
-        return None  # neither a log nor /metrics to say that no tokens come
-    busy = min(silent, state.now - tr.gpu_busy_since)
-    if busy < STUCK_AFTER_S:
-        return None
-    wd, name = watchdog(state)
-    gpus = len(state.gpus.gpus) if state.gpus is not None else 0
-    return Stuck(busy, wd, name, gpus)
-
-
-def stuck_message(stuck: Stuck) -> str:
-    left = (f"the engine aborts in about {_fmt_s(stuck.remaining_s)}" if stuck.remaining_s > 0
-            else "the engine's watchdog is overdue")
-    return (f"GPUs busy with no tokens and a silent log for {_fmt_s(stuck.busy_s)}: an NCCL "
-            f"collective (all-reduce / all-gather) is probably stuck, one rank waiting for a peer "
-            f"that never joins. {left} ({stuck.watchdog_name}). Look for a rank that crashed or "
-            "is slower (py-spy dump --pid on each rank; NCCL_DEBUG=INFO at the next start).")
-
-
 __all__ = [
-    "Activity",
     "ActivityTrack",
-    "Stuck",
     "on_download",
     "on_gpu",
     "on_lines",
     "on_process",
     "on_server_args",
     "server_gpus",
-    "silent_for",
-    "startup_activity",
-    "stuck_collective",
-    "stuck_message",
-    "watchdog",
 ]

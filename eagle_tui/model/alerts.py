@@ -13,11 +13,10 @@ projection is silently skipped, and acceptance collapses to ~1.0 while every log
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .activity import stuck_collective, stuck_message
-from .events import Severity
+from .activity_views import stuck_collective, stuck_message
+from .alert import Alert
 from .figures import accept_len, tok_s
 
 if TYPE_CHECKING:
@@ -30,40 +29,27 @@ PLAUSIBLE_WIDTH_MULTIPLE = 64
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Alert:
-    """One alert rule's finding: kind, severity, message and the line it points at."""
-
-    kind: str
-    severity: Severity
-    message: str
-    lineno: int | None = None
-
-    def as_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "severity": self.severity, "message": self.message}
-
-
 def is_eagle3_architecture(arch: str | None) -> bool:
     return bool(arch) and any(m in arch.lower() for m in EAGLE3_ARCH_MARKERS)  # type: ignore[union-attr]
 
 
 def _algorithm(state: DashboardState) -> str | None:
-    algo = state.spec.algorithm if state.spec else None
+    algo = state.config.spec.algorithm if state.config.spec else None
     return algo.upper() if algo else None
 
 
 def _draft_is_eagle3(state: DashboardState) -> bool | None:
     """True/False when the draft's identity is known (config.json or the log), else None."""
-    if state.draft_config is not None:
-        return state.draft_config.is_eagle3
-    for m in state.models:
+    if state.config.draft_config is not None:
+        return state.config.draft_config.is_eagle3
+    for m in state.config.models:
         if m.role == "draft" and m.architecture:
             return is_eagle3_architecture(m.architecture)
     return None
 
 
 def _expected_concat_dim(state: DashboardState) -> int | None:
-    dc = state.draft_config
+    dc = state.config.draft_config
     if dc is None:
         return None
     width = dc.target_hidden_size or dc.hidden_size
@@ -72,13 +58,13 @@ def _expected_concat_dim(state: DashboardState) -> int | None:
 
 def _algorithm_flag(state: DashboardState) -> str:
     """The flag that picks the speculative method, in the engine's own spelling."""
-    if state.engine == "vllm":
+    if state.startup.engine == "vllm":
         return "the \"method\" in --speculative-config"
     return "--speculative-algorithm"
 
 
 def _eagle3_fix(state: DashboardState) -> str:
-    if state.engine == "vllm":
+    if state.startup.engine == "vllm":
         return ("Relaunch with --speculative-config '{\"method\": \"eagle3\", \"model\": ...}' "
                 "(\"eagle3\", not \"eagle\").")
     return "Relaunch with --speculative-algorithm EAGLE3."
@@ -98,9 +84,9 @@ def rule_drafts_rejected(state: DashboardState) -> Alert | None:
 
 
 def rule_hidden_dims(state: DashboardState) -> Alert | None:
-    if not state.hidden_dims:
+    if not state.config.hidden_dims:
         return None
-    dim = state.hidden_dims[-1]
+    dim = state.config.hidden_dims[-1]
     expected = _expected_concat_dim(state)
     if expected is not None:
         bad = dim != expected
@@ -111,7 +97,8 @@ def rule_hidden_dims(state: DashboardState) -> Alert | None:
     if not bad:
         return None
     launched = ('--speculative-config \'{"method": "eagle"}\' instead of "eagle3"'
-                if state.engine == "vllm" else "--speculative-algorithm EAGLE instead of EAGLE3")
+                if state.startup.engine == "vllm"
+                else "--speculative-algorithm EAGLE instead of EAGLE3")
     return Alert(
         "hidden_dims",
         "critical",
@@ -126,9 +113,9 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
         return None
     if not _draft_is_eagle3(state):
         return None
-    draft = (state.spec.draft_model if state.spec else None) or "the draft"
-    if state.engine == "vllm":  # measured on vLLM 0.32: refused at startup, not degraded
-        refused = state.crash is not None and state.crash.kind == "config_error"
+    draft = (state.config.spec.draft_model if state.config.spec else None) or "the draft"
+    if state.startup.engine == "vllm":  # measured on vLLM 0.32: refused at startup, not degraded
+        refused = state.startup.crash is not None and state.startup.crash.kind == "config_error"
         what = ("vLLM refused it at startup (it has no EAGLE-1 model of an EAGLE-3 draft)"
                 if refused else "the draft cannot get the 3 concatenated layers it needs")
         return Alert(
@@ -148,7 +135,7 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
 
 
 def rule_below_baseline(state: DashboardState) -> Alert | None:
-    base = state.baseline_tok_s
+    base = state.metrics.baseline_tok_s
     if not base:
         return None
     vals = [v for v in tok_s(state).series.values(last_n=5) if v > 0]
@@ -166,26 +153,26 @@ def rule_below_baseline(state: DashboardState) -> Alert | None:
 
 
 def rule_crash(state: DashboardState) -> Alert | None:
-    c = state.crash
+    c = state.startup.crash
     if c is None:
         return None
     # the file's own line number (``lineno_base``: a log opened at its end), "~" till counted
-    base = state.lineno_base
+    base = state.log.lineno_base
     where = f"line {c.lineno + base}" if base is not None else f"line ~{c.lineno}"
     return Alert("crash", "critical", f"{c.kind} at {where}: {c.message} — {c.hint}", c.lineno)
 
 
 def rule_process_exit(state: DashboardState) -> Alert | None:
-    ex = state.process_exit
-    if ex is None or state.crash is not None:
+    ex = state.live.process_exit
+    if ex is None or state.startup.crash is not None:
         return None
     code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
     return Alert("process_exited", "critical", f"Server process {ex.pid} exited ({code}).")
 
 
 def rule_health_lost(state: DashboardState) -> Alert | None:
-    h = state.health
-    if h is None or not state.ever_ready_health or h.state == "ready":
+    h = state.live.health
+    if h is None or not state.live.ever_ready_health or h.state == "ready":
         return None
     return Alert("health_lost", "critical",
                  f"/health was ready and is now {h.state}{': ' + h.error if h.error else ''}.")
@@ -199,15 +186,15 @@ def rule_stuck_collective(state: DashboardState) -> Alert | None:
 
 
 def rule_source_failures(state: DashboardState) -> Alert | None:
-    if not state.failures:
+    if not state.live.failures:
         return None
-    parts = ", ".join(f"{f.source} ({f.error})" for f in state.failures)
+    parts = ", ".join(f"{f.source} ({f.error})" for f in state.live.failures)
     return Alert("source_failed", "info", f"Not receiving data from: {parts}; retrying.")
 
 
 def rule_metrics_skipped(state: DashboardState) -> Alert | None:
     """The newest ``/metrics`` scrape skipped values it cannot represent (the rest is read)."""
-    m = state.last_metrics
+    m = state.metrics.last
     if m is None or not m.skipped:
         return None
     return Alert("metrics_values_skipped", "info", f"/metrics: {m.skipped}.")
@@ -222,7 +209,7 @@ def _clock(seconds: float) -> str:
 
 def rule_slow_phase(state: DashboardState) -> Alert | None:
     """A startup step taking more than twice its usual time (the run history's median)."""
-    if state.usual is None or state.crash is not None:
+    if state.startup.usual is None or state.startup.crash is not None:
         return None
     from .eta import step_eta
     from .steps import step_states
@@ -234,8 +221,8 @@ def rule_slow_phase(state: DashboardState) -> Alert | None:
         if eta is not None and eta.slow and eta.usual is not None and elapsed is not None:
             return Alert("slow-phase", "warning",
                          f"{step.label}: {_clock(elapsed)}, usually {_clock(eta.usual)} "
-                         f"(median of {state.usual.runs} earlier run"
-                         f"{'s' * (state.usual.runs != 1)} with the same model and flags)")
+                         f"(median of {state.startup.usual.runs} earlier run"
+                         f"{'s' * (state.startup.usual.runs != 1)} with the same model and flags)")
     return None
 
 

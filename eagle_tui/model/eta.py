@@ -37,9 +37,9 @@ class StepEta:
 
 
 def usual_for(state: DashboardState, label: str) -> float | None:
-    if state.usual is None:
+    if state.startup.usual is None:
         return None
-    table = dict(state.usual.phases)
+    table = dict(state.startup.usual.phases)
     keys = STEP_PHASES.get(label, ())
     values = [table[k] for k in keys if k in table]
     return sum(values) if values else None
@@ -51,8 +51,8 @@ def step_eta(state: DashboardState, label: str, elapsed: float | None) -> StepEt
     if usual is not None and elapsed is not None:
         slow = elapsed > SLOW_FACTOR * usual and elapsed >= SLOW_MIN_S
         return StepEta(max(0.0, usual - elapsed), usual, slow, "history")
-    if label == "weights" and elapsed is not None and state.shards is not None:
-        done, total = state.shards.done, state.shards.total
+    if label == "weights" and elapsed is not None and state.startup.shards is not None:
+        done, total = state.startup.shards.done, state.startup.shards.total
         if 0 < done < total and elapsed > 0:
             return StepEta(elapsed / done * (total - done), None, False, "shards")
     return None

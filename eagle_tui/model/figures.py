@@ -105,7 +105,7 @@ class Figures:
 
 def _m(state: DashboardState) -> Source:
     """The metrics figures' source: the server's ``/metrics`` or Prometheus (drill-down)."""
-    m = state.last_metrics
+    m = state.metrics.last
     return "prometheus" if m is not None and m.source == "prometheus" else "/metrics"
 
 
@@ -119,65 +119,66 @@ def _series(log: Series, metrics: Series, msource: Source) -> Figure[float]:
 
 def tok_s(state: DashboardState) -> Figure[float]:
     """Generation throughput: the log's, else ``/metrics'`` windowed rate."""
-    return _series(state.gen_tps, state.m_gen_tps, _m(state))
+    return _series(state.stats.gen_tps, state.metrics.gen_tps, _m(state))
 
 
 def accept_len(state: DashboardState) -> Figure[float]:
     """Current accept length (tokens per verify step): the log's, else ``/metrics'``."""
-    return _series(state.accept_len, state.m_accept_len, _m(state))
+    return _series(state.stats.accept_len, state.metrics.accept_len, _m(state))
 
 
 def accept_lifetime(state: DashboardState) -> Figure[float]:
     """``/server_info``'s accept length averaged over the server's life."""
-    info = state.server_info
+    info = state.config.server_info
     if info is None or not info.avg_accept_len:
         return Figure(None)
     return Figure(info.avg_accept_len, "server_info", window="lifetime average")
 
 
 def accept_rate(state: DashboardState) -> Figure[float]:
-    if state.accept_rate.last is not None:
-        return Figure(state.accept_rate.last, "log", state.accept_rate)
-    if state.m_acceptance_rate is not None:
-        return Figure(state.m_acceptance_rate, _m(state))
+    if state.stats.accept_rate.last is not None:
+        return Figure(state.stats.accept_rate.last, "log", state.stats.accept_rate)
+    if state.metrics.acceptance_rate is not None:
+        return Figure(state.metrics.acceptance_rate, _m(state))
     return Figure(None)
 
 
 def accept_mean(state: DashboardState) -> Figure[float]:
     """Accept length over the last :data:`WINDOW` intervals, each weighed by its work."""
-    if len(state.accept_w):
-        w = state.accept_w.values(last_n=WINDOW)
+    if len(state.stats.accept_w):
+        w = state.stats.accept_w.values(last_n=WINDOW)
         total = sum(w)
-        value = sum(state.accept_wv.values(last_n=WINDOW)) / total if total > 0 else None
-        what = "drafts" if state.last_spec is not None else "verify steps (≈ running requests)"
-        return Figure(value, "log", state.accept_len,
+        value = sum(state.stats.accept_wv.values(last_n=WINDOW)) / total if total > 0 else None
+        what = ("drafts" if state.stats.last_spec is not None
+                else "verify steps (≈ running requests)")
+        return Figure(value, "log", state.stats.accept_len,
                       f"last {len(w)} intervals, weighted by {what}")
-    if len(state.m_accept_len):
-        return Figure(state.m_accept_len.last, _m(state), state.m_accept_len,
+    if len(state.metrics.accept_len):
+        return Figure(state.metrics.accept_len.last, _m(state), state.metrics.accept_len,
                       "counter deltas over the scrape window")
     return Figure(None)
 
 
 def accept_dist(state: DashboardState) -> Figure[tuple[float, ...]]:
     """P(exactly j drafts accepted per verify step), j = 0..k."""
-    if state.pp_window:
-        rates = weighted_rates(state.pp_window)
+    if state.stats.pp_window:
+        rates = weighted_rates(state.stats.pp_window)
         return Figure(distribution_from_rates(rates) or None, "log",
-                      window=f"last {len(state.pp_window)} intervals, weighted by drafts")
-    if state.m_per_position:
-        return Figure(distribution_from_rates(state.m_per_position) or None, _m(state),
+                      window=f"last {len(state.stats.pp_window)} intervals, weighted by drafts")
+    if state.metrics.per_position:
+        return Figure(distribution_from_rates(state.metrics.per_position) or None, _m(state),
                       window="counter deltas over the scrape window")
-    if state.client_hist:
-        return Figure(distribution_from_histogram(state.client_hist) or None, "client",
-                      window=f"{sum(state.client_hist)} verify steps of the requests seen")
+    if state.stats.client_hist:
+        return Figure(distribution_from_histogram(state.stats.client_hist) or None, "client",
+                      window=f"{sum(state.stats.client_hist)} verify steps of the requests seen")
     return Figure(None)
 
 
 def per_position(state: DashboardState) -> Figure[tuple[float, ...]]:
-    if state.per_position:
-        return Figure(state.per_position, "log")
-    if state.m_per_position:
-        return Figure(state.m_per_position, _m(state))
+    if state.stats.per_position:
+        return Figure(state.stats.per_position, "log")
+    if state.metrics.per_position:
+        return Figure(state.metrics.per_position, _m(state))
     return Figure(None)
 
 
@@ -185,20 +186,20 @@ def speedup(state: DashboardState) -> Figure[float]:
     """Median tok/s over the baseline; unknown without a baseline or any tok/s point."""
     window = f"median of the last {SPEEDUP_WINDOW}"
     source: Source = "log"
-    series = state.gen_tps
+    series = state.stats.gen_tps
     tps = series.median(last_n=SPEEDUP_WINDOW)
     if not tps:  # none, or an idle log's zero: /metrics' median (which may be zero too)
-        source, series = _m(state), state.m_gen_tps
+        source, series = _m(state), state.metrics.gen_tps
         tps = series.median(last_n=SPEEDUP_WINDOW)
-    if tps is None or not state.baseline_tok_s:
+    if tps is None or not state.metrics.baseline_tok_s:
         return Figure(None)
-    return Figure(tps / state.baseline_tok_s, source, series, window)
+    return Figure(tps / state.metrics.baseline_tok_s, source, series, window)
 
 
 def requests(state: DashboardState) -> Figure[int]:
-    source: Source = ("log" if state.last_decode is not None
-                      else _m(state) if state.last_metrics is not None else "")
-    return Figure(state.running, source)
+    source: Source = ("log" if state.stats.last_decode is not None
+                      else _m(state) if state.metrics.last is not None else "")
+    return Figure(state.stats.running, source)
 
 
 def stamp(fig: Figure[T], live: Liveness, metrics_age_s: float | None = None) -> Figure[T]:
@@ -218,8 +219,8 @@ def stamp(fig: Figure[T], live: Liveness, metrics_age_s: float | None = None) ->
 
 
 def _metrics_age(state: DashboardState) -> float | None:
-    m = state.last_metrics
-    return state.now - m.t if m is not None and state.now is not None else None
+    m = state.metrics.last
+    return state.clock.now - m.t if m is not None and state.clock.now is not None else None
 
 
 def figures(state: DashboardState) -> Figures:

@@ -18,12 +18,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from .alerts import REJECT_ACCEPT_LEN
-
-if TYPE_CHECKING:
-    from .fleet import FleetRow
+from .fleet_row import FleetRow
 
 FLAG_ORDER = ("down", "drafts_rejected", "stalled", "below_median", "restarted")
 FLAG_SEVERITY = {"down": "critical", "drafts_rejected": "critical", "stalled": "critical",

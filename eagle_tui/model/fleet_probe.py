@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from .events import CrashEvent
 from .fleet import CRASHED, is_hint
+from .fold import reduce
 from .parser import LogParser
-from .state import DashboardState, reduce
+from .state import DashboardState
 
 MAX_REASON = 60
 
@@ -31,7 +32,7 @@ def log_crash(tail: bytes) -> CrashEvent | None:
     if body and not body.endswith(b"\n"):  # the last line may still be being written
         body += b"\n"
     state = reduce(DashboardState(), LogParser().feed_lines(body))
-    return state.crash
+    return state.startup.crash
 
 
 def crash_hint(crash: CrashEvent) -> str:

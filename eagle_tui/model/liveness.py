@@ -66,17 +66,17 @@ def _fresh(t: float | None, now: float) -> bool:
 
 
 def _dead(state: DashboardState, now: float) -> tuple[float | None, str] | None:
-    ex = state.process_exit
+    ex = state.live.process_exit
     if ex is not None:
         how = f"signal {ex.signal}" if ex.signal is not None else f"exit code {ex.exit_code}"
         return ex.t, f"process {ex.pid} exited ({how})"
-    p = state.process
+    p = state.live.process
     if p is not None and p.status in _GONE:
         return p.t, f"process {p.pid} {p.status.replace('_', ' ')}"
-    h = state.health
-    if h is None or not state.ever_ready_health or h.state in ("ready", "starting"):
+    h = state.live.health
+    if h is None or not state.live.ever_ready_health or h.state in ("ready", "starting"):
         return None
-    since = state.health_ok_t
+    since = state.liveness.health_ok_t
     if h.state == "no_listener":
         return h.t, "nothing listens on the port any more"
     if since is not None and now - since >= DEAD_AFTER_S:
@@ -85,39 +85,40 @@ def _dead(state: DashboardState, now: float) -> tuple[float | None, str] | None:
 
 
 def _up_evidence(state: DashboardState, now: float) -> bool:
-    h, p, m = state.health, state.process, state.last_metrics
+    h, p, m = state.live.health, state.live.process, state.metrics.last
     return ((h is not None and h.state == "ready" and _fresh(h.t, now))
             or (p is not None and p.status in ("running", "sleeping") and _fresh(p.t, now))
             or (m is not None and _fresh(m.t, now)))
 
 
 def liveness(state: DashboardState) -> Liveness:
-    now = state.now
-    restarted = (now - state.restart_t if now is not None and state.restart_t is not None
-                 and now - state.restart_t <= RESTART_SHOWN_S else None)
-    if now is None or state.crash is not None:
+    now = state.clock.now
+    restart_t = state.startup.restart_t
+    restarted = (now - restart_t if now is not None and restart_t is not None
+                 and now - restart_t <= RESTART_SHOWN_S else None)
+    if now is None or state.startup.crash is not None:
         return Liveness("", restarted_ago_s=restarted)
-    age = now - state.data_t if state.data_t is not None else None
+    age = now - state.liveness.data_t if state.liveness.data_t is not None else None
     dead = _dead(state, now)
     if dead is not None:
         return Liveness("dead", dead[0], age, dead[1], restarted)
-    serving = state.phase.rank >= Phase.READY.rank
-    if state.data_t is None:
-        if serving and (_up_evidence(state, now) or state.phase is Phase.READY):
-            mark = state.phase_mark(Phase.READY)
+    serving = state.startup.phase.rank >= Phase.READY.rank
+    if state.liveness.data_t is None:
+        if serving and (_up_evidence(state, now) or state.startup.phase is Phase.READY):
+            mark = state.startup.phase_mark(Phase.READY)
             return Liveness("idle", mark.t if mark else None, None, "ready, no request yet",
                             restarted)
         return Liveness("", restarted_ago_s=restarted)
     assert age is not None
-    if state.idle_t is not None:
-        return Liveness("idle", state.idle_t, age, "no request running, nothing generated",
+    if state.liveness.idle_t is not None:
+        return Liveness("idle", state.liveness.idle_t, age, "no request running, nothing generated",
                         restarted)
     if age <= IDLE_AFTER_S:
-        return Liveness("active", state.active_t, age, "", restarted)
+        return Liveness("active", state.liveness.active_t, age, "", restarted)
     if _up_evidence(state, now):
-        return Liveness("idle", state.data_t, age, "no stats lately, the server is up",
+        return Liveness("idle", state.liveness.data_t, age, "no stats lately, the server is up",
                         restarted)
-    return Liveness("stale", state.data_t, age, f"no data for {age:.0f} s", restarted)
+    return Liveness("stale", state.liveness.data_t, age, f"no data for {age:.0f} s", restarted)
 
 
 __all__ = ["DEAD_AFTER_S", "FRESH_S", "IDLE_AFTER_S", "RESTART_SHOWN_S", "Activity", "Liveness",

@@ -8,7 +8,7 @@ it reduced since it began (:func:`merged`): what a full parse of the file would 
 in a fraction of the time.
 
 The one rule for line numbers: the state keeps them as the tail's events carry them, counted
-from ``start`` (those of the summary come out zero or negative); ``state.lineno_base`` (the
+from ``start`` (those of the summary come out zero or negative); ``state.log.lineno_base`` (the
 lines before ``start``) turns one into the file's own (:func:`absolute`), and is ``None`` until
 counted (then shown as "line ~N"). A log read from byte 0 has ``lineno_base == 0``: nothing
 changes.
@@ -31,8 +31,9 @@ from .events import (
     LogRestarted,
     SummaryProgress,
 )
+from .fold import reduce
 from .series import Series
-from .state import DashboardState, reduce
+from .state import RECORDS, DashboardState
 
 # the event bytes the session keeps while a summary runs (a LogLine counts its text): what it
 # replays onto the summary. Past it, the summary is not merged (and the state says so).
@@ -71,18 +72,18 @@ def line_text(lineno: int, base: int | None) -> str:
 def summarizing(state: DashboardState) -> bool:
     """Whether the lines before the tail are still being summarized (a verdict waits: a crash
     there must still be seen)."""
-    return state.log_start > 0 and (state.summary is None or not state.summary.finished)
+    return state.log.log_start > 0 and (state.log.summary is None or not state.log.summary.finished)
 
 
 def summary_text(state: DashboardState) -> str | None:
     """The status line's words for the background summary: ``"summarizing 43 % · 1.2 s left"``
     while it runs, what went wrong when it failed, ``None`` otherwise."""
-    s = state.summary
+    s = state.log.summary
     if s is not None and s.finished:
         if s.error.startswith("not merged"):
             return f"earlier lines {s.error}"
         return f"earlier lines not summarized: {s.error}" if s.error else None
-    if state.log_start <= 0:
+    if state.log.log_start <= 0:
         return None
     if s is None or s.total <= 0:
         return "summarizing the earlier lines"
@@ -92,14 +93,14 @@ def summary_text(state: DashboardState) -> str | None:
 
 def summary_dict(state: DashboardState) -> dict[str, Any] | None:
     """The background summary for the JSON lines (``None``: the log was read from its start)."""
-    s = state.summary
-    if state.log_start <= 0 and s is None:
+    s = state.log.summary
+    if state.log.log_start <= 0 and s is None:
         return None
-    return {"start": state.log_start, "done": s.done if s else 0,
-            "total": s.total if s else state.log_start, "lines": s.lines if s else 0,
+    return {"start": state.log.log_start, "done": s.done if s else 0,
+            "total": s.total if s else state.log.log_start, "lines": s.lines if s else 0,
             "eta_s": None if s is None or s.eta_s is None else round(s.eta_s, 1),
             "finished": bool(s and s.finished), "error": s.error if s else "",
-            "lineno_base": state.lineno_base}
+            "lineno_base": state.log.lineno_base}
 
 
 def cost(events: Iterable[Event]) -> int:
@@ -131,24 +132,37 @@ def _retime(series: Series, t: float) -> Series:
 def rebase(summary: DashboardState, lines: int, t: float | None) -> DashboardState:
     """The summary of the first ``lines`` lines with the tail's line numbers (each one less
     ``lines``: they come out ``<= 0``) and its unclocked points and liveness stamped ``t``."""
+    records: dict[str, Any] = {}
+    for name in RECORDS:
+        if name in ("activity", "alerts"):
+            continue
+        record = getattr(summary, name)
+        changes = _rebased(record, lines, t, liveness=name == "liveness")
+        if changes:
+            records[name] = dataclasses.replace(record, **changes)
+    records["alerts"] = ()  # evaluated again by the merge's reduce
+    return dataclasses.replace(summary, **records)
+
+
+def _rebased(record: Any, lines: int, t: float | None, *, liveness: bool) -> dict[str, Any]:
+    """One record's fields that change in :func:`rebase`."""
     changes: dict[str, Any] = {}
-    for f in dataclasses.fields(DashboardState):
-        value = getattr(summary, f.name)
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
         if f.name in ("lines", "first_error_line"):
             if value is not None:
                 changes[f.name] = value - lines
         elif isinstance(value, Series):
             if t is not None:
                 changes[f.name] = _retime(value, t)
-        elif f.name in _LIVENESS:
+        elif liveness and f.name in _LIVENESS:
             if t is not None and value is not None and value == 0.0:
                 changes[f.name] = t
-        elif f.name not in ("activity", "alerts"):
+        else:
             shifted = _shift(value, -lines)
             if shifted is not value:
                 changes[f.name] = shifted
-    changes["alerts"] = ()  # evaluated again by the merge's reduce
-    return dataclasses.replace(summary, **changes)
+    return changes
 
 
 def merged(summary: PrefixSummary, since_start: Iterable[Event],

@@ -21,8 +21,8 @@ _ORDER = (Phase.INIT, Phase.LOADING_WEIGHTS, Phase.WEIGHTS_LOADED, Phase.KV_CACH
 
 
 def _mark(state: DashboardState, phase: Phase) -> PhaseMark | None:
-    marks = [m for m in state.phases if m.phase is phase and m.role == "target"]
-    return marks[0] if marks else state.phase_mark(phase)
+    marks = [m for m in state.startup.phases if m.phase is phase and m.role == "target"]
+    return marks[0] if marks else state.startup.phase_mark(phase)
 
 
 def _between(a: PhaseMark | None, b: PhaseMark | None) -> float | None:
@@ -47,10 +47,10 @@ def ready_seconds(state: DashboardState) -> float | None:
     ready = _mark(state, Phase.READY)
     if ready is None:
         return None
-    first = min((m for m in state.phases if m.t is not None), key=lambda m: m.lineno,
+    first = min((m for m in state.startup.phases if m.t is not None), key=lambda m: m.lineno,
                 default=None)
-    observed = ready.t - state.t_start if ready.t is not None and state.t_start is not None \
-        else None
+    t_start = state.clock.t_start
+    observed = ready.t - t_start if ready.t is not None and t_start is not None else None
     logged = span(first.log_s, ready.log_s) if first is not None else None
     secs = best_span(observed, logged)
     return round(secs, 3) if secs is not None else None
@@ -68,8 +68,8 @@ def figures_summary(state: DashboardState) -> dict[str, Any]:
     """tok/s quantiles over the intervals that generated tokens, accept len and rate."""
     from . import figures
 
-    tps = [v for v in state.gen_tps.values() if v > 0] or [
-        v for v in state.m_gen_tps.values() if v > 0]
+    tps = [v for v in state.stats.gen_tps.values() if v > 0] or [
+        v for v in state.metrics.gen_tps.values() if v > 0]
     out: dict[str, Any] = {}
     if tps:
         out.update(tok_s_median=round(_quantile(tps, 0.5), 2),
@@ -81,25 +81,25 @@ def figures_summary(state: DashboardState) -> dict[str, Any]:
     rate = figures.accept_rate(state)
     if rate.value is not None:
         out["accept_rate"] = round(rate.value, 4)
-    if state.hidden_dims:
-        out["hidden_dims"] = list(state.hidden_dims)
+    if state.config.hidden_dims:
+        out["hidden_dims"] = list(state.config.hidden_dims)
     return out
 
 
 def summarize(state: DashboardState) -> dict[str, Any]:
     """The history's columns for this run (``phases``, ``ready_s``, ``crash``, ``metrics``)."""
     crash = None
-    if state.crash is not None:
-        crash = {"kind": str(state.crash.kind), "hint": state.crash.hint,
-                 "message": state.crash.message,
+    if state.startup.crash is not None:
+        crash = {"kind": str(state.startup.crash.kind), "hint": state.startup.crash.hint,
+                 "message": state.startup.crash.message,
                  # the file's own number (a log opened at its end: once the lines are counted)
-                 "lineno": state.crash.lineno + (state.lineno_base or 0)}
-    run_state = ("crashed" if state.crash is not None else
-                 "serving" if state.phase is Phase.SERVING else
-                 "ready" if state.ready else "starting")
+                 "lineno": state.startup.crash.lineno + (state.log.lineno_base or 0)}
+    run_state = ("crashed" if state.startup.crash is not None else
+                 "serving" if state.startup.phase is Phase.SERVING else
+                 "ready" if state.startup.ready else "starting")
     return {"phases": phase_times(state), "ready_s": ready_seconds(state), "crash": crash,
             "metrics": figures_summary(state), "state": run_state,
-            "engine": state.engine if state.engine != "unknown" else None}
+            "engine": state.startup.engine if state.startup.engine != "unknown" else None}
 
 
 def previous_run(state: DashboardState, label: str) -> PreviousRun | None:
@@ -107,7 +107,7 @@ def previous_run(state: DashboardState, label: str) -> PreviousRun | None:
     got far enough to have a figure, a time to ready or a crash)."""
     figs = figures_summary(state)
     ready = ready_seconds(state)
-    crash = str(state.crash.kind) if state.crash is not None else ""
+    crash = str(state.startup.crash.kind) if state.startup.crash is not None else ""
     accept, tok_s = figs.get("accept_len"), figs.get("tok_s_median")
     if accept is None and tok_s is None and ready is None and not crash:
         return None

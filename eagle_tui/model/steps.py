@@ -33,17 +33,17 @@ STEPS = (
 )
 
 def _mark(state: DashboardState, phases: tuple[Phase, ...]) -> PhaseMark | None:
-    marks = [m for p in phases if (m := state.phase_mark(p)) is not None]
+    marks = [m for p in phases if (m := state.startup.phase_mark(p)) is not None]
     return min(marks, key=lambda m: m.phase.rank) if marks else None
 
 
 def _end_mark(state: DashboardState, done_at: Phase) -> PhaseMark | None:
-    marks = [m for m in state.phases if m.phase.rank >= done_at.rank and m.t is not None]
+    marks = [m for m in state.startup.phases if m.phase.rank >= done_at.rank and m.t is not None]
     return min(marks, key=lambda m: m.t or 0.0) if marks else None
 
 
 def _first_logged(state: DashboardState) -> PhaseMark | None:
-    marks = [m for m in state.phases if m.log_s is not None]
+    marks = [m for m in state.startup.phases if m.log_s is not None]
     return min(marks, key=lambda m: m.lineno) if marks else None
 
 
@@ -60,28 +60,29 @@ def _span(start: PhaseMark | None, end: PhaseMark | None,
 def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
     """Each step with its status (done / active / failed / pending) and elapsed seconds."""
     out: list[tuple[Step, str, float | None]] = []
-    started = state.phase is not Phase.NONE or state.lines > 0
+    started = state.startup.phase is not Phase.NONE or state.log.lines > 0
     active_given = False
     for step in STEPS:
-        reached = state.phase.rank >= min(p.rank for p in step.starts) or (
+        reached = state.startup.phase.rank >= min(p.rank for p in step.starts) or (
             step.label == "args" and started
         )
-        done = state.phase.rank >= step.done_at.rank
+        done = state.startup.phase.rank >= step.done_at.rank
         start_mark = _mark(state, step.starts)
-        start_t = start_mark.t if start_mark else (state.t_start if step.label == "args" else None)
+        start_t = start_mark.t if start_mark else (
+            state.clock.t_start if step.label == "args" else None)
         elapsed: float | None = None
         if done:
             status = "done"
             end = _end_mark(state, step.done_at)
             if step.label == "ready":  # time to ready, from the start
-                elapsed = _span(_first_logged(state), end, state.t_start)
+                elapsed = _span(_first_logged(state), end, state.clock.t_start)
             elif step.starts[0] != step.done_at:
                 elapsed = _span(start_mark, end, start_t)
         elif reached and not active_given:
-            status = "failed" if state.crash is not None else "active"
+            status = "failed" if state.startup.crash is not None else "active"
             active_given = True
-            if start_t is not None and state.now is not None:
-                elapsed = max(0.0, state.now - start_t)
+            if start_t is not None and state.clock.now is not None:
+                elapsed = max(0.0, state.clock.now - start_t)
         else:
             status = "pending"
         out.append((step, status, elapsed))

@@ -51,9 +51,10 @@ from eagle_tui.model.events import (
     SpecStats,
 )
 from eagle_tui.model.evidence import worth_scanning
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 from .chunk_summary import (
     STATS_TEXT,
@@ -94,7 +95,8 @@ class ReportBuilder:
 
     # ------------------------------------------------------------------ events
     def _serving_pending(self) -> bool:
-        return self.state.phase.rank < Phase.SERVING.rank and self.state.crash is None
+        st = self.state.startup
+        return st.phase.rank < Phase.SERVING.rank and st.crash is None
 
     def add(self, events: Iterable[Event]) -> None:
         for ev in events:
@@ -110,7 +112,7 @@ class ReportBuilder:
                     self.accept.add(ev.mean_accept_len)
                 if self._serving_pending():
                     self.state = reduce(self.state, [ev])
-                spec = self.state.spec
+                spec = self.state.config.spec
                 self.work.add(ev, spec.num_steps if spec is not None else None)
             elif isinstance(ev, LogLine | PrefillStats):
                 continue
@@ -123,8 +125,8 @@ class ReportBuilder:
     def _wants_evidence(self) -> bool:
         """Whether a traceback line could still change the engine or phase (.evidence)."""
         st = self.state
-        return st.engine == "unknown" or st.engine_inferred is not None or (
-            st.phase.rank < Phase.READY.rank)
+        return st.startup.engine == "unknown" or st.startup.engine_inferred is not None or (
+            st.startup.phase.rank < Phase.READY.rank)
 
     def line(self, raw: bytes, lineno: int) -> None:
         if not self._wants_evidence():
@@ -200,7 +202,7 @@ class ReportBuilder:
         self.accept.add_tokens(tokens.acc, tokens.acc_text)
         self._add_work(Counter(tokens.work))
         self.gen.add_tokens(tokens.gen, tokens.gen_text)
-        for dim, at in new_dims(buf, a, b, self.state.hidden_dims):
+        for dim, at in new_dims(buf, a, b, self.state.config.hidden_dims):
             self._reduce(HiddenStateDims(dim, lineno + at))
 
     def chunk(self, buf: bytearray, end: int, last: bool, fast: bool = True) -> None:
@@ -267,7 +269,7 @@ class ReportBuilder:
         self.accept.add_text(run.acc_text, run.acc_n, run.acc_tail)
         self.gen.add_text(run.gen_text, run.gen_n, run.gen_tail)
         for dim, at in run.dims:
-            if dim not in self.state.hidden_dims:
+            if dim not in self.state.config.hidden_dims:
                 self._reduce(HiddenStateDims(dim, lineno + at))
 
     # ------------------------------------------------------------------ result
@@ -282,22 +284,22 @@ class ReportBuilder:
     def finish(self) -> dict[str, Any]:
         self.add(self.parser.finish())
         st = self.state
-        final = dataclasses.replace(
-            st,
+        final = dataclasses.replace(st, stats=dataclasses.replace(
+            st.stats,
             accept_len=Series(tuple((0.0, v) for v in self.accept.tail), TAIL),
             gen_tps=Series(tuple((0.0, v) for v in self.gen.tail), TAIL),
-        )
+        ))
         alerts = evaluate_alerts(final)
-        crash: CrashEvent | None = st.crash
-        spec = st.spec
+        crash: CrashEvent | None = st.startup.crash
+        spec = st.config.spec
         return {
             "file": self.name,
-            "engine": st.engine,
+            "engine": st.startup.engine,
             "lines": self.lines,
-            "phase": st.phase.value,
-            "ready": st.ready,
+            "phase": st.startup.phase.value,
+            "ready": st.startup.ready,
             "phases": [{"phase": m.phase.value, "line": m.lineno, "time": m.time}
-                       for m in st.phases],
+                       for m in st.startup.phases],
             "crash": None if crash is None else {"kind": crash.kind, "line": crash.lineno,
                                                  "message": crash.message, "hint": crash.hint},
             "speculative": None if spec is None else {
@@ -306,11 +308,11 @@ class ReportBuilder:
                 "num_draft_tokens": spec.num_draft_tokens},
             "accept_len": self.accept,
             "gen_throughput": self.gen,
-            "hidden_state_dims": list(st.hidden_dims),
+            "hidden_state_dims": list(st.config.hidden_dims),
             "summary": {"accept_len_mean": self.accept.mean(),
                         "gen_throughput_median": self.gen.median()},
             "alerts": [a.as_dict() for a in alerts],
-            "models": [{"role": m.role, "architecture": m.architecture} for m in st.models],
+            "models": [{"role": m.role, "architecture": m.architecture} for m in st.config.models],
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
         }
@@ -351,10 +353,10 @@ def build_report(stream: BinaryIO, name: str, *, fast: bool = True,
 
 def inferred_dict(st: DashboardState) -> dict[str, dict[str, Any] | None]:
     """What the report infers rather than reads (.evidence): the phase, the engine, or null."""
-    mark = st.phase_mark(st.phase)
-    eng = st.engine_inferred
+    mark = st.startup.phase_mark(st.startup.phase)
+    eng = st.startup.engine_inferred
     return {
-        "phase": {"value": st.phase.value, "line": mark.lineno, "reason": mark.inferred}
+        "phase": {"value": st.startup.phase.value, "line": mark.lineno, "reason": mark.inferred}
         if mark is not None and mark.inferred else None,
         "engine": {"value": eng.value, "line": eng.lineno, "reason": eng.reason}
         if eng is not None else None,

@@ -52,6 +52,7 @@ from .reader import (
     read_at,
     read_chunks,
 )
+from .workfiles import memory_path, private_kib, read_int, summary_path
 
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
 MIN_BYTES = 8 << 20  # at least this much of the file per process
@@ -97,46 +98,10 @@ def summarize_at(fd: int, offset: int, n: int, buf: bytearray) -> tuple[ChunkSum
     return summarizer.result(), buf
 
 
-def _read_int(path: str) -> int:
-    try:
-        with open(path) as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 0
-
-
 def _claim(queue: int) -> int | None:
     """The next chunk index from the shared pipe (a read of 4 bytes is atomic), or ``None``."""
     data = os.read(queue, 4)
     return int.from_bytes(data, "little") if len(data) == 4 else None
-
-
-def private_kib() -> int:
-    """This process's private memory (KiB: pages no other process maps, from
-    ``/proc/self/smaps_rollup``), 0 where that file does not exist.
-
-    A forked worker's RSS counts every page it still shares with the parent; what it adds to the
-    machine's memory is its private part. ``--debug-rss`` only: reading the file costs ~0.1 ms.
-    """
-    total = 0
-    try:
-        with open("/proc/self/smaps_rollup", "rb") as f:
-            for line in f:
-                if line.startswith((b"Private_Clean:", b"Private_Dirty:")):
-                    total += int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return total
-
-
-def summary_path(tmp: str, index: int) -> str:
-    """The file of chunk ``index``'s summary in the temporary directory ``tmp``."""
-    return os.path.join(tmp, f"chunk-{index}.bin")
-
-
-def memory_path(tmp: str, me: int) -> str:
-    """Where worker ``me`` leaves its peak private memory (``--debug-rss``)."""
-    return os.path.join(tmp, f"worker-{me}.mem")
 
 
 def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: int,
@@ -422,7 +387,7 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                 _, _, usage = os.wait4(pid, 0)
                 me = pids.pop(pid)
                 if rss is not None:
-                    rss.append((usage.ru_maxrss, _read_int(memory_path(tmp, me))))
+                    rss.append((usage.ru_maxrss, read_int(memory_path(tmp, me))))
             f.seek(rest)
             for data, end, last in read_chunks(f if size is None else _limited(f, total), chunk):
                 b.chunk(data, end, last)

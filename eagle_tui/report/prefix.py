@@ -41,11 +41,12 @@ from eagle_tui.console import say, warn
 from eagle_tui.files import open_regular
 from eagle_tui.model.crash import CANDIDATE_WINDOW
 from eagle_tui.model.events import CrashEvent, DecodeStats, Event, SpecStats
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.framing import LineFramer
 from eagle_tui.model.logfeed import STATS_KEEP, LogFeed
 from eagle_tui.model.parser import LogParser
 from eagle_tui.model.prefix import PrefixSummary
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.model.termtext import Inert, inert
 
 from .builder import ReportBuilder
@@ -152,7 +153,8 @@ def _finish(b: ReportBuilder, read: Callable[[int, int], bytes], start: int,
             break
         size *= 2
     # the fold reduced a first stats line itself (when serving began): not twice
-    done = max((ev.lineno for ev in (b.state.last_decode, b.state.last_spec) if ev is not None),
+    stats = b.state.stats
+    done = max((ev.lineno for ev in (stats.last_decode, stats.last_spec) if ev is not None),
                default=0)
     events = [ev for ev in events if getattr(ev, "lineno", 0) > done]
     state = reduce(b.state, events) if events else b.state
@@ -160,7 +162,7 @@ def _finish(b: ReportBuilder, read: Callable[[int, int], bytes], start: int,
 
 
 def _with_lines(state: DashboardState, lines: int) -> DashboardState:
-    return dataclasses.replace(state, lines=lines)
+    return dataclasses.replace(state, log=dataclasses.replace(state.log, lines=lines))
 
 
 class _Recent:

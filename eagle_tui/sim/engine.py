@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from . import sglang_log, vllm_log
 from .acceptance import AcceptSampler
-from .metrics import Histogram
+from .histogram import Histogram
 from .scenario import BATCH_STEP_COST, NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, VERIFY_STEP_S, ServerConfig
 from .textfmt import number_tokens
 

@@ -9,9 +9,7 @@ histogram ``_bucket``/``_sum``/``_count``) is exactly what real servers expose: 
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -21,38 +19,10 @@ from prometheus_client.core import (
     HistogramMetricFamily,
 )
 
+from .histogram import Histogram
+
 if TYPE_CHECKING:
     from .engine import ServingEngine
-
-LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
-                   5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
-
-
-@dataclass
-class Histogram:
-    """A cumulative histogram, enough to render a Prometheus histogram family."""
-
-    buckets: tuple[float, ...] = LATENCY_BUCKETS
-    counts: list[int] = field(default_factory=list)
-    total: float = 0.0
-    n: int = 0
-
-    def __post_init__(self) -> None:
-        self.counts = [0] * (len(self.buckets) + 1)
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect.bisect_left(self.buckets, value)] += 1
-        self.total += value
-        self.n += 1
-
-    def cumulative(self) -> list[tuple[str, float]]:
-        out: list[tuple[str, float]] = []
-        acc = 0
-        for bound, c in zip((*self.buckets, float("inf")), self.counts, strict=True):
-            acc += c
-            out.append(("+Inf" if bound == float("inf") else repr(bound), float(acc)))
-        return out
-
 
 class _Collector:
     def __init__(self, engine: ServingEngine) -> None:

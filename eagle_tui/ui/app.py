@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
-from typing import Protocol, cast
+from collections.abc import Callable, Sequence
+from typing import cast
 
-from textual.app import ComposeResult, SystemCommand
+from textual.app import ComposeResult
 from textual.containers import Container, Horizontal
 from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.events import Resize
-from textual.reactive import var
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.timer import Timer
@@ -40,20 +38,20 @@ from eagle_tui.model.events import (
     LogPrefixCounted,
     LogRestarted,
     Phase,
-    UserMarker,
 )
 from eagle_tui.model.gpuhistory import GpuHistory, memory_moved
 from eagle_tui.model.logbuffer import LogBuffer
-from eagle_tui.model.prefix import line_text, summary_text
+from eagle_tui.model.prefix import summary_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.termtext import Inert
 from eagle_tui.model.windows import WindowTracker
+from eagle_tui.ui.actions import KeyActions, SessionLike
 from eagle_tui.ui.config import UiConfig
-from eagle_tui.ui.control import ControlledApp, RunControl
+from eagle_tui.ui.control import RunControl
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.frames import PANE_INTERVAL, frame_delay
 from eagle_tui.ui.inbox import BatchInbox, SessionBatch
-from eagle_tui.ui.keys import KEYS, bindings
+from eagle_tui.ui.keys import bindings
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.help import HelpScreen
 from eagle_tui.ui.sinks import notify, set_border_subtitle
@@ -65,7 +63,7 @@ from eagle_tui.ui.widgets.logfile import FileLines
 from eagle_tui.ui.widgets.logpane import LogPane
 from eagle_tui.ui.widgets.logview import LogView
 from eagle_tui.ui.widgets.metrics import MetricsPane
-from eagle_tui.ui.widgets.startup import RootCause, StartupPane
+from eagle_tui.ui.widgets.startup import StartupPane
 from eagle_tui.ui.widgets.status import StatusLine
 
 PANES = ("startup", "log", "gpus", "metrics", "alerts")
@@ -75,27 +73,6 @@ PANE_TITLES = {"startup": "Startup", "log": "Log", "gpus": "GPUs", "metrics": "M
 TOAST_CHARS = 160  # the full text is in the alerts pane; a toast must not hide the screen
 COMPACT_MAX_WIDTH = 120  # below this width, or
 COMPACT_MAX_HEIGHT = 32  # below this height: one pane at a time behind tabs
-
-
-class SessionLike(Protocol):
-    """What the app needs from :class:`eagle_tui.session.Session` (tests may pass a fake).
-
-    ``subscribe``'s callback may be called on another thread (the threaded session's): the
-    app's is a :class:`~eagle_tui.ui.inbox.BatchInbox`, which only posts a message.
-    """
-
-    @property
-    def state(self) -> DashboardState: ...
-
-    def subscribe(
-        self, callback: Callable[[DashboardState, Sequence[Event]], None]
-    ) -> Callable[[], None]: ...
-
-    def post(self, *events: Event) -> None: ...
-
-    async def run(self) -> DashboardState: ...
-
-    def stop(self) -> None: ...
 
 
 class MainScreen(Screen[None]):
@@ -109,12 +86,10 @@ class MainScreen(Screen[None]):
     AUTO_FOCUS = "#log"
 
 
-class EagleApp(ControlledApp):
+class EagleApp(KeyActions):
     CSS = load_stylesheet()
     TITLE = "eagle-tui"
     BINDINGS = bindings()  # type: ignore[assignment]
-
-    state: var[DashboardState] = var(DashboardState(), always_update=True, init=False)
 
     def __init__(
         self,
@@ -286,7 +261,7 @@ class EagleApp(ControlledApp):
             gpus = self.query_one(GpuPane)
         except NoMatches:  # the app is closing
             return
-        if self._gpu_samples and memory_moved(gpus.sample, state.gpus):
+        if self._gpu_samples and memory_moved(gpus.sample, state.gpu.sample):
             # a memory step (an allocation, a process's memory freed) is shown now, not at the
             # next pane update (up to PANE_INTERVAL later): only the GPU pane repaints
             samples, self._gpu_samples = self._gpu_samples, []
@@ -296,8 +271,8 @@ class EagleApp(ControlledApp):
         """Give the panes the new state: at once for a crash or a new phase, else at most
         every ``PANE_INTERVAL`` (a busy server changes tok/s on every batch, and redrawing
         the metrics 20 times a second costs CPU without telling the user more)."""
-        urgent = (state.crash is not None and not self._crash_shown) or (
-            state.phase is not self._shown_phase)
+        urgent = (state.startup.crash is not None and not self._crash_shown) or (
+            state.startup.phase is not self._shown_phase)
         if urgent:
             self._update_panes()
         elif self._pane_timer is None:  # (a pending timer may be late: it stays the one update)
@@ -323,7 +298,7 @@ class EagleApp(ControlledApp):
             return
         self._last_panes = time.monotonic()
         state = self.state
-        self._shown_phase = state.phase
+        self._shown_phase = state.startup.phase
         samples, self._gpu_samples = self._gpu_samples, []
         status.show(state)
         self.query_one(StartupPane).show(state)
@@ -331,7 +306,7 @@ class EagleApp(ControlledApp):
         self.query_one(GpuPane).show(state, samples)
         self.query_one(AlertsPane).show(state.alerts)
         self._show_summary(state)
-        if state.crash is not None and not self._crash_shown:
+        if state.startup.crash is not None and not self._crash_shown:
             self._crash_shown = True
             if self.screen.has_class("-compact"):
                 self.action_show_pane("startup")
@@ -421,10 +396,6 @@ class EagleApp(ControlledApp):
             self._activate(event.tab.id.removeprefix("tab-"))
 
     # ------------------------------------------------------------------ actions
-    @property
-    def log_view(self) -> LogView:
-        return self.query_one(LogView)
-
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -441,55 +412,6 @@ class EagleApp(ControlledApp):
             if not widget.has_focus:  # focus() repaints the widget even when it has the focus
                 widget.focus()
 
-    def action_filter(self) -> None:
-        self.action_show_pane("log")
-        self.query_one(LogPane).open_find("filter")
-
-    def action_search(self) -> None:
-        self.action_show_pane("log")
-        self.query_one(LogPane).open_find("search")
-
-    def action_find(self, forward: bool) -> None:
-        view = self.log_view
-        if not (view.search_text or view.filter_text):
-            notify(self, Inert("No search yet: press ctrl+f (search) or / (filter)."))
-            return
-        found, wrapped = view.find(forward)
-        if not found:
-            notify(self, Inert("No matching line in the buffer."), severity="warning")
-        elif wrapped:
-            notify(self, Inert("Search wrapped around."), timeout=2)
-
-    def action_first_error(self) -> None:
-        self.action_show_pane("log")
-        if self.log_view.jump_to_first_error() is not None:
-            return
-        first = self.state.first_error_line
-        if first is not None and self.log_view.jump_to_lineno(first):
-            return  # pruned from memory, but in the log's file part (scrollback)
-        if first is None:
-            notify(self, Inert("No error lines so far."))
-        else:
-            where = line_text(first, self.state.lineno_base)
-            notify(self, inert(f"The first error ({where}) is older than the "
-                               f"{self.config.max_lines:,} lines kept."), severity="warning")
-
-    def action_crash_line(self) -> None:
-        crash = self.state.crash
-        if crash is None:
-            notify(self, Inert("No crash detected."))
-            return
-        self._jump(crash.lineno)
-
-    def on_root_cause_jump(self, message: RootCause.Jump) -> None:
-        self._jump(message.lineno)
-
-    def _jump(self, lineno: int) -> None:
-        self.action_show_pane("log")
-        if not self.log_view.jump_to_lineno(lineno):
-            where = line_text(lineno, self.state.lineno_base).capitalize()
-            notify(self, inert(f"{where} is no longer in the log buffer."), severity="warning")
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``h`` has nothing to switch (and leaves the footer) until the log has two hosts;
         K/R/E exist only for a run eagle-tui launched (a run control was given)."""
@@ -499,84 +421,6 @@ class EagleApp(ControlledApp):
             return self.control is not None
         return True
 
-    def action_cycle_host(self) -> None:
-        self.action_show_pane("log")
-        self.log_view.cycle_host()
-
-    def action_follow(self) -> None:
-        self.log_view.set_follow(True)
-
-    def action_wrap(self) -> None:
-        self.log_view.set_wrap(not self.log_view.wrap)
-
-    def action_own_polls(self) -> None:
-        fold = not self.log_view.fold_own
-        self.log_view.set_fold_own(fold)
-        notify(self, Inert("eagle-tui's own polls folded") if fold
-               else Inert("eagle-tui's own polls shown"), timeout=2)
-
-    def action_marker(self) -> None:
-        now = self.clock()
-        label = time.strftime("%H:%M:%S", time.localtime(now))
-        number = self.log_view.add_marker(label)
-        self.session.post(UserMarker(self.state.lines, now, f"marker {number}"))
-        notify(self, inert(f"Marker {number} at {label}"), timeout=2)
-
-    def _output_path(self, stem: str, suffix: str) -> Path:
-        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self.clock()))
-        directory = self.config.output_dir.expanduser()
-        path = directory / f"{stem}-{stamp}{suffix}"
-        n = 1
-        while path.exists():
-            n += 1
-            path = directory / f"{stem}-{stamp}-{n}{suffix}"
-        return path
-
-    def action_save_log(self) -> None:
-        path = self._output_path("eagle-tui-log", ".txt")
-        try:
-            count = self.log_view.save(path)
-        except OSError as exc:
-            notify(self, inert(f"Could not save the log to {path}: {exc.strerror or exc}"),
-                   severity="error")
-            return
-        notify(self, inert(f"Saved {count:,} lines to {path}"), title=Inert("log saved"))
-
-    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
-        """Export an SVG of the screen; by default a new time-stamped file in ``output_dir``."""
-        target = self._output_path("eagle-tui", ".svg")
-        if filename:
-            target = Path(path or target.parent) / filename
-        try:
-            saved = self.save_screenshot(target.name, str(target.parent))
-        except OSError as exc:
-            notify(self, inert(f"Could not write {target}: {exc.strerror or exc}"),
-                   severity="error")
-            return
-        notify(self, inert(f"Screenshot saved to {saved}"), title=Inert("screenshot"))
-
-    def action_cycle_theme(self) -> None:
-        names = self.theme_cycle or [self.theme]
-        nxt = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
-        self.theme = nxt
-        notify(self, inert(f"Theme: {nxt}"), timeout=2)
-
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        for k in KEYS:
-            title = f"{k.label} ({k.display})"
-            yield SystemCommand(title, k.help, self._palette_callback(k.action, k.unavailable))
-        for cmd in super().get_system_commands(screen):
-            if cmd.title not in ("Quit", "Screenshot"):
-                yield cmd
-
-    def _palette_callback(self, action: str, unavailable: str = "") -> Callable[[], object]:
-        async def run() -> None:
-            if unavailable and self.check_action(action.split("(")[0], ()) is False:
-                notify(self, inert(unavailable), severity="warning")
-                return
-            await self.run_action(action)
-
-        return run
 
 
 __all__ = ["PANES", "PANE_INTERVAL", "EagleApp", "SessionLike"]

@@ -77,14 +77,14 @@ async def test_dashboard_under_endpoint_chaos(hostile: HostileServer, mode: str)
     try:
         async with app.run_test(size=(160, 48)) as pilot:
             def health() -> bool:
-                h = app.state.health
+                h = app.state.live.health
                 return h is not None and h.state == want_health
 
-            assert await _until(pilot, health, 12.0), (mode, app.state.health)
+            assert await _until(pilot, health, 12.0), (mode, app.state.live.health)
             if want_more == "metrics":
                 assert await _until(pilot, lambda: any(
                     f.source == "metrics" and ("larger than" in f.error or "more than" in f.error)
-                    for f in app.state.failures), 12.0), app.state.failures
+                    for f in app.state.live.failures), 12.0), app.state.live.failures
             elif want_more:
                 assert await _until(pilot, lambda: any(
                     a.kind == want_more for a in app.state.alerts), 12.0), app.state.alerts

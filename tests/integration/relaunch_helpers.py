@@ -53,7 +53,7 @@ async def until(pilot: Pilot[int], ok: Callable[[], bool], what: str, limit: flo
 
 def accept_of(app: EagleApp) -> float | None:
     """The run's acceptance length over its decode lines (weighted), once there are two."""
-    if len(app.state.accept_len) < 2:
+    if len(app.state.stats.accept_len) < 2:
         return None
     value = figures_summary(app.state).get("accept_len")
     return float(value) if value is not None else None

@@ -265,11 +265,11 @@ async def test_enter_drills_into_the_ordinary_dashboard(fleet: Fleet) -> None:
     try:
         async with dashboard.app.run_test(size=(160, 48)) as pilot:
             for _ in range(200):
-                m = dashboard.app.state.last_metrics
+                m = dashboard.app.state.metrics.last
                 if m is not None and m.accept_len:
                     break
                 await pilot.pause(0.05)
-            m = dashboard.app.state.last_metrics
+            m = dashboard.app.state.metrics.last
             assert m is not None and m.engine == "sglang"
     finally:
         dashboard.close()
@@ -302,19 +302,19 @@ async def test_enter_drills_in_with_metrics_from_prometheus_only(fleet: Fleet) -
     try:
         async with dashboard.app.run_test(size=(160, 48)) as pilot:
             for _ in range(300):
-                m = dashboard.app.state.last_metrics
+                m = dashboard.app.state.metrics.last
                 if m is not None and m.accept_len and m.gen_tps:
                     break
                 await pilot.pause(0.05)
             await pilot.press("4")  # the Metrics pane in front: it redraws from the state
             await pilot.pause(0.3)
             state = dashboard.app.state
-            m = state.last_metrics
+            m = state.metrics.last
             assert m is not None and m.engine == "vllm" and m.source == "prometheus"
             assert m.accept_len is not None and m.accept_len > 2.0
             figs = figures(state)
             assert figs.tok_s.source == figs.accept_len.source == "prometheus"
-            assert state.health is not None and state.health.state == "ready"  # from up
+            assert state.live.health is not None and state.live.health.state == "ready"  # from up
             pane = dashboard.app.query_one(MetricsPane)
             for _ in range(100):  # the pane redraws on the app's next refresh
                 text = pane.build(150).plain

@@ -326,8 +326,9 @@ async def test_resume_after_a_transport_failure_loses_and_repeats_nothing(tmp_pa
 async def test_catch_up_thins_old_stats_without_changing_the_state(tmp_path: Path) -> None:
     """300k stats lines took ~30 s to reduce one by one; the thinned catch-up must end in the
     same state as reducing every line (series, last values, phase, crash, hidden dims)."""
+    from eagle_tui.model.fold import reduce
     from eagle_tui.model.parser import LogParser
-    from eagle_tui.model.state import DashboardState, reduce
+    from eagle_tui.model.state import DashboardState
 
     decode = ("[2025-11-20 10:15:{:02d}] Decode batch, #running-req: {}, #token: 11584, "
               "token usage: 0.01, accept len: {:.2f}, accept rate: 0.68, cuda graph: True, "
@@ -357,10 +358,12 @@ async def test_catch_up_thins_old_stats_without_changing_the_state(tmp_path: Pat
     everything = LogParser().feed_lines(path.read_bytes())
     full = reduce(DashboardState(), everything)
     assert session.events_seen < len(everything) / 4
-    for name in ("phase", "phases", "engine", "lines", "running", "queued", "kv_usage", "crash",
-                 "hidden_dims", "last_decode", "recent_lines"):
-        assert getattr(thinned, name) == getattr(full, name), name
+    for rec, name in (("startup", "phase"), ("startup", "phases"), ("startup", "engine"),
+                      ("log", "lines"), ("stats", "running"), ("stats", "queued"),
+                      ("stats", "kv_usage"), ("startup", "crash"), ("config", "hidden_dims"),
+                      ("stats", "last_decode"), ("log", "recent_lines")):
+        assert getattr(getattr(thinned, rec), name) == getattr(getattr(full, rec), name), name
     for series in ("accept_len", "gen_tps", "accept_rate"):
-        a, b = getattr(thinned, series), getattr(full, series)
+        a, b = getattr(thinned.stats, series), getattr(full.stats, series)
         assert a.values() == b.values() and len(a) == 600, series
         assert a.ewma == pytest.approx(b.ewma), series

@@ -92,7 +92,7 @@ async def test_log_and_metrics_agree_under_load(real_server: RealServer) -> None
         [LogTail(transport, str(real_server.log)),
          MetricsScraper(transport, real_server.url, interval=1.0, window=4.0),
          ServerInfoSource(transport, real_server.url, interval=5.0),
-         DraftConfigSource(transport, spec_provider=lambda: holder[0].state.spec)],
+         DraftConfigSource(transport, spec_provider=lambda: holder[0].state.config.spec)],
         tick_interval=None,
     )
     holder.append(session)
@@ -150,13 +150,13 @@ async def test_log_and_metrics_agree_under_load(real_server: RealServer) -> None
 
     # the session state carries both, and what the server and its draft say about themselves
     st = session.state
-    assert st.server_info is not None and st.server_info.model_name == "tiny-llama"
-    assert st.spec is not None and st.spec.algorithm == "eagle3"
-    assert st.draft_config is not None and st.draft_config.is_eagle3
-    assert st.draft_config.aux_layer_ids == (1, 2, 3)
+    assert st.config.server_info is not None and st.config.server_info.model_name == "tiny-llama"
+    assert st.config.spec is not None and st.config.spec.algorithm == "eagle3"
+    assert st.config.draft_config is not None and st.config.draft_config.is_eagle3
+    assert st.config.draft_config.aux_layer_ids == (1, 2, 3)
     assert not [a for a in st.alerts if a.severity == "critical"]
-    assert st.accept_len.last is not None and st.m_accept_len.last is not None
-    assert st.m_gen_tps.values() and st.gen_tps.values()
+    assert st.stats.accept_len.last is not None and st.metrics.accept_len.last is not None
+    assert st.metrics.gen_tps.values() and st.stats.gen_tps.values()
 
 
 async def test_bench_window_log_metrics_and_client_agree(real_server: RealServer) -> None:

@@ -61,7 +61,8 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
     first = started.run
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            await until(pilot, lambda: app.state.ready, "the misconfigured server", START_LIMIT_S)
+            await until(pilot, lambda: app.state.startup.ready, "the misconfigured server",
+                        START_LIMIT_S)
             await asyncio.to_thread(load, started.prep.url)
             await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
             bad = accept_of(app) or 0.0
@@ -78,14 +79,15 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
             await pilot.press("enter")  # lint: no error now, so it relaunches at once
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
             assert first.pgid is not None and not group_alive(first.pgid)
-            await until(pilot, lambda: app.state.ready, "the fixed server", START_LIMIT_S)
+            await until(pilot, lambda: app.state.startup.ready, "the fixed server", START_LIMIT_S)
             await asyncio.to_thread(load, started.prep.url)
             await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
             good = accept_of(app) or 0.0
             print(f"relaunched run: accept len {good:.2f} (was {bad:.2f})")
             assert good > 3.0
             assert not any(a.severity == "critical" for a in app.state.alerts), app.state.alerts
-            assert app.state.previous is not None and (app.state.previous.accept_len or 9) < 1.1
+            assert app.state.startup.previous is not None
+            assert (app.state.startup.previous.accept_len or 9) < 1.1
             rows = sorted(store.list(), key=lambda r: r.id)
             assert [r.parent for r in rows] == [None, first.id]
             assert rows[0].state == "stopped" and "EAGLE3" in (rows[1].command or "")

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from relaunch_helpers import PROMPTS, START_LIMIT_S, Command, free_port, launched_dashboard, until
 
+from eagle_tui.model import figures
 from eagle_tui.ui.control import EditScreen
 from eagle_tui.ui.textual_private import screen_text
 
@@ -42,17 +43,18 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
     app = dash.app
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            await until(pilot, lambda: app.state.crash is not None, "the refusal", 240)
-            crash = app.state.crash
+            await until(pilot, lambda: app.state.startup.crash is not None, "the refusal", 240)
+            crash = app.state.startup.crash
             assert crash is not None and "SpeculativeConfig" in crash.message
             await until(pilot, lambda: "EagleLlamaForCausalLMEagle3" in (
-                app.state.crash.message if app.state.crash else ""), "its cause", 10)
+                app.state.startup.crash.message if app.state.startup.crash else ""),
+                "its cause", 10)
             await pilot.pause(0.5)
             text = screen_text(app)
             assert "CRASHED" in text and "EagleLlamaForCausalLMEagle3" in text, text
             assert 'Fix: Use "method": "eagle3" in' in text, text  # the banner shows the fix
-            assert app.state.crash is not None and (
-                '"method": "eagle3" in --speculative-config' in app.state.crash.hint)
+            assert app.state.startup.crash is not None and (
+                '"method": "eagle3" in --speculative-config' in app.state.startup.crash.hint)
             old_session = app.session
             await pilot.press("E")
             edit = app.screen
@@ -63,13 +65,16 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
             await pilot.pause()
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
-            await until(pilot, lambda: app.state.ready, "the fixed vLLM server", START_LIMIT_S)
+            await until(pilot, lambda: app.state.startup.ready, "the fixed vLLM server",
+                        START_LIMIT_S)
             await asyncio.to_thread(completions, started.prep.url)
-            await until(pilot, lambda: app.state.current_accept_len is not None,
+            await until(pilot, lambda: figures.accept_len(app.state).value is not None,
                         "its acceptance", 60)
-            print(f"vLLM eagle3: accept len {app.state.current_accept_len:.2f}")
-            assert app.state.crash is None and (app.state.current_accept_len or 0) > 1.0
-            assert app.state.previous is not None and app.state.previous.crash == "config_error"
+            print(f"vLLM eagle3: accept len {figures.accept_len(app.state).value:.2f}")
+            assert app.state.startup.crash is None
+            assert (figures.accept_len(app.state).value or 0) > 1.0
+            assert app.state.startup.previous is not None
+            assert app.state.startup.previous.crash == "config_error"
             rows = sorted(store.list(), key=lambda r: r.id)
             assert [r.parent for r in rows] == [None, rows[0].id]
             assert '"method": "eagle3"' in (rows[1].command or "")

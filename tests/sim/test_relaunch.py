@@ -27,6 +27,7 @@ from textual.pilot import Pilot
 from eagle_tui.assembly.open import Dashboard, prepare_dashboard
 from eagle_tui.commands.demo_launch import DemoLaunch, demo_subscribers
 from eagle_tui.history.store import RunStore
+from eagle_tui.model import figures
 from eagle_tui.model.events import Phase
 from eagle_tui.model.runsummary import ready_seconds
 from eagle_tui.ui.app import EagleApp
@@ -91,9 +92,9 @@ async def until(pilot: Pilot[int], ok: Callable[[], bool], what: str,
 
 def serving_accept(app: EagleApp) -> float | None:
     state = app.state
-    if state.phase is not Phase.SERVING or len(state.accept_len) < 2:
+    if state.startup.phase is not Phase.SERVING or len(state.stats.accept_len) < 2:
         return None
-    return state.current_accept_len
+    return figures.accept_len(state).value
 
 
 async def test_kill_asks_then_stops_the_group(launched: Launched) -> None:
@@ -101,7 +102,7 @@ async def test_kill_asks_then_stops_the_group(launched: Launched) -> None:
     run = store.list(demo=True)[0]
     assert run.pgid is not None and group_alive(run.pgid)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.state.process is not None, "the process")
+        await until(pilot, lambda: app.state.live.process is not None, "the process")
         footer = str(app.query_one("KeyFooter").render())
         assert "Kill" in footer and "Restart" in footer and "Edit" in footer
         await pilot.press("K")
@@ -111,7 +112,8 @@ async def test_kill_asks_then_stops_the_group(launched: Launched) -> None:
         await pilot.press("K")
         await pilot.press("y")
         await until(pilot, lambda: not group_alive(run.pgid or 0), "the group to be gone", 20)
-        await until(pilot, lambda: app.state.process_exit is not None, "the exit on screen", 10)
+        await until(pilot, lambda: app.state.live.process_exit is not None,
+                    "the exit on screen", 10)
         await until(pilot, lambda: store.get(str(run.id)).state == "stopped", "the row", 10)
 
 
@@ -119,24 +121,25 @@ async def test_restart_is_a_new_run_with_a_parent(launched: Launched) -> None:
     app, store = launched.app, launched.store
     first = store.list(demo=True)[0]
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: app.state.ready, "the first run to be ready")
+        await until(pilot, lambda: app.state.startup.ready, "the first run to be ready")
         old_session, old_pid = app.session, first.pid
-        ready_t = app.state.phase_mark(Phase.READY)
+        ready_t = app.state.startup.phase_mark(Phase.READY)
         await pilot.press("R")
         await pilot.press("y")
         await until(pilot, lambda: app.session is not old_session, "the relaunch")
         # a new run: fresh phases, pid and ready time, the old one kept for comparison
-        assert app.state.phase_mark(Phase.READY) is None or app.state.phase_mark(
+        assert app.state.startup.phase_mark(Phase.READY) is None or app.state.startup.phase_mark(
             Phase.READY) != ready_t
-        await until(pilot, lambda: app.state.ready, "the new run to be ready")
+        await until(pilot, lambda: app.state.startup.ready, "the new run to be ready")
         rows = store.list(demo=True)
         assert len(rows) == 2
         new = next(r for r in rows if r.id != first.id)
         assert new.parent == first.id and new.pid != old_pid and new.demo
         assert store.get(str(first.id)).state == "stopped"
         assert first.pgid is not None and group_alive(first.pgid) == []
-        assert app.state.process is not None and app.state.process.pid == new.pid
-        assert app.state.previous is not None and app.state.previous.label == f"#{first.id}"
+        assert app.state.live.process is not None and app.state.live.process.pid == new.pid
+        assert app.state.startup.previous is not None
+        assert app.state.startup.previous.label == f"#{first.id}"
         assert app.control is not None and app.control.label == new.label
 
 
@@ -163,9 +166,12 @@ async def test_edit_lints_fixes_eagle_and_acceptance_recovers(launched: Launched
         await pilot.press("enter")
         await until(pilot, lambda: app.session is not old_session, "the relaunch")
         assert not isinstance(app.screen, EditScreen)
-        await until(pilot, lambda: app.state.previous is not None, "the previous run's line", 10)
-        assert app.state.phase_mark(Phase.READY) is None and app.state.previous is not None
-        assert app.state.previous.accept_len is not None and app.state.previous.accept_len < 1.3
+        await until(pilot, lambda: app.state.startup.previous is not None,
+                    "the previous run's line", 10)
+        assert app.state.startup.phase_mark(Phase.READY) is None
+        assert app.state.startup.previous is not None
+        assert app.state.startup.previous.accept_len is not None
+        assert app.state.startup.previous.accept_len < 1.3
         await until(pilot, lambda: (serving_accept(app) or 0) > 2.0, "acceptance to recover")
         assert not any(a.severity == "critical" for a in app.state.alerts)
         new = max(store.list(demo=True), key=lambda r: r.id)
@@ -230,24 +236,25 @@ async def test_a_server_restarted_under_a_watch_is_a_new_run(tmp_path: Path) -> 
     app = dash.app
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            await until(pilot, lambda: app.state.ready and app.state.process is not None,
+            await until(pilot,
+                        lambda: app.state.startup.ready and app.state.live.process is not None,
                         "the first run")
-            first_pid = app.state.process.pid if app.state.process else 0
-            first_ready = app.state.phase_mark(Phase.READY)
+            first_pid = app.state.live.process.pid if app.state.live.process else 0
+            first_ready = app.state.startup.phase_mark(Phase.READY)
             assert first_pid == procs[0].pid and app.control is None
             procs[0].kill()
             procs[0].wait(10)
-            await until(pilot, lambda: app.state.process_exit is not None, "the exit", 20)
+            await until(pilot, lambda: app.state.live.process_exit is not None, "the exit", 20)
             await asyncio.sleep(1.0)  # a user's pause between the kill and the new start
             procs.append(_start_by_hand(tmp_path, log, port, "EAGLE3"))
-            await until(pilot, lambda: app.state.process is not None
-                        and app.state.process.pid == procs[1].pid, "the new pid", 30)
-            assert app.state.process_exit is None
-            assert app.state.process is not None and app.state.process.status != "zombie"
-            await until(pilot, lambda: app.state.ready, "the new run to be ready")
-            ready = app.state.phase_mark(Phase.READY)
+            await until(pilot, lambda: app.state.live.process is not None
+                        and app.state.live.process.pid == procs[1].pid, "the new pid", 30)
+            assert app.state.live.process_exit is None
+            assert app.state.live.process is not None and app.state.live.process.status != "zombie"
+            await until(pilot, lambda: app.state.startup.ready, "the new run to be ready")
+            ready = app.state.startup.phase_mark(Phase.READY)
             assert ready is not None and first_ready is not None
-            assert ready.lineno > first_ready.lineno and app.state.previous is not None
+            assert ready.lineno > first_ready.lineno and app.state.startup.previous is not None
             secs = ready_seconds(app.state)
             assert secs is not None and secs < 30  # not counted from the first run
             await pilot.pause(0.3)
@@ -262,8 +269,9 @@ async def test_a_server_restarted_under_a_watch_is_a_new_run(tmp_path: Path) -> 
 
 def test_the_simulated_vllm_refuses_method_eagle_as_the_real_one(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from eagle_tui.model.fold import reduce
     from eagle_tui.model.parser import LogParser
-    from eagle_tui.model.state import DashboardState, reduce
+    from eagle_tui.model.state import DashboardState
     from eagle_tui.sim.engine_cli import main
     from eagle_tui.sim.runtime import prepare_workdir
 
@@ -274,8 +282,10 @@ def test_the_simulated_vllm_refuses_method_eagle_as_the_real_one(
     out = capsys.readouterr().out
     st = reduce(DashboardState(), [e for ln in out.splitlines() for e in p.feed_line(ln)]
                 + p.finish())
-    assert st.engine == "vllm" and st.crash is not None and st.crash.kind == "config_error"
-    assert '"method": "eagle3" in --speculative-config' in st.crash.hint
+    assert st.startup.engine == "vllm"
+    assert st.startup.crash is not None
+    assert st.startup.crash.kind == "config_error"
+    assert '"method": "eagle3" in --speculative-config' in st.startup.crash.hint
 
 
 async def test_the_vllm_demo_loop_crash_then_E(tmp_path: Path) -> None:
@@ -289,8 +299,8 @@ async def test_the_vllm_demo_loop_crash_then_E(tmp_path: Path) -> None:
         dash = prepare_dashboard(spec, control=control, subscribers=first, config=UiConfig())
         app = dash.app
         async with app.run_test(size=(160, 48)) as pilot:
-            await until(pilot, lambda: app.state.crash is not None, "the refusal")
-            assert app.state.crash is not None and "eagle3" in app.state.crash.hint
+            await until(pilot, lambda: app.state.startup.crash is not None, "the refusal")
+            assert app.state.startup.crash is not None and "eagle3" in app.state.startup.crash.hint
             old = app.session
             await pilot.press("E")
             edit = app.screen
@@ -301,8 +311,8 @@ async def test_the_vllm_demo_loop_crash_then_E(tmp_path: Path) -> None:
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not old, "the relaunch")
             await until(pilot, lambda: (serving_accept(app) or 0) > 2.0, "a healthy run")
-            assert app.state.crash is None and app.state.previous is not None
-            assert app.state.previous.crash == "config_error"
+            assert app.state.startup.crash is None and app.state.startup.previous is not None
+            assert app.state.startup.previous.crash == "config_error"
     finally:
         if dash is not None:
             await asyncio.to_thread(dash.close)

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from eagle_tui.model.events import Baseline, DraftConfig, Event, Phase, Progress
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.sim.engine import ServingEngine
 from eagle_tui.sim.scenario import SCENARIOS, ServerConfig, draft_config_json, make_config
 from eagle_tui.sim.timeline import build_timeline
@@ -79,7 +80,7 @@ def draft_event(cfg: ServerConfig) -> DraftConfig:
 
 
 def reached(state: DashboardState) -> set[Phase]:
-    return {m.phase for m in state.phases}
+    return {m.phase for m in state.startup.phases}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -88,17 +89,18 @@ def test_healthy_launch_and_serving(engine: str) -> None:
     startup = build_timeline(cfg).lines()
     state = parse(startup + serving_lines(cfg, 3, 400), [Baseline(90.0, "demo"),
                                                          draft_event(cfg)])
-    assert state.crash is None
+    assert state.startup.crash is None
     assert set(STARTUP_PHASES) <= reached(state)
-    assert state.phase is Phase.SERVING
-    assert state.engine == engine
-    assert state.spec is not None and (state.spec.algorithm or "").upper() == "EAGLE3"
-    assert state.shards is not None and state.shards.done == state.shards.total
-    assert state.hidden_dims == (21504,)
-    accepts = state.accept_len.values()
+    assert state.startup.phase is Phase.SERVING
+    assert state.startup.engine == engine
+    assert state.config.spec is not None and (state.config.spec.algorithm or "").upper() == "EAGLE3"
+    assert state.startup.shards is not None
+    assert state.startup.shards.done == state.startup.shards.total
+    assert state.config.hidden_dims == (21504,)
+    accepts = state.stats.accept_len.values()
     assert len(accepts) >= 3
     assert all(3.0 <= a <= 3.5 for a in accepts), accepts
-    tps = state.gen_tps.values()
+    tps = state.stats.gen_tps.values()
     steady = tps[1:] if engine == "sglang" else tps  # SGLang's first interval includes idle
     assert steady and min(steady) > 1.5 * 90, tps
     assert not [a.kind for a in state.alerts if a.severity != "info"]
@@ -109,12 +111,12 @@ def test_misconfigured_is_the_seed_bug(engine: str) -> None:
     cfg = config(engine, "misconfigured")
     state = parse(build_timeline(cfg).lines() + serving_lines(cfg, 3, 300),
                   [Baseline(90.0, "demo"), draft_event(cfg)])
-    assert state.crash is None and state.phase is Phase.SERVING
-    assert state.spec is not None and (state.spec.algorithm or "").upper() == "EAGLE"
-    assert state.hidden_dims == (7168,)
-    accepts = state.accept_len.values()
+    assert state.startup.crash is None and state.startup.phase is Phase.SERVING
+    assert state.config.spec is not None and (state.config.spec.algorithm or "").upper() == "EAGLE"
+    assert state.config.hidden_dims == (7168,)
+    accepts = state.stats.accept_len.values()
     assert len(accepts) >= 3 and all(1.0 <= a <= 1.1 for a in accepts), accepts
-    tps = state.gen_tps.values()[1:]
+    tps = state.stats.gen_tps.values()[1:]
     assert tps and all(50.0 <= v <= 62.0 for v in tps), tps  # ≈ 56.7 tok/s
     kinds = {a.kind for a in state.alerts}
     assert {"drafts_rejected", "hidden_dims", "eagle3_draft_with_eagle",
@@ -138,10 +140,10 @@ def test_crash_scenarios(engine: str, scenario: str) -> None:
     timeline = build_timeline(cfg)
     state = parse(timeline.lines())
     kind, furthest = CRASHES[(engine, scenario)]
-    assert state.crash is not None, scenario
-    assert state.crash.kind == kind, state.crash
-    assert not state.ready
-    assert state.phase.rank <= furthest.rank, (state.phase, furthest)
+    assert state.startup.crash is not None, scenario
+    assert state.startup.crash.kind == kind, state.startup.crash
+    assert not state.startup.ready
+    assert state.startup.phase.rank <= furthest.rank, (state.startup.phase, furthest)
     assert timeline.ready_at() is None
     expected_exit = {"oom": 137 if engine == "sglang" else 1, "nccl-timeout": 1,
                      "port-in-use": 3 if engine == "sglang" else 1}[scenario]
@@ -176,7 +178,7 @@ def test_slow_start_takes_minutes_of_weights(engine: str) -> None:
     assert load_span(slow.lines()) == load_span(fast.lines())  # same shards, slower
     assert slow.ready_at() is not None and fast.ready_at() is not None
     assert slow.ready_at() - fast.ready_at() > 180  # type: ignore[operator]
-    assert parse(slow.lines()).ready
+    assert parse(slow.lines()).startup.ready
     parser = LogParser()
     shards = [ev for line in slow.lines() for ev in parser.feed_line(line)
               if isinstance(ev, Progress) and ev.what == "shards" and ev.role == "target"]

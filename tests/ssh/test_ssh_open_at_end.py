@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from eagle_tui.model import figures
 from eagle_tui.model.events import LogOpened
 from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail, file_size
@@ -22,12 +23,14 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def shown(st: Any) -> dict[str, Any]:
-    base = st.lineno_base
-    return {"phase": st.phase, "phases": [(m.phase, m.lineno + base) for m in st.phases],
-            "crash": None if st.crash is None else (st.crash.kind, st.crash.lineno + base),
+    base = st.log.lineno_base
+    return {"phase": st.startup.phase,
+            "phases": [(m.phase, m.lineno + base) for m in st.startup.phases],
+            "crash": None if st.startup.crash is None else (st.startup.crash.kind,
+                                                            st.startup.crash.lineno + base),
             "alerts": [(a.kind, a.message) for a in st.alerts],
-            "accept_len": st.accept_len.values(), "gen_tps": st.gen_tps.values(),
-            "tok_s": st.tok_s, "lines": st.lines + base}
+            "accept_len": st.stats.accept_len.values(), "gen_tps": st.stats.gen_tps.values(),
+            "tok_s": figures.tok_s(st).value, "lines": st.log.lines + base}
 
 
 async def test_a_remote_log_opened_at_its_end(sshd: Any, tmp_path: Path) -> None:
@@ -44,8 +47,8 @@ async def test_a_remote_log_opened_at_its_end(sshd: Any, tmp_path: Path) -> None
         runner = asyncio.create_task(session.run())
         for _ in range(2000):
             st = session.state
-            if st.summary is not None and st.summary.finished and st.lines + (
-                    st.lineno_base or 0) >= full.lines:
+            if st.log.summary is not None and st.log.summary.finished and st.log.lines + (
+                    st.log.lineno_base or 0) >= full.log.lines:
                 break
             await asyncio.sleep(0.01)
         session.stop()
@@ -53,6 +56,6 @@ async def test_a_remote_log_opened_at_its_end(sshd: Any, tmp_path: Path) -> None
     opened = tail.opened
     assert isinstance(opened, LogOpened) and opened.host == t.host and opened.start > 0
     assert log.read_bytes()[opened.start - 1] == 0x0A
-    assert state.summary is not None and not state.summary.error
-    assert state.lineno_base == log.read_bytes()[: opened.start].count(b"\n")
+    assert state.log.summary is not None and not state.log.summary.error
+    assert state.log.lineno_base == log.read_bytes()[: opened.start].count(b"\n")
     assert shown(state) == shown(full)

@@ -12,7 +12,8 @@ from ui_helpers import make_app, settle
 from ui_scenarios import SCENARIOS
 
 from eagle_tui.model.events import Event, LineKind, LogLine, LogRestarted, Tick
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.app_factory import build_app
@@ -291,7 +292,7 @@ async def test_marker_wrap_follow_keys() -> None:
         await pilot.press("m")
         await pilot.pause(0.1)
         assert view.texts()[-1].startswith("──── marker 1 · ")
-        assert [m.label for m in app.state.markers] == ["marker 1"]
+        assert [m.label for m in app.state.log.markers] == ["marker 1"]
         rows = view.row_count
         await pilot.press("w")
         assert view.wrap and view.row_count > rows

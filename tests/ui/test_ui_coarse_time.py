@@ -11,7 +11,7 @@ import os
 import select
 
 from eagle_tui.model.events import Phase
-from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state import Clock, DashboardState, Startup
 from eagle_tui.ui.driver import _WakingEvent
 from eagle_tui.ui.format import age_step, clock_step, coarse_age, coarse_clock
 from eagle_tui.ui.widgets.status import StatusLine
@@ -36,16 +36,18 @@ def test_a_status_line_that_reads_the_same_is_not_repainted() -> None:
     calls: list[int] = []
     line.refresh = lambda *a, **k: calls.append(1) or line  # type: ignore[method-assign]
     def ready(now: float) -> DashboardState:  # a ready server's clock is the coarse one
-        return DashboardState(phase=Phase.READY, t_start=0.0, now=now)
+        return DashboardState(Startup(phase=Phase.READY), clock=Clock(t_start=0.0, now=now))
 
     line.show(ready(3700.0))
     line.show(ready(3710.0))  # 1:01:40 and 1:01:50: both "1:01:00"
     assert len(calls) == 1
     line.show(ready(3760.0))
     assert len(calls) == 2
-    starting = DashboardState(phase=Phase.LOADING_WEIGHTS, t_start=0.0, now=3700.0)
+    starting = DashboardState(Startup(phase=Phase.LOADING_WEIGHTS),
+                              clock=Clock(t_start=0.0, now=3700.0))
     line.show(starting)
-    line.show(DashboardState(phase=Phase.LOADING_WEIGHTS, t_start=0.0, now=3701.0))
+    line.show(DashboardState(Startup(phase=Phase.LOADING_WEIGHTS),
+                             clock=Clock(t_start=0.0, now=3701.0)))
     assert len(calls) == 4  # while it starts, every second
 
 

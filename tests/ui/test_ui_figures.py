@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from eagle_tui.model.events import Event, MetricsSample, ServerInfo
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.widgets.metrics import metrics_content
 from eagle_tui.ui.widgets.status import status_line
 

@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from ui_helpers import make_app, settle
 from ui_scenarios import GIB, H200_TOTAL, LINK_ERROR, T0, two_hosts
 
+from eagle_tui.model import figures
 from eagle_tui.model.events import (
     ConnectionState,
     Event,
@@ -28,7 +29,8 @@ from eagle_tui.model.events import (
     SourceFailed,
     Tick,
 )
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.textual_private import screen_text
@@ -77,7 +79,7 @@ def test_connections_keep_their_order_when_they_change() -> None:
     s = reduce(DashboardState(), [ConnectionState("b", "connected", 1.0),
                                   ConnectionState("a", "connected", 1.0),
                                   ConnectionState("b", "reconnecting", 2.0, attempt=1)])
-    assert [(c.host, c.state) for c in s.connections] == [("b", "reconnecting"),
+    assert [(c.host, c.state) for c in s.live.connections] == [("b", "reconnecting"),
                                                           ("a", "connected")]
 
 
@@ -150,10 +152,10 @@ async def test_reconnecting_keeps_metrics_gpus_and_log_on_screen() -> None:
     app = make_app(events, hold=True)
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot, app, expect_lines=n_lines)
-        await wait_for(pilot, app, lambda: app.state.tok_s is not None)
+        await wait_for(pilot, app, lambda: figures.tok_s(app.state).value is not None)
         before = screen_text(app)
-        tok_s, log_rows = app.state.tok_s, app.log_view.row_count
-        t = app.state.now or T0
+        tok_s, log_rows = figures.tok_s(app.state).value, app.log_view.row_count
+        t = app.state.clock.now or T0
         error = "connection to node-a lost: EOF"
         app.session.post(Tick(t + 1), ConnectionState("node-a", "reconnecting", t + 1, 2, error),
                          SourceFailed("health", error, t + 1, 2, 0.2),
@@ -162,7 +164,8 @@ async def test_reconnecting_keeps_metrics_gpus_and_log_on_screen() -> None:
             c.state == "reconnecting" for c in app.query_one(ConnectionList).connections))
         after = screen_text(app)
         assert "node-a ⟳ reconnecting (attempt 2, last error: connection to node-a lost" in after
-        assert app.state.tok_s == tok_s and f"{tok_s:.1f} tok/s" in after.splitlines()[0]
+        assert figures.tok_s(app.state).value == tok_s
+        assert f"{tok_s:.1f} tok/s" in after.splitlines()[0]
         assert app.log_view.line_count == n_lines and app.log_view.row_count == log_rows
         # the metrics pane, the GPU rows and the newest log rows are exactly as they were
         assert _column(before, range(2, 12), slice(53, 106)) == \
@@ -331,10 +334,10 @@ async def test_a_gpu_memory_step_reaches_the_gpu_pane_without_waiting_for_the_pa
         assert pane.sample == first
         app._last_panes = time.monotonic()  # a pane update just happened: the next is throttled
         same = sample(T0 + 0.1, 1.01)
-        app._on_batch(replace(app.state, gpus=same), [same])
+        app._on_batch(replace(app.state, gpu=replace(app.state.gpu, sample=same)), [same])
         assert pane.sample == first  # no step: waits for the pane timer
         step = sample(T0 + 0.2, 21.0)
-        app._on_batch(replace(app.state, gpus=step), [step])
+        app._on_batch(replace(app.state, gpu=replace(app.state.gpu, sample=step)), [step])
         assert pane.sample is step  # drawn in this very batch
         await pilot.pause()
         assert "21.0/140G" in screen_text(app)

@@ -80,10 +80,10 @@ async def test_last_lines_first_keys_answer_then_the_summary_merges(tmp_path: Pa
         async with app.run_test(size=(160, 48)) as pilot:
             await until(pilot, lambda: "line number 019999" in screen_text(app))
             # the end is shown, the beginning is not in memory, the summary runs
-            await until(pilot, lambda: app.state.summary is not None
+            await until(pilot, lambda: app.state.log.summary is not None
                         and "summarizing 33 %" in screen_text(app))
-            assert app.state.log_start > 0 and app.state.summary is not None
-            assert not app.state.summary.finished and app.state.crash is None
+            assert app.state.log.log_start > 0 and app.state.log.summary is not None
+            assert not app.state.log.summary.finished and app.state.startup.crash is None
             text = screen_text(app)
             assert "summarizing 33 %" in text and "2.5 s left" in text
             assert "line number 000000" not in "\n".join(app.log_view.texts())
@@ -95,12 +95,12 @@ async def test_last_lines_first_keys_answer_then_the_summary_merges(tmp_path: Pa
             await pilot.pause()
             await pilot.press("escape")
             gate.set()
-            await until(pilot, lambda: app.state.summary is not None
-                        and app.state.summary.finished)
+            await until(pilot, lambda: app.state.log.summary is not None
+                        and app.state.log.summary.finished)
             await until(pilot, lambda: "CRASHED" in screen_text(app))
             st = app.state
-            assert st.crash is not None and st.lineno_base is not None
-            assert st.crash.lineno + st.lineno_base < 100  # the file's own number
+            assert st.startup.crash is not None and st.log.lineno_base is not None
+            assert st.startup.crash.lineno + st.log.lineno_base < 100  # the file's own number
             assert "summarizing" not in screen_text(app)
     finally:
         gate.set()

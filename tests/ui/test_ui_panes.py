@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ui_scenarios import GIB, H200_TOTAL, SCENARIOS
 
-from eagle_tui.model.alerts import Alert
+from eagle_tui.model.alert import Alert
 from eagle_tui.model.events import (
     CrashEvent,
     DraftConfig,
@@ -14,7 +14,8 @@ from eagle_tui.model.events import (
     PhaseEvent,
     Tick,
 )
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.widgets.alerts import AlertOrder, alerts_content
 from eagle_tui.ui.widgets.gpus import gpu_row, imbalanced
 from eagle_tui.ui.widgets.metrics import dims_check, metrics_content
@@ -53,8 +54,8 @@ def test_crash_marks_the_failed_step() -> None:
     s = state_of("oom_crash")
     failed = [step.label for step, st, _ in step_states(s) if st == "failed"]
     assert failed == ["CUDA graphs"]
-    assert s.crash is not None
-    assert crash_title(s, s.crash).plain == (
+    assert s.startup.crash is not None
+    assert crash_title(s, s.startup.crash).plain == (
         " ✗ CRASHED  cuda_oom during CUDA graphs at 2025-11-20 10:14:47")
     assert "exit 1" in startup_content(s, 60).plain
 
@@ -131,6 +132,6 @@ def test_crash_text_from_the_server_is_inert() -> None:
     evil = "boom \x1b]0;pwned\x07 [link=http://x]click[/link] [/]"
     s = reduce(DashboardState(), [Tick(1.0), PhaseEvent(Phase.INIT, 1),
                                   CrashEvent("other_traceback", 3, evil, "hint [b]x[/b]")])
-    assert s.crash is not None
-    title = crash_title(s, s.crash).plain
+    assert s.startup.crash is not None
+    title = crash_title(s, s.startup.crash).plain
     assert "\x1b" not in title

@@ -24,7 +24,8 @@ from textual.widget import Widget
 
 from eagle_tui.assembly.threaded import ThreadedSession, session_opener
 from eagle_tui.model.events import LogLine, Tick
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay
 from eagle_tui.ui.inbox import BatchInbox, SessionBatch
@@ -101,9 +102,8 @@ async def test_line_diff_widget_repaints_only_the_lines_that_changed() -> None:
 
 
 def _state(now: float, lines: int = 3) -> DashboardState:
-    return dataclasses.replace(
-        reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(lines))]),
-        now=now)
+    state = reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(lines))])
+    return dataclasses.replace(state, clock=dataclasses.replace(state.clock, now=now))
 
 
 def spy_refresh(widget: Widget) -> list[tuple[Region, ...]]:

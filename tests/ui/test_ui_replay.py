@@ -76,8 +76,8 @@ async def test_replay_through_the_dashboard_rebuilds_the_recorded_state(tmp_path
         await settle(pilot, app)
         assert app.session_done
         assert {a.kind for a in app.state.alerts} >= {"eagle3_draft_with_eagle", "hidden_dims"}
-        assert app.log_view.line_count == app.state.lines
-        assert app.state.hidden_dims == (7168,)
+        assert app.log_view.line_count == app.state.log.lines
+        assert app.state.config.hidden_dims == (7168,)
 
 
 async def test_replay_of_a_raw_log_shows_its_lines(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ async def test_replay_of_a_raw_log_shows_its_lines(tmp_path: Path) -> None:
         texts = app.log_view.texts()
         assert len(texts) == log.read_bytes().count(b"\n")
         assert any("SpecDecoding metrics" in t for t in texts)
-        assert app.state.engine == "vllm"
+        assert app.state.startup.engine == "vllm"
 
 
 def test_config_from_args_and_dashboard_choice(tmp_path: Path,

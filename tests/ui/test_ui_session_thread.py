@@ -16,7 +16,8 @@ from eagle_tui.assembly.open import open_dashboard
 from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import Closer, Opener, ThreadedSession, session_opener
 from eagle_tui.model.events import Event, LogLine, Tick
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource
 from eagle_tui.ui.app_factory import build_app
@@ -51,8 +52,8 @@ async def test_dashboard_over_a_threaded_session_matches_the_reduced_state() -> 
         await settle(pilot, app)
         expected = reduce(DashboardState(), events)
         assert app.state.alerts == expected.alerts
-        assert app.state.hidden_dims == expected.hidden_dims
-        assert app.log_view.line_count == expected.lines
+        assert app.state.config.hidden_dims == expected.config.hidden_dims
+        assert app.log_view.line_count == expected.log.lines
         assert "7168 ✗ expected 21504 = 3×7168" in screen_text(app)
     ts.join()
 
@@ -84,7 +85,7 @@ async def test_batches_coalesce_when_the_ui_is_behind() -> None:
         await pilot.pause()
     assert seen[0] == (s2, 3)
     assert inbox.posted == 1
-    assert final.lines == 0  # the real session's own (empty) final state
+    assert final.log.lines == 0  # the real session's own (empty) final state
 
 
 async def test_opener_errors_surface_from_start() -> None:
@@ -105,7 +106,7 @@ async def test_stop_ends_a_held_session_and_closes() -> None:
     await asyncio.sleep(0.1)
     ts.stop()
     final = await asyncio.wait_for(runner, 10)
-    assert final.now == 1.0
+    assert final.clock.now == 1.0
     await asyncio.to_thread(ts.join, 10.0)
     assert closed == [True]
 
@@ -134,8 +135,8 @@ async def test_a_session_builder_runs_after_release_and_gets_early_posts() -> No
     assert built == []  # not while the UI starts up
     ts.post(LogLine(7, "posted before the session existed"))
     final = await asyncio.wait_for(ts.run(), 10)  # run() releases the thread
-    assert built == ["built"] and final.now == 1.0
-    assert [ln.text for ln in final.recent_lines] == ["posted before the session existed"]
+    assert built == ["built"] and final.clock.now == 1.0
+    assert [ln.text for ln in final.log.recent_lines] == ["posted before the session existed"]
     await asyncio.to_thread(ts.join, 10.0)
     assert closed == [True]
 
@@ -163,5 +164,5 @@ async def test_the_test_app_runs_the_users_wiring_and_a_burst_arrives_merged() -
     assert isinstance(app.session, ThreadedSession)  # not an in-loop session
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app, expect_lines=5000)
-        assert app.log_view.line_count == 5000 == app.state.lines
+        assert app.log_view.line_count == 5000 == app.state.log.lines
         assert app._inbox.posted < 100  # messages, for 5,001 events: merged while pending

@@ -11,10 +11,9 @@ from eagle_tui.model.activity import (
     SGLANG_WATCHDOG_S,
     on_server_args,
     server_gpus,
-    startup_activity,
-    stuck_collective,
 )
 from eagle_tui.model.activity import ActivityTrack as Track
+from eagle_tui.model.activity_views import startup_activity, stuck_collective
 from eagle_tui.model.events import (
     CrashEvent,
     DownloadSample,
@@ -30,7 +29,8 @@ from eagle_tui.model.events import (
     ProcessSample,
     Tick,
 )
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.sources.download import parse_find
 from eagle_tui.sources.remote_process import parse_proc
 

@@ -25,7 +25,8 @@ from eagle_tui.model.events import (
     SourceRecovered,
     SpecConfig,
 )
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 
 
 def st(*events: Event) -> DashboardState:

@@ -8,8 +8,9 @@ import pytest
 
 from eagle_tui.model.crash import KINDS, CrashTracker, hint_for, kind_of
 from eagle_tui.model.events import CrashEvent, LineKind, LogLine, Phase
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 TS = "[2025-11-20 11:02:17] "
 OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total"
@@ -23,10 +24,10 @@ def crash(lines: Sequence[str], *, ready: bool = False) -> CrashEvent | None:
     p = LogParser()
     events = [e for line in (*pre, *lines) for e in p.feed_line(line)] + p.finish()
     st = reduce(DashboardState(), events)
-    if st.crash is not None and ready:
-        return CrashEvent(st.crash.kind, st.crash.lineno - len(pre), st.crash.message,
-                          st.crash.hint, st.crash.time)
-    return st.crash
+    if st.startup.crash is not None and ready:
+        c = st.startup.crash
+        return CrashEvent(c.kind, c.lineno - len(pre), c.message, c.hint, c.time)
+    return st.startup.crash
 
 
 def tb(*frames_and_exc: str, head: str = "Traceback (most recent call last):") -> list[str]:

@@ -22,7 +22,8 @@ from eagle_tui.model.events import (
     SpecStats,
 )
 from eagle_tui.model.evidence import engine_in_line, phase_in_line, phase_of_crash, worth_scanning
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.report import build_report, close, render_text, to_plain
 
 FRAGMENTS = Path(__file__).resolve().parents[1] / "fixtures" / "fragments"
@@ -110,47 +111,48 @@ def test_worth_scanning_is_cheap_and_narrow() -> None:
 
 def test_decode_line_alone_infers_serving() -> None:
     s = reduce(DashboardState(), [DecodeStats(3, "10:00:00", 100.0, 2.5)])
-    assert s.phase is Phase.SERVING
-    assert s.phase_inferred == "a decode stats line"
+    assert s.startup.phase is Phase.SERVING
+    assert s.startup.phase_inferred == "a decode stats line"
 
 
 def test_decode_after_ready_is_not_inferred() -> None:
     s = reduce(DashboardState(), [PhaseEvent(Phase.READY, 1), DecodeStats(3, None, 100.0, 2.5)])
-    assert s.phase is Phase.SERVING
-    assert s.phase_inferred == ""
+    assert s.startup.phase is Phase.SERVING
+    assert s.startup.phase_inferred == ""
 
 
 def test_spec_metrics_line_infers_serving() -> None:
     s = reduce(DashboardState(), [SpecStats(1, None, mean_accept_len=3.0)])
-    assert s.phase is Phase.SERVING and s.phase_inferred
+    assert s.startup.phase is Phase.SERVING and s.startup.phase_inferred
 
 
 def test_crash_infers_phase_but_never_lowers_it() -> None:
     s = reduce(DashboardState(), [crash("not_enough_memory", "Not enough memory.")])
-    assert s.phase is Phase.KV_CACHE and s.phase_inferred == "a KV-cache sizing error"
+    assert s.startup.phase is Phase.KV_CACHE
+    assert s.startup.phase_inferred == "a KV-cache sizing error"
     seen = reduce(DashboardState(), [PhaseEvent(Phase.CUDA_GRAPH, 1),
                                      crash("not_enough_memory", "Not enough memory.")])
-    assert seen.phase is Phase.CUDA_GRAPH and seen.phase_inferred == ""
+    assert seen.startup.phase is Phase.CUDA_GRAPH and seen.startup.phase_inferred == ""
 
 
 def test_a_milestone_replaces_an_inferred_mark() -> None:
     s = reduce(DashboardState(), [LogLine(1, '  File "x.py", line 1, in capture',
                                           LineKind.TRACEBACK)])
-    assert s.phase is Phase.CUDA_GRAPH and s.phase_inferred
+    assert s.startup.phase is Phase.CUDA_GRAPH and s.startup.phase_inferred
     s = reduce(s, [PhaseEvent(Phase.CUDA_GRAPH, 2, None, "Capture cuda graph begin")])
-    assert s.phase_inferred == ""
+    assert s.startup.phase_inferred == ""
 
 
 def test_engine_from_traceback_then_detected() -> None:
     line = LogLine(1, '  File "/x/vllm/v1/engine/core.py", line 1, in f', LineKind.TRACEBACK)
     s = reduce(DashboardState(), [line])
-    assert s.engine == "vllm" and s.engine_inferred is not None
+    assert s.startup.engine == "vllm" and s.startup.engine_inferred is not None
     # an old SGLang calling into vllm/distributed: its own frame wins
     s = reduce(s, [LogLine(2, '  File "/x/sglang/srt/layers/x.py", line 1, in f',
                            LineKind.TRACEBACK)])
-    assert s.engine == "sglang" and s.engine_inferred is not None
+    assert s.startup.engine == "sglang" and s.startup.engine_inferred is not None
     s = reduce(s, [EngineDetected("sglang", 3)])
-    assert s.engine == "sglang" and s.engine_inferred is None
+    assert s.startup.engine == "sglang" and s.startup.engine_inferred is None
 
 
 # ----------------------------------------------------------------------------- fragments
@@ -217,9 +219,9 @@ def test_dashboard_path_infers_what_report_infers(path: Path) -> None:
     data += b"" if data.endswith(b"\n") else b"\n"  # the parser takes whole lines
     s = reduce(DashboardState(), [*parser.feed_lines(data), *parser.finish()])
     rep, _ = _report(path.name)
-    assert (s.engine, s.phase.value) == (rep["engine"], rep["phase"])
+    assert (s.startup.engine, s.startup.phase.value) == (rep["engine"], rep["phase"])
     inferred = rep["inferred"]
     assert isinstance(inferred, dict)
-    assert (inferred["phase"] or {}).get("reason", "") == s.phase_inferred
+    assert (inferred["phase"] or {}).get("reason", "") == s.startup.phase_inferred
     assert (inferred["engine"] or {}).get("reason") == (
-        s.engine_inferred.reason if s.engine_inferred else None)
+        s.startup.engine_inferred.reason if s.startup.engine_inferred else None)

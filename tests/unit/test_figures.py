@@ -12,8 +12,9 @@ from eagle_tui.model.events import (
     ServerInfo,
     SpecStats,
 )
-from eagle_tui.model.figures import figures
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.figures import accept_len, figures, tok_s
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 
 
 def st(*events: Event) -> DashboardState:
@@ -41,11 +42,11 @@ def test_the_log_wins_over_metrics_and_metrics_fills_in() -> None:
     f = figures(both)
     assert (f.tok_s.value, f.tok_s.source) == (120.0, "log")
     assert (f.accept_len.value, f.accept_len.source) == (3.1, "log")
-    assert f.accept_len.series is both.accept_len
+    assert f.accept_len.series is both.stats.accept_len
     assert (f.accept_rate.value, f.accept_rate.source) == (0.7, "log")
     assert f.per_position.value == (0.8,) and f.per_position.source == "log"
     assert (f.requests.value, f.requests.source) == (5, "log")
-    assert both.tok_s == 120.0 and both.current_accept_len == 3.1  # the state's shorthands
+    assert tok_s(both).value == 120.0 and accept_len(both).value == 3.1  # the state's shorthands
 
 
 def test_lifetime_accept_length_is_its_own_figure() -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 from eagle_tui.history.recorder import HistoryRecorder
 from eagle_tui.history.store import RunStore
 from eagle_tui.model.events import DecodeStats, Phase, PhaseEvent, Tick
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 
 
 def test_recorder_writes_on_changes_and_at_the_end(tmp_path: Path) -> None:

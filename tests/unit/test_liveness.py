@@ -21,9 +21,10 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.figtext import figures_dict, figures_text
 from eagle_tui.model.figures import figures
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.liveness import DEAD_AFTER_S, IDLE_AFTER_S, liveness
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = 1_796_000_000.0
@@ -61,7 +62,7 @@ def test_vllm_idle_line_shows_idle_and_keeps_last_active_figures() -> None:
     assert figs.live.activity == "idle"
     assert figs.tok_s.value == pytest.approx(1023.3)  # the last active interval, not 0.0
     assert figs.tok_s.freshness == figs.accept_len.freshness == "last_active"
-    assert 0.0 not in state.gen_tps.values()
+    assert 0.0 not in state.stats.gen_tps.values()
     assert figs.speedup.value is not None and figs.speedup.value > 1.0  # never 0.00×
     assert figs.accept_len.value == pytest.approx(3.53)  # never 1.00
     d = figures_dict(figs)
@@ -78,7 +79,7 @@ def test_idle_metrics_are_not_readings() -> None:
                    for i in range(5)])
     figs = figures(s)
     assert figs.live.activity == "idle"
-    assert s.m_gen_tps.values() == [150.0] * 3 and s.m_accept_len.values() == [3.6] * 3
+    assert s.metrics.gen_tps.values() == [150.0] * 3 and s.metrics.accept_len.values() == [3.6] * 3
     assert figs.accept_len.value == 3.6 and figs.accept_len.freshness == "last_active"
 
 
@@ -126,9 +127,9 @@ def test_health_gone_after_ready_is_dead() -> None:
 def test_new_pid_is_a_new_run() -> None:
     state, t = busy_vllm()
     state = reduce(state, [ProcessSample(t, 330, "running")])
-    assert len(state.gen_tps)
+    assert len(state.stats.gen_tps)
     new = reduce(state, [ProcessSample(t + 5, 999, "running"), Tick(t + 5)])
-    assert len(new.gen_tps) == 0 and new.phases == () and new.restarts == 1
+    assert len(new.stats.gen_tps) == 0 and new.startup.phases == () and new.startup.restarts == 1
     live = liveness(new)
     assert live.restarted_ago_s == pytest.approx(0.0)
     assert live.activity == ""  # a fresh run: nothing served yet
@@ -137,16 +138,16 @@ def test_new_pid_is_a_new_run() -> None:
 def test_log_restart_and_counter_reset_start_over() -> None:
     state, t = busy_vllm()
     r = reduce(state, [LogRestarted("truncated", t=t + 1), Tick(t + 1)])
-    assert liveness(r).restarted_ago_s == pytest.approx(0.0) and len(r.accept_len) == 0
+    assert liveness(r).restarted_ago_s == pytest.approx(0.0) and len(r.stats.accept_len) == 0
     m = reduce(DashboardState(), [MetricsSample(T0, "vllm", gen_tps=10.0, running=1)])
     m = reduce(m, [MetricsSample(T0 + 2, "vllm", running=1, counter_reset=True)])
-    assert len(m.m_gen_tps) == 0 and m.restart_t == T0 + 2
+    assert len(m.metrics.gen_tps) == 0 and m.startup.restart_t == T0 + 2
 
 
 def test_ready_without_a_request_is_idle() -> None:
     first = min(i for i, line in enumerate(VLLM) if "Engine 000" in line)
     state, _ = replay(VLLM[:first])
-    assert state.ready and liveness(state).activity == "idle"
+    assert state.startup.ready and liveness(state).activity == "idle"
 
 
 def test_waiting_requests_with_none_running_are_not_idle() -> None:
@@ -156,4 +157,4 @@ def test_waiting_requests_with_none_running_are_not_idle() -> None:
             " Waiting: 3 reqs, CPU KV cache usage: 0.0%, Prefix cache hit rate: 0.0%")
     state, _ = replay([*VLLM[: VLLM.index(next(x for x in VLLM if "Engine 000" in x)) + 1], line])
     assert liveness(state).activity == "active"
-    assert state.gen_tps.last == 0.0  # a real zero, not an idle interval
+    assert state.stats.gen_tps.last == 0.0  # a real zero, not an idle interval

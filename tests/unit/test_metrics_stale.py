@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from eagle_tui.model.events import HealthSample, MetricsSample, SourceFailed, Tick
 from eagle_tui.model.figures import METRICS_STALE_S, figures
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 
 
 def _state(now: float) -> DashboardState:

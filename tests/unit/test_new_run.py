@@ -21,8 +21,9 @@ from eagle_tui.model.events import (
     ProcessSample,
     Tick,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.runsummary import previous_line, ready_seconds
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 
 def first_run() -> DashboardState:
@@ -38,35 +39,39 @@ def first_run() -> DashboardState:
 def test_a_new_process_after_the_exit_is_a_new_run() -> None:
     s = reduce(first_run(), [Tick(300.0), ProcessExited(300.0, 11, 137, 9),
                              ProcessSample(300.0, 11, "zombie")])
-    assert s.process_exit is not None and s.process is not None
+    assert s.live.process_exit is not None and s.live.process is not None
     s = reduce(s, [Tick(310.0), ProcessSample(310.0, 22, "running", started=305.0)])
-    assert s.process is not None and s.process.pid == 22 and s.process.status == "running"
-    assert s.process_exit is None and s.health is None and not s.ever_ready_health
-    assert s.t_start == 305.0  # the new run's clock starts with its process
-    assert s.phases == () and not s.ready and s.previous is not None  # nothing of the old run
+    assert s.live.process is not None
+    assert s.live.process.pid == 22
+    assert s.live.process.status == "running"
+    assert s.live.process_exit is None and s.live.health is None and not s.live.ever_ready_health
+    assert s.clock.t_start == 305.0  # the new run's clock starts with its process
+    assert s.startup.phases == ()  # nothing of the old run
+    assert not s.startup.ready
+    assert s.startup.previous is not None
 
 
 def test_the_first_line_again_after_the_exit_restarts_the_phases() -> None:
     s = reduce(first_run(), [ProcessExited(300.0, 11, 137, 9)])
     s = reduce(s, [Tick(310.0), ProcessSample(310.0, 22, "running", started=305.0),
                    PhaseEvent(Phase.INIT, 20, "2026-12-01 10:05:05"), LogLine(20, "server_args")])
-    assert [m.phase for m in s.phases] == [Phase.INIT] and s.phase is Phase.INIT
-    assert s.lines == 20  # the same file goes on: line numbers too
-    assert len(s.accept_len) == 0 and s.process is not None and s.process.pid == 22
-    assert s.previous is not None and s.previous.accept_len == 1.0
+    assert [m.phase for m in s.startup.phases] == [Phase.INIT] and s.startup.phase is Phase.INIT
+    assert s.log.lines == 20  # the same file goes on: line numbers too
+    assert len(s.stats.accept_len) == 0 and s.live.process is not None and s.live.process.pid == 22
+    assert s.startup.previous is not None and s.startup.previous.accept_len == 1.0
     s = reduce(s, [Tick(345.0), PhaseEvent(Phase.READY, 30, "2026-12-01 10:05:45")])
     assert ready_seconds(s) == 40.0  # from the new run's start, not from the first run's
 
 
 def test_a_repeated_first_line_while_the_process_lives_is_the_same_run() -> None:
     s = reduce(first_run(), [PhaseEvent(Phase.INIT, 15, "2026-12-01 10:01:20")])
-    assert s.phase_mark(Phase.READY) is not None and s.previous is None
+    assert s.startup.phase_mark(Phase.READY) is not None and s.startup.previous is None
 
 
 def test_a_truncated_log_after_the_exit_keeps_the_previous_run() -> None:
     s = reduce(first_run(), [ProcessExited(300.0, 11, 137, 9),
                              LogRestarted("truncated", t=301.0)])
-    assert s.phases == () and s.process_exit is None and s.previous is not None
+    assert s.startup.phases == () and s.live.process_exit is None and s.startup.previous is not None
 
 
 def test_previous_line() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from eagle_tui.headless.progress import verdict
+from eagle_tui.model import figures
 from eagle_tui.model.events import (
     Event,
     LogLine,
@@ -19,8 +20,9 @@ from eagle_tui.model.events import (
     LogPrefixCounted,
     SummaryProgress,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.prefix import PrefixSummary, absolute, line_text, rebase, summary_text
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState, LogCounters
 from eagle_tui.report.prefix import count_lines, fold_prefix
 from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail
@@ -57,23 +59,23 @@ async def _split(path: Path, from_end: int, summarizer: Any = in_process) -> Das
 
 def shown(st: DashboardState) -> dict[str, Any]:
     """What the dashboard shows of a state, with the file's own line numbers."""
-    base = st.lineno_base
+    base = st.log.lineno_base
     assert base is not None
-    crash = st.crash
+    crash = st.startup.crash
     return {
-        "engine": st.engine,
-        "phase": st.phase,
-        "phases": [(m.phase, m.lineno + base, m.time, m.inferred) for m in st.phases],
+        "engine": st.startup.engine,
+        "phase": st.startup.phase,
+        "phases": [(m.phase, m.lineno + base, m.time, m.inferred) for m in st.startup.phases],
         "crash": None if crash is None else (crash.kind, crash.lineno + base, crash.message),
-        "spec": st.spec,
-        "dims": st.hidden_dims,
-        "models": [(m.role, m.architecture) for m in st.models],
+        "spec": st.config.spec,
+        "dims": st.config.hidden_dims,
+        "models": [(m.role, m.architecture) for m in st.config.models],
         "alerts": [(a.kind, a.severity, a.message) for a in st.alerts],
-        "accept_len": st.accept_len.values(),
-        "gen_tps": st.gen_tps.values(),
-        "tok_s": st.tok_s,
-        "current_accept_len": st.current_accept_len,
-        "lines": st.lines + base,
+        "accept_len": st.stats.accept_len.values(),
+        "gen_tps": st.stats.gen_tps.values(),
+        "tok_s": figures.tok_s(st).value,
+        "current_accept_len": figures.accept_len(st).value,
+        "lines": st.log.lines + base,
     }
 
 
@@ -86,10 +88,10 @@ def test_split_equals_full_parse_on_fixtures(path: Path) -> None:
         if not 0 < from_end < size:
             continue
         split = asyncio.run(_split(path, from_end))
-        if split.log_start == 0:  # no line starts in the last ``from_end`` bytes
+        if split.log.log_start == 0:  # no line starts in the last ``from_end`` bytes
             continue
         splits += 1
-        assert split.summary is not None and split.summary.finished
+        assert split.log.summary is not None and split.log.summary.finished
         assert shown(split) == shown(full), from_end
     if not splits:
         pytest.skip("no line starts in the end of so small a log")
@@ -104,7 +106,7 @@ def test_split_equals_full_parse_on_a_generated_log(tmp_path: Path) -> None:
     full = asyncio.run(_full(log))
     split = asyncio.run(_split(log, 512 << 10))
     assert shown(split) == shown(full)
-    assert len(split.accept_len) == len(full.accept_len) == 600
+    assert len(split.stats.accept_len) == len(full.stats.accept_len) == 600
 
 
 def test_logtail_opens_at_a_line_start_near_the_end(tmp_path: Path) -> None:
@@ -161,10 +163,10 @@ def test_count_lines(tmp_path: Path) -> None:
 
 def test_line_numbers_before_and_after_the_count() -> None:
     st = reduce(DashboardState(), [LogOpened("l", "", 100, 200)])
-    assert st.lineno_base is None and line_text(7, st.lineno_base) == "line ~7"
+    assert st.log.lineno_base is None and line_text(7, st.log.lineno_base) == "line ~7"
     st = reduce(st, [LogPrefixCounted("l", "", 40)])
-    assert st.lineno_base == 40 and line_text(7, 40) == "line 47" and absolute(7, 40) == 47
-    assert reduce(DashboardState(), [LogOpened("l", "", 0, 5)]).lineno_base == 0
+    assert st.log.lineno_base == 40 and line_text(7, 40) == "line 47" and absolute(7, 40) == 47
+    assert reduce(DashboardState(), [LogOpened("l", "", 0, 5)]).log.lineno_base == 0
 
 
 def test_the_verdict_waits_for_the_summary() -> None:
@@ -179,7 +181,7 @@ def test_the_verdict_waits_for_the_summary() -> None:
     assert verdict(over, has_url=False) == verdict(done, has_url=False)
     assert summary_text(over) is None
     late = reduce(over, [SummaryProgress("l", "", 99, 100, 9, 0.1)])  # after the merge
-    assert late.summary == over.summary
+    assert late.log.summary == over.log.summary
 
 
 def test_a_crash_before_the_tail_is_reported(tmp_path: Path) -> None:
@@ -189,9 +191,9 @@ def test_a_crash_before_the_tail_is_reported(tmp_path: Path) -> None:
                                        for i in range(3000)))
     full = asyncio.run(_full(log))
     split = asyncio.run(_split(log, 8192))
-    assert full.crash is not None and split.crash is not None
+    assert full.startup.crash is not None and split.startup.crash is not None
     assert shown(split)["crash"] == shown(full)["crash"]
-    assert split.log_start > len(crashed)
+    assert split.log.log_start > len(crashed)
 
 
 def test_the_real_child_process(tmp_path: Path) -> None:
@@ -202,7 +204,9 @@ def test_the_real_child_process(tmp_path: Path) -> None:
     full = asyncio.run(_full(path))
     split = asyncio.run(_split(path, path.stat().st_size // 3,
                                PrefixSummarizer(LocalTransport()).summarize))
-    assert split.summary is not None and split.summary.finished and not split.summary.error
+    assert split.log.summary is not None
+    assert split.log.summary.finished
+    assert not split.log.summary.error
     assert shown(split) == shown(full)
 
 
@@ -212,8 +216,8 @@ def test_a_failing_child_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(prefix, "MODULE", "eagle_tui.no_such_module")
     path = FIXTURES / "vllm-cpu" / "server-eagle3.log"
     split = asyncio.run(_split(path, 2000, prefix.PrefixSummarizer(LocalTransport()).summarize))
-    assert split.summary is not None and split.summary.finished
-    assert "No module named" in split.summary.error
+    assert split.log.summary is not None and split.log.summary.finished
+    assert "No module named" in split.log.summary.error
     assert summary_text(split) is not None and "not summarized" in str(summary_text(split))
 
 
@@ -223,19 +227,19 @@ def test_the_merge_is_not_done_past_its_bound(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(prefix, "RETAIN_BYTES", 100)
     path = FIXTURES / "vllm-cpu" / "server-eagle3.log"
     split = asyncio.run(_split(path, path.stat().st_size // 2))
-    assert split.summary is not None and "not merged" in split.summary.error
-    assert split.lineno_base is not None  # the count is still right
+    assert split.log.summary is not None and "not merged" in split.log.summary.error
+    assert split.log.lineno_base is not None  # the count is still right
 
 
 def test_rebase_shifts_line_numbers_and_stamps_points() -> None:
     full = asyncio.run(_full(FIXTURES / "vllm-cpu" / "server-eagle3.log"))
     moved = rebase(full, 10, 123.0)
-    assert [m.lineno for m in moved.phases] == [m.lineno - 10 for m in full.phases]
-    assert moved.lines == full.lines - 10
+    assert [m.lineno for m in moved.startup.phases] == [m.lineno - 10 for m in full.startup.phases]
+    assert moved.log.lines == full.log.lines - 10
     # a replay has no clock: its points are unstamped (t = 0), the open's time stamps them
-    assert full.accept_len.points and all(t == 0.0 for t, _ in full.accept_len.points)
-    assert [v for _, v in moved.accept_len.points] == full.accept_len.values()
-    assert all(t == 123.0 for t, _ in moved.accept_len.points)
+    assert full.stats.accept_len.points and all(t == 0.0 for t, _ in full.stats.accept_len.points)
+    assert [v for _, v in moved.stats.accept_len.points] == full.stats.accept_len.values()
+    assert all(t == 123.0 for t, _ in moved.stats.accept_len.points)
 
 
 def test_kept_stops_at_a_restart_and_for_a_log_read_whole() -> None:
@@ -249,10 +253,12 @@ def test_kept_stops_at_a_restart_and_for_a_log_read_whole() -> None:
     assert k.add([Tick(1.0), opened, LogLine(1, "a")]) is opened
     assert k.add([LogLine(2, "b")]) is None and k.events is not None and len(k.events) == 4
     k.add([LogRestarted("truncated")])
-    summary = PrefixSummary(DashboardState(lines=3), 3)
+    summary = PrefixSummary(DashboardState(log=LogCounters(lines=3)), 3)
     assert k.merge(summary, None) == (None, [])  # another file: no word of the old summary
     k = Kept()
     k.add([opened])
     state, ends = k.merge(summary, None)
-    assert state is not None and state.lineno_base == 3 and state.summary == ends[1]
-    assert state.summary is not None and state.summary.finished and not state.summary.error
+    assert state is not None and state.log.lineno_base == 3 and state.log.summary == ends[1]
+    assert state.log.summary is not None
+    assert state.log.summary.finished
+    assert not state.log.summary.error

@@ -17,8 +17,9 @@ from eagle_tui.model.events import (
     SpecStats,
     Tick,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.series import Series
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 
 def _stream(n: int) -> list[Event]:
@@ -58,12 +59,13 @@ def test_batched_equals_one_by_one() -> None:
 def test_input_state_is_never_mutated() -> None:
     evs = _stream(200)
     before = reduce(DashboardState(), evs[:50])
-    snapshot = (before.lines, before.accept_len, before.recent_lines, before.phase, before.crash)
+    snapshot = (before.log.lines, before.stats.accept_len, before.log.recent_lines,
+                before.startup.phase, before.startup.crash)
     after = reduce(before, evs[50:])
     assert after is not before
-    assert (before.lines, before.accept_len, before.recent_lines, before.phase,
-            before.crash) == snapshot
-    assert after.crash is not None and before.crash is None
+    assert (before.log.lines, before.stats.accept_len, before.log.recent_lines,
+            before.startup.phase, before.startup.crash) == snapshot
+    assert after.startup.crash is not None and before.startup.crash is None
 
 
 def test_empty_batch_returns_same_object() -> None:
@@ -77,9 +79,9 @@ def test_restart_drops_buffered_points_of_the_same_batch() -> None:
         LogRestarted("truncated"),
         DecodeStats(lineno=1, gen_tps=20.0),
     ])
-    assert s.gen_tps.values() == [20.0]
-    assert s.accept_len.values() == []
-    assert s.restarts == 1
+    assert s.stats.gen_tps.values() == [20.0]
+    assert s.stats.accept_len.values() == []
+    assert s.startup.restarts == 1
 
 
 def test_series_extend_equals_repeated_append() -> None:
@@ -110,5 +112,6 @@ def test_log_lines_around_a_restart_batch_like_one_by_one() -> None:
         for i in range(0, len(evs), size):
             batched = reduce(batched, evs[i : i + size])
         assert batched == one, size
-    assert one.lines == 5 and [ln.text for ln in one.recent_lines] == [f"b{i}" for i in range(1, 6)]
-    assert one.first_error_line is None
+    assert one.log.lines == 5
+    assert [ln.text for ln in one.log.recent_lines] == [f"b{i}" for i in range(1, 6)]
+    assert one.log.first_error_line is None

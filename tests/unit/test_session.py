@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from eagle_tui.errors import describe_error
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -29,8 +30,9 @@ from eagle_tui.model.events import (
     Tick,
     UserMarker,
 )
-from eagle_tui.model.state import DashboardState, reduce
-from eagle_tui.session import Session, describe_error
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
+from eagle_tui.session import Session
 from eagle_tui.sources.replay import ReplayError, ReplaySource
 from eagle_tui.sources.scripted import ScriptedSource
 
@@ -57,7 +59,7 @@ async def test_scripted_events_reduce_like_reduce_itself() -> None:
     session = Session([ScriptedSource(SCRIPT)], tick_interval=None)
     state = await session.run()
     assert state == reduce(DashboardState(), SCRIPT)
-    assert state.crash is not None and state.crash.kind == "cuda_oom"
+    assert state.startup.crash is not None and state.startup.crash.kind == "cuda_oom"
     assert session.events_seen == len(SCRIPT)
     assert session.finished and not session.running
 
@@ -70,7 +72,7 @@ async def test_events_arriving_together_are_one_batch_for_subscribers() -> None:
     assert len(got) == 1
     state, batch = got[0]
     assert batch == SCRIPT[:5]
-    assert state.phase is Phase.LOADING_WEIGHTS
+    assert state.startup.phase is Phase.LOADING_WEIGHTS
 
 
 async def test_batches_follow_the_batch_interval() -> None:
@@ -91,7 +93,7 @@ async def test_updates_iterator_sees_every_batch_and_ends_with_the_session() -> 
     runner = asyncio.create_task(session.run())
     async for state, batch in updates:
         seen.extend(batch)
-        assert state.lines >= 0
+        assert state.log.lines >= 0
     await runner
     assert seen == SCRIPT
     # after the end, a new iterator is empty
@@ -133,8 +135,8 @@ async def test_a_failing_source_is_reported_retried_with_backoff_and_recovers() 
     recovered = [e for e in seen if isinstance(e, SourceRecovered)]
     assert len(recovered) == 1
     assert seen.index(recovered[0]) < seen.index(script[3])  # type: ignore[arg-type]
-    assert state.failures == ()  # cleared on recovery
-    assert state.phase is Phase.LOADING_WEIGHTS
+    assert state.live.failures == ()  # cleared on recovery
+    assert state.startup.phase is Phase.LOADING_WEIGHTS
 
 
 async def test_failure_stays_in_state_while_source_keeps_failing() -> None:
@@ -142,8 +144,8 @@ async def test_failure_stays_in_state_while_source_keeps_failing() -> None:
     session = Session([ScriptedSource(script, name="dead")], tick_interval=None,
                       batch_interval=0.0, backoff_initial=0.01)
     state = await session.run()
-    assert len(state.failures) == 1
-    assert state.failures[0].source == "dead" and state.failures[0].attempt == 3
+    assert len(state.live.failures) == 1
+    assert state.live.failures[0].source == "dead" and state.live.failures[0].attempt == 3
     assert any(a.kind == "source_failed" for a in state.alerts)
 
 
@@ -154,7 +156,7 @@ async def test_stop_ends_a_session_whose_sources_never_end() -> None:
     assert session.running
     session.stop()
     state = await asyncio.wait_for(runner, 2.0)
-    assert state.phase is Phase.INIT
+    assert state.startup.phase is Phase.INIT
 
 
 async def test_ticks_advance_the_clock_without_other_events() -> None:
@@ -165,8 +167,8 @@ async def test_ticks_advance_the_clock_without_other_events() -> None:
     await asyncio.sleep(0.2)
     session.stop()
     state = await runner
-    assert state.t_start == 100.0
-    assert state.elapsed is not None and state.elapsed >= 3
+    assert state.clock.t_start == 100.0
+    assert state.clock.elapsed is not None and state.clock.elapsed >= 3
 
 
 async def test_post_delivers_intents_before_and_during_run() -> None:
@@ -177,8 +179,8 @@ async def test_post_delivers_intents_before_and_during_run() -> None:
     await asyncio.sleep(0.01)
     session.post(UserMarker(5, 1.0, "here"))
     state = await runner
-    assert state.baseline_tok_s == 90.0
-    assert [m.label for m in state.markers] == ["here"]
+    assert state.metrics.baseline_tok_s == 90.0
+    assert [m.label for m in state.log.markers] == ["here"]
 
 
 async def test_subscriber_errors_are_not_swallowed() -> None:
@@ -228,7 +230,7 @@ async def test_a_fast_source_is_throttled_by_the_bounded_queue() -> None:
     session = Session([_BurstSource(5000)], tick_interval=None, batch_interval=0.0, max_queue=100)
     session.subscribe(lambda _s, b: sizes.append(len(b)))
     state = await session.run()
-    assert state.lines == 5000
+    assert state.log.lines == 5000
     assert max(sizes) <= 101
 
 
@@ -251,7 +253,7 @@ async def test_recorded_session_replays_into_the_same_state(tmp_path: Path) -> N
     replay = Session([ReplaySource(record)], tick_interval=None, batch_interval=0.003)
     replay_state = await replay.run()
     assert replay_state == live_state
-    assert replay_state.crash is not None and replay_state.baseline_tok_s == 90.0
+    assert replay_state.startup.crash is not None and replay_state.metrics.baseline_tok_s == 90.0
 
 
 async def test_replay_with_speed_keeps_the_recorded_pacing(tmp_path: Path) -> None:
@@ -264,7 +266,7 @@ async def test_replay_with_speed_keeps_the_recorded_pacing(tmp_path: Path) -> No
     t0 = time.monotonic()
     state = await session.run()
     assert 0.12 <= time.monotonic() - t0 < 2.0  # 0.3 s of recording at 2x
-    assert state.now == pytest.approx(100.3)
+    assert state.clock.now == pytest.approx(100.3)
 
 
 async def test_replay_reports_a_bad_line_and_goes_on(tmp_path: Path) -> None:
@@ -283,8 +285,8 @@ async def test_replay_reports_a_bad_line_and_goes_on(tmp_path: Path) -> None:
     failed = [e for e in seen if isinstance(e, SourceFailed)]
     assert len(failed) == 1 and f"{record}:3:" in failed[0].error
     assert "Tick.t: expected a number" in failed[0].error
-    assert state.baseline_tok_s == 50.0
-    assert state.failures == ()
+    assert state.metrics.baseline_tok_s == 50.0
+    assert state.live.failures == ()
 
 
 async def test_replay_of_a_missing_file_is_a_reported_failure(tmp_path: Path) -> None:
@@ -295,7 +297,7 @@ async def test_replay_of_a_missing_file_is_a_reported_failure(tmp_path: Path) ->
 
 
 def test_tick_is_an_event_the_reducer_accepts() -> None:
-    assert reduce(DashboardState(), [Tick(5.0)]).now == 5.0
+    assert reduce(DashboardState(), [Tick(5.0)]).clock.now == 5.0
 
 
 async def test_replay_of_a_raw_log_parses_it_with_only_the_tail_visible(tmp_path: Path) -> None:
@@ -310,9 +312,11 @@ async def test_replay_of_a_raw_log_parses_it_with_only_the_tail_visible(tmp_path
     state = await session.run()
     assert [ln.lineno for ln in lines] == list(range(total - 49, total + 1))
     full = reduce(DashboardState(), LogParser().feed_lines(raw.read_bytes()))
-    for name in ("phase", "engine", "spec", "models", "lines", "accept_len", "gen_tps"):
-        assert getattr(state, name) == getattr(full, name), name
-    assert state.phase.rank >= Phase.READY.rank and state.accept_len.values()
+    for rec, name in (("startup", "phase"), ("startup", "engine"), ("config", "spec"),
+                      ("config", "models"), ("log", "lines"), ("stats", "accept_len"),
+                      ("stats", "gen_tps")):
+        assert getattr(getattr(state, rec), name) == getattr(getattr(full, rec), name), name
+    assert state.startup.phase.rank >= Phase.READY.rank and state.stats.accept_len.values()
 
 
 class _ListSource:

@@ -21,8 +21,9 @@ from eagle_tui.model.events import (
     Progress,
     SpecConfig,
 )
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.sglang import cli_spec, fields, server_args_spec
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 
 def derived(lines: Sequence[str | bytes]) -> list[Event]:
@@ -304,21 +305,21 @@ def test_repeated_dims_are_not_repeated_events() -> None:
 def test_serving_without_a_ready_line_is_serving() -> None:
     # --skip-server-warmup prints no "fired up" line; a log may also start mid-run
     st = state([DECODE[6][0]])
-    assert st.phase is Phase.SERVING and st.ready and st.engine == "sglang"
+    assert st.startup.phase is Phase.SERVING and st.startup.ready and st.startup.engine == "sglang"
 
 
 def test_warmup_prefill_does_not_mean_serving() -> None:
     st = state(["[2025-11-20 10:15:00] INFO:     Uvicorn running on http://0.0.0.0:30000",
                 "[2025-11-20 10:15:01] Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: "
                 "0, token usage: 0.00, #running-req: 0, #queue-req: 0, "])
-    assert st.phase is Phase.HTTP_SERVER and not st.ready
+    assert st.startup.phase is Phase.HTTP_SERVER and not st.startup.ready
 
 
 def test_uvicorn_running_is_not_ready_for_sglang() -> None:
     st = state(["[2025-11-20 10:14:31] server_args=ServerArgs(model_path='m')",
                 "[2025-11-20 10:15:00] INFO:     Application startup complete.",
                 "[2025-11-20 10:15:00] INFO:     Uvicorn running on http://0.0.0.0:30000"])
-    assert st.phase is Phase.HTTP_SERVER and not st.ready
+    assert st.startup.phase is Phase.HTTP_SERVER and not st.startup.ready
 
 
 def test_quoted_milestones_in_a_traceback_are_not_milestones() -> None:
@@ -327,5 +328,7 @@ def test_quoted_milestones_in_a_traceback_are_not_milestones() -> None:
                 '  File "/x/http_server.py", line 10, in warmup',
                 '    logger.info("The server is fired up and ready to roll!")',
                 "KeyError: 'x'"])
-    assert st.phase is Phase.INIT
-    assert st.crash is not None and st.crash.kind == "other_traceback" and st.crash.lineno == 5
+    assert st.startup.phase is Phase.INIT
+    assert st.startup.crash is not None
+    assert st.startup.crash.kind == "other_traceback"
+    assert st.startup.crash.lineno == 5

@@ -21,8 +21,9 @@ from parsing import parse
 
 from eagle_tui.cli import main
 from eagle_tui.model.events import DecodeStats, DraftConfig, EngineDetected, SpecConfig
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.sglang import server_args_spec, weighted_accept_len
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "sglang-cpu"
 DRAFT = "/root/.cache/eagle-tui-test/sglang-cpu/models/tiny-eagle3-sglang"
@@ -100,7 +101,7 @@ def test_a_closed_dict_does_not_swallow_the_next_unprefixed_line() -> None:
         "'speculative_draft_model_path': '/d'}",
         "  warnings.warn(speculative_algorithm='NGRAM')",
     ]))
-    assert s.spec is not None and s.spec.algorithm == "EAGLE3"
+    assert s.config.spec is not None and s.config.spec.algorithm == "EAGLE3"
 
 
 # ------------------------------------------------------------------------------- report, text
@@ -163,7 +164,7 @@ def test_the_draft_load_line_alone_is_evidence_of_an_eagle3_draft() -> None:
     kinds = {a.kind for a in s.alerts}
     assert "eagle3_draft_with_eagle" in kinds
     assert any(m.role == "draft" and m.architecture == "LlamaForCausalLMEagle3"
-               for m in s.models)
+               for m in s.config.models)
 
 
 # -------------------------------------------------------------------- weighted acceptance length

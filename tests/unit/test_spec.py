@@ -89,4 +89,4 @@ def test_open_dashboard_headless_runs_the_presenter_over_the_threaded_session() 
                         subscribers=[lambda _s, _e: threads.add(threading.current_thread().name)])
     assert rc == 0 and "phase: none" in out.getvalue()
     assert threads == {"eagle-session"}  # the same session thread as the dashboard's
-    assert session.finished and session.state.lines == 1
+    assert session.finished and session.state.log.lines == 1

@@ -19,7 +19,8 @@ from eagle_tui.model.events import (
     SpecConfig,
     SpecStats,
 )
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.model.vllm import spec_from_text
 
 P = "(APIServer pid=1624) INFO 10-30 14:18:55 [api_server.py:1839] "
@@ -205,8 +206,8 @@ def test_application_startup_complete_is_ready_then_stats_are_serving() -> None:
                 "INFO:     Application startup complete.",
                 P + "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
                 "0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%"])
-    assert st.phase is Phase.SERVING and st.ready
-    assert [m.phase for m in st.phases] == [Phase.INIT, Phase.READY, Phase.SERVING]
+    assert st.startup.phase is Phase.SERVING and st.startup.ready
+    assert [m.phase for m in st.startup.phases] == [Phase.INIT, Phase.READY, Phase.SERVING]
 
 
 def test_startup_complete_followed_by_a_bind_error_was_never_ready() -> None:
@@ -214,9 +215,9 @@ def test_startup_complete_followed_by_a_bind_error_was_never_ready() -> None:
                 "INFO:     Application startup complete.",
                 "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', "
                 "8000): address already in use"])
-    assert not st.ready and st.phase is Phase.HTTP_SERVER
-    assert st.crash is not None and st.crash.kind == "port_in_use"
-    assert Phase.READY not in [m.phase for m in st.phases]
+    assert not st.startup.ready and st.startup.phase is Phase.HTTP_SERVER
+    assert st.startup.crash is not None and st.startup.crash.kind == "port_in_use"
+    assert Phase.READY not in [m.phase for m in st.startup.phases]
 
 
 def test_access_lines_are_access() -> None:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" / (
     "server-eagle-method-with-eagle3-draft.log")
@@ -24,11 +25,11 @@ def test_the_refusal_is_a_crash_naming_the_cause_and_the_fix() -> None:
     p = LogParser()
     events = [e for ln in LOG.read_bytes().splitlines() for e in p.feed_line(ln)] + p.finish()
     st = reduce(DashboardState(), events)
-    assert st.engine == "vllm" and st.crash is not None
-    crash = st.crash
+    assert st.startup.engine == "vllm" and st.startup.crash is not None
+    crash = st.startup.crash
     assert crash.kind == "config_error" and "validation error for SpeculativeConfig" in (
         crash.message)
     assert "EagleLlamaForCausalLMEagle3" in crash.message  # the cause, from the line below
     assert '"method": "eagle3" in --speculative-config' in crash.hint
     assert '"method": "eagle"' in crash.hint and "EAGLE-3 checkpoint" in crash.hint
-    assert not st.ready
+    assert not st.startup.ready

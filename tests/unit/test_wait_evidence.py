@@ -18,7 +18,8 @@ from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_li
 from eagle_tui.headless.progress import ProgressPrinter as Progress
 from eagle_tui.model.events import DecodeStats, Phase, PhaseEvent, ProcessSample, Tick
 from eagle_tui.model.events import Progress as Prog
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 
 
 async def test_one_line_per_change_not_per_tp_shard() -> None:

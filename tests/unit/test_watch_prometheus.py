@@ -13,7 +13,8 @@ from eagle_tui.errors import UsageError
 from eagle_tui.model.events import MetricsSample
 from eagle_tui.model.figures import figures
 from eagle_tui.model.fleet import FleetRow
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.fold import reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.sources.health import HealthPoller
 from eagle_tui.sources.metrics import MetricsScraper
 from eagle_tui.sources.prom_metrics import PromMetricsSource

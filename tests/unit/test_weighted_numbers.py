@@ -24,8 +24,9 @@ from eagle_tui.model.acceptance import (
 )
 from eagle_tui.model.events import DecodeStats, Event, SpecStats, Tick
 from eagle_tui.model.figures import accept_dist, accept_mean, figures
+from eagle_tui.model.fold import reduce
 from eagle_tui.model.parser import LogParser
-from eagle_tui.model.state import DashboardState, reduce
+from eagle_tui.model.state import DashboardState
 from eagle_tui.sources.metrics import MetricsScraper, parse_metrics
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -57,7 +58,7 @@ def test_vllm_recorded_run_weighted_mean_is_the_counters_ratio() -> None:
     c = counters(FIX / "vllm-cpu" / "metrics-eagle3.txt")
     truth = 1 + c["vllm:spec_decode_num_accepted_tokens"] / c["vllm:spec_decode_num_drafts"]
     assert truth == pytest.approx(3.529, abs=1e-3)
-    plain = statistics.mean(state.accept_len.values())
+    plain = statistics.mean(state.stats.accept_len.values())
     assert plain == pytest.approx(3.58, abs=0.01)  # what a plain mean of the lines says
     mean = accept_mean(state)
     assert mean.value == pytest.approx(truth, rel=1e-9)
@@ -81,7 +82,7 @@ def test_the_finding_3_35_not_3_21() -> None:
              spec_line(38, 75, (0.80, 0.52, 0.20)), spec_line(355, 447, (0.95, 0.85, 0.58)),
              spec_line(356, 447, (0.95, 0.85, 0.59))]
     state = replay(lines)
-    assert statistics.mean(state.accept_len.values()) == pytest.approx(3.21, abs=0.005)
+    assert statistics.mean(state.stats.accept_len.values()) == pytest.approx(3.21, abs=0.005)
     assert accept_mean(state).value == pytest.approx(1 + 1459 / 621, rel=1e-9)  # 3.349
     # the Metrics pane's "mean" column is that figure
     from eagle_tui.ui.widgets.metrics import metrics_content
@@ -130,7 +131,7 @@ def test_sglang_recorded_runs_weighted_mean_agrees_with_verify_counters(run: str
     assert mean.value == pytest.approx(truth, rel=0.02)
     assert "verify steps" in mean.window
     if run == "ngram":
-        assert statistics.mean(state.accept_len.values()) / truth - 1 > 0.05
+        assert statistics.mean(state.stats.accept_len.values()) / truth - 1 > 0.05
 
 
 def test_sglang_metrics_counters_give_the_window_accept_length() -> None:
@@ -162,8 +163,8 @@ def test_sglang_tp_ranks_count_once() -> None:
     lines = [line.format(r=r, a=a, g=g) for a, g in (("3.73", "320.12"), ("3.65", "273.20"))
              for r in range(4)]
     state = replay(lines)
-    assert state.accept_len.values() == [3.73, 3.65]
-    assert state.gen_tps.values() == [320.12, 273.2]
+    assert state.stats.accept_len.values() == [3.73, 3.65]
+    assert state.stats.gen_tps.values() == [320.12, 273.2]
     assert rank_key("[2026-12-01 13:14:04 TP3] Decode batch") == ("", "TP3")
     assert rank_key("[2026-12-01 13:14:04] Decode batch") is None
 
@@ -175,7 +176,7 @@ def test_sglang_dp_ranks_are_summed() -> None:
             "(token/s): 100.00, #queue-req: 0")
     state = replay([line.format(d=0, r=0, a="3.00"), line.format(d=0, r=1, a="3.00"),
                     line.format(d=1, r=2, a="2.00"), line.format(d=1, r=3, a="2.00")])
-    assert state.gen_tps.last == 200.0
+    assert state.stats.gen_tps.last == 200.0
     assert accept_mean(state).value == pytest.approx(2.5)
     assert rank_key("[2026-12-01 13:14:04 DP1 TP2] x") == ("1", "TP2")
 
@@ -231,7 +232,7 @@ def test_client_histogram_feeds_the_distribution_when_nothing_else_does() -> Non
     assert counts == (0, 0, 2, 15)
     assert histogram_of({"spec_correct_drafts_histogram": [1, True]}) is None
     state = reduce(DashboardState(), [SpecHistogram(T0, counts), SpecHistogram(T0 + 1, (1, 1))])
-    assert state.client_hist == (1, 1, 2, 15)
+    assert state.stats.client_hist == (1, 1, 2, 15)
     dist = accept_dist(state)
     assert dist.source == "client" and dist.value == pytest.approx((1 / 19, 1 / 19, 2 / 19,
                                                                     15 / 19))
@@ -243,10 +244,11 @@ def test_vllm_dp_engines_are_summed_and_idle_only_when_all_are() -> None:
             "throughput: 0.0 tokens/s, Avg generation throughput: {g} tokens/s, Running: {r} "
             "reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
     state = replay([line.format(e=0, g="100.0", r=2), line.format(e=1, g="50.0", r=1)])
-    assert state.gen_tps.last == 150.0
+    assert state.stats.gen_tps.last == 150.0
     state = replay([line.format(e=0, g="100.0", r=2), line.format(e=1, g="50.0", r=1),
                     line.format(e=1, g="0.0", r=0)])
-    assert state.gen_tps.last == 100.0 and state.idle_t is None  # engine 0 still works
+    assert state.stats.gen_tps.last == 100.0  # engine 0 still works
+    assert state.liveness.idle_t is None
     assert rank_key(line.format(e=1, g="1.0", r=1)) == ("engine 1", "")
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from eagle_tui.model.alerts import Alert
+from eagle_tui.model.alert import Alert
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked, set_border_title
 

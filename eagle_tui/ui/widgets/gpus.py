@@ -137,11 +137,11 @@ class GpuPane(Widget, can_focus=True):
     def show(self, state: DashboardState, samples: Sequence[GpuSample] = ()) -> None:
         """Take the new state; repaint only when what the pane draws changed (a sample a
         second whose rows read the same, e.g. an idle GPU, costs no screen update)."""
-        self.history.update(state.gpus, samples)
-        conns = {c.host: c for c in state.connections}
-        if state.gpus is not self.sample or conns != self._conns:
+        self.history.update(state.gpu.sample, samples)
+        conns = {c.host: c for c in state.live.connections}
+        if state.gpu.sample is not self.sample or conns != self._conns:
             self._conns = conns
-            self.sample = state.gpus
+            self.sample = state.gpu.sample
             old = self._shown
             width = self._width()
             content = self._build(width)

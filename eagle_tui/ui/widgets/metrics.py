@@ -38,10 +38,10 @@ SPARK_MAX = 40
 
 def dims_check(state: DashboardState) -> tuple[str, bool] | None:
     """``("21504 = 3×7168 ✓", True)`` / ``("7168 ✗ expected 21504 = 3×7168", False)``."""
-    if not state.hidden_dims:
+    if not state.config.hidden_dims:
         return None
-    dim = state.hidden_dims[-1]
-    dc = state.draft_config
+    dim = state.config.hidden_dims[-1]
+    dc = state.config.draft_config
     width = (dc.target_hidden_size or dc.hidden_size) if dc is not None else None
     if width:
         expected = 3 * width
@@ -147,7 +147,7 @@ def metrics_content(state: DashboardState, width: int) -> Content:
     lines.append(_requests_row(state, figs.requests, width))
     lines.append(_dims_row(state, width))
     lines.append(_spec_row(state, width))
-    prev = state.previous
+    prev = state.startup.previous
     if prev is not None:  # a relaunch: the run it replaced, for comparison
         label = f"prev {prev.label}" if prev.label and len(prev.label) <= 4 else "previous"
         lines.append(_row(label, [("  " + inert(previous_figures(prev)), "$text-muted")], "",
@@ -158,24 +158,25 @@ def metrics_content(state: DashboardState, width: int) -> Content:
 def _speedup_row(state: DashboardState, fig: Figure[float], width: int) -> Content:
     speedup = fig.value
     if speedup is None:
-        text = "no baseline" if not state.baseline_tok_s else NA
+        text = "no baseline" if not state.metrics.baseline_tok_s else NA
         return _row("speedup", [(f"{text:>7}", "$text-muted")], "", width)
     style = "$success bold" if speedup >= 1.0 else "$error bold"
     if not fig.current:
         style = "$text-muted"
     src = _source(fig) if not fig.current else ""
     return _row("speedup", [(f"{speedup:>6.2f}×", style),
-                            (f"  vs {state.baseline_tok_s:.1f} tok/s baseline", "$text-muted")],
+                            (f"  vs {state.metrics.baseline_tok_s:.1f} tok/s baseline",
+                             "$text-muted")],
                 src, width)
 
 
 def _requests_row(state: DashboardState, fig: Figure[int], width: int) -> Content:
     src = fig.source
-    running = "—" if state.running is None else str(state.running)
-    queued = "—" if state.queued is None else str(state.queued)
+    running = "—" if state.stats.running is None else str(state.stats.running)
+    queued = "—" if state.stats.queued is None else str(state.stats.queued)
     return _row("requests", [(f"{running:>7}", "bold"), (" running · ", "$text-muted"),
                              (queued, "bold"), (" queued · KV ", "$text-muted"),
-                             (fmt_pct(state.kv_usage), "bold")], src, width)
+                             (fmt_pct(state.stats.kv_usage), "bold")], src, width)
 
 
 def _dims_row(state: DashboardState, width: int) -> Content:
@@ -187,7 +188,7 @@ def _dims_row(state: DashboardState, width: int) -> Content:
 
 
 def _spec_row(state: DashboardState, width: int) -> Content:
-    spec = state.spec
+    spec = state.config.spec
     if spec is None or not spec.algorithm:
         return _row("spec", [("      —", "$text-muted")], "", width)
     bits: list[str] = [inert(spec.algorithm)]
@@ -221,12 +222,13 @@ class MetricsPane(LineDiffWidget):
         self._key: tuple[object, ...] | None = None
 
     def show(self, state: DashboardState) -> None:
-        key = (state.gen_tps, state.m_gen_tps, state.accept_len, state.m_accept_len,
-               state.accept_rate, state.m_acceptance_rate, state.per_position,
-               state.m_per_position, state.baseline_tok_s, state.running, state.queued,
-               state.kv_usage, state.hidden_dims, state.draft_config, state.spec,
-               state.server_info, state.last_decode is None, state.last_metrics is None,
-               _live_key(state), state.previous)
+        stats, metrics, config = state.stats, state.metrics, state.config
+        key = (stats.gen_tps, metrics.gen_tps, stats.accept_len, metrics.accept_len,
+               stats.accept_rate, metrics.acceptance_rate, stats.per_position,
+               metrics.per_position, metrics.baseline_tok_s, stats.running, stats.queued,
+               stats.kv_usage, config.hidden_dims, config.draft_config, config.spec,
+               config.server_info, stats.last_decode is None, metrics.last is None,
+               _live_key(state), state.startup.previous)
         self._state = state
         if key != self._key:
             self._key = key

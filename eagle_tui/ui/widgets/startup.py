@@ -25,7 +25,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from eagle_tui.model.activity import startup_activity
+from eagle_tui.model.activity_views import startup_activity
 from eagle_tui.model.eta import step_eta
 from eagle_tui.model.events import CrashEvent
 from eagle_tui.model.prefix import line_text
@@ -58,7 +58,8 @@ _ICON = {"done": ("✓", "$success"), "active": ("▶", "$accent bold"),
 
 
 def _progress(state: DashboardState, label: str, room: int) -> list[Part]:
-    prog = state.shards if label == "weights" else state.graphs if label == "CUDA graphs" else None
+    st = state.startup
+    prog = st.shards if label == "weights" else st.graphs if label == "CUDA graphs" else None
     if prog is None or prog.total <= 0:
         return []
     count = f"{prog.done}/{prog.total} "
@@ -75,8 +76,8 @@ def _progress(state: DashboardState, label: str, room: int) -> list[Part]:
 def startup_content(state: DashboardState, width: int = 50) -> Content:
     """The stepper, total elapsed, health and process lines, fitted to ``width`` cells."""
     lines: list[Content] = []
-    draft = (state.graphs is not None and state.graphs.role == "draft") or any(
-        m.role == "draft" for m in state.phases
+    draft = (state.startup.graphs is not None and state.startup.graphs.role == "draft") or any(
+        m.role == "draft" for m in state.startup.phases
     )
     for step, status, elapsed in step_states(state):
         icon, icon_style = _ICON[status]
@@ -94,7 +95,7 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
         if eta and Content.assemble(*row, *eta).cell_length <= width:
             row.extend(eta)
         lines.append(Content.assemble(*row))
-    total = _clock(state)(state.elapsed)
+    total = _clock(state)(state.clock.elapsed)
     lines.append(Content.assemble((" total ", "$text-muted"), (total, "bold"),
                                   *_health_parts(state)))
     lines.append(_fit(_process_parts(state), width))
@@ -105,7 +106,7 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
 def _clock(state: DashboardState) -> Callable[[float | None], str]:
     """Every second while the server starts (what this pane is about), at the coarse step
     once it is ready: a clock that moves repaints its row, for as long as the server runs."""
-    return coarse_clock if state.ready else fmt_clock
+    return coarse_clock if state.startup.ready else fmt_clock
 
 
 def _eta_parts(state: DashboardState, label: str,
@@ -133,12 +134,14 @@ def note_parts(state: DashboardState) -> list[Part]:
         return [(" ◆ ", style), (f"{act.kind.replace('_', ' ')}: ", f"{style} bold"),
                 (inert(act.detail), "$text-muted")]
     parts: list[Part] = []
-    if state.phase_inferred:
+    if state.startup.phase_inferred:
         parts += [(" ≈ inferred ", "$warning"),
-                  (f"{state.phase.value} from {state.phase_inferred}", "$text-muted")]
-    if state.engine_inferred is not None:
+                  (f"{state.startup.phase.value} from {state.startup.phase_inferred}",
+                   "$text-muted")]
+    if state.startup.engine_inferred is not None:
         parts += [(" ≈ " if not parts else "; ", "$warning"),
-                  (f"{state.engine} from {state.engine_inferred.reason}", "$text-muted")]
+                  (f"{state.startup.engine} from {state.startup.engine_inferred.reason}",
+                   "$text-muted")]
     return parts
 
 
@@ -152,7 +155,7 @@ def _fit(parts: list[Part], width: int) -> Content:
 
 
 def _health_parts(state: DashboardState) -> list[Part]:
-    h = state.health
+    h = state.live.health
     if h is None:
         return [("  · health —", "$text-muted")]
     parts: list[Part] = [("  · health ", "$text-muted"), (h.state, HEALTH_STYLE.get(h.state, ""))]
@@ -166,7 +169,7 @@ def _health_parts(state: DashboardState) -> list[Part]:
 
 
 def _process_parts(state: DashboardState) -> list[Part]:
-    ex, p = state.process_exit, state.process
+    ex, p = state.live.process_exit, state.live.process
     if ex is not None:
         code = f"exit {ex.exit_code}" if ex.exit_code is not None else "exited"
         if ex.signal is not None:
@@ -174,7 +177,8 @@ def _process_parts(state: DashboardState) -> list[Part]:
         return [(" process ", "$text-muted"), (f"{ex.pid} {code}", "$error bold")]
     if p is None:
         return [(" process —", "$text-muted")]
-    uptime = state.now - p.started if p.started is not None and state.now is not None else None
+    now = state.clock.now
+    uptime = now - p.started if p.started is not None and now is not None else None
     parts: list[Part] = [(" pid ", "$text-muted"), (str(p.pid), "bold"),
                          (f" {p.status}", "$success" if p.status in ("running", "sleeping")
                           else "$error")]
@@ -256,16 +260,17 @@ class StartupPane(Vertical):
         yield ConnectionList(id="connections")
 
     def show(self, state: DashboardState) -> None:
-        now_s = int(state.now) if state.now is not None else None
-        key = (state.phase, state.phases, state.shards, state.graphs, state.crash, state.health,
-               state.process, state.process_exit, now_s, state.lines > 0, state.connections,
-               state.engine_inferred, state.activity, state.lineno_base)
+        now_s = int(state.clock.now) if state.clock.now is not None else None
+        st, live = state.startup, state.live
+        key = (st.phase, st.phases, st.shards, st.graphs, st.crash, live.health,
+               live.process, live.process_exit, now_s, state.log.lines > 0, live.connections,
+               st.engine_inferred, state.activity, state.log.lineno_base)
         if key == self._key:
             return
         self._key = key
         self.query_one(Stepper).show(state)  # fixed height (STEPPER_LINES): no layout pass
-        self.query_one(ConnectionList).show(state.connections)
-        crash = state.crash
+        self.query_one(ConnectionList).show(state.live.connections)
+        crash = state.startup.crash
         self.set_class(crash is not None, "-crashed")
         title = "Startup — CRASHED" if crash is not None else "Startup"
         if title != self.border_title:  # assigning repaints the whole pane, even when equal
@@ -274,7 +279,7 @@ class StartupPane(Vertical):
             show(self.query_one("#crash-title", Static), crash_title(state, crash))
             cause = self.query_one(RootCause)
             cause.lineno = crash.lineno
-            where = line_text(crash.lineno, state.lineno_base)  # the file's own number
+            where = line_text(crash.lineno, state.log.lineno_base)  # the file's own number
             show(cause, Content.assemble((f" ▸ {where}: ", "$accent bold"),
                                          (inert(crash.message), "$text")))
             show(self.query_one("#crash-hint", Static),

@@ -65,19 +65,19 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     parts: list[Part] = [(" eagle-tui ", "bold reverse $primary"), " "]
     figs = figures(state)
     live = figs.live
-    if state.crash is not None:
-        parts.append((f" CRASHED: {inert(state.crash.kind)} ", "bold reverse $error"))
+    if state.startup.crash is not None:
+        parts.append((f" CRASHED: {inert(state.startup.crash.kind)} ", "bold reverse $error"))
     elif live.activity == "dead":
         parts.append((" DEAD ", "bold reverse $error"))
-    elif live.activity == "idle" and state.ready:
+    elif live.activity == "idle" and state.startup.ready:
         parts.append((" IDLE ", "bold reverse $secondary"))
-    elif state.ready:
-        parts.append((f" {PHASE_LABEL[state.phase]} ", "bold reverse $success"))
+    elif state.startup.ready:
+        parts.append((f" {PHASE_LABEL[state.startup.phase]} ", "bold reverse $success"))
     else:
-        parts.append((PHASE_LABEL[state.phase], "$accent bold"))
-    parts.append((f" {(coarse_clock if state.ready else fmt_clock)(state.elapsed)}",
+        parts.append((PHASE_LABEL[state.startup.phase], "$accent bold"))
+    parts.append((f" {(coarse_clock if state.startup.ready else fmt_clock)(state.clock.elapsed)}",
                   "$text-muted"))
-    down = [c for c in state.connections if c.state != "connected"]
+    down = [c for c in state.live.connections if c.state != "connected"]
     parts.extend(Content("  ") + connection_content(c, STATUS_ERROR_CHARS) for c in down)
     if live.activity == "dead" and live.reason:
         parts.append((f"  {inert(live.reason)}", "$error"))
@@ -95,14 +95,15 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     if (summary := summary_text(state)) is not None:  # the lines before a big log's end
         parts.append((f"  {summary}", "$warning" if "not" in summary else "$text-muted"))
     extras = len(parts)  # from here on: context that goes first when space runs out
-    for c in state.connections:
+    for c in state.live.connections:
         if c.state == "connected":
             parts.append(Content("  ") + connection_content(c))
-    if state.engine != "unknown" or (state.spec is not None and state.spec.algorithm):
-        engine = Content.styled(f"  {state.engine}", "$text") if state.engine != "unknown" \
+    known = state.startup.engine != "unknown"
+    if known or (state.config.spec is not None and state.config.spec.algorithm):
+        engine = Content.styled(f"  {state.startup.engine}", "$text") if known \
             else Content("")
-        algo = Content.styled(f" {inert(state.spec.algorithm)}", "$secondary bold") \
-            if state.spec is not None and state.spec.algorithm else Content("")
+        algo = Content.styled(f" {inert(state.config.spec.algorithm)}", "$secondary bold") \
+            if state.config.spec is not None and state.config.spec.algorithm else Content("")
         parts.append(engine + algo)
     if source:
         parts.append((f"  {inert(source)}", "$text-muted"))

@@ -1,0 +1,182 @@
+"""Typed events: the one vocabulary every layer speaks.
+
+Every log line, HTTP answer, process sample and GPU sample becomes one of these small frozen
+dataclasses. Parsers and sources *produce* them, :func:`eagle_tui.model.fold.reduce` *consumes*
+them, the session records them to JSON lines and replays them. Keeping them plain data (no
+methods with side effects, no references to I/O objects) is what makes record/replay, scripted
+tests and the headless ``wait`` command share one code path with the dashboard.
+
+Times: ``t`` is a wall-clock ``time.time()`` float stamped by whoever observed the event (the
+source, not the server); ``time`` on log-derived events is the server's own timestamp text as it
+appeared in the line (or ``None``), kept verbatim because log timestamps have no year (vLLM) or no
+zone (SGLang) and must not be guessed at.
+"""
+
+from __future__ import annotations
+
+from .live import (
+    Baseline,
+    ConnectionState,
+    DownloadSample,
+    DraftConfig,
+    GpuInfo,
+    GpuProcess,
+    GpuSample,
+    GpuState,
+    HealthSample,
+    HealthState,
+    MetricsSample,
+    PreviousRun,
+    ProcessExited,
+    ProcessSample,
+    ProcessStatus,
+    ServerInfo,
+    SourceFailed,
+    SourceRecovered,
+    Tick,
+    UserMarker,
+    UsualTimes,
+)
+from .log import (
+    CrashEvent,
+    DecodeStats,
+    Engine,
+    EngineDetected,
+    HiddenStateDims,
+    LineKind,
+    LogLine,
+    LogOpened,
+    LogPrefixCounted,
+    LogRestarted,
+    ModelInfo,
+    Phase,
+    PhaseEvent,
+    PrefillStats,
+    Progress,
+    Severity,
+    SpecConfig,
+    SpecHistogram,
+    SpecStats,
+    SummaryProgress,
+)
+
+Event = (
+    LogLine
+    | EngineDetected
+    | PhaseEvent
+    | Progress
+    | SpecConfig
+    | DecodeStats
+    | PrefillStats
+    | SpecStats
+    | SpecHistogram
+    | HiddenStateDims
+    | ModelInfo
+    | CrashEvent
+    | LogRestarted
+    | LogOpened
+    | LogPrefixCounted
+    | SummaryProgress
+    | HealthSample
+    | MetricsSample
+    | ServerInfo
+    | DraftConfig
+    | ProcessSample
+    | ProcessExited
+    | GpuSample
+    | DownloadSample
+    | SourceFailed
+    | SourceRecovered
+    | ConnectionState
+    | Tick
+    | Baseline
+    | UserMarker
+    | UsualTimes
+    | PreviousRun
+)
+
+EVENT_TYPES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        LogLine,
+        EngineDetected,
+        PhaseEvent,
+        Progress,
+        SpecConfig,
+        DecodeStats,
+        PrefillStats,
+        SpecStats,
+        SpecHistogram,
+        HiddenStateDims,
+        ModelInfo,
+        CrashEvent,
+        LogRestarted,
+        LogOpened,
+        LogPrefixCounted,
+        SummaryProgress,
+        HealthSample,
+        MetricsSample,
+        ServerInfo,
+        DraftConfig,
+        ProcessSample,
+        ProcessExited,
+        GpuProcess,
+        GpuInfo,
+        GpuSample,
+        DownloadSample,
+        SourceFailed,
+        SourceRecovered,
+        ConnectionState,
+        Tick,
+        Baseline,
+        UserMarker,
+        UsualTimes,
+        PreviousRun,
+    )
+}
+
+__all__ = [
+    "EVENT_TYPES",
+    "Baseline",
+    "ConnectionState",
+    "CrashEvent",
+    "DecodeStats",
+    "DownloadSample",
+    "DraftConfig",
+    "Engine",
+    "EngineDetected",
+    "Event",
+    "GpuInfo",
+    "GpuProcess",
+    "GpuSample",
+    "GpuState",
+    "HealthSample",
+    "HealthState",
+    "HiddenStateDims",
+    "LineKind",
+    "LogLine",
+    "LogOpened",
+    "LogPrefixCounted",
+    "LogRestarted",
+    "MetricsSample",
+    "ModelInfo",
+    "Phase",
+    "PhaseEvent",
+    "PrefillStats",
+    "PreviousRun",
+    "ProcessExited",
+    "ProcessSample",
+    "ProcessStatus",
+    "Progress",
+    "ServerInfo",
+    "Severity",
+    "SourceFailed",
+    "SourceRecovered",
+    "SpecConfig",
+    "SpecHistogram",
+    "SpecStats",
+    "SummaryProgress",
+    "Tick",
+    "UserMarker",
+    "UsualTimes",
+]

@@ -1,0 +1,47 @@
+"""The live sources' records: health, process and connections (:class:`LiveSources`), when the
+numbers last moved (:class:`LiveTimes`, read by :mod:`..liveness`) and the GPUs (:class:`Gpus`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..events import (
+    ConnectionState,
+    GpuSample,
+    HealthSample,
+    ProcessExited,
+    ProcessSample,
+    SourceFailed,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSources:
+    """The newest health and process samples, the process' exit, and each source's trouble."""
+
+    health: HealthSample | None = None
+    ever_ready_health: bool = False
+    process: ProcessSample | None = None
+    process_exit: ProcessExited | None = None
+    process_ended: bool = False  # a watched process exited since this run's log began
+    failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
+    connections: tuple[ConnectionState, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LiveTimes:
+    """When stats last arrived, last showed work, and since when the newest stats say the server
+    is idle (None: they say it works); when /health last said "ready"."""
+
+    data_t: float | None = None
+    active_t: float | None = None
+    idle_t: float | None = None
+    health_ok_t: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gpus:
+    """The newest GPU sample and each GPU's peak memory."""
+
+    sample: GpuSample | None = None
+    mem_peak: tuple[tuple[str, int, int], ...] = ()  # (host, index, peak bytes)

@@ -1,0 +1,71 @@
+"""The run's records: how far its startup got (:class:`Startup`) and its clock (:class:`Clock`),
+with the views that read only them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..events import CrashEvent, Engine, Phase, PreviousRun, Progress, UsualTimes
+from ..evidence import Inferred
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseMark:
+    """When a phase was first reached: log line number, server time text and observed time."""
+
+    phase: Phase
+    lineno: int
+    time: str | None
+    t: float | None
+    detail: str = ""
+    role: str = "target"
+    log_s: float | None = None  # the server's clock (``logclock``): durations on attach
+    inferred: str = ""  # why the phase is implied, when no milestone line said it (.evidence)
+
+
+@dataclass(frozen=True, slots=True)
+class Startup:
+    """The engine, the furthest phase reached and its marks, the crash, and the runs before."""
+
+    engine: Engine = "unknown"
+    # evidence (.evidence): an engine implied by the lines, not detected from a banner
+    engine_inferred: Inferred | None = None
+    phase: Phase = Phase.NONE  # furthest phase reached (never goes back, except on restart)
+    phases: tuple[PhaseMark, ...] = ()
+    shards: Progress | None = None
+    graphs: Progress | None = None
+    crash: CrashEvent | None = None
+    usual: UsualTimes | None = None  # earlier runs' phase times (startup ETA, slow phases)
+    restarts: int = 0
+    restart_t: float | None = None  # when the current run began (a restart), observed time
+    previous: PreviousRun | None = None  # the run this one replaced (shown for comparison)
+
+    @property
+    def ready(self) -> bool:
+        return self.phase.rank >= Phase.READY.rank and self.crash is None
+
+    def phase_mark(self, phase: Phase) -> PhaseMark | None:
+        for m in self.phases:
+            if m.phase is phase:
+                return m
+        return None
+
+    @property
+    def phase_inferred(self) -> str:
+        """Why the current phase is implied rather than seen ("" when a milestone said it)."""
+        mark = self.phase_mark(self.phase)
+        return mark.inferred if mark is not None else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The events' clock: when the session began and the newest event time."""
+
+    t_start: float | None = None
+    now: float | None = None
+
+    @property
+    def elapsed(self) -> float | None:
+        if self.t_start is None or self.now is None:
+            return None
+        return max(0.0, self.now - self.t_start)

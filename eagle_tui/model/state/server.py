@@ -1,0 +1,33 @@
+"""The server's records: what it is configured to run (:class:`ServedConfig`) and what its
+``/metrics`` said (:class:`ServerMetrics`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..events import DraftConfig, MetricsSample, ModelInfo, ServerInfo, SpecConfig
+from ..series import Series
+
+
+@dataclass(frozen=True, slots=True)
+class ServedConfig:
+    """The speculative config, the draft's config.json, the models and the hidden dims seen."""
+
+    spec: SpecConfig | None = None
+    draft_config: DraftConfig | None = None
+    models: tuple[ModelInfo, ...] = ()
+    # distinct dims seen, in order of first sight: the first MAX_HIDDEN_DIMS - 1 and the latest
+    hidden_dims: tuple[int, ...] = ()
+    server_info: ServerInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerMetrics:
+    """``/metrics``' series and newest sample, and the baseline tok/s to compare with."""
+
+    gen_tps: Series = field(default_factory=Series)
+    accept_len: Series = field(default_factory=Series)
+    acceptance_rate: float | None = None
+    per_position: tuple[float, ...] = ()
+    last: MetricsSample | None = None
+    baseline_tok_s: float | None = None
