@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from eagle_tui import __version__
 from eagle_tui.console import warn
 from eagle_tui.errors import EXIT_INTERNAL, EagleError
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 
 # Order = order in --help.
 COMMANDS: tuple[str, ...] = ("lint", "launch", "stop", "runs", "attach", "wait", "watch", "replay",

@@ -1,8 +1,8 @@
 """The sinks of stdout and stderr: every command's output goes through :func:`say` or :func:`warn`.
 
-They accept only :data:`~eagle_tui.model.termtext.Inert` text, so ``mypy --strict`` refuses a
-string that did not pass the one sanitizer (:func:`~eagle_tui.model.termtext.inert`): a server's
-model id, an HTTP error body, a file name or an exception message cannot reach the terminal
+They accept only :data:`~eagle_tui.model.boundary.termtext.Inert` text, so ``mypy --strict`` refuses
+a string that did not pass the one sanitizer (:func:`~eagle_tui.model.boundary.termtext.inert`): a
+server's model id, an HTTP error body, a file name or an exception message cannot reach the terminal
 raw. ``tests/unit/test_terminal_sinks.py`` fails when code outside the sink modules writes to a
 standard stream (``print``, ``sys.stdout.write``, a ``TextIO`` parameter's ``write``) instead.
 The text is checked once more here (one C-level check when clean): the type is a promise that
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from eagle_tui.model.termtext import Inert, inert
+from eagle_tui.model.boundary.termtext import Inert, inert
 
 
 def say(text: Inert, file: TextIO | None = None, *, newline: bool = True,

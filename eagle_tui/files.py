@@ -8,7 +8,7 @@ with one line naming what it is. The kind is checked on the open descriptor itse
 so a path swapped for a FIFO between a check and the open is refused too.
 
 A log in another encoding (UTF-16/32, a byte-order mark) is read as UTF-8 through
-:func:`open_log` (:mod:`eagle_tui.model.textenc` names and decodes it).
+:func:`open_log` (:mod:`eagle_tui.model.ingest.textenc` names and decodes it).
 
 Stdlib and the pure model only, no asyncio: ``report`` imports it before its first line of
 output; every layer above the model may use it (``tests/unit/test_openers.py`` fails when an
@@ -23,7 +23,7 @@ import os
 import stat
 
 from eagle_tui.errors import InputError
-from eagle_tui.model.textenc import SNIFF_BYTES, Encoding, Transcoder, sniff
+from eagle_tui.model.ingest.textenc import SNIFF_BYTES, Encoding, Transcoder, sniff
 
 
 class NotRegularFileError(InputError):

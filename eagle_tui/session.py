@@ -23,14 +23,14 @@ A log opened at its end: when a ``summarizer`` is given and a source's first log
 ``LogOpened`` with ``start > 0``, the session runs ``summarizer(opened)`` as a task beside the
 sources (it counts as one: ``run()`` waits for it). Its events (``LogPrefixCounted``,
 ``SummaryProgress``) are reduced like any; its last item, the summary's state of the lines
-before the tail, replaces the session's state by :func:`eagle_tui.model.prefix.merged`: the
+before the tail, replaces the session's state by :func:`eagle_tui.model.fold.prefix.merged`: the
 summary, then every event reduced since the session began, which the session keeps meanwhile
 (at most ``prefix.RETAIN_BYTES``; past that, or after the log restarted, the summary is not
 merged and a last ``SummaryProgress`` says why). One swap between two batches: no subscriber
 ever sees half of it.
 
 Recording: with ``record=PATH`` every event, in the order it was reduced, is appended to a
-JSON-lines file (see :mod:`eagle_tui.model.codec`); replaying that file through
+JSON-lines file (see :mod:`eagle_tui.model.events.codec`); replaying that file through
 :class:`eagle_tui.sources.replay.ReplaySource` rebuilds the same state.
 """
 
@@ -45,7 +45,6 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
 from eagle_tui.errors import describe_error
-from eagle_tui.model.codec import dumps, header_line
 from eagle_tui.model.events import (
     Event,
     LogLine,
@@ -55,13 +54,14 @@ from eagle_tui.model.events import (
     SummaryProgress,
     Tick,
 )
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.prefix import Kept
+from eagle_tui.model.events.codec import dumps, header_line
+from eagle_tui.model.fold.prefix import Kept
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.sources.base import Source
 
 if TYPE_CHECKING:
-    from eagle_tui.model.prefix import PrefixSummary
+    from eagle_tui.model.fold.prefix import PrefixSummary
 
 log = logging.getLogger(__name__)
 
@@ -401,7 +401,7 @@ class Session:
         assert self._summarizer is not None
         gen = self._summarizer(opened)
         try:
-            from eagle_tui.model.prefix import PrefixSummary
+            from eagle_tui.model.fold.prefix import PrefixSummary
 
             async for item in gen:
                 if isinstance(item, PrefixSummary):

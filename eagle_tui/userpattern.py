@@ -28,7 +28,7 @@ from typing import Any
 import re2
 
 from eagle_tui.errors import UsageError
-from eagle_tui.model.query import Literal, Match, smart_case
+from eagle_tui.model.buffers.query import Literal, Match, smart_case
 
 MAX_PATTERN_CHARS = 1_000  # a pasted page is not a pattern; RE2's program stays small
 _METACHARS = frozenset(".^$*+?{}[]\\|()")
@@ -66,7 +66,7 @@ def _compile(pattern: str, case_sensitive: bool) -> Any:
 
 
 class Regex:
-    """A compiled RE2 pattern, with the protocol of :mod:`eagle_tui.model.query`."""
+    """A compiled RE2 pattern, with the protocol of :mod:`eagle_tui.model.buffers.query`."""
 
     __slots__ = ("_block", "_case", "_re", "pattern", "search")
 

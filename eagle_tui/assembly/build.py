@@ -14,14 +14,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from eagle_tui.assembly.spec import DashboardSpec, is_local_host, url_port
+from eagle_tui.model.bench.windows import own_path
 from eagle_tui.model.events import Baseline, SpecConfig
-from eagle_tui.model.windows import own_path
 
 if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
     from collections.abc import AsyncIterator
 
     from eagle_tui.model.events import Event, LogOpened
-    from eagle_tui.model.prefix import PrefixSummary
+    from eagle_tui.model.fold.prefix import PrefixSummary
     from eagle_tui.session import Session, Summarizer
     from eagle_tui.sources.base import Source
     from eagle_tui.transport.base import Transport

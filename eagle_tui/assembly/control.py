@@ -1,10 +1,10 @@
 """K / R / E for a run eagle-tui launched: stop, restart, edit and relaunch, off the UI thread.
 
-The dashboard's keys post an intent (:mod:`eagle_tui.model.control`); :class:`LaunchControl`
-does the work on its own thread and event loop (``eagle-control``) — connecting the run's host,
-``stop_run`` (every process with the run's token), ``prepare`` (parse and lint on the same
-host), ``start``, the history rows — and answers with one
-:class:`~eagle_tui.model.control.Outcome` through the reply callback the dashboard gave
+The dashboard's keys post an intent (:mod:`eagle_tui.model.launching.control`);
+:class:`LaunchControl` does the work on its own thread and event loop (``eagle-control``) —
+connecting the run's host, ``stop_run`` (every process with the run's token), ``prepare`` (parse and
+lint on the same host), ``start``, the history rows — and answers with one
+:class:`~eagle_tui.model.launching.control.Outcome` through the reply callback the dashboard gave
 (which posts a Textual message: thread-safe). Its own thread, not the session thread: a
 relaunch replaces the session (the new run's sources, a fresh state), and the old session's
 thread ends with it.
@@ -33,17 +33,17 @@ from typing import TYPE_CHECKING, Any
 from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import Subscriber, ThreadedSession
 from eagle_tui.launch.members import check_grace
-from eagle_tui.model.control import Intent, Kill, Outcome, Relaunch, Restart
-from eagle_tui.model.redact import MASK, redact_words
-from eagle_tui.model.runsummary import previous_run, previous_run_from_record
-from eagle_tui.model.shellwords import join
+from eagle_tui.model.boundary.shellwords import join
+from eagle_tui.model.launching.control import Intent, Kill, Outcome, Relaunch, Restart
+from eagle_tui.model.launching.redact import MASK, redact_words
+from eagle_tui.model.views.runsummary import previous_run, previous_run_from_record
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
     from eagle_tui.history.store import RunStore
     from eagle_tui.launch.plan import Prepared
     from eagle_tui.launch.process import Launched
-    from eagle_tui.model.lint import Finding
+    from eagle_tui.model.launching.lint import Finding
     from eagle_tui.transport.base import Transport
 
 Reply = Callable[[Outcome], None]
@@ -191,7 +191,7 @@ class LaunchControl:
     async def _handle(self, intent: Intent) -> Outcome:
         from eagle_tui.history.store import HistoryError
         from eagle_tui.launch.process import LaunchError
-        from eagle_tui.model.cmdline import CommandError
+        from eagle_tui.model.launching.cmdline import CommandError
         from eagle_tui.transport.base import TransportError
 
         try:
@@ -200,7 +200,7 @@ class LaunchControl:
             if isinstance(intent, Restart):
                 return await self._relaunch(list(self._argv), force=True)
             assert isinstance(intent, Relaunch)
-            from eagle_tui.model.cmdline import split_command
+            from eagle_tui.model.launching.cmdline import split_command
 
             words = restore_secrets(split_command(intent.command), self._argv)
             if not words:

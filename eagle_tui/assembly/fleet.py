@@ -29,16 +29,16 @@ from eagle_tui.assembly.spec import DashboardSpec, SshSpec
 from eagle_tui.console import say
 from eagle_tui.errors import UsageError
 from eagle_tui.files import NotRegularFileError, read_text
-from eagle_tui.model.fleet import FleetRow, FleetSnapshot
-from eagle_tui.model.fleet_flags import FleetFilter, sort_rows
-from eagle_tui.model.fleet_hosts import (
+from eagle_tui.model.boundary.grammar import GrammarError
+from eagle_tui.model.boundary.termtext import inert_lines
+from eagle_tui.model.fleet.flags import FleetFilter, sort_rows
+from eagle_tui.model.fleet.hosts import (
     SshRule,
     parse_ssh_map,
     ssh_config_hosts,
     ssh_destination,
 )
-from eagle_tui.model.grammar import GrammarError
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
 from eagle_tui.sources.prometheus import FleetPoller
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import Opener, Subscriber, ThreadedSession
 from eagle_tui.console import warn
 from eagle_tui.errors import EagleError
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 
 if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless never loads Textual
     from eagle_tui.assembly.control import LaunchControl

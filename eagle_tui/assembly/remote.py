@@ -22,7 +22,7 @@ from typing import TextIO
 
 from eagle_tui.assembly.spec import SshSpec
 from eagle_tui.console import warn
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.transport.base import HostKeyError, Transport, TransportError
 from eagle_tui.transport.local import LocalTransport
 

@@ -24,8 +24,8 @@ from eagle_tui.assembly.spec import DashboardSpec, SshSpec, ssh_spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import say, warn
-from eagle_tui.model.normalize import sanitize
-from eagle_tui.model.termtext import Inert, inert_lines
+from eagle_tui.model.boundary.termtext import Inert, inert_lines
+from eagle_tui.model.ingest.normalize import sanitize
 
 EXIT_USAGE = 2
 
@@ -51,7 +51,7 @@ def register(subparsers: Any) -> None:
 
 
 def found_dict(f: Any, index: int) -> dict[str, Any]:
-    from eagle_tui.model.redact import redact_words
+    from eagle_tui.model.launching.redact import redact_words
 
     return {"index": index, "engine": f.engine, "pid": f.launcher.pid, "port": f.port,
             "url": f.url, "algorithm": f.algorithm, "draft": f.draft, "tp": f.tp,
@@ -91,7 +91,7 @@ def _choose(found: list[Any], pick: int | None) -> Any | None:
 def _record(f: Any, host: str, log: str | None) -> int | None:
     """The history row of a discovered server: the launched run it is, or a new attached one."""
     from eagle_tui.history.store import HistoryError, RunStore
-    from eagle_tui.model.redact import redact_words
+    from eagle_tui.model.launching.redact import redact_words
 
     words = redact_words(list(f.launcher.argv))
     try:

@@ -10,7 +10,7 @@ reads the engine's own per-request count of verify steps (``meta_info.spec_verif
 
 The run is a *benchmark window* on the server's timeline: marker requests before and after the
 load show in the server's access log
-(:mod:`eagle_tui.model.windows`), so every dashboard and ``report`` reading that log sees the
+(:mod:`eagle_tui.model.bench.windows`), so every dashboard and ``report`` reading that log sees the
 window, with the client's totals. ``/metrics`` counters are read at both ends
 (:mod:`eagle_tui.commands.bench_window`) and, with ``--log`` (a local file), the log's own
 figures over the window are printed beside them.
@@ -37,9 +37,9 @@ from eagle_tui.commands import argtypes
 from eagle_tui.commands.bench_result import BenchResult
 from eagle_tui.console import say, warn
 from eagle_tui.errors import EagleError, UsageError
-from eagle_tui.model.loaders import LoadError, load_json
-from eagle_tui.model.sse import MAX_SSE_LINE, SseLines
-from eagle_tui.model.termtext import inert_json, inert_lines
+from eagle_tui.model.boundary.loaders import LoadError, load_json
+from eagle_tui.model.boundary.sse import MAX_SSE_LINE, SseLines
+from eagle_tui.model.boundary.termtext import inert_json, inert_lines
 
 if TYPE_CHECKING:  # imported when a load runs: with click installed, httpx imports rich (~30 ms)
     import httpx
@@ -124,7 +124,7 @@ def _text_of(obj: dict[str, Any]) -> str:
 
 async def _sse_lines(resp: httpx.Response, path: str) -> AsyncIterator[str]:
     """The stream's lines, each at most ``MAX_SSE_LINE`` bytes; a longer one refuses the stream
-    (:class:`~eagle_tui.model.loaders.LoadError`, a ``ValueError``) without holding it."""
+    (:class:`~eagle_tui.model.boundary.loaders.LoadError`, a ``ValueError``) without holding it."""
     lines = SseLines()
     async for chunk in resp.aiter_bytes():
         for line in lines.feed(chunk):
@@ -214,7 +214,7 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
 
     In-flight requests at the deadline are cancelled and not counted. Cancelling the task that
     runs this (the demo does) closes every connection. ``mark``: send the window's markers and
-    tag the load requests (:mod:`eagle_tui.model.windows`), read ``/metrics`` at both ends;
+    tag the load requests (:mod:`eagle_tui.model.bench.windows`), read ``/metrics`` at both ends;
     ``log_path``: a local server log to read the window's log figures from.
     """
     import httpx

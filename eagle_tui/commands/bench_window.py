@@ -1,8 +1,8 @@
 """``eagle-tui bench``'s window: its markers, ``/metrics`` at both ends, the log's figures over it,
 and where it is kept (the run history's ``windows`` column).
 
-The markers themselves are the model's (:mod:`eagle_tui.model.windows`): this module only sends
-them. ``/metrics`` is read with eagle-tui's own mark (``/metrics?eagle-tui``), so the two
+The markers themselves are the model's (:mod:`eagle_tui.model.bench.windows`): this module only
+sends them. ``/metrics`` is read with eagle-tui's own mark (``/metrics?eagle-tui``), so the two
 scrapes fold with the dashboard's polls rather than count as load.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.files import open_regular
-from eagle_tui.model.benchfiles import counter_totals, metrics_figures
-from eagle_tui.model.windows import (
+from eagle_tui.model.bench.benchfiles import counter_totals, metrics_figures
+from eagle_tui.model.bench.windows import (
     LOG_INTERVAL_RE,
     BenchWindow,
     WindowTracker,
@@ -89,7 +89,7 @@ def log_interval(path: Path) -> int | None:
 
 def log_window(path: Path, bench_id: str, offset: int = 0) -> BenchWindow | None:
     """The window ``bench_id`` as the log at ``path`` (from byte ``offset``) shows it."""
-    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.ingest.parser import LogParser
 
     parser = LogParser()
     tracker = WindowTracker()

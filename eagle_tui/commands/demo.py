@@ -53,9 +53,9 @@ from eagle_tui.headless.progress import (
     Watched,
     finish_verdict,
 )
-from eagle_tui.model import figures
+from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.views import figures
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
 from eagle_tui.sim.timeline import build_timeline

@@ -16,8 +16,8 @@ from eagle_tui.assembly.open import EXIT_USAGE
 from eagle_tui.commands import argtypes
 from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
-from eagle_tui.model.fleet_flags import FLAG_ORDER, SORT_KEYS, FleetFilter
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
+from eagle_tui.model.fleet.flags import FLAG_ORDER, SORT_KEYS, FleetFilter
 
 
 def register(subparsers: Any) -> None:

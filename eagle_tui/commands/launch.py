@@ -22,7 +22,7 @@ from eagle_tui.assembly.spec import DashboardSpec, ssh_spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import warn
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
@@ -96,7 +96,7 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     from eagle_tui.history.store import HistoryError, RunStore
     from eagle_tui.launch.plan import env_values, prepare, start
     from eagle_tui.launch.process import LaunchError
-    from eagle_tui.model.cmdline import CommandError
+    from eagle_tui.model.launching.cmdline import CommandError
     from eagle_tui.transport.base import TransportError
 
     try:
@@ -161,7 +161,7 @@ def _record_outcome(run_id: int, code: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from eagle_tui.errors import EagleError
-    from eagle_tui.model.cmdline import CommandError, split_command
+    from eagle_tui.model.launching.cmdline import CommandError, split_command
 
     words = list(args.cmd)
     if words and words[0] == "--":

@@ -18,10 +18,10 @@ from eagle_tui.assembly.spec import ssh_spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import say, warn
-from eagle_tui.model.cmdline import CommandError, ParsedCommand, parse_command
-from eagle_tui.model.lint import LintResult, lint
-from eagle_tui.model.normalize import sanitize
-from eagle_tui.model.termtext import Inert, inert_lines
+from eagle_tui.model.boundary.termtext import Inert, inert_lines
+from eagle_tui.model.ingest.normalize import sanitize
+from eagle_tui.model.launching.cmdline import CommandError, ParsedCommand, parse_command
+from eagle_tui.model.launching.lint import LintResult, lint
 
 EXIT_OK = 0
 EXIT_ERRORS = 1

@@ -24,7 +24,7 @@ from eagle_tui.commands.common import add_ui_args
 from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.progress import EXIT_CRASHED, EXIT_READY
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 
 EXIT_OK = EXIT_READY
 

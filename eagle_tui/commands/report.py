@@ -16,7 +16,7 @@ from typing import Any, BinaryIO, cast
 
 from eagle_tui.commands import argtypes
 from eagle_tui.console import say, warn
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
 
 EXIT_OK = 0
@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
 
     from eagle_tui.commands import report_windows
     from eagle_tui.files import NotRegularFileError, as_utf8, open_log
-    from eagle_tui.model.normalize import sanitize
-    from eagle_tui.model.textenc import note
+    from eagle_tui.model.ingest.normalize import sanitize
+    from eagle_tui.model.ingest.textenc import note
 
     name: str = args.log
     rss: list[tuple[int, int]] = []

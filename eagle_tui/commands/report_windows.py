@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from eagle_tui.files import NotRegularFileError, open_regular, read_text
-from eagle_tui.model.benchfiles import ResultsRun, parse_results, span_figures
+from eagle_tui.model.bench.benchfiles import ResultsRun, parse_results, span_figures
+from eagle_tui.model.bench.windows import BENCH_TAG, WindowTracker
 from eagle_tui.model.events import Event
-from eagle_tui.model.windows import BENCH_TAG, WindowTracker
 
 SCAN_CHUNK = 1 << 20
 _MARK = f"{BENCH_TAG}=".encode()
@@ -67,7 +67,7 @@ def load_results(files: list[str]) -> list[ResultsRun]:
 
 
 def _events(path: Path, offset: int) -> list[Event]:
-    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.ingest.parser import LogParser
 
     parser = LogParser()
     out: list[Event] = []

@@ -17,8 +17,8 @@ from typing import Any, TextIO
 
 from eagle_tui.commands import argtypes
 from eagle_tui.console import say, warn
-from eagle_tui.model.normalize import sanitize
-from eagle_tui.model.termtext import Inert, inert_lines
+from eagle_tui.model.boundary.termtext import Inert, inert_lines
+from eagle_tui.model.ingest.normalize import sanitize
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -130,7 +130,7 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
-    from eagle_tui.model.compare import flag_changes, speedup
+    from eagle_tui.model.bench.compare import flag_changes, speedup
 
     recs = [store.get(ref) for ref in args.runs]
     baseline = args.baseline

@@ -20,8 +20,8 @@ from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import ssh_spec_from_args
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import say, warn
-from eagle_tui.model.normalize import sanitize
-from eagle_tui.model.termtext import inert
+from eagle_tui.model.boundary.termtext import inert
+from eagle_tui.model.ingest.normalize import sanitize
 
 EXIT_STOPPED = 0
 EXIT_LEFT = 1

@@ -41,7 +41,7 @@ from eagle_tui.headless.progress import (
     ProgressPrinter,
     finish_verdict,
 )
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.session import Session, Subscriber
 from eagle_tui.transport.base import Transport, TransportError
 

@@ -19,7 +19,7 @@ from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_source_args, add_ui_args
 from eagle_tui.console import warn
 from eagle_tui.errors import UsageError
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.boundary.termtext import inert_lines
 
 
 def register(subparsers: Any) -> None:

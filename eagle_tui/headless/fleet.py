@@ -1,7 +1,7 @@
 """``eagle-tui fleet --headless`` / ``--json``: one refresh, as text lines or one JSON object.
 
-Pure functions of a :class:`~eagle_tui.model.fleet.FleetSnapshot`; the loop that prints them is
-the command's. Text: a status line, then one line per instance (flags first, so a ``grep``
+Pure functions of a :class:`~eagle_tui.model.fleet.snapshot.FleetSnapshot`; the loop that prints
+them is the command's. Text: a status line, then one line per instance (flags first, so a ``grep``
 for ``drafts_rejected`` finds the misconfigured servers).
 """
 
@@ -11,7 +11,7 @@ import json
 import time
 
 from eagle_tui.headless.lines import clean
-from eagle_tui.model.fleet import FleetRow, FleetSnapshot
+from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
 
 SLOW_S = 2.0  # a refresh this long is said: the figures are that much older than they look
 

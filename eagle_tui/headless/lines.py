@@ -11,14 +11,14 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from eagle_tui.model.activity_views import startup_activity, stuck_collective
+from eagle_tui.model.boundary.termtext import Inert, inert
 from eagle_tui.model.events import Phase
 from eagle_tui.model.events import Progress as Progress_
-from eagle_tui.model.figtext import figures_dict, figures_text
-from eagle_tui.model.figures import figures
-from eagle_tui.model.prefix import absolute, line_text, summary_dict, summary_text
+from eagle_tui.model.fold.prefix import absolute, line_text, summary_dict, summary_text
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.termtext import Inert, inert
+from eagle_tui.model.views.activity import startup_activity, stuck_collective
+from eagle_tui.model.views.figtext import figures_dict, figures_text
+from eagle_tui.model.views.figures import figures
 
 GIB = float(1 << 30)
 LINE_SHOWN = 500  # characters of each of the crash diagnosis' last log lines

@@ -17,12 +17,12 @@ from typing import Any, Protocol, TextIO
 
 from eagle_tui.console import say
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
-from eagle_tui.model.activity_views import startup_activity, stuck_collective
+from eagle_tui.model.boundary.termtext import inert_json, inert_lines
 from eagle_tui.model.events import Event
-from eagle_tui.model.figures import figures
-from eagle_tui.model.prefix import summarizing
+from eagle_tui.model.fold.prefix import summarizing
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.termtext import inert_json, inert_lines
+from eagle_tui.model.views.activity import startup_activity, stuck_collective
+from eagle_tui.model.views.figures import figures
 from eagle_tui.session import Subscriber
 
 EXIT_READY = 0

@@ -15,7 +15,7 @@ Two failures of issue 17 came from the streams themselves, not from what was pri
   ``tests/unit/test_terminal_sinks.py`` enforces): it also holds for argparse's own messages and
   for a library that prints. Bytes written to ``stdout.buffer`` (``report --json``) are JSON with
   every control escaped; the dashboard writes to the original ``sys.__stderr__``, which is never
-  wrapped (its widgets take :data:`~eagle_tui.model.termtext.Inert` text instead).
+  wrapped (its widgets take :data:`~eagle_tui.model.boundary.termtext.Inert` text instead).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from eagle_tui.model.termtext import Inert
-from eagle_tui.model.termtext import inert as _inert
+from eagle_tui.model.boundary.termtext import Inert
+from eagle_tui.model.boundary.termtext import inert as _inert
 
 
 def inert(text: str) -> Inert:

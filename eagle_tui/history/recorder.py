@@ -1,7 +1,7 @@
 """Keep a run's row in the history up to date while it is watched.
 
 A session subscriber: at every change of phase, readiness or crash, and every ``every``
-seconds otherwise, the run's summary (:func:`eagle_tui.model.runsummary.summarize`) is
+seconds otherwise, the run's summary (:func:`eagle_tui.model.views.runsummary.summarize`) is
 written to its row, so a dashboard closed (or a server killed) at any moment still leaves
 the phases, the time to ready and the figures in the history. Writes are small and rare
 (one short SQLite transaction); a history that stops working is reported once and then left
@@ -17,10 +17,10 @@ from typing import Any, TextIO
 
 from eagle_tui.console import warn
 from eagle_tui.history.store import HistoryError, RunStore
+from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.model.events import Event
-from eagle_tui.model.runsummary import summarize
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.termtext import inert_lines
+from eagle_tui.model.views.runsummary import summarize
 
 EVERY_S = 5.0
 

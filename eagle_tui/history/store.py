@@ -4,8 +4,8 @@ Every run eagle-tui launches is a row (and, from the dashboard, every run it wat
 relaunch can be compared with the run before it and ``stop`` knows which process groups are
 eagle-tui's to stop. SQLite in WAL mode with a busy timeout makes two eagle-tui processes
 writing at once safe (a dashboard recording metrics while ``eagle-tui stop`` marks a run
-stopped). Commands are stored redacted (:mod:`eagle_tui.model.redact`); environment values are
-never stored, only the names of variables passed with ``--env``.
+stopped). Commands are stored redacted (:mod:`eagle_tui.model.launching.redact`); environment values
+are never stored, only the names of variables passed with ``--env``.
 
 Where: ``$EAGLE_TUI_DATA_DIR`` if set, else platformdirs' user data dir for ``eagle-tui``.
 A directory that cannot be created or written gives :class:`HistoryError` with the path and the
@@ -32,7 +32,7 @@ from typing import Any
 from eagle_tui.errors import EagleError
 from eagle_tui.files import NotRegularFileError, check_regular
 from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord, typed
-from eagle_tui.model.loaders import LoadError, load_json
+from eagle_tui.model.boundary.loaders import LoadError, load_json
 
 SCHEMA_VERSION = 1
 # without these a row means nothing (the order of the runs, what became of them): a file that

@@ -11,7 +11,7 @@ from statistics import median
 from typing import Any
 
 from eagle_tui.history.store import RunStore
-from eagle_tui.model.compare import flatten
+from eagle_tui.model.bench.compare import flatten
 from eagle_tui.model.events import UsualTimes
 
 _VOLATILE = ("--port", "--host", "--log-level", "--served-model-name", "--api-key",

@@ -16,10 +16,10 @@ from typing import Any
 from eagle_tui.history.records import RunRecord
 from eagle_tui.history.store import RunStore, data_dir
 from eagle_tui.launch.process import Launched, new_token, start_detached
-from eagle_tui.model.cmdline import ParsedCommand, parse_command
-from eagle_tui.model.lint import LintResult, lint
-from eagle_tui.model.redact import redact_words
-from eagle_tui.model.shellwords import join
+from eagle_tui.model.boundary.shellwords import join
+from eagle_tui.model.launching.cmdline import ParsedCommand, parse_command
+from eagle_tui.model.launching.lint import LintResult, lint
+from eagle_tui.model.launching.redact import redact_words
 from eagle_tui.probe.facts import gather
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.base import Transport

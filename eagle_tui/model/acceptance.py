@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .events import DecodeStats, SpecStats
+from eagle_tui.model.events import DecodeStats, SpecStats
 
 # ``[2025-11-20 10:16:03 DP1 TP4] `` → the parallel labels of the stamp
 _RANKS = re.compile(r"\[[^\]]{0,40}?((?: (?:DP|PP|TP|EP|CP)\d+)+)\]", re.ASCII)

@@ -4,5 +4,5 @@ The engines' flag tables (``tables``), the facts a launch command is linted agai
 checkpoint configs, listening ports, GPUs) and the servers already running there
 (``discover``). Everything goes through a :class:`~eagle_tui.transport.base.Transport`, so a
 remote host is probed exactly like the local one, with nothing installed on it; the judging
-itself is pure (``eagle_tui.model.cmdline``, ``.lint``, ``.discovery``).
+itself is pure (``eagle_tui.model.launching.cmdline``, ``.lint``, ``.discovery``).
 """

@@ -8,7 +8,7 @@ costs one short command. Linux only (``/proc``), like the rest of the remote sid
 
 from __future__ import annotations
 
-from eagle_tui.model.discovery import Found, find_servers, parse_scan
+from eagle_tui.model.launching.discovery import Found, find_servers, parse_scan
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.base import Transport, TransportError
 

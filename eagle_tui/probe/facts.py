@@ -15,9 +15,9 @@ import re
 import shlex
 from typing import Any
 
-from eagle_tui.model.cmdline import ParsedCommand
-from eagle_tui.model.lint import ConfigFact, GpuFact, LintFacts, spec_plan
-from eagle_tui.model.loaders import LoadError, load_json
+from eagle_tui.model.boundary.loaders import LoadError, load_json
+from eagle_tui.model.launching.cmdline import ParsedCommand
+from eagle_tui.model.launching.lint import ConfigFact, GpuFact, LintFacts, spec_plan
 from eagle_tui.transport.base import CommandNotFound, Transport, TransportError
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

@@ -4,7 +4,7 @@ Why: Prometheus alone reads a loading server and a dead one the same (``up == 0`
 instance whose host maps to an SSH destination (``--ssh-map``, ``~/.ssh/config``), the prober
 looks on that host with the ordinary, nothing-installed tools: discovery's process scan (the
 one ``eagle-tui attach`` uses: the engine launcher serving that port) and the end of its log
-(``tail -c``), read by the dashboard's own parser (:func:`~eagle_tui.model.fleet_probe.
+(``tail -c``), read by the dashboard's own parser (:func:`~eagle_tui.model.fleet.probe.
 probe_hint`). The answers become the poller's per-instance ``hints``.
 
 Bounded, so a fleet of hundreds of down instances cannot stall anything:
@@ -30,10 +30,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from eagle_tui.model.fleet import FleetSnapshot
-from eagle_tui.model.fleet_hosts import SshRule, ssh_destination
-from eagle_tui.model.fleet_probe import probe_hint
-from eagle_tui.model.grammar import GrammarError, remote_path
+from eagle_tui.model.boundary.grammar import GrammarError, remote_path
+from eagle_tui.model.fleet.hosts import SshRule, ssh_destination
+from eagle_tui.model.fleet.probe import probe_hint
+from eagle_tui.model.fleet.snapshot import FleetSnapshot
 from eagle_tui.transport.base import Transport, TransportError
 
 DEFAULT_MAX_HOSTS = 8

@@ -11,8 +11,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from eagle_tui.model.cmdline import Engine, FlagSpec, FlagTable
-from eagle_tui.model.loaders import load_json
+from eagle_tui.model.boundary.loaders import load_json
+from eagle_tui.model.launching.cmdline import Engine, FlagSpec, FlagTable
 
 ENGINES: tuple[Engine, ...] = ("sglang", "vllm")
 

@@ -37,8 +37,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO
 
 from eagle_tui.model.acceptance import WorkTotals
-from eagle_tui.model.alerts import evaluate_alerts
-from eagle_tui.model.classify import NON_PLAIN_AFTER_NL, valid_tokens
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -50,11 +48,13 @@ from eagle_tui.model.events import (
     PrefillStats,
     SpecStats,
 )
-from eagle_tui.model.evidence import worth_scanning
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.parser import LogParser, split_lines
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.classify import NON_PLAIN_AFTER_NL, valid_tokens
+from eagle_tui.model.ingest.evidence import worth_scanning
+from eagle_tui.model.ingest.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.alerts import evaluate_alerts
 
 from .chunk_summary import (
     STATS_TEXT,

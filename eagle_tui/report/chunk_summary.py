@@ -45,7 +45,8 @@ from collections.abc import Iterator
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from eagle_tui.model.classify import (
+from eagle_tui.model.bench.windows import BENCH_TAG
+from eagle_tui.model.ingest.classify import (
     ACC_LINE_B,
     GEN_LINE_B,
     NON_PLAIN_AFTER_NL,
@@ -53,9 +54,8 @@ from eagle_tui.model.classify import (
     unknown_dim_pattern,
     valid_tokens,
 )
-from eagle_tui.model.parser import split_lines
+from eagle_tui.model.ingest.parser import split_lines
 from eagle_tui.model.series import Series
-from eagle_tui.model.windows import BENCH_TAG
 
 TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
 STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")

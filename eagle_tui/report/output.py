@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, BinaryIO
 
-from eagle_tui.model.normalize import sanitize
+from eagle_tui.model.ingest.normalize import sanitize
 
 from .spool import NumberSpool
 

@@ -38,7 +38,7 @@ from functools import partial
 from typing import Any, BinaryIO, cast
 
 from eagle_tui.console import warn
-from eagle_tui.model.termtext import inert
+from eagle_tui.model.boundary.termtext import inert
 
 from .builder import ReportBuilder, build_report
 from .chunk_summary import ChunkSummarizer, ChunkSummary, from_wire, summarize_chunk, to_wire

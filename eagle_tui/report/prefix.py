@@ -15,7 +15,7 @@ most every ``PROGRESS_S``), and ``done`` once the pickled :class:`DashboardState
 (a file its parent made: a pickle from our own child is trusted as our own memory is). An
 error goes to stderr with a non-zero exit.
 
-What comes back is a :class:`~eagle_tui.model.prefix.PrefixSummary`. Its state: the report's
+What comes back is a :class:`~eagle_tui.model.fold.prefix.PrefixSummary`. Its state: the report's
 fold (phases, crash, speculative settings, models, hidden dims, engine and what is inferred),
 then the stats events of the last stretch of the prefix (enough for every series' last
 ``STATS_KEEP`` points: what a full catch-up's thinned series keep), reduced onto it, so figures
@@ -39,15 +39,15 @@ from typing import BinaryIO
 
 from eagle_tui.console import say, warn
 from eagle_tui.files import open_regular
-from eagle_tui.model.crash import CANDIDATE_WINDOW
+from eagle_tui.model.boundary.termtext import Inert, inert
 from eagle_tui.model.events import CrashEvent, DecodeStats, Event, SpecStats
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.framing import LineFramer
-from eagle_tui.model.logfeed import STATS_KEEP, LogFeed
-from eagle_tui.model.parser import LogParser
-from eagle_tui.model.prefix import PrefixSummary
+from eagle_tui.model.fold.prefix import PrefixSummary
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.crash import CANDIDATE_WINDOW
+from eagle_tui.model.ingest.framing import LineFramer
+from eagle_tui.model.ingest.logfeed import STATS_KEEP, LogFeed
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.termtext import Inert, inert
 
 from .builder import ReportBuilder
 from .parallel import fold_parallel

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import IO, BinaryIO
 
-from eagle_tui.model.loaders import load_json
+from eagle_tui.model.boundary.loaders import load_json
 
 from .chunk_summary import TAIL
 

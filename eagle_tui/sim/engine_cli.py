@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from eagle_tui.files import read_text
-from eagle_tui.model.cmdline import ParsedCommand, parse_args
-from eagle_tui.model.lint import is_eagle3_config, spec_plan
-from eagle_tui.model.loaders import load_json
+from eagle_tui.model.boundary.loaders import load_json
+from eagle_tui.model.launching.cmdline import ParsedCommand, parse_args
+from eagle_tui.model.launching.lint import is_eagle3_config, spec_plan
 from eagle_tui.probe.tables import load_table
 
 from .runtime import SimOptions, run

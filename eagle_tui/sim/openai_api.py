@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.errors import EagleError
-from eagle_tui.model.loaders import LoadError, load_json
+from eagle_tui.model.boundary.loaders import LoadError, load_json
 
 from . import sglang_log
 from .scenario import NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, ServerConfig

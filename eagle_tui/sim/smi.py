@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eagle_tui.errors import UsageError
-from eagle_tui.model.loaders import load_json
+from eagle_tui.model.boundary.loaders import load_json
 
 NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
              "sure that the latest NVIDIA driver is installed and running.")

@@ -21,9 +21,9 @@ import shlex
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from eagle_tui.model.alerts import is_eagle3_architecture
+from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.events import DraftConfig, Event, SpecConfig
-from eagle_tui.model.loaders import LoadError, load_json
+from eagle_tui.model.views.alerts import is_eagle3_architecture
 from eagle_tui.transport.base import Transport, TransportError
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")

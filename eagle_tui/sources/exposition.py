@@ -15,7 +15,7 @@ rewritten with single spaces.
 
 from __future__ import annotations
 
-from eagle_tui.model.normalize import sanitize
+from eagle_tui.model.ingest.normalize import sanitize
 from eagle_tui.model.numbers import strict_float
 
 MAX_VALUE = 1e15  # larger than any count, rate or token total a server reaches: not a reading

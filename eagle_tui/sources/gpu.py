@@ -30,8 +30,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
+from eagle_tui.model.buffers.gpuhistory import MEMORY_STEP as GPU_MEMORY_STEP
 from eagle_tui.model.events import Event, GpuInfo, GpuProcess, GpuSample, GpuState
-from eagle_tui.model.gpuhistory import MEMORY_STEP as GPU_MEMORY_STEP
 from eagle_tui.sources.gpu_smi import (
     DEFAULT_INTERVAL_S,
     MIB,

@@ -18,7 +18,7 @@ that is still loading from one that died: both are "not 200". Here each poll bec
 The loop reschedules itself after each request finishes (requests never overlap) and all I/O is
 httpx's async client, so a hanging server never blocks the event loop.
 
-The commands poll ``/health?eagle-tui`` (``path``, :func:`~eagle_tui.model.windows.own_path`):
+The commands poll ``/health?eagle-tui`` (``path``, :func:`~eagle_tui.model.bench.windows.own_path`):
 the server's access log shows the mark, and the log view folds those lines. While the server is up
 and ready the poll slows to ``ready_interval`` (the commands ask for :data:`READY_INTERVAL_S`):
 readiness needs the fast poll, an up server does not (its death shows in the log and the

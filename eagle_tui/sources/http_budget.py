@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from eagle_tui.model.loaders import load_json
+from eagle_tui.model.boundary.loaders import load_json
 from eagle_tui.transport.base import TransportError
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class BoundedResponse:
 
     def json(self, source: str) -> Any:
         """The body as JSON (the bounded loader; the body is already within its cap);
-        :class:`~eagle_tui.model.loaders.LoadError` naming ``source`` when it is not."""
+        :class:`~eagle_tui.model.boundary.loaders.LoadError` naming ``source`` when it is not."""
         return load_json(self.content, source, max_bytes=len(self.content))
 
 

@@ -1,7 +1,7 @@
 """File-backed scrollback, the I/O half: a line index built in the background, lines on demand.
 
 The log pane keeps only the tail of a big log in memory; scrolling up past it continues into
-the file (:mod:`eagle_tui.model.linewindow` is the pure half, the view's). A
+the file (:mod:`eagle_tui.model.buffers.linewindow` is the pure half, the view's). A
 :class:`LineStore` is one file on one host: it builds the sparse :class:`~eagle_tui.model.
 lineindex.LineIndex` of ``[0, start)`` (the bytes before the tail) in the background, in
 chunks read with :meth:`~eagle_tui.transport.base.Transport.read_range`, and reads the line
@@ -27,8 +27,8 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
-from eagle_tui.model.lineindex import LineIndex, RangeLines
-from eagle_tui.model.linewindow import (
+from eagle_tui.model.buffers.lineindex import LineIndex, RangeLines
+from eagle_tui.model.buffers.linewindow import (
     FileMatch,
     IndexFile,
     IndexProgress,

@@ -1,8 +1,8 @@
 """Follow a server log through the transport and turn it into parsed events.
 
-The bytes read go through the model's one line framer (:class:`~eagle_tui.model.logfeed.LogFeed`:
-framer, parser, stats thinning), which decides everything about lines; this source only does the
-I/O and says when the end of the file is reached:
+The bytes read go through the model's one line framer
+(:class:`~eagle_tui.model.ingest.logfeed.LogFeed`: framer, parser, stats thinning), which decides
+everything about lines; this source only does the I/O and says when the end of the file is reached:
 
 * **Exact resume.** ``offset`` (the framer's) is the byte offset just after the last line handed
   to the parser. When the transport fails (an SSH connection drops) the session calls
@@ -32,13 +32,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from eagle_tui.model.events import Event, LogOpened, LogRestarted
-from eagle_tui.model.framing import TAIL_LINES, LineFramer
-from eagle_tui.model.logfeed import STATS_KEEP, LogFeed, StatsThinner
-from eagle_tui.model.textenc import SNIFF_BYTES, Encoding, RawOffsets, Transcoder, sniff
+from eagle_tui.model.ingest.framing import TAIL_LINES, LineFramer
+from eagle_tui.model.ingest.logfeed import STATS_KEEP, LogFeed, StatsThinner
+from eagle_tui.model.ingest.textenc import SNIFF_BYTES, Encoding, RawOffsets, Transcoder, sniff
 from eagle_tui.transport.base import TailChunk, Transport, TransportError
 
 if TYPE_CHECKING:
-    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.ingest.parser import LogParser
 
 CATCHUP_LINES = TAIL_LINES
 CAUGHT_UP_GAP_S = 0.05  # no new chunk within this long = we are at the end of the file
@@ -91,7 +91,7 @@ class LogTail:
         self.transport = transport
         self.catchup_lines = catchup_lines
         self.caught_up_gap = caught_up_gap
-        from eagle_tui.model.parser import LogParser  # loaded only when a log is followed
+        from eagle_tui.model.ingest.parser import LogParser  # loaded only when a log is followed
 
         self.feed = LogFeed(LogParser(host=transport.host),
                             LineFramer(offset, tail_lines=catchup_lines))

@@ -4,7 +4,7 @@ When the log tail opens a big file at its end (``LogOpened``), the session runs
 :meth:`PrefixSummarizer.summarize` for it: an async iterator of ``LogPrefixCounted`` (how many
 lines lie before the tail: the line numbers' base), ``SummaryProgress`` events (bytes done, ETA)
 and, last, the summary's :class:`~eagle_tui.model.state.DashboardState`, which the session
-merges with what it reduced since (:func:`eagle_tui.model.prefix.merged`).
+merges with what it reduced since (:func:`eagle_tui.model.fold.prefix.merged`).
 
 The work runs in a child process (``python -m eagle_tui.report.prefix``): the report's parallel
 fold with its default number of workers, none of them forked from this threaded process, and
@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from eagle_tui.model.events import Event, LogOpened, LogPrefixCounted, SummaryProgress
-from eagle_tui.model.prefix import PrefixSummary
+from eagle_tui.model.fold.prefix import PrefixSummary
 from eagle_tui.transport.base import Transport, TransportError
 
 MODULE = "eagle_tui.report.prefix"

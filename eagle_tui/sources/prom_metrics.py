@@ -12,7 +12,7 @@ the fleet's bounded GET (a total deadline and a body cap, :func:`~.prometheus.bo
   instance answered, and *when* that scrape was — the samples of one scrape share its
   timestamp, so rates are taken over the scrapes' own times, not over our polls';
 * the raw stored series of the names the ``/metrics`` source reads (both spellings:
-  SGLang's ``:`` is stored as ``_`` through OpenMetrics, :func:`~eagle_tui.model.fleet_queries.
+  SGLang's ``:`` is stored as ``_`` through OpenMetrics, :func:`~eagle_tui.model.fleet.queries.
   stored_names`), which become the same (name, labels, value) samples as a scrape's text and go
   through the same mapping (:func:`~.metrics.snapshot_of`, :func:`~.metrics.to_sample`): the
   rank rule, the vLLM counter windows, SGLang's verify-call accept length, the restart reset.
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 import httpx
 
 from eagle_tui.model.events import Event, HealthSample
-from eagle_tui.model.fleet_queries import stored_names
+from eagle_tui.model.fleet.queries import stored_names
 from eagle_tui.sources.exposition import MAX_VALUE
 from eagle_tui.sources.metrics import (
     COUNTER_NAMES,

@@ -1,13 +1,13 @@
 """Read the fleet from a Prometheus server: ``/api/v1/query`` and ``/api/v1/query_range``.
 
-One refresh sends the query groups of :mod:`eagle_tui.model.fleet_queries` concurrently (four
+One refresh sends the query groups of :mod:`eagle_tui.model.fleet.queries` concurrently (four
 requests, whatever the number of instances) and hands their answers to the pure
-:func:`~eagle_tui.model.fleet.build_snapshot`. Every request is bounded twice: a total deadline
-(connect + send + the whole body, not httpx's per-read timeout, which a server trickling one
-byte a second never trips) and a body cap (a selector matching far more than meant must not
+:func:`~eagle_tui.model.fleet.snapshot.build_snapshot`. Every request is bounded twice: a total
+deadline (connect + send + the whole body, not httpx's per-read timeout, which a server trickling
+one byte a second never trips) and a body cap (a selector matching far more than meant must not
 grow memory without limit). A failure of any kind — refused, timed out, HTTP error, Prometheus'
 ``"status": "error"``, a body that is not its JSON or not its shape (checked level by level in
-:mod:`eagle_tui.model.prom_answer`), a body over the cap — becomes the failed
+:mod:`eagle_tui.model.fleet.answer`), a body over the cap — becomes the failed
 group's error text; the snapshot then keeps the last good figures marked stale and says why.
 Prometheus' ``warnings`` (partial data from a remote-read/federated store) are passed on too.
 
@@ -27,7 +27,16 @@ from urllib.parse import urlencode
 
 import httpx
 
-from eagle_tui.model.fleet import (
+from eagle_tui.model.fleet.answer import AnswerError
+from eagle_tui.model.fleet.answer import parse_answer as check_body
+from eagle_tui.model.fleet.queries import (
+    DEFAULT_LOOKBACK,
+    DEFAULT_WINDOW,
+    QueryGroup,
+    fleet_groups,
+    sparkline_group,
+)
+from eagle_tui.model.fleet.snapshot import (
     Answers,
     FleetSnapshot,
     Labels,
@@ -35,15 +44,6 @@ from eagle_tui.model.fleet import (
     build_snapshot,
     split_tagged,
 )
-from eagle_tui.model.fleet_queries import (
-    DEFAULT_LOOKBACK,
-    DEFAULT_WINDOW,
-    QueryGroup,
-    fleet_groups,
-    sparkline_group,
-)
-from eagle_tui.model.prom_answer import AnswerError
-from eagle_tui.model.prom_answer import parse_answer as check_body
 from eagle_tui.sources.http_budget import BodyTooLarge, DeadlineExceeded, get_bounded
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -81,7 +81,7 @@ async def bounded_get(client: httpx.AsyncClient, path: str, params: Mapping[str,
 def parse_answer(body: bytes,
                  expect: str | None = None) -> tuple[str, list[tuple[Labels, Any]], list[str]]:
     """Prometheus' JSON → (result type, [(labels, value or values)], warnings), every level
-    checked (:mod:`eagle_tui.model.prom_answer`); :class:`PrometheusError` saying what came
+    checked (:mod:`eagle_tui.model.fleet.answer`); :class:`PrometheusError` saying what came
     instead of the answer (``expect``: the result type the query asks for)."""
     try:
         answer = check_body(body, expect)

@@ -6,7 +6,7 @@ rebuilds exactly the live state. ``speed`` replays with the recorded pacing (``1
 ``10.0`` ten times faster); ``None`` as fast as the session takes it.
 
 A raw log is a tail that ends at the end of the file: its chunks go through the same
-:class:`~eagle_tui.model.logfeed.LogFeed` as the live tail's catch-up, so all but the last
+:class:`~eagle_tui.model.ingest.logfeed.LogFeed` as the live tail's catch-up, so all but the last
 ``visible_lines`` lines take the parser's fast path (phases, stats and crashes only), with the
 same thinning of old stats, and the end of the file releases the visible tail.
 
@@ -22,9 +22,9 @@ malformed: a ``t`` of 1e300 hung ``replay --speed`` (a sleep of 1e300 s) and sho
 time of 300 digits. With ``speed``, a gap between two events is replayed as at most
 :data:`MAX_PAUSE_S` recorded seconds (a recording left running overnight does not stall).
 
-Every record line goes through the bounded JSON loader (:mod:`eagle_tui.model.loaders`: at most
-``codec.MAX_RECORD_BYTES``, nested at most 64 deep) and is read at most that many characters at a
-time, so a line without an end costs bounded memory. A malformed record line is reported (the
+Every record line goes through the bounded JSON loader (:mod:`eagle_tui.model.boundary.loaders`: at
+most ``codec.MAX_RECORD_BYTES``, nested at most 64 deep) and is read at most that many characters at
+a time, so a line without an end costs bounded memory. A malformed record line is reported (the
 session shows ``SourceFailed`` naming the file and line) and skipped: the position is kept on
 the object, so the retry continues after it.
 """
@@ -39,11 +39,11 @@ from typing import TextIO
 
 from eagle_tui.errors import InputError
 from eagle_tui.files import open_log, open_regular
-from eagle_tui.model.codec import MAX_RECORD_BYTES, CodecError, from_dict, is_header
+from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.events import Event, LogLine, LogOpened
-from eagle_tui.model.framing import LineFramer, held_to_contract
-from eagle_tui.model.loaders import LoadError, load_json
-from eagle_tui.model.logfeed import LogFeed
+from eagle_tui.model.events.codec import MAX_RECORD_BYTES, CodecError, from_dict, is_header
+from eagle_tui.model.ingest.framing import LineFramer, held_to_contract
+from eagle_tui.model.ingest.logfeed import LogFeed
 
 CHUNK = 1 << 20
 VISIBLE_LINES = 10_000
@@ -161,7 +161,7 @@ class ReplaySource:
 
     async def _log(self) -> AsyncIterator[Event]:
         if self._feed is None:
-            from eagle_tui.model.parser import LogParser  # only raw logs need the parser
+            from eagle_tui.model.ingest.parser import LogParser  # only raw logs need the parser
 
             opened = self._open_at_end()
             at = opened.start if opened is not None else 0

@@ -23,10 +23,10 @@ from typing import Any
 
 import httpx
 
+from eagle_tui.model.bench.windows import own_path
+from eagle_tui.model.boundary.loaders import LoadError
 from eagle_tui.model.events import Event, ServerInfo, SpecConfig
-from eagle_tui.model.loaders import LoadError
 from eagle_tui.model.numbers import finite
-from eagle_tui.model.windows import own_path
 from eagle_tui.sources.http_budget import (
     INFO_MAX_BYTES,
     BodyTooLarge,

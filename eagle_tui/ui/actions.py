@@ -13,10 +13,10 @@ from textual.app import SystemCommand
 from textual.reactive import var
 from textual.screen import Screen
 
+from eagle_tui.model.boundary.termtext import Inert
 from eagle_tui.model.events import Event, UserMarker
-from eagle_tui.model.prefix import line_text
+from eagle_tui.model.fold.prefix import line_text
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.termtext import Inert
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import ControlledApp
 from eagle_tui.ui.keys import KEYS

@@ -30,6 +30,10 @@ from textual.widget import Widget
 from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
+from eagle_tui.model.bench.windows import WindowTracker
+from eagle_tui.model.boundary.termtext import Inert
+from eagle_tui.model.buffers.gpuhistory import GpuHistory, memory_moved
+from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import (
     Event,
     GpuSample,
@@ -39,12 +43,8 @@ from eagle_tui.model.events import (
     LogRestarted,
     Phase,
 )
-from eagle_tui.model.gpuhistory import GpuHistory, memory_moved
-from eagle_tui.model.logbuffer import LogBuffer
-from eagle_tui.model.prefix import summary_text
+from eagle_tui.model.fold.prefix import summary_text
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.termtext import Inert
-from eagle_tui.model.windows import WindowTracker
 from eagle_tui.ui.actions import KeyActions, SessionLike
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import RunControl

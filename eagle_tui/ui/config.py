@@ -34,7 +34,7 @@ from rich.style import Style
 
 from eagle_tui import errors
 from eagle_tui.files import NotRegularFileError, read_text
-from eagle_tui.model.loaders import LoadError, load_toml
+from eagle_tui.model.boundary.loaders import LoadError, load_toml
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.theme import DEFAULT_THEME
 

@@ -2,9 +2,9 @@
 
 Only a run eagle-tui launched has a run control (``launch`` without ``--read-only``, the demo);
 without one the three keys are off and not in the footer. The UI does none of the work: a key
-opens a modal, the modal's answer becomes an intent (:mod:`eagle_tui.model.control`) handed to
-the control, and the control's answer comes back as a :class:`ControlReply` message (posted
-from the control's thread; ``post_message`` is thread-safe). A ``relaunched`` answer carries
+opens a modal, the modal's answer becomes an intent (:mod:`eagle_tui.model.launching.control`)
+handed to the control, and the control's answer comes back as a :class:`ControlReply` message
+(posted from the control's thread; ``post_message`` is thread-safe). A ``relaunched`` answer carries
 the new run's session, which the app then shows instead of the old one.
 
 ``E``: the command line is edited in one input; Enter lints it on the run's host. Errors are
@@ -26,8 +26,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from eagle_tui.model.control import Intent, Kill, Outcome, Relaunch, Restart
-from eagle_tui.model.termtext import Inert
+from eagle_tui.model.boundary.termtext import Inert
+from eagle_tui.model.launching.control import Intent, Kill, Outcome, Relaunch, Restart
 from eagle_tui.ui.keys import CONTROL_OFF
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import line_input, notify, set_border_title, show, static

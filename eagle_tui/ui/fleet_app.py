@@ -25,14 +25,14 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Footer, Input, Static
 
-from eagle_tui.model.fleet import FleetRow, FleetSnapshot
-from eagle_tui.model.fleet_flags import (
+from eagle_tui.model.fleet.flags import (
     FLAG_ORDER,
     FLAG_SEVERITY,
     SORT_KEYS,
     FleetFilter,
     sort_rows,
 )
+from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
 from eagle_tui.ui.fleet_format import COLUMNS, cells, status_line
 from eagle_tui.ui.sinks import add_row, show
 from eagle_tui.ui.theme import DEFAULT_THEME, builtin_themes, variable_defaults

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 
-from eagle_tui.model.fleet import FleetRow, FleetSnapshot
-from eagle_tui.model.fleet_flags import FleetFilter
+from eagle_tui.model.fleet.flags import FleetFilter
+from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
 from eagle_tui.ui.safety import inert
 
 COLUMNS: tuple[tuple[str, str], ...] = (

@@ -17,8 +17,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from eagle_tui.model.buffers.query import Finder
 from eagle_tui.model.events import LineKind
-from eagle_tui.model.query import Finder
 from eagle_tui.userpattern import PatternRefused, compile_pattern
 
 DEBUG_TAG = "[EAGLE3-DEBUG]"

@@ -1,4 +1,4 @@
-"""The widgets' entry to the one sanitizer (:func:`eagle_tui.model.termtext.inert`).
+"""The widgets' entry to the one sanitizer (:func:`eagle_tui.model.boundary.termtext.inert`).
 
 The parser already sanitizes every log line, but Textual passes ESC straight to the terminal
 (MEASURED.md: a log line retitled the tmux pane, cleared the screen, left the alternate screen).
@@ -6,16 +6,16 @@ Crash messages, alert texts, model names and GPU process names also come from th
 every widget runs them through :func:`inert` anyway: one C-level check on a clean line is cheap
 insurance against a source that forgot.
 
-The only addition to the model's :func:`~eagle_tui.model.termtext.inert` is layout: TABs are
-expanded (a raw TAB would make the rendered width differ from the cell count). Markup is the other
-half of "inert": the result goes into ``Content``/``Text`` objects or a sink of ``ui/sinks.py``,
-never into a markup-parsing ``str`` parameter.
+The only addition to the model's :func:`~eagle_tui.model.boundary.termtext.inert` is layout: TABs
+are expanded (a raw TAB would make the rendered width differ from the cell count). Markup is the
+other half of "inert": the result goes into ``Content``/``Text`` objects or a sink of
+``ui/sinks.py``, never into a markup-parsing ``str`` parameter.
 """
 
 from __future__ import annotations
 
-from eagle_tui.model.termtext import REPLACEMENT, Inert, is_inert
-from eagle_tui.model.termtext import inert as _inert
+from eagle_tui.model.boundary.termtext import REPLACEMENT, Inert, is_inert
+from eagle_tui.model.boundary.termtext import inert as _inert
 
 
 def inert(text: str) -> Inert:

@@ -5,10 +5,10 @@ fleet label in a DataTable cell, Prometheus error text in a Static, a configured
 notification each retitled or cleared the terminal). So the UI never calls a widget's text setter
 itself: :func:`notify`, :func:`show`, :func:`set_border_title` / :func:`set_border_subtitle`,
 :func:`set_tooltip`, :func:`add_row`, :func:`static` and :func:`line_input` do, and each takes
-text only as :data:`~eagle_tui.model.termtext.Inert` (``mypy --strict`` refuses a ``str``) or as a
-``Content``/``Text`` object, whose plain text is checked here (one C-level check when clean) and
-rebuilt from :func:`~eagle_tui.model.termtext.inert` text if a part slipped through raw. Widgets'
-``render`` methods return :func:`checked` content for the same reason.
+text only as :data:`~eagle_tui.model.boundary.termtext.Inert` (``mypy --strict`` refuses a ``str``)
+or as a ``Content``/``Text`` object, whose plain text is checked here (one C-level check when clean)
+and rebuilt from :func:`~eagle_tui.model.boundary.termtext.inert` text if a part slipped through
+raw. Widgets' ``render`` methods return :func:`checked` content for the same reason.
 
 ``tests/unit/test_terminal_sinks.py`` fails when code in ``eagle_tui/`` calls a widget's setter
 directly instead (``.notify(``, ``.update(``, ``add_row``, ``update_cell``, a title assignment).
@@ -23,7 +23,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from eagle_tui.model.termtext import Inert, inert, is_inert
+from eagle_tui.model.boundary.termtext import Inert, inert, is_inert
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -21,7 +21,7 @@ from textual.theme import Theme
 
 from eagle_tui.errors import ConfigError
 from eagle_tui.files import NotRegularFileError, read_text
-from eagle_tui.model.loaders import LoadError, load_toml
+from eagle_tui.model.boundary.loaders import LoadError, load_toml
 
 THEME_PACKAGE = "eagle_tui.themes"
 BUILTIN_THEME_NAMES = ("eagle-dark", "eagle-light", "eagle-high-contrast")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.sim.hostile import HostileServer
 from eagle_tui.sources.health import HealthPoller

@@ -29,7 +29,7 @@ from eagle_tui.assembly.fleet import FleetSpec, load_ssh_rules
 from eagle_tui.commands import bench_window, report_windows
 from eagle_tui.errors import EagleError
 from eagle_tui.history.store import HistoryError, RunStore
-from eagle_tui.model.linewindow import IndexFile, IndexProgress, LinesRead, ReadLines, Reply
+from eagle_tui.model.buffers.linewindow import IndexFile, IndexProgress, LinesRead, ReadLines, Reply
 from eagle_tui.sources.linestore import Scrollback
 from eagle_tui.sources.replay import detect_format
 from eagle_tui.transport.base import NotRegularFile

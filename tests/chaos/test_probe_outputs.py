@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from eagle_tui.model.cmdline import split_command
-from eagle_tui.model.redact import redact_text
-from eagle_tui.model.shellwords import join, quote, split
-from eagle_tui.model.termtext import is_inert
+from eagle_tui.model.boundary.shellwords import join, quote, split
+from eagle_tui.model.boundary.termtext import is_inert
+from eagle_tui.model.launching.cmdline import split_command
+from eagle_tui.model.launching.redact import redact_text
 
 # Controls a terminal acts on (7- and 8-bit), bidi overrides, line separators, surrogates from
 # undecodable bytes, and the characters that matter to a shell's quoting.
@@ -85,7 +85,7 @@ async def test_the_relaunch_editor_shows_and_submits_the_command_intact() -> Non
     from textual.app import App, ComposeResult
     from textual.widgets import Input, Static
 
-    from eagle_tui.model.control import Relaunch
+    from eagle_tui.model.launching.control import Relaunch
     from eagle_tui.ui.control import EditScreen
 
     argv = ["python", "-m", "sglang.launch_server", "--model-path", PAYLOAD, "--port", "30000"]
@@ -187,7 +187,7 @@ TEXTS = st.text(st.one_of(st.characters(codec=None), st.sampled_from(NASTY)), ma
 @given(TEXTS)
 @settings(max_examples=300)
 def test_inert_text_always_encodes(text: str) -> None:
-    from eagle_tui.model.termtext import inert, inert_json
+    from eagle_tui.model.boundary.termtext import inert, inert_json
 
     for newlines in (False, True):
         shown = inert(text, newlines=newlines)
@@ -239,7 +239,7 @@ EDITOR_APP = """
 import sys
 from textual.app import App
 from textual.widgets import Static
-from eagle_tui.model.shellwords import join
+from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.ui.control import EditScreen
 P = {payload!r}
 class Host(App):

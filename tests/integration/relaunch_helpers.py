@@ -14,7 +14,7 @@ import httpx
 import psutil
 from textual.pilot import Pilot
 
-from eagle_tui.model.runsummary import figures_summary
+from eagle_tui.model.views.runsummary import figures_summary
 from eagle_tui.ui.app import EagleApp
 
 Command = Callable[[str, int], tuple[list[str], dict[str, str]]]

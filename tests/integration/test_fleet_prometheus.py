@@ -30,7 +30,7 @@ from fleet_helpers import (
     write_config,
 )
 
-from eagle_tui.model.fleet import FleetRow, FleetSnapshot
+from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
 from eagle_tui.sources.metrics import parse_metrics
 from eagle_tui.sources.prometheus import FleetPoller
 
@@ -246,7 +246,7 @@ async def test_enter_drills_into_the_ordinary_dashboard(fleet: Fleet) -> None:
     with that instance's metrics."""
     from eagle_tui.assembly.fleet import FleetSpec, drill_spec
     from eagle_tui.assembly.open import prepare_dashboard
-    from eagle_tui.model.fleet_flags import FleetFilter
+    from eagle_tui.model.fleet.flags import FleetFilter
     from eagle_tui.ui.fleet_app import FleetApp
 
     target = fleet.sims["sglang"].target
@@ -280,8 +280,8 @@ async def test_enter_drills_in_with_metrics_from_prometheus_only(fleet: Fleet) -
     Metrics pane shows that instance's tok/s and accept length, read from Prometheus."""
     from eagle_tui.assembly.fleet import FleetSpec, drill_spec
     from eagle_tui.assembly.open import prepare_dashboard
-    from eagle_tui.model.figures import figures
-    from eagle_tui.model.fleet_flags import FleetFilter
+    from eagle_tui.model.fleet.flags import FleetFilter
+    from eagle_tui.model.views.figures import figures
     from eagle_tui.ui.fleet_app import FleetApp
     from eagle_tui.ui.widgets.metrics import MetricsPane
 

@@ -284,7 +284,7 @@ def test_the_dashboards_k_stops_a_worker_that_left_the_group(
 
     from eagle_tui.assembly.control import LaunchControl
     from eagle_tui.commands.launch import launch_async
-    from eagle_tui.model.control import Kill, Outcome
+    from eagle_tui.model.launching.control import Kill, Outcome
 
     env = _daemon_shim_env(tmp_path, shim_env)
     monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])

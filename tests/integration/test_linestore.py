@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eagle_tui.model.linewindow import IndexFile, IndexProgress, LinesRead, ReadLines, Reply
+from eagle_tui.model.buffers.linewindow import IndexFile, IndexProgress, LinesRead, ReadLines, Reply
 from eagle_tui.sources.linestore import Scrollback
 from eagle_tui.transport.base import MAX_RANGE_BYTES, TransportError
 from eagle_tui.transport.local import LocalTransport
@@ -81,7 +81,7 @@ async def test_local_read_range(tmp_path: Path) -> None:
 
 
 async def test_search_the_file_both_ways_and_a_newer_search_cancels(tmp_path: Path) -> None:
-    from eagle_tui.model.linewindow import FileMatch, SearchFile
+    from eagle_tui.model.buffers.linewindow import FileMatch, SearchFile
 
     log = tmp_path / "server.log"
     lines = _write(log, 50_000)

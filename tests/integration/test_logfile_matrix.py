@@ -14,7 +14,7 @@ from pathlib import Path
 from test_logtail import Follower, append, data_of
 
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.framing import is_cut
+from eagle_tui.model.ingest.framing import is_cut
 from eagle_tui.sources.logtail import LogTail
 from eagle_tui.transport.base import TailChunk
 from eagle_tui.transport.local import LocalTransport

@@ -326,8 +326,8 @@ async def test_resume_after_a_transport_failure_loses_and_repeats_nothing(tmp_pa
 async def test_catch_up_thins_old_stats_without_changing_the_state(tmp_path: Path) -> None:
     """300k stats lines took ~30 s to reduce one by one; the thinned catch-up must end in the
     same state as reducing every line (series, last values, phase, crash, hidden dims)."""
-    from eagle_tui.model.fold import reduce
-    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.fold.reducer import reduce
+    from eagle_tui.model.ingest.parser import LogParser
     from eagle_tui.model.state import DashboardState
 
     decode = ("[2025-11-20 10:15:{:02d}] Decode batch, #running-req: {}, #token: 11584, "

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from relaunch_helpers import PROMPTS, START_LIMIT_S, Command, free_port, launched_dashboard, until
 
-from eagle_tui.model import figures
+from eagle_tui.model.views import figures
 from eagle_tui.ui.control import EditScreen
 from eagle_tui.ui.textual_private import screen_text
 

@@ -23,7 +23,7 @@ from eagle_tui.model.events import (
     PhaseEvent,
     ProcessExited,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 
 ROOT = Path(__file__).resolve().parents[2]

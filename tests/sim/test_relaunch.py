@@ -27,9 +27,9 @@ from textual.pilot import Pilot
 from eagle_tui.assembly.open import Dashboard, prepare_dashboard
 from eagle_tui.commands.demo_launch import DemoLaunch, demo_subscribers
 from eagle_tui.history.store import RunStore
-from eagle_tui.model import figures
 from eagle_tui.model.events import Phase
-from eagle_tui.model.runsummary import ready_seconds
+from eagle_tui.model.views import figures
+from eagle_tui.model.views.runsummary import ready_seconds
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import ConfirmScreen, EditScreen
@@ -269,8 +269,8 @@ async def test_a_server_restarted_under_a_watch_is_a_new_run(tmp_path: Path) -> 
 
 def test_the_simulated_vllm_refuses_method_eagle_as_the_real_one(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from eagle_tui.model.fold import reduce
-    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.fold.reducer import reduce
+    from eagle_tui.model.ingest.parser import LogParser
     from eagle_tui.model.state import DashboardState
     from eagle_tui.sim.engine_cli import main
     from eagle_tui.sim.runtime import prepare_workdir

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from eagle_tui.model.events import Baseline, DraftConfig, Event, Phase, Progress
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
 from eagle_tui.sim.engine import ServingEngine
 from eagle_tui.sim.scenario import SCENARIOS, ServerConfig, draft_config_json, make_config

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from eagle_tui.model import figures
 from eagle_tui.model.events import LogOpened
+from eagle_tui.model.views import figures
 from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail, file_size
 from eagle_tui.sources.prefix import PrefixSummarizer

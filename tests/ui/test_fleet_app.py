@@ -10,8 +10,8 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from eagle_tui.assembly.fleet import FleetSpec, drill_spec
-from eagle_tui.model.fleet import FleetRow, FleetSnapshot, build_snapshot
-from eagle_tui.model.fleet_flags import apply_flags
+from eagle_tui.model.fleet.flags import apply_flags
+from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot, build_snapshot
 from eagle_tui.ui.fleet_app import FleetApp
 
 FROZEN = 1_800_000_000.0
@@ -19,7 +19,8 @@ FROZEN = 1_800_000_000.0
 
 def fleet_rows() -> tuple[FleetRow, ...]:
     def row(inst: str, engine: str, tps: float, acc: float, **kw: object) -> FleetRow:
-        return FleetRow(inst, engine, kw.pop("model", "llama-70b"), True, "serving",  # type: ignore[arg-type]
+        return FleetRow(inst, engine, kw.pop("model", "llama-70b"), True, "serving",
+                         # type: ignore[arg-type]
                         tok_s=tps, accept_len=acc, accept_rate=(acc - 1) / 3, spec=True,
                         running=4, queued=0, kv_usage=0.42, ttft_p50=0.08, ttft_p99=0.21,
                         itl_p50=0.011, itl_p99=0.03, **kw)  # type: ignore[arg-type]
@@ -110,7 +111,7 @@ def test_drill_spec_uses_the_ssh_map_when_the_host_maps(tmp_path: Path) -> None:
 def test_status_line_says_slow() -> None:
     from dataclasses import replace
 
-    from eagle_tui.model.fleet_flags import FleetFilter
+    from eagle_tui.model.fleet.flags import FleetFilter
     from eagle_tui.ui.fleet_format import status_line
 
     text = status_line(replace(snap(), latency_s=3.2), 7, "flags", FleetFilter(), "p", FROZEN)

@@ -12,7 +12,7 @@ from ui_helpers import make_app, settle
 from ui_scenarios import SCENARIOS
 
 from eagle_tui.model.events import Event, LineKind, LogLine, LogRestarted, Tick
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.ui.app import EagleApp

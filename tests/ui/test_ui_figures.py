@@ -1,9 +1,9 @@
-"""The status line and the Metrics pane show the same figures (eagle_tui.model.figures)."""
+"""The status line and the Metrics pane show the same figures (eagle_tui.model.views.figures)."""
 
 from __future__ import annotations
 
 from eagle_tui.model.events import Event, MetricsSample, ServerInfo
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.widgets.metrics import metrics_content
 from eagle_tui.ui.widgets.status import status_line

@@ -15,8 +15,8 @@ import re
 from textual.app import App, ComposeResult
 
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.logfeed import LogFeed
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.logfeed import LogFeed
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.ui.theme import builtin_themes, load_stylesheet, variable_defaults
 from eagle_tui.ui.widgets.logview import LogView
 

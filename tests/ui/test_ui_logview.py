@@ -8,7 +8,7 @@ from rich.segment import Segment
 from textual.app import App, ComposeResult
 
 from eagle_tui.model.events import LineKind, LogLine
-from eagle_tui.model.normalize import sanitize
+from eagle_tui.model.ingest.normalize import sanitize
 from eagle_tui.ui.theme import builtin_themes, load_stylesheet, variable_defaults
 from eagle_tui.ui.widgets.logpane import status_content
 from eagle_tui.ui.widgets.logview import LogView, compile_query, wrap_cuts

@@ -17,7 +17,6 @@ from textual.pilot import Pilot
 from ui_helpers import make_app, settle
 from ui_scenarios import GIB, H200_TOTAL, LINK_ERROR, T0, two_hosts
 
-from eagle_tui.model import figures
 from eagle_tui.model.events import (
     ConnectionState,
     Event,
@@ -29,8 +28,9 @@ from eagle_tui.model.events import (
     SourceFailed,
     Tick,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views import figures
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.textual_private import screen_text

@@ -14,7 +14,7 @@ from eagle_tui.assembly.open import prepare_dashboard
 from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import session_opener
 from eagle_tui.model.events import Event, LogOpened, SummaryProgress
-from eagle_tui.model.prefix import PrefixSummary
+from eagle_tui.model.fold.prefix import PrefixSummary
 from eagle_tui.report.prefix import fold_prefix
 from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail

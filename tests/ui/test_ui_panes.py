@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ui_scenarios import GIB, H200_TOTAL, SCENARIOS
 
-from eagle_tui.model.alert import Alert
 from eagle_tui.model.events import (
     CrashEvent,
     DraftConfig,
@@ -14,8 +13,9 @@ from eagle_tui.model.events import (
     PhaseEvent,
     Tick,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state.alert import Alert
 from eagle_tui.ui.widgets.alerts import AlertOrder, alerts_content
 from eagle_tui.ui.widgets.gpus import gpu_row, imbalanced
 from eagle_tui.ui.widgets.metrics import dims_check, metrics_content

@@ -24,7 +24,7 @@ from textual.widget import Widget
 
 from eagle_tui.assembly.threaded import ThreadedSession, session_opener
 from eagle_tui.model.events import LogLine, Tick
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay

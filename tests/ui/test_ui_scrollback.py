@@ -8,9 +8,9 @@ from pathlib import Path
 from textual.pilot import Pilot
 from ui_scenarios import FROZEN_CLOCK
 
+from eagle_tui.model.buffers.lineindex import DEFAULT_INDEX_BYTES
 from eagle_tui.model.events import LineKind, LogLine, LogOpened, LogPrefixCounted
-from eagle_tui.model.lineindex import DEFAULT_INDEX_BYTES
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.session import Session
 from eagle_tui.sources.linestore import Scrollback
 from eagle_tui.sources.scripted import ScriptedSource

@@ -16,7 +16,7 @@ from eagle_tui.assembly.open import open_dashboard
 from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import Closer, Opener, ThreadedSession, session_opener
 from eagle_tui.model.events import Event, LogLine, Tick
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource

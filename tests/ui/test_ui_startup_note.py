@@ -13,7 +13,7 @@ from eagle_tui.model.events import (
     ProcessSample,
     Tick,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.widgets.startup import STEPPER_LINES, note_parts, startup_content
 

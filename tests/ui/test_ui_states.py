@@ -17,7 +17,7 @@ from eagle_tui.model.events import (
     SpecStats,
     Tick,
 )
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.ui.textual_private import screen_text
 
 LOG = (Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" /

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from eagle_tui.model.events import Event
-from eagle_tui.model.framing import LineFramer
-from eagle_tui.model.logfeed import LogFeed
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.framing import LineFramer
+from eagle_tui.model.ingest.logfeed import LogFeed
+from eagle_tui.model.ingest.parser import LogParser
 
 
 def parse(lines: Sequence[str | bytes]) -> list[Event]:

@@ -6,14 +6,6 @@ each verdict is a pure function of a short scripted startup.
 
 from __future__ import annotations
 
-from eagle_tui.model.activity import (
-    NCCL_TIMEOUT_S,
-    SGLANG_WATCHDOG_S,
-    on_server_args,
-    server_gpus,
-)
-from eagle_tui.model.activity import ActivityTrack as Track
-from eagle_tui.model.activity_views import startup_activity, stuck_collective
 from eagle_tui.model.events import (
     CrashEvent,
     DownloadSample,
@@ -29,8 +21,16 @@ from eagle_tui.model.events import (
     ProcessSample,
     Tick,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state.activity import (
+    NCCL_TIMEOUT_S,
+    SGLANG_WATCHDOG_S,
+    on_server_args,
+    server_gpus,
+)
+from eagle_tui.model.state.activity import ActivityTrack as Track
+from eagle_tui.model.views.activity import startup_activity, stuck_collective
 from eagle_tui.sources.download import parse_find
 from eagle_tui.sources.remote_process import parse_proc
 

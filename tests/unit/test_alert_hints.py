@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from eagle_tui.model.events import DraftConfig, EngineDetected, HiddenStateDims, SpecConfig
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 
 

@@ -2,14 +2,6 @@
 
 from __future__ import annotations
 
-from eagle_tui.model.alerts import (
-    evaluate_alerts,
-    is_eagle3_architecture,
-    rule_below_baseline,
-    rule_drafts_rejected,
-    rule_eagle3_draft_with_eagle,
-    rule_hidden_dims,
-)
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -25,8 +17,16 @@ from eagle_tui.model.events import (
     SourceRecovered,
     SpecConfig,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.alerts import (
+    evaluate_alerts,
+    is_eagle3_architecture,
+    rule_below_baseline,
+    rule_drafts_rejected,
+    rule_eagle3_draft_with_eagle,
+    rule_hidden_dims,
+)
 
 
 def st(*events: Event) -> DashboardState:

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parsing import framed
 
-from eagle_tui.model import bulk
 from eagle_tui.model.events import DecodeStats, Event, LineKind, LogLine, PrefillStats
-from eagle_tui.model.parser import LogParser
-from eagle_tui.model.sglang import (
+from eagle_tui.model.ingest import bulk
+from eagle_tui.model.ingest.parser import LogParser
+from eagle_tui.model.ingest.sglang import (
     DECODE_FIELDS,
     PREFILL_FIELDS,
     decode_stats,

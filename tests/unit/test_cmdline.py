@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle_tui.model.cmdline import CommandError, parse_command, split_command
+from eagle_tui.model.launching.cmdline import CommandError, parse_command, split_command
 from eagle_tui.probe.tables import available, load_table, load_tables
 
 TABLES = load_tables()

@@ -11,8 +11,6 @@ from typing import Any, Literal
 
 import pytest
 
-from eagle_tui.model import codec
-from eagle_tui.model.codec import CodecError, dumps, from_dict, is_header, loads, to_dict
 from eagle_tui.model.events import (
     EVENT_TYPES,
     CrashEvent,
@@ -28,7 +26,9 @@ from eagle_tui.model.events import (
     ServerInfo,
     SpecConfig,
     SpecStats,
+    codec,
 )
+from eagle_tui.model.events.codec import CodecError, dumps, from_dict, is_header, loads, to_dict
 
 EVENT_CLASSES = sorted(set(typing.get_args(Event)), key=lambda c: c.__name__)
 

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from eagle_tui.model.crash import KINDS, CrashTracker, hint_for, kind_of
 from eagle_tui.model.events import CrashEvent, LineKind, LogLine, Phase
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.crash import KINDS, CrashTracker, hint_for, kind_of
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
 
 TS = "[2025-11-20 11:02:17] "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from eagle_tui.model.discovery import ProcRow, find_servers, log_target, parse_scan
+from eagle_tui.model.launching.discovery import ProcRow, find_servers, log_target, parse_scan
 from eagle_tui.probe.discover import discover
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.local import LocalTransport

@@ -48,7 +48,7 @@ def test_every_leaf_is_drawn_in_the_errors_docstring() -> None:
 
 
 def test_branches_keep_value_error_where_callers_catch_it() -> None:
-    from eagle_tui.model.codec import CodecError
+    from eagle_tui.model.events.codec import CodecError
     from eagle_tui.sources.replay import ReplayError
     from eagle_tui.transport.base import TransportError
     from eagle_tui.ui.config import ConfigError

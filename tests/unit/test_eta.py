@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from eagle_tui.model.eta import step_eta
 from eagle_tui.model.events import Phase, PhaseEvent, Progress, Tick, UsualTimes
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.steps import step_states
+from eagle_tui.model.views.eta import step_eta
+from eagle_tui.model.views.steps import step_states
 from eagle_tui.ui.widgets.startup import startup_content
 
 USUAL = UsualTimes((("init", 5.0), ("loading_weights", 30.0), ("weights_loaded", 1.0),

@@ -21,8 +21,13 @@ from eagle_tui.model.events import (
     PhaseEvent,
     SpecStats,
 )
-from eagle_tui.model.evidence import engine_in_line, phase_in_line, phase_of_crash, worth_scanning
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.evidence import (
+    engine_in_line,
+    phase_in_line,
+    phase_of_crash,
+    worth_scanning,
+)
 from eagle_tui.model.state import DashboardState
 from eagle_tui.report import build_report, close, render_text, to_plain
 
@@ -212,7 +217,7 @@ def test_report_text_lists_the_crash_alert_like_json() -> None:
 
 @pytest.mark.parametrize("path", sorted(FRAGMENTS.glob("*.log")), ids=lambda p: p.name)
 def test_dashboard_path_infers_what_report_infers(path: Path) -> None:
-    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.ingest.parser import LogParser
 
     parser = LogParser()
     data = path.read_bytes()

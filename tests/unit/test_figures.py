@@ -3,7 +3,6 @@ and the Metrics pane's side: tests/ui/test_ui_figures.py)."""
 
 from __future__ import annotations
 
-from eagle_tui.model.alerts import rule_drafts_rejected
 from eagle_tui.model.events import (
     Baseline,
     DecodeStats,
@@ -12,9 +11,10 @@ from eagle_tui.model.events import (
     ServerInfo,
     SpecStats,
 )
-from eagle_tui.model.figures import accept_len, figures, tok_s
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.alerts import rule_drafts_rejected
+from eagle_tui.model.views.figures import accept_len, figures, tok_s
 
 
 def st(*events: Event) -> DashboardState:

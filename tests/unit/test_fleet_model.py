@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from eagle_tui.model.fleet import (
+from eagle_tui.model.fleet.flags import FleetFilter, apply_flags, sort_rows
+from eagle_tui.model.fleet.queries import fleet_groups, normalize_selector, series
+from eagle_tui.model.fleet.snapshot import (
     DOWN_OR_STARTING,
     FleetRow,
     build_snapshot,
     instance_host,
     split_tagged,
 )
-from eagle_tui.model.fleet_flags import FleetFilter, apply_flags, sort_rows
-from eagle_tui.model.fleet_queries import fleet_groups, normalize_selector, series
 
 
 def v(**per_instance: float) -> list[tuple[dict[str, str], float]]:

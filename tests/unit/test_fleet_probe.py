@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from eagle_tui.headless.fleet import snapshot_json
-from eagle_tui.model.fleet import DOWN_OR_STARTING, FleetRow, FleetSnapshot, build_snapshot
-from eagle_tui.model.fleet_probe import probe_hint
+from eagle_tui.model.fleet.probe import probe_hint
+from eagle_tui.model.fleet.snapshot import DOWN_OR_STARTING, FleetRow, FleetSnapshot, build_snapshot
 from eagle_tui.probe.fleet_prober import FleetProber
 from eagle_tui.transport.base import TransportError
 

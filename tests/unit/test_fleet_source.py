@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import httpx
 
-from eagle_tui.model.fleet import FleetSnapshot
+from eagle_tui.model.fleet.snapshot import FleetSnapshot
 from eagle_tui.sources.prometheus import FleetPoller
 
 Handler = Callable[[httpx.Request], object]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.model.events import LineKind, LogLine
-from eagle_tui.model.framing import (
+from eagle_tui.model.ingest.framing import (
     CUT_MARK,
     MAX_LINE_BYTES,
     Frame,
@@ -15,8 +15,8 @@ from eagle_tui.model.framing import (
     held_to_contract,
     is_cut,
 )
-from eagle_tui.model.logfeed import LogFeed
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.logfeed import LogFeed
+from eagle_tui.model.ingest.parser import LogParser
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -24,11 +24,11 @@ from collections.abc import Iterator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.logbuffer import LogBuffer
-from eagle_tui.model.logfeed import LogFeed
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.logfeed import LogFeed
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.highlight import highlight
 from eagle_tui.ui.safety import inert, is_inert

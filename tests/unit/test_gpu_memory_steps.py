@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 from types import SimpleNamespace
 
+from eagle_tui.model.buffers.gpuhistory import MEMORY_STEP, GpuHistory, memory_moved
 from eagle_tui.model.events import GpuInfo, GpuProcess, GpuSample
-from eagle_tui.model.gpuhistory import MEMORY_STEP, GpuHistory, memory_moved
 from eagle_tui.sources.gpu import NvmlSampler
 from tests.unit.test_gpu import GIB, FakeNvml, h200
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from eagle_tui.model.buffers.gpuhistory import GpuHistory
 from eagle_tui.model.events import GpuInfo, GpuSample
-from eagle_tui.model.gpuhistory import GpuHistory
 
 
 def gpu(index: int, util: float | None, host: str = "") -> GpuInfo:

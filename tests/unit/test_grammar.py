@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from eagle_tui.assembly.fleet import FleetSpec, drill_spec
 from eagle_tui.assembly.spec import check_ssh
 from eagle_tui.errors import UsageError
-from eagle_tui.model import grammar
-from eagle_tui.model.discovery import find_servers, log_target, parse_scan
-from eagle_tui.model.fleet import FleetRow
-from eagle_tui.model.fleet_hosts import ssh_destination
-from eagle_tui.model.grammar import GrammarError
+from eagle_tui.model.boundary import grammar
+from eagle_tui.model.boundary.grammar import GrammarError
+from eagle_tui.model.fleet.hosts import ssh_destination
+from eagle_tui.model.fleet.snapshot import FleetRow
+from eagle_tui.model.launching.discovery import find_servers, log_target, parse_scan
 from eagle_tui.probe.fleet_prober import FleetProber
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.base import Transport

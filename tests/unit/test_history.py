@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from eagle_tui.history.store import HistoryError, RunStore
-from eagle_tui.model.compare import flag_changes, flatten
+from eagle_tui.model.bench.compare import flag_changes, flatten
 
 
 def test_round_trip_and_references(tmp_path: Path) -> None:

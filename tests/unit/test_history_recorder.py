@@ -7,7 +7,7 @@ from pathlib import Path
 from eagle_tui.history.recorder import HistoryRecorder
 from eagle_tui.history.store import RunStore
 from eagle_tui.model.events import DecodeStats, Phase, PhaseEvent, Tick
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 
 

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from eagle_tui.cli import main
-from eagle_tui.model import vllm
-from eagle_tui.model.crash import CrashTracker
 from eagle_tui.model.events import CrashEvent, SourceFailed
-from eagle_tui.model.framing import LineFramer
-from eagle_tui.model.logfeed import LogFeed
-from eagle_tui.model.parser import PARSER_SOURCE, LogParser
+from eagle_tui.model.ingest import vllm
+from eagle_tui.model.ingest.crash import CrashTracker
+from eagle_tui.model.ingest.framing import LineFramer
+from eagle_tui.model.ingest.logfeed import LogFeed
+from eagle_tui.model.ingest.parser import PARSER_SOURCE, LogParser
 from eagle_tui.report.chunk_summary import new_dims
 
 DEEP = '{"method": "eagle3", "x": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}"

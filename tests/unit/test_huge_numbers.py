@@ -10,8 +10,8 @@ import io
 
 import pytest
 
-from eagle_tui.model.classify import small_int
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.classify import small_int
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.report import build_report
 
 N = "9" * 5000

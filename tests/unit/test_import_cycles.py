@@ -86,7 +86,7 @@ def test_the_graph_counts_type_checking_and_function_imports() -> None:
     graph = grimp.build_graph("eagle_tui", cache_dir=None)
     # (a type-only import: alerts reads the state's type; a function-level one: the demo's
     # launch imports its load when a run starts)
-    assert graph.direct_import_exists(importer="eagle_tui.model.alerts",
+    assert graph.direct_import_exists(importer="eagle_tui.model.views.alerts",
                                       imported="eagle_tui.model.state")
     assert graph.direct_import_exists(importer="eagle_tui.commands.demo_launch",
                                       imported="eagle_tui.commands.demo_load")

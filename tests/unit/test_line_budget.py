@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 import pytest
 
-from eagle_tui.model import evidence
 from eagle_tui.model.events import LineKind, LogLine, Progress, SpecConfig
-from eagle_tui.model.framing import PARSE_CHARS, SCAN_CHARS
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest import evidence
+from eagle_tui.model.ingest.framing import PARSE_CHARS, SCAN_CHARS
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.report import build_report
 
 STAMP = "[2025-11-20 10:14:31] "

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
+from eagle_tui.model.buffers.lineindex import LineIndex, RangeLines
+from eagle_tui.model.buffers.linewindow import FileWindow, LinesRead, ReadLines, decode_lines
 from eagle_tui.model.events import LineKind
-from eagle_tui.model.framing import CUT_MARK
-from eagle_tui.model.lineindex import LineIndex, RangeLines
-from eagle_tui.model.linewindow import FileWindow, LinesRead, ReadLines, decode_lines
+from eagle_tui.model.ingest.framing import CUT_MARK
 
 
 def _log(n: int, seed: int = 1) -> tuple[list[bytes], bytes]:
@@ -120,7 +120,7 @@ def test_window_is_bounded_in_bytes() -> None:
 
 
 def test_search_lines_first_last_and_sanitized() -> None:
-    from eagle_tui.model.linewindow import search_lines
+    from eagle_tui.model.buffers.linewindow import search_lines
     from eagle_tui.userpattern import compile_query
 
     raw = [b"alpha", b"beta x", b"gamma", b"beta y", b"\x1b[31mdelta\x1b[0m"]

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from eagle_tui.model.cmdline import parse_command
-from eagle_tui.model.lint import ConfigFact, GpuFact, LintFacts, LintResult, lint
+from eagle_tui.model.launching.cmdline import parse_command
+from eagle_tui.model.launching.lint import ConfigFact, GpuFact, LintFacts, LintResult, lint
 from eagle_tui.probe.facts import gather, port_in_use, read_config
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.local import LocalTransport

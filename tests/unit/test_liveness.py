@@ -1,4 +1,4 @@
-"""States that cannot lie: idle, stale, dead and restarted (eagle_tui.model.liveness), on the
+"""States that cannot lie: idle, stale, dead and restarted (eagle_tui.model.views.liveness), on the
 recorded real vLLM run (tests/fixtures/vllm-cpu/) and SGLang run (tests/fixtures/sglang-cpu/)."""
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from eagle_tui.model.events import (
     SpecStats,
     Tick,
 )
-from eagle_tui.model.figtext import figures_dict, figures_text
-from eagle_tui.model.figures import figures
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.liveness import DEAD_AFTER_S, IDLE_AFTER_S, liveness
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.figtext import figures_dict, figures_text
+from eagle_tui.model.views.figures import figures
+from eagle_tui.model.views.liveness import DEAD_AFTER_S, IDLE_AFTER_S, liveness
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 T0 = 1_796_000_000.0

@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 
 import eagle_tui
 from eagle_tui.errors import InputError
-from eagle_tui.model.loaders import MAX_DEPTH, LoadError, load_json, load_toml, nesting_depth
+from eagle_tui.model.boundary.loaders import (
+    MAX_DEPTH,
+    LoadError,
+    load_json,
+    load_toml,
+    nesting_depth,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -192,4 +198,4 @@ def test_no_raw_json_or_toml_parsing_outside_the_loader() -> None:
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                     and (node.value.id, node.attr) in _RAW):
                 offenders.append(f"{path}:{node.lineno}: {node.value.id}.{node.attr}")
-    assert offenders == [], "use eagle_tui.model.loaders instead:\n" + "\n".join(offenders)
+    assert offenders == [], "use eagle_tui.model.boundary.loaders instead:\n" + "\n".join(offenders)

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.textenc import RawOffsets, Transcoder, sniff
+from eagle_tui.model.ingest.textenc import RawOffsets, Transcoder, sniff
 from eagle_tui.sources.logtail import LogTail
 from eagle_tui.transport.local import LocalTransport
 

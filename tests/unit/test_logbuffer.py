@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from eagle_tui.model.events import LineKind, LogLine
-from eagle_tui.model.logbuffer import (
+from eagle_tui.model.buffers.logbuffer import (
     ENTRY_BYTES,
     LogBuffer,
     is_error_line,
 )
-from eagle_tui.model.query import literal_query
+from eagle_tui.model.buffers.query import literal_query
+from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.userpattern import compile_query
 
 

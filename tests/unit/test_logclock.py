@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from eagle_tui.model.events import Phase, PhaseEvent, Tick
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.logclock import best_span, log_seconds, span
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.logclock import best_span, log_seconds, span
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.widgets.startup import step_states
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from eagle_tui.model.events import DecodeStats, Event, LogLine
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.sources.logtail import LogTail
 from eagle_tui.transport.base import TailChunk, Transport
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.framing import LineFramer
-from eagle_tui.model.logbuffer import LogBuffer
+from eagle_tui.model.ingest.framing import LineFramer
 
 MB = 1 << 20
 TOTAL_MB = 160  # NUL bytes fed in all; the RSS is compared after WARM_MB and at the end
@@ -45,9 +45,9 @@ def _run(body: str, *args: str) -> list[float]:
 def test_live_path_of_a_newline_less_stream_stays_bounded() -> None:
     """Framer → parser → log buffer, as the dashboard feeds them (64 KiB reads)."""
     warm, end = _run(f"""
-        from eagle_tui.model.logfeed import LogFeed
-        from eagle_tui.model.parser import LogParser
-        from eagle_tui.model.logbuffer import LogBuffer
+        from eagle_tui.model.ingest.logfeed import LogFeed
+        from eagle_tui.model.ingest.parser import LogParser
+        from eagle_tui.model.buffers.logbuffer import LogBuffer
         from eagle_tui.model.events import LogLine
         feed = LogFeed(LogParser())
         buf = LogBuffer()

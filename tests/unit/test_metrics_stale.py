@@ -4,9 +4,9 @@ dashboard once kept showing the last tok/s as current while every scrape failed.
 from __future__ import annotations
 
 from eagle_tui.model.events import HealthSample, MetricsSample, SourceFailed, Tick
-from eagle_tui.model.figures import METRICS_STALE_S, figures
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.figures import METRICS_STALE_S, figures
 
 
 def _state(now: float) -> DashboardState:

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import importlib, json, pkgutil, sys
 import eagle_tui.model as model
-names = [m.name for m in pkgutil.iter_modules(model.__path__, "eagle_tui.model.")]
+names = [m.name for m in pkgutil.walk_packages(model.__path__, "eagle_tui.model.")]
 for name in names:
     importlib.import_module(name)
 print(json.dumps({"submodules": names, "loaded": sorted(sys.modules)}))
@@ -27,8 +27,10 @@ def test_model_imports_nothing_outside_the_standard_library() -> None:
                           cwd=ROOT, env=env, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
-    assert {"eagle_tui.model.parser", "eagle_tui.model.crash", "eagle_tui.model.alerts",
-            "eagle_tui.model.normalize", "eagle_tui.model.state"} <= set(result["submodules"])
+    assert {"eagle_tui.model.ingest.parser", "eagle_tui.model.ingest.crash",
+            "eagle_tui.model.views.alerts",
+            "eagle_tui.model.ingest.normalize",
+            "eagle_tui.model.state"} <= set(result["submodules"])
     foreign = [
         name for name in result["loaded"]
         if name.split(".")[0] not in sys.stdlib_module_names
@@ -48,7 +50,7 @@ def test_model_modules_do_no_io() -> None:
     import ast
 
     offenders = []
-    for path in sorted((ROOT / "eagle_tui" / "model").glob("*.py")):
+    for path in sorted((ROOT / "eagle_tui" / "model").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

@@ -21,9 +21,9 @@ from eagle_tui.model.events import (
     ProcessSample,
     Tick,
 )
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.runsummary import previous_line, ready_seconds
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.runsummary import previous_line, ready_seconds
 
 
 def first_run() -> DashboardState:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from eagle_tui.model.normalize import (
+from eagle_tui.model.ingest.normalize import (
     REPLACEMENT,
     collapse_cr,
     normalize,

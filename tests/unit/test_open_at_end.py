@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from eagle_tui.headless.progress import verdict
-from eagle_tui.model import figures
 from eagle_tui.model.events import (
     Event,
     LogLine,
@@ -20,9 +19,10 @@ from eagle_tui.model.events import (
     LogPrefixCounted,
     SummaryProgress,
 )
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.prefix import PrefixSummary, absolute, line_text, rebase, summary_text
+from eagle_tui.model.fold.prefix import PrefixSummary, absolute, line_text, rebase, summary_text
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState, LogCounters
+from eagle_tui.model.views import figures
 from eagle_tui.report.prefix import count_lines, fold_prefix
 from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail
@@ -222,7 +222,7 @@ def test_a_failing_child_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_the_merge_is_not_done_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    from eagle_tui.model import prefix
+    from eagle_tui.model.fold import prefix
 
     monkeypatch.setattr(prefix, "RETAIN_BYTES", 100)
     path = FIXTURES / "vllm-cpu" / "server-eagle3.log"
@@ -244,7 +244,7 @@ def test_rebase_shifts_line_numbers_and_stamps_points() -> None:
 
 def test_kept_stops_at_a_restart_and_for_a_log_read_whole() -> None:
     from eagle_tui.model.events import LogRestarted, Tick
-    from eagle_tui.model.prefix import Kept
+    from eagle_tui.model.fold.prefix import Kept
 
     whole = Kept()
     assert whole.add([Tick(1.0), LogLine(1, "a")]) is None and whole.events is None

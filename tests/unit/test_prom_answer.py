@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.cli import main
-from eagle_tui.model.prom_answer import AnswerError, check_answer, parse_answer
+from eagle_tui.model.fleet.answer import AnswerError, check_answer, parse_answer
 from eagle_tui.sources.prometheus import PrometheusError
 from eagle_tui.sources.prometheus import parse_answer as source_parse
 

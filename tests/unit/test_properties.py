@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.model.events import Event, LogLine
-from eagle_tui.model.framing import MAX_LINE_BYTES, LineFramer
-from eagle_tui.model.logfeed import LogFeed
-from eagle_tui.model.normalize import normalize, sanitize
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.framing import MAX_LINE_BYTES, LineFramer
+from eagle_tui.model.ingest.logfeed import LogFeed
+from eagle_tui.model.ingest.normalize import normalize, sanitize
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.report import build_report, close
 from eagle_tui.report import write_json as dump
 

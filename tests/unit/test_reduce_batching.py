@@ -17,7 +17,7 @@ from eagle_tui.model.events import (
     SpecStats,
     Tick,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 

@@ -163,8 +163,9 @@ def test_every_text_module_is_searched() -> None:
     """The collection finds the patterns that matter (a guard against collecting nothing)."""
     names = set(PATTERNS)
     assert len(PATTERNS) > 80
-    for must in ("model.sglang._TQDM", "model.classify.", "model.crash.", "model.parser.",
-                 "model.vllm.", "model.evidence.", "model.normalize."):
+    for must in ("model.ingest.sglang._TQDM", "model.ingest.classify.", "model.ingest.crash.",
+                 "model.ingest.parser.",
+                 "model.ingest.vllm.", "model.ingest.evidence.", "model.ingest.normalize."):
         assert any(n.startswith(must) for n in names), must
 
 

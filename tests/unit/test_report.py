@@ -22,7 +22,7 @@ from parsing import framed
 
 from eagle_tui.cli import main
 from eagle_tui.model.events import Event, LogLine
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.report import NumberSpool, build_report, close
 from eagle_tui.report import write_json as dump
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.cli import main
-from eagle_tui.model.classify import ACC_LINE_B, GEN_LINE_B, valid_tokens
+from eagle_tui.model.ingest.classify import ACC_LINE_B, GEN_LINE_B, valid_tokens
 from eagle_tui.report import build_report, build_report_parallel, close
 from eagle_tui.report import write_json as dump
 from eagle_tui.report.chunk_summary import RUN_WORK_B, WORK_LINE_B, RunTokens, run_tokens

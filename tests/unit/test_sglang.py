@@ -21,8 +21,8 @@ from eagle_tui.model.events import (
     Progress,
     SpecConfig,
 )
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.sglang import cli_spec, fields, server_args_spec
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.sglang import cli_spec, fields, server_args_spec
 from eagle_tui.model.state import DashboardState
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from eagle_tui.model import figures
 from eagle_tui.model.events import (
     ConnectionState,
     CrashEvent,
@@ -25,8 +24,9 @@ from eagle_tui.model.events import (
     Tick,
     UserMarker,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import RECENT_LINES, DashboardState
+from eagle_tui.model.views import figures
 
 
 def crash(kind: str, line: int) -> CrashEvent:

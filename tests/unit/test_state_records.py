@@ -20,7 +20,7 @@ from eagle_tui.model.events import (
     Tick,
     UserMarker,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import RECORDS, DashboardState
 
 START = [Tick(100.0), PhaseEvent(Phase.INIT, 1), LogLine(1, "server starts"),

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.commands.bench import one_request
-from eagle_tui.model.sse import SseLines
+from eagle_tui.model.boundary.sse import SseLines
 from eagle_tui.sources.metrics import parse_metrics
 
 # ------------------------------------------------------------------------------------- SSE

@@ -7,10 +7,10 @@ import io
 
 import pytest
 
-from eagle_tui.model.benchfiles import counter_totals
+from eagle_tui.model.bench.benchfiles import counter_totals
 from eagle_tui.model.events import DecodeStats, SpecStats
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.numbers import display_clamp, finite, strict_float, strict_int
-from eagle_tui.model.parser import LogParser
 from eagle_tui.report import build_report
 
 BAD = ["1e999", "0x10", "1_0", "1.2.3", "nan", "inf", "9" * 400, "", "+", "1e", "١٢"]

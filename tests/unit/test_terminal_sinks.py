@@ -1,10 +1,10 @@
 """No terminal sink bypasses the one text type: an AST scan of ``eagle_tui/``.
 
 Every text that reaches the terminal goes through a sink that takes only
-:data:`~eagle_tui.model.termtext.Inert` (``mypy --strict`` holds callers to it): ``console.say`` /
-``console.warn`` for stdout and stderr, ``ui/sinks.py`` for widgets. This test fails when code
-outside those modules writes to a terminal another way, so a new sink cannot forget the
-sanitizer. What counts as a sink, by rule:
+:data:`~eagle_tui.model.boundary.termtext.Inert` (``mypy --strict`` holds callers to it):
+``console.say`` / ``console.warn`` for stdout and stderr, ``ui/sinks.py`` for widgets. This test
+fails when code outside those modules writes to a terminal another way, so a new sink cannot forget
+the sanitizer. What counts as a sink, by rule:
 
 - ``print(...)``; ``.write``/``.writelines`` on ``sys.stdout``/``sys.stderr`` (or their
   ``__std*__``) or on a name the module annotates as a text stream (``out: TextIO``);
@@ -252,7 +252,7 @@ def test_the_sinks_check_again_at_run_time(capsys: pytest.CaptureFixture[str]) -
 
     from eagle_tui.console import say, warn
     from eagle_tui.headless.streams import safe_streams
-    from eagle_tui.model.termtext import Inert, is_inert
+    from eagle_tui.model.boundary.termtext import Inert, is_inert
     from eagle_tui.ui.sinks import checked, checked_text
 
     buf = io.StringIO()

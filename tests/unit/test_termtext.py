@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.headless import streams
-from eagle_tui.model import normalize
-from eagle_tui.model.termtext import REPLACEMENT, inert, inert_json, is_inert
+from eagle_tui.model.boundary.termtext import REPLACEMENT, inert, inert_json, is_inert
+from eagle_tui.model.ingest import normalize
 from eagle_tui.ui import safety
 
 C0 = [chr(c) for c in range(0x20)] + ["\x7f"]

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eagle_tui.model.query import Literal
+from eagle_tui.model.buffers.query import Literal
 from eagle_tui.userpattern import (
     MAX_PATTERN_CHARS,
     PatternRefused,

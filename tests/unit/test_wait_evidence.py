@@ -18,7 +18,7 @@ from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_li
 from eagle_tui.headless.progress import ProgressPrinter as Progress
 from eagle_tui.model.events import DecodeStats, Phase, PhaseEvent, ProcessSample, Tick
 from eagle_tui.model.events import Progress as Prog
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 
 

@@ -11,10 +11,10 @@ from eagle_tui.assembly.spec import DashboardSpec, check_sources, spec_from_args
 from eagle_tui.cli import build_parser
 from eagle_tui.errors import UsageError
 from eagle_tui.model.events import MetricsSample
-from eagle_tui.model.figures import figures
-from eagle_tui.model.fleet import FleetRow
-from eagle_tui.model.fold import reduce
+from eagle_tui.model.fleet.snapshot import FleetRow
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.figures import figures
 from eagle_tui.sources.health import HealthPoller
 from eagle_tui.sources.metrics import MetricsScraper
 from eagle_tui.sources.prom_metrics import PromMetricsSource

@@ -23,10 +23,10 @@ from eagle_tui.model.acceptance import (
     weighted_rates,
 )
 from eagle_tui.model.events import DecodeStats, Event, SpecStats, Tick
-from eagle_tui.model.figures import accept_dist, accept_mean, figures
-from eagle_tui.model.fold import reduce
-from eagle_tui.model.parser import LogParser
+from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.figures import accept_dist, accept_mean, figures
 from eagle_tui.sources.metrics import MetricsScraper, parse_metrics
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -213,7 +213,7 @@ def test_distribution_from_sglang_meta_info_histogram() -> None:
 
 
 def test_headless_json_carries_source_window_and_distribution() -> None:
-    from eagle_tui.model.figtext import figures_dict, figures_text
+    from eagle_tui.model.views.figtext import figures_dict, figures_text
     state = replay((FIX / "vllm-cpu" / "server-eagle3.log").read_text().splitlines()[:200])
     d = figures_dict(figures(state))
     assert d["accept_len_mean"]["source"] == "log"

@@ -14,16 +14,16 @@ from pathlib import Path
 import pytest
 from parsing import parse
 
-from eagle_tui.model.benchfiles import counter_totals, metrics_figures, parse_results
-from eagle_tui.model.events import LineKind, LogLine
-from eagle_tui.model.logbuffer import LogBuffer
-from eagle_tui.model.windows import (
+from eagle_tui.model.bench.benchfiles import counter_totals, metrics_figures, parse_results
+from eagle_tui.model.bench.windows import (
     WindowTracker,
     bench_mark,
     is_own_access,
     marker_query,
     own_path,
 )
+from eagle_tui.model.buffers.logbuffer import LogBuffer
+from eagle_tui.model.events import LineKind, LogLine
 
 ENGINE = ("(APIServer pid=330) INFO 11-30 00:10:{s:02d} [loggers.py:335] Engine 000: Avg prompt "
           "throughput: 0.0 tokens/s, Avg generation throughput: {tps} tokens/s, Running: 4 reqs, "

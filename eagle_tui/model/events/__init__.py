@@ -1,9 +1,9 @@
 """Typed events: the one vocabulary every layer speaks.
 
 Every log line, HTTP answer, process sample and GPU sample becomes one of these small frozen
-dataclasses. Parsers and sources *produce* them, :func:`eagle_tui.model.fold.reduce` *consumes*
-them, the session records them to JSON lines and replays them. Keeping them plain data (no
-methods with side effects, no references to I/O objects) is what makes record/replay, scripted
+dataclasses. Parsers and sources *produce* them, :func:`eagle_tui.model.fold.reducer.reduce`
+*consumes* them, the session records them to JSON lines and replays them. Keeping them plain data
+(no methods with side effects, no references to I/O objects) is what makes record/replay, scripted
 tests and the headless ``wait`` command share one code path with the dashboard.
 
 Times: ``t`` is a wall-clock ``time.time()`` float stamped by whoever observed the event (the
@@ -14,7 +14,7 @@ zone (SGLang) and must not be guessed at.
 
 from __future__ import annotations
 
-from .live import (
+from eagle_tui.model.events.live import (
     Baseline,
     ConnectionState,
     DownloadSample,
@@ -37,7 +37,7 @@ from .live import (
     UserMarker,
     UsualTimes,
 )
-from .log import (
+from eagle_tui.model.events.log import (
     CrashEvent,
     DecodeStats,
     Engine,

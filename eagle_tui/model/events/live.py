@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..record import Record, record
-from .log import Engine, SpecConfig
+from eagle_tui.model.events.log import Engine, SpecConfig
+from eagle_tui.model.record import Record, record
 
 # --------------------------------------------------------------------------- live-source events
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from ..record import Record, record
+from eagle_tui.model.record import Record, record
 
 Engine = Literal["sglang", "vllm", "unknown"]
 Severity = Literal["info", "warning", "critical"]

@@ -2,8 +2,9 @@
 
 Everything a consumer shows (the TUI, ``wait``'s progress lines, ``report``'s JSON) is a pure
 function of this state, and the state is a pure function of the event stream
-(:func:`~eagle_tui.model.fold.reduce`, its only writer). That is what lets a recorded session
-replay into exactly the live state, and lets tests drive the whole product with scripted events.
+(:func:`~eagle_tui.model.fold.reducer.reduce`, its only writer). That is what lets a recorded
+session replay into exactly the live state, and lets tests drive the whole product with scripted
+events.
 
 Each field is a frozen record of one concern, copied on write: a batch of events that does not
 touch a concern leaves its record the very same object, so a reader tells "changed" by identity.
@@ -12,22 +13,22 @@ Each record's module holds the views that read only it (``state.startup.ready``,
 :mod:`..liveness`, :mod:`..alerts`, …) and import this package, which imports none of them.
 
 Log *text* is deliberately not kept here beyond a short tail (``log.recent_lines``): the bounded
-line buffer (:class:`~eagle_tui.model.logbuffer.LogBuffer`) lives beside this state, fed with the
-same ``LogLine`` events, so a 50k lines/s log never copies a 10,000-line tuple per batch. Which
-line is an error is the buffer's rule (``ERROR_KINDS``); ``log.first_error_line`` is its stream
-line number.
+line buffer (:class:`~eagle_tui.model.buffers.logbuffer.LogBuffer`) lives beside this state, fed
+with the same ``LogLine`` events, so a 50k lines/s log never copies a 10,000-line tuple per batch.
+Which line is an error is the buffer's rule (``ERROR_KINDS``); ``log.first_error_line`` is its
+stream line number.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..activity import ActivityTrack
-from ..alert import Alert
-from .live import Gpus, LiveSources, LiveTimes
-from .log import RECENT_LINES, LogCounters, LogStats
-from .run import Clock, PhaseMark, Startup
-from .server import ServedConfig, ServerMetrics
+from eagle_tui.model.state.activity import ActivityTrack
+from eagle_tui.model.state.alert import Alert
+from eagle_tui.model.state.live import Gpus, LiveSources, LiveTimes
+from eagle_tui.model.state.log import RECENT_LINES, LogCounters, LogStats
+from eagle_tui.model.state.run import Clock, PhaseMark, Startup
+from eagle_tui.model.state.server import ServedConfig, ServerMetrics
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..events import (
+from eagle_tui.model.events import (
     ConnectionState,
     GpuSample,
     HealthSample,

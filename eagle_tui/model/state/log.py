@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..events import DecodeStats, LogLine, SpecStats, SummaryProgress, UserMarker
-from ..series import Series
+from eagle_tui.model.events import DecodeStats, LogLine, SpecStats, SummaryProgress, UserMarker
+from eagle_tui.model.series import Series
 
 RECENT_LINES = 20
 

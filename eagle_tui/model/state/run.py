@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..events import CrashEvent, Engine, Phase, PreviousRun, Progress, UsualTimes
-from ..evidence import Inferred
+from eagle_tui.model.events import CrashEvent, Engine, Phase, PreviousRun, Progress, UsualTimes
+from eagle_tui.model.ingest.evidence import Inferred
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..events import DraftConfig, MetricsSample, ModelInfo, ServerInfo, SpecConfig
-from ..series import Series
+from eagle_tui.model.events import DraftConfig, MetricsSample, ModelInfo, ServerInfo, SpecConfig
+from eagle_tui.model.series import Series
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,9 @@ the ones OpenSSH users expect: ``HostName``, ``User``, ``Port``, ``IdentityFile`
 
 A destination that did not come from the user's typing (a fleet ``instance`` label through
 ``--ssh-map``, a discovered host) is resolved with ``outside=True``: it must pass the grammar gate
-(:func:`eagle_tui.model.grammar.destination`) first, and every ``Match`` block with an ``exec``
-criterion is dropped from the config before the lookup, so no command of the config runs for it
-(paramiko runs ``Match exec`` through a shell with ``%h`` substituted).
+(:func:`eagle_tui.model.boundary.grammar.destination`) first, and every ``Match`` block with an
+``exec`` criterion is dropped from the config before the lookup, so no command of the config runs
+for it (paramiko runs ``Match exec`` through a shell with ``%h`` substituted).
 
 Why this is its own module: it is pure parsing with no network, so every rule is unit-testable,
 and the transport only ever sees a fully resolved :class:`SshTarget`.
@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from eagle_tui.model.grammar import GrammarError, checked_destination
+from eagle_tui.model.boundary.grammar import GrammarError, checked_destination
 from eagle_tui.transport.base import TransportError
 
 DEFAULT_PORT = 22

@@ -1,7 +1,7 @@
 """The alerts pane: the alert rules' output, root cause first, coloured by severity.
 
-The rules (``eagle_tui.model.alerts``) are re-evaluated on every batch and return the alerts that
-fire *now*, ordered by severity. A failure's first alert is usually its cause (a crash, then
+The rules (``eagle_tui.model.views.alerts``) are re-evaluated on every batch and return the alerts
+that fire *now*, ordered by severity. A failure's first alert is usually its cause (a crash, then
 ``health_lost`` and ``process_exited`` as its consequences), so the pane lists alerts in the order
 they first fired, oldest on top: newest first buried the root cause under what followed. That
 order needs memory the state does not keep, so the pane remembers when each alert kind first
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from eagle_tui.model.alert import Alert
+from eagle_tui.model.state.alert import Alert
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked, set_border_title
 

@@ -19,8 +19,8 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.widget import Widget
 
+from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.model.events import ConnectionState
-from eagle_tui.model.termtext import inert_lines
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked, set_tooltip

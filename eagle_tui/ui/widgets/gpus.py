@@ -2,8 +2,8 @@
 
 Eight GPUs must fit an 80×24 screen, so a GPU is exactly one line: memory bar, used/total,
 utilisation sparkline, power and temperature. The utilisation history and each host's last-seen
-GPUs are the model's :class:`~eagle_tui.model.gpuhistory.GpuHistory` (the state holds only the
-latest sample), fed with every ``GpuSample`` *event* of a batch; this pane only renders it.
+GPUs are the model's :class:`~eagle_tui.model.buffers.gpuhistory.GpuHistory` (the state holds only
+the latest sample), fed with every ``GpuSample`` *event* of a batch; this pane only renders it.
 
 Tensor-parallel ranks should hold nearly the same memory; a rank that differs from the median by
 more than a tenth of the card is flagged, since that is how a stuck or mis-sharded rank shows.
@@ -26,8 +26,8 @@ from textual.events import Click
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from eagle_tui.model.buffers.gpuhistory import GpuHistory
 from eagle_tui.model.events import ConnectionState, GpuInfo, GpuSample
-from eagle_tui.model.gpuhistory import GpuHistory
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.format import GIB, bar, fmt_bytes, sparkline, truncate
 from eagle_tui.ui.safety import inert

@@ -6,7 +6,7 @@ index count), the view shows that many rows above the buffer, plus the tail line
 has since pruned: scrolling up past the oldest buffered line goes on, line by line, to line 1
 of the file, and ``Home`` goes there at once.
 
-The view does no I/O: the rows on screen (and :data:`~eagle_tui.model.linewindow.
+The view does no I/O: the rows on screen (and :data:`~eagle_tui.model.buffers.linewindow.
 PREFETCH_ROWS` around them) that are not read yet are asked for with ``request(intent,
 reply)`` on the :class:`FileLines` handle the app gives (the line store,
 ``sources/linestore.py``, on the session's thread); a row shows a placeholder until its answer
@@ -32,8 +32,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 
-from eagle_tui.model.events import LogLine, LogOpened, LogPrefixCounted
-from eagle_tui.model.linewindow import (
+from eagle_tui.model.buffers.linewindow import (
     PREFETCH_ROWS,
     FileWindow,
     IndexFile,
@@ -42,6 +41,7 @@ from eagle_tui.model.linewindow import (
     LinesRead,
     Reply,
 )
+from eagle_tui.model.events import LogLine, LogOpened, LogPrefixCounted
 from eagle_tui.ui.widgets.logrender import LogRender
 
 

@@ -34,8 +34,8 @@ from textual.css.query import NoMatches
 from textual.keys import REPLACED_KEYS, key_to_character
 from textual.widget import Widget
 
+from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked, notify, set_border_title

@@ -20,9 +20,9 @@ from textual.cache import LRUCache
 from textual.geometry import Region
 from textual.strip import Strip
 
+from eagle_tui.model.buffers.linewindow import placeholder
+from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.linewindow import placeholder
-from eagle_tui.model.logbuffer import LogBuffer
 from eagle_tui.ui.frames import FRAME_INTERVAL
 from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule, highlight
 from eagle_tui.ui.safety import inert

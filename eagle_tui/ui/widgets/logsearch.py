@@ -3,8 +3,8 @@ file part (:mod:`.logfile`).
 
 The buffer is searched at once, as before. When the next match is not in the buffer before the
 search would wrap around (or the current line is in the file part), the rest of the way is a
-:class:`~eagle_tui.model.linewindow.SearchFile` request to the line store: it searches the file
-block by block on the session's thread, cancelled by a newer search, while keys go on
+:class:`~eagle_tui.model.buffers.linewindow.SearchFile` request to the line store: it searches the
+file block by block on the session's thread, cancelled by a newer search, while keys go on
 answering; the status line says ``searching the file 40%``. Its answer jumps to the match in
 the file part, else to the buffer's match past the wrap, else says there is none. The filter
 (``/``) stays on the in-memory lines (it hides the file part: see :mod:`.logfile`).
@@ -15,8 +15,8 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import dataclass
 
-from eagle_tui.model.linewindow import FileMatch, Reply, SearchFile
-from eagle_tui.model.termtext import Inert
+from eagle_tui.model.boundary.termtext import Inert
+from eagle_tui.model.buffers.linewindow import FileMatch, Reply, SearchFile
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import notify
 from eagle_tui.ui.widgets.logfile import FileAnswer, LogFilePart

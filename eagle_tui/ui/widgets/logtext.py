@@ -2,8 +2,8 @@
 
 Kept apart from :mod:`eagle_tui.ui.widgets.logview` so that they are tested without a terminal
 and so that the widget module stays about scrolling and rendering. What the log *knows* (lines,
-rows, filter, search, hosts) is the model's :mod:`eagle_tui.model.logbuffer`; what is here needs
-cell widths (``wrap_cuts``, the host tags) or the file system (``write_lines``).
+rows, filter, search, hosts) is the model's :mod:`eagle_tui.model.buffers.logbuffer`; what is here
+needs cell widths (``wrap_cuts``, the host tags) or the file system (``write_lines``).
 
 Hosts: on a multi-node run the hosts' lines arrive interleaved in one buffer. While all hosts
 are shown each row gets a short tag (:class:`HostTags`) — without it, two ranks' identical lines
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from rich.cells import cell_len, get_character_cell_size
 
+from eagle_tui.model.buffers.logbuffer import LogHostSet
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.logbuffer import LogHostSet
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.safety import inert
 
@@ -194,7 +194,7 @@ class HostTags:
     """The short tag each row gets while a multi-host log shows all hosts (drawn at render time).
 
     Without a tag two ranks' identical lines could not be told apart; which hosts there are and
-    which one is selected is the buffer's (:class:`~eagle_tui.model.logbuffer.LogHostSet`).
+    which one is selected is the buffer's (:class:`~eagle_tui.model.buffers.logbuffer.LogHostSet`).
     """
 
     __slots__ = ("tags", "width")

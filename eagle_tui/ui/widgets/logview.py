@@ -25,9 +25,9 @@ from pathlib import Path
 from rich.cells import cell_len
 from textual.message import Message
 
+from eagle_tui.model.buffers.linewindow import placeholder
+from eagle_tui.model.buffers.logbuffer import Appended, LogBuffer
 from eagle_tui.model.events import LogLine
-from eagle_tui.model.linewindow import placeholder
-from eagle_tui.model.logbuffer import Appended, LogBuffer
 from eagle_tui.ui.frames import FRAME_INTERVAL
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert

@@ -5,11 +5,11 @@ rate and per-position acceptance; speedup against a known baseline; running/queu
 KV usage; the EAGLE-3 hidden-state dims check. Each row ends with where its number came from
 (``log``, ``/metrics``, ``server_info``), because the two disagree in definition (SGLang's
 ``accept rate`` changed meaning across versions) and the user must know which one they see.
-Which one is shown is not decided here but in :mod:`eagle_tui.model.figures`, so this pane, the
-status line and the alert rules always show and judge the same number.
+Which one is shown is not decided here but in :mod:`eagle_tui.model.views.figures`, so this pane,
+the status line and the alert rules always show and judge the same number.
 
 The accept "mean" is the window's weighted mean (each interval weighed by its drafts or verify
-steps, :func:`eagle_tui.model.figures.accept_mean`), the number the counters give, not a plain
+steps, :func:`eagle_tui.model.views.figures.accept_mean`), the number the counters give, not a plain
 mean of ratios. A figure that is not a current reading says so after its source ("last": the
 server is idle and these are its last active figures; "45.0s old": no data since; "dead"), and
 a state row says why. ``accepted`` is the distribution of accepted drafts per verify step.
@@ -21,10 +21,10 @@ from typing import TypeVar
 
 from textual.content import Content
 
-from eagle_tui.model.figures import Figure, Figures, figures
-from eagle_tui.model.runsummary import previous_figures
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.figures import Figure, Figures, figures
+from eagle_tui.model.views.runsummary import previous_figures
 from eagle_tui.ui.format import NA, coarse_age, fmt_num, fmt_pct, sparkline
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.linediff import LineDiffWidget

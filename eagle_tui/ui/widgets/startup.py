@@ -25,12 +25,12 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from eagle_tui.model.activity_views import startup_activity
-from eagle_tui.model.eta import step_eta
 from eagle_tui.model.events import CrashEvent
-from eagle_tui.model.prefix import line_text
+from eagle_tui.model.fold.prefix import line_text
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.steps import STEPS, step_states
+from eagle_tui.model.views.activity import startup_activity
+from eagle_tui.model.views.eta import step_eta
+from eagle_tui.model.views.steps import STEPS, step_states
 from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import set_border_title, show

@@ -4,9 +4,9 @@ It is the "at a glance" line that stays visible in the compact 80×24 layout whi
 showing, so a crash or a collapsing accept length is never hidden behind another tab. For the same
 reason an SSH host that is not connected is named right after the phase (the numbers that follow
 are then the last ones received, not live ones); connected hosts come later, as a quiet "●".
-tok/s and accept length are :mod:`eagle_tui.model.figures`' picks, the Metrics pane's numbers.
+tok/s and accept length are :mod:`eagle_tui.model.views.figures`' picks, the Metrics pane's numbers.
 
-The line never says more than the evidence (:mod:`eagle_tui.model.liveness`): a server that
+The line never says more than the evidence (:mod:`eagle_tui.model.views.liveness`): a server that
 died says ``DEAD`` (with why) instead of its phase, an idle one ``IDLE``; their numbers, and
 those of a server that went silent (``no data 45s``), are the last ones, shown muted after
 "last" or with their age, never as current readings. A restart shows ``↻ restarted``.
@@ -18,9 +18,9 @@ from textual.content import Content
 from textual.widget import Widget
 
 from eagle_tui.model.events import Phase
-from eagle_tui.model.figures import Figure, figures
-from eagle_tui.model.prefix import summary_text
+from eagle_tui.model.fold.prefix import summary_text
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.figures import Figure, figures
 from eagle_tui.ui.format import coarse_age, coarse_clock, fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked

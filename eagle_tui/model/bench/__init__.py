@@ -1,0 +1,1 @@
+"""Benchmark windows on the log's timeline, their figures, and run comparisons."""

@@ -1,0 +1,1 @@
+"""What lives beside the state, fed by the same batches: the log and GPU buffers."""

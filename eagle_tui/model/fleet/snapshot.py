@@ -1,0 +1,229 @@
+"""Fleet rows: what Prometheus' answers say about each engine instance (pure).
+
+The source hands over, per refresh, the answers of the query groups of
+:mod:`.fleet_queries` (figure name → ``[(labels, value), …]``) and the names of the groups that
+failed; :func:`build_snapshot` turns them into one immutable :class:`FleetSnapshot`. Nothing
+here knows HTTP, so every rule (state, acceptance maths, flags, stale marking) is unit-tested on
+canned vectors.
+
+The maths matches the single-server metrics source (``sources/metrics.py``):
+
+* vLLM: accept length ``1 + rate(accepted) / rate(drafts)``, acceptance rate
+  ``rate(accepted) / rate(draft_tokens)``, per position ``rate(accepted_per_pos) / rate(drafts)``.
+* SGLang: with ``sglang:spec_verify_calls_total`` the accept length is
+  ``rate(generation_tokens) / rate(verify_calls)`` (SGLang's own ``completion_tokens /
+  spec_verify_ct``); without it, its last-interval gauge ``sglang:spec_accept_length``.
+
+An instance without an ``up`` series of its own (its series come through an exporter or a
+federation that serves many instances, scraped with ``honor_labels``) counts as up while its
+series are live. State from Prometheus alone: ``up == 0`` is a dead server *or* one still
+starting (nothing answers ``/metrics`` yet on either), so it reads ``down or starting`` unless a
+caller that can reach the host says which (``hints``: ``starting``, ``down`` or ``crashed:
+…``, see :mod:`.fleet_probe`). ``up == 1`` without engine series yet
+is ``starting``; with them, ``serving`` (requests running or tokens flowing), ``ready`` (never
+generated a token) or ``idle``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from eagle_tui.model.fleet.flags import apply_flags
+from eagle_tui.model.fleet.queries import TAG
+from eagle_tui.model.fleet.rows import DOWN_OR_STARTING, FleetRow, FleetSnapshot, instance_host
+
+Labels = Mapping[str, str]
+Vector = Sequence[tuple[Labels, float]]
+Answers = Mapping[str, Vector]  # figure name -> its vector
+
+CRASHED = "crashed"
+STATES = ("serving", "idle", "ready", "starting", DOWN_OR_STARTING, "down")
+GROUP_FIGURES = {
+    "state": ("up", "engine_vllm", "engine_sglang", "gen_total", "resets", "starts"),
+    "rates": ("tok_s", "drafts", "draft_tokens", "accepted", "per_pos", "verify"),
+    "gauges": ("running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge"),
+    "latency": ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99"),
+}
+_FIELDS_OF_GROUP = {
+    "rates": ("tok_s", "accept_len", "accept_rate", "per_position", "spec"),
+    "gauges": ("running", "queued", "kv_usage"),
+    "latency": ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99"),
+}
+
+
+def split_tagged(result: Vector) -> dict[str, list[tuple[Labels, float]]]:
+    """One group's answer → figure name → vector (the tag label removed)."""
+    out: dict[str, list[tuple[Labels, float]]] = {}
+    for labels, value in result:
+        name = labels.get(TAG)
+        if name is None:
+            continue
+        out.setdefault(name, []).append(
+            ({k: v for k, v in labels.items() if k != TAG}, value))
+    return out
+
+
+def _by_instance(vec: Vector | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for labels, value in vec or ():
+        inst = labels.get("instance")
+        if inst is not None and math.isfinite(value):
+            out[inst] = value
+    return out
+
+
+def _positions(vec: Vector | None) -> dict[str, dict[int, float]]:
+    out: dict[str, dict[int, float]] = {}
+    for labels, value in vec or ():
+        inst, pos = labels.get("instance"), labels.get("position", "")
+        if inst is not None and pos.isdigit() and math.isfinite(value):
+            out.setdefault(inst, {})[int(pos)] = value
+    return out
+
+
+def _engines(answers: Answers) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for key in ("engine_sglang", "engine_vllm"):  # vLLM wins a tie (it binds /metrics early)
+        for labels, _ in answers.get(key, ()):
+            inst = labels.get("instance")
+            if inst is not None:
+                out[inst] = (labels.get("engine", key.split("_")[1]), labels.get("model_name", ""))
+    return out
+
+
+def _int(v: float | None) -> int | None:
+    return None if v is None else round(v)
+
+
+def is_hint(state: str | None) -> bool:
+    """Whether ``state`` is an answer a reachable host gave for an ``up == 0`` instance
+    (:mod:`.fleet_probe`): what replaces ``down or starting``."""
+    return state in ("starting", "down") or (state or "").startswith(f"{CRASHED}:")
+
+
+def _state(up: bool | None, known_engine: bool, running: int | None, tok_s: float | None,
+           gen_total: float | None, hint: str | None) -> str:
+    if up is False or up is None:
+        return hint if hint is not None and is_hint(hint) else DOWN_OR_STARTING
+    if not known_engine:
+        return "starting"
+    if (running or 0) > 0 or (tok_s or 0.0) > 0.0:
+        return "serving"
+    return "ready" if not gen_total else "idle"
+
+
+@dataclass(frozen=True, slots=True)
+class _Index:
+    """The answers indexed once by instance (a row then costs O(figures), not O(fleet))."""
+
+    values: dict[str, dict[str, float]]
+    positions: dict[str, dict[int, float]]
+
+    @classmethod
+    def of(cls, a: Answers) -> _Index:
+        return cls({name: _by_instance(vec) for name, vec in a.items() if name != "per_pos"},
+                   _positions(a.get("per_pos")))
+
+
+def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
+         hint: str | None) -> FleetRow:
+    def get(name: str) -> float | None:
+        return ix.values.get(name, {}).get(inst)
+
+    engine, model = engines.get(inst, ("unknown", ""))
+    up_v = get("up")
+    up = None if up_v is None else up_v >= 1.0
+    if up is None and (get("gen_total") is not None or get("running") is not None):
+        up = True  # no ``up`` of its own (an exporter of many, honor_labels): live series
+    tok_s, gen_total = get("tok_s"), get("gen_total")
+    if tok_s is None and engine == "sglang":
+        tok_s = get("tps_gauge")
+    accept_len = accept_rate = None
+    per_pos: tuple[float, ...] = ()
+    spec = False
+    drafts, accepted, verify = get("drafts"), get("accepted"), get("verify")
+    if engine == "vllm" and drafts:
+        spec = True
+        accept_len = 1.0 + (accepted or 0.0) / drafts
+        dtoks = get("draft_tokens")
+        accept_rate = (accepted or 0.0) / dtoks if dtoks else None
+        pos = ix.positions.get(inst, {})
+        per_pos = tuple(pos[p] / drafts for p in sorted(pos))
+    elif engine == "sglang" and verify:
+        # generation tokens are counted when a request finishes, verify calls at every step:
+        # over a window shorter than a request the ratio can fall below 1, which no server
+        # can do — not a reading (and no false "drafts rejected")
+        spec = True
+        ratio = (get("tok_s") or 0.0) / verify
+        accept_len = ratio if ratio >= 1.0 else None
+        accept_rate = get("rate_gauge") if accept_len else None
+    elif engine == "sglang" and inst not in ix.values.get("verify", {}):
+        gauge = get("accept_gauge")
+        if gauge is not None and (tok_s or 0.0) > 0:  # the gauge holds the last busy interval
+            spec, accept_len, accept_rate = True, gauge, get("rate_gauge")
+    running = _int(get("running"))
+    restarts = max(_int(get("resets")) or 0, _int(get("starts")) or 0)
+    return FleetRow(
+        instance=inst, engine=engine, model=model, up=up,
+        state=_state(up, inst in engines, running, tok_s, gen_total, hint),
+        tok_s=tok_s, accept_len=accept_len, accept_rate=accept_rate, per_position=per_pos,
+        spec=spec, running=running, queued=_int(get("queued")), kv_usage=get("kv"),
+        ttft_p50=get("ttft_p50"), ttft_p99=get("ttft_p99"), itl_p50=get("itl_p50"),
+        itl_p99=get("itl_p99"), restarts=restarts, gen_total=gen_total,
+    )
+
+
+def _carry(row: FleetRow, prev: FleetRow | None, failed: Sequence[str]) -> FleetRow:
+    """Figures of failed groups: the last good ones, and the row marked stale."""
+    if not failed:
+        return row
+    if prev is None:
+        return replace(row, stale=True)
+    kept = {f: getattr(prev, f) for g in failed for f in _FIELDS_OF_GROUP.get(g, ())}
+    return replace(row, **kept, stale=True)  # type: ignore[arg-type]
+
+
+def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,
+                   prev: FleetSnapshot | None = None, errors: Sequence[str] = (),
+                   latency_s: float | None = None,
+                   hints: Mapping[str, str] | None = None) -> FleetSnapshot:
+    """Rows from one refresh's answers; failed groups keep ``prev``'s figures, marked stale.
+
+    When the ``state`` group (up and engine) failed there is nothing new to build rows from:
+    the previous rows are kept whole, marked stale, and the snapshot says ``stale``.
+    """
+    last_ok = t if not failed else (prev.last_ok_t if prev else None)
+    if "state" in failed or (not answers.get("up") and failed):
+        rows = tuple(replace(r, stale=True) for r in prev.rows) if prev else ()
+        return FleetSnapshot(t, rows, "stale", tuple(errors), last_ok, latency_s,
+                             prev.sparks if prev else {})
+    engines = _engines(answers)
+    up = _by_instance(answers.get("up"))
+    # engine instances: known engines, plus targets that are down (a server not yet seen)
+    instances = sorted(set(engines) | {i for i, v in up.items() if v < 1.0})
+    before = {r.instance: r for r in prev.rows} if prev else {}
+    ix = _Index.of(answers)
+    built = [_carry(_row(i, ix, engines, (hints or {}).get(i)), before.get(i), failed)
+            for i in instances]
+    status = "partial" if failed else "ok"
+    return FleetSnapshot(t, tuple(apply_flags(built)), status, tuple(errors), last_ok, latency_s,
+                         prev.sparks if prev else {})
+
+
+__all__ = [
+    "CRASHED",
+    "DOWN_OR_STARTING",
+    "GROUP_FIGURES",
+    "STATES",
+    "Answers",
+    "FleetRow",
+    "FleetSnapshot",
+    "Labels",
+    "Vector",
+    "build_snapshot",
+    "instance_host",
+    "is_hint",
+    "split_tagged",
+]

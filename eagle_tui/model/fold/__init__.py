@@ -1,0 +1,1 @@
+"""The one writer of the state: reduce(state, events), and merging a summary into it."""

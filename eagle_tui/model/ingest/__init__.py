@@ -1,0 +1,1 @@
+"""Log lines in, typed events out: framing, sanitizing, classifying, parsing, crashes."""

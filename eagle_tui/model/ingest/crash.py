@@ -1,0 +1,445 @@
+"""Crash classifier: which fatal error a log shows, on which line, and what to do about it.
+
+The classifier reads normalized messages (logger prefix removed) one at a time and keeps just
+enough state to tell a root cause from noise:
+
+* **Tracebacks.** Inside ``Traceback (most recent call last):`` the indented lines after a
+  ``File "...", line N`` frame are *source code*: ``raise RuntimeError("Not enough memory")``
+  quoted there is not an error. The first un-indented line after the frames is the exception
+  line, which is classified; chained tracebacks are followed.
+* **Specificity.** Kinds are ordered (``KIND_SPECIFICITY``): a CUDA OOM, NCCL error, port clash,
+  missing model, memory budget, watchdog or rejected argument beats ``other_traceback``, which
+  beats ``engine_dead`` (an engine died, cause unknown), which beats ``killed`` (SIGQUIT/SIGKILL
+  of the tree). Events are emitted as soon as a fatal line is seen; a more specific cause later in
+  the log is emitted again and the reducer keeps the most specific. So ``Capture cuda graph
+  failed: CUDA out of memory`` is ``cuda_oom`` and an NCCL error followed by sigquit is ``nccl``.
+* **A traceback without its head.** An indented ``File "...", line N`` frame outside a
+  traceback starts one: the visible tail of a long log can begin in the middle of a traceback
+  whose ``Traceback (most recent call last):`` lies in the summarized part.
+* **Context.** A traceback is fatal when it follows ``Scheduler hit an exception`` (and the like),
+  when it happens before the server was ready (startup aborts), or when the process dies right
+  after it. A traceback logged by a serving vLLM for one bad request is not a crash.
+* **Noise.** Warnings (vLLM ``WARNING`` level, ``UserWarning:``, ``NCCL WARN``, c10d ``[W...]``)
+  never crash. After a deliberate shutdown (SIGTERM, Ctrl-C, uvicorn ``Shutting down``) the
+  teardown's ``EngineDeadError`` and NCCL complaints are not crashes either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from eagle_tui.model.events import CrashEvent, Phase
+
+KIND_SPECIFICITY: dict[str, int] = {
+    "killed": 0,
+    "engine_dead": 1,
+    "other_traceback": 2,
+    "config_error": 3,
+    "watchdog_timeout": 4,
+    "nccl": 5,
+    "model_not_found": 5,
+    "port_in_use": 5,
+    "not_enough_memory": 5,
+    "cuda_oom": 5,
+}
+KINDS = tuple(KIND_SPECIFICITY)
+MESSAGE_MAX = 240
+CANDIDATE_WINDOW = 400  # lines within which a death signal adopts the traceback before it
+
+# Ordered: the first kind whose pattern matches a line wins.
+_SPECIFIC: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(src))
+    for kind, src in (
+        (
+            "port_in_use",
+            r"[Aa]ddress already in use|\[Errno (?:98|48)\]|EADDRINUSE"
+            r"|is not available in \d+ seconds|error while attempting to bind on address",
+        ),
+        (
+            "model_not_found",
+            r"is not a local folder and is not a valid model identifier|RepositoryNotFoundError"
+            r"|Repository Not Found|LocalEntryNotFoundError|GatedRepoError|Cannot access gated"
+            r"|does not appear to have a file named config\.json|Can't load the configuration of"
+            r"|Unrecognized model in|HFValidationError|Repo id must be in the form"
+            r"|We couldn't connect to 'https://huggingface\.co'|Incorrect path_or_model_id"
+            r"|No such file or directory: '[^']*(?:config\.json|\.safetensors|\.bin)'",
+        ),
+        (
+            "not_enough_memory",
+            r"Not enough memory"
+            r"|Free memory on device .{0,1000}?less than desired GPU memory utilization"
+            r"|No available memory for the cache blocks|KV cache is needed, which is larger than"
+            r"|larger than the maximum number of tokens that can be stored in KV cache"
+            r"|The memory capacity is unbalanced|[Ii]nsufficient (?:GPU |KV cache )?memory",
+        ),
+        (
+            "cuda_oom",
+            r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory"
+            r"|NPU out of memory|not enough GPU memory|CUBLAS_STATUS_ALLOC_FAILED"
+            r"|cudaErrorMemoryAllocation",
+        ),
+        (
+            "nccl",
+            r"NCCL error|nccl(?:Internal|UnhandledCuda|System|Remote|InvalidUsage)Error"
+            r"|DistBackendError|Watchdog caught collective operation timeout"
+            r"|NCCL communicator was aborted|Some NCCL operations have failed or timed out"
+            r"|ProcessGroupNCCL.{0,1000}?(?:timed out|[Tt]imeout|failed)",  # (bounded: linear)
+        ),
+        ("watchdog_timeout", r"[Ww]atchdog timeout"),
+        (
+            "config_error",
+            r"^(?:usage: |[\w./-]+: error: (?:argument|unrecognized arguments|the following "
+            r"arguments are required|invalid))|error: argument --|invalid choice: "
+            r"|ValidationError|validation errors? for \w+|Value error, "
+            r"|Unknown speculative algorithm",
+        ),
+    )
+)
+_SCHED_DIED = re.compile(r"died during initialization \(exit code: (-?\d+)\)")
+_DEAD = re.compile(
+    r"EngineDeadError|EngineCore encountered an issue|Engine core initialization failed"
+    r"|EngineCore failed to start|Engine process failed to start|scheduler is dead"
+    r"|crashed with exit code|Initialization failed\. Please see the error messages above"
+    r"|AsyncLLM output_handler failed|Child process unexpectedly failed"
+)
+# vLLM when EngineCore dies (real log, tests/fixtures/vllm-cpu/server-eagle3-enginecore-killed.log):
+# "WARNING ... [shutdown] MPClient: engine core exited unexpectedly; starting cleanup"
+_UNEXPECTED = re.compile(r"exited unexpectedly|died unexpectedly")
+_KILLED = re.compile(
+    r"^Killed\b|Killed process \d+|Received sigquit|SIGQUIT received|killed by signal"
+    r"|exit ?code:? -9\b|exitcode[=: ]-9\b|oom-kill"
+)
+_FATAL_PLAIN = re.compile(
+    r"^Fatal Python error|Segmentation fault|core dumped|^terminate called after throwing"
+)
+# Lines that say a traceback that follows is fatal.
+_FATAL_CONTEXT = re.compile(
+    r"hit an exception|Exception in ModelTpServer|EngineCore failed to start"
+    r"|Initialization failed\. warmup error|output_handler failed|Worker failed"
+)
+_SHUTDOWN = re.compile(
+    r"signal=SIGTERM|Received SIGTERM|SIGTERM received|SIGINT|^Shutting down"
+    r"|KeyboardInterrupt|Gracefully (?:exit|stopp)|shutdown triggered|Finished server process"
+)
+_WARNING = re.compile(
+    r"(?:^|[\s:])\w*Warning: |\bNCCL WARN\b|^\[rank\d+\]:\[W\d|^W\d{4} \d\d:|^\[W\d{4}|NCCL INFO"
+)
+# Indented Python outside a recognised traceback (its header scrolled away or was cut off).
+_CODE = re.compile(
+    r"^(?:raise|return|assert|yield|await|if|elif|for|while|with|def|class|import|from)\b"
+    r"|^File \"|^self\.|^[A-Za-z_][\w.]* = "
+)
+# a traceback frame (``  File "x.py", line 3, in f``), matched on the stripped line
+_FRAME = re.compile(r'File "[^"\n]*", line \d')
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$")
+_CONFIG_EXC = re.compile(
+    r"(?:^|\.)(?:Value|Assertion|Not(?:Implemented)|Type|Argument|ArgumentType)Error$"
+)
+_CONFIG_WORDS = re.compile(
+    r"--[a-z]|not supported|unsupported|[Uu]nknown |must be|must not|should be|[Ii]nvalid"
+    r"|not compatible|incompatible|cannot be used|can only be|only supports?|requires? "
+    r"|not allowed|out of range|conflict"
+)
+_USER_STOP = re.compile(r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError)$")
+_PORT = re.compile(r"(?:port|address|\(['\"][^'\"]*['\"], |:)\s*(\d{2,5})\b")
+
+
+def _truncate(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
+
+
+def _oom_hint(engine: str, phase: Phase, msg: str) -> str:
+    if engine == "vllm":
+        if "load model" in msg or phase.rank <= Phase.WEIGHTS_LOADED.rank:
+            return ("The weights do not fit: raise --tensor-parallel-size, use --quantization, "
+                    "or free the GPU (nvidia-smi shows other processes).")
+        return ("Lower --gpu-memory-utilization (leave room for activations and CUDA graphs), "
+                "--max-num-seqs or --max-num-batched-tokens.")
+    if phase is Phase.CUDA_GRAPH or "cuda graph" in msg.lower():
+        return ("Lower --mem-fraction-static (e.g. 0.8 → 0.7) or --cuda-graph-max-bs (e.g. 16); "
+                "--disable-cuda-graph only as a last resort.")
+    if phase.rank <= Phase.WEIGHTS_LOADED.rank:
+        return ("The weights do not fit: raise --tp-size, use a quantized checkpoint "
+                "(--quantization fp8), or free the GPU (nvidia-smi shows other processes).")
+    return ("Lower --mem-fraction-static, --max-running-requests or --chunked-prefill-size so "
+            "activations fit next to the KV cache.")
+
+
+def _nem_hint(engine: str, _phase: Phase, msg: str) -> str:
+    if "Free memory on device" in msg or "unbalanced" in msg:
+        return ("Other processes hold GPU memory: stop them (nvidia-smi) or lower "
+                "--gpu-memory-utilization / --mem-fraction-static below the free fraction.")
+    if engine == "vllm" or "gpu_memory_utilization" in msg:
+        return "Raise --gpu-memory-utilization or lower --max-model-len so the KV cache fits."
+    return ("Raise --mem-fraction-static (e.g. 0.85) so the KV cache fits after the weights, or "
+            "lower --context-length / --max-total-tokens; check nvidia-smi for other processes.")
+
+
+def _port_hint(_engine: str, _phase: Phase, msg: str) -> str:
+    m = _PORT.search(msg)
+    port = m.group(1) if m else "<port>"
+    return (f"Port {port} is taken: pick another --port, or stop the process holding it "
+            f"(ss -ltnp | grep {port}).")
+
+
+_Hint = Callable[[str, Phase, str], str]
+# vLLM given "method": "eagle" with an EAGLE-3 draft: it wraps the draft's architecture as an
+# EAGLE-1 model ("Eagle" + LlamaForCausalLMEagle3) and refuses it at startup (vLLM 0.32, measured)
+_EAGLE1_OF_EAGLE3 = re.compile(r"architectures \['Eagle\w*Eagle3\w*'\] are not supported")
+_EAGLE1_OF_EAGLE3_HINT = (  # the fix first: a banner cut short must still show it
+    'Use "method": "eagle3" in --speculative-config and relaunch: the draft is an EAGLE-3 '
+    'checkpoint, and with "method": "eagle" vLLM looks for an EAGLE-1 model of it (Eagle + its '
+    "architecture), which does not exist.")
+_VALIDATION_HEAD = re.compile(r"validation errors? for \w+")
+REFINE_LINES = 3  # pydantic prints the failing value this many lines below its header at most
+
+
+_HINTS: dict[str, _Hint] = {
+    "cuda_oom": _oom_hint,
+    "not_enough_memory": _nem_hint,
+    "port_in_use": _port_hint,
+    "nccl": lambda e, p, m: (
+        "Check that every GPU is visible and healthy (nvidia-smi, nvidia-smi topo -m); rerun "
+        "with NCCL_DEBUG=INFO to see the failing link; on one node try NCCL_P2P_DISABLE=1 or "
+        "NCCL_IB_DISABLE=1, and make sure no other job uses these GPUs."),
+    "model_not_found": lambda e, p, m: (
+        "Check the model path or Hugging Face id (--model-path / --speculative-draft-model-path / "
+        "the served model); for gated or private models run `hf auth login`; offline, make sure "
+        "the files are in the local cache (HF_HUB_OFFLINE=1)."),
+    "watchdog_timeout": lambda e, p, m: (
+        "A forward step hung past --watchdog-timeout: read the stack dump above for the stuck "
+        "call (often a collective or a deadlocked kernel); raise --watchdog-timeout only if "
+        "steps are legitimately that slow."),
+    "config_error": lambda e, p, m: _EAGLE1_OF_EAGLE3_HINT if _EAGLE1_OF_EAGLE3.search(m) else (
+        "A launch argument or config value was rejected: fix the flag named in the message "
+        "(see --help for the allowed values) and relaunch."),
+    "engine_dead": lambda e, p, m: (
+        "An engine process died: the root cause is usually logged just above; also check "
+        "`dmesg -T | grep -i oom` (host OOM killer) and GPU health (nvidia-smi)."),
+    "killed": lambda e, p, m: (
+        "The process tree was killed. With no error above, suspect the host OOM killer "
+        "(`dmesg -T | grep -i oom`): lower host memory use or give the container more RAM."),
+    "other_traceback": lambda e, p, m: (
+        "An uncaught exception stopped the server: the exception type and message on this line "
+        "name the cause; the frames above show where it was raised."),
+}
+
+
+def hint_for(kind: str, engine: str = "unknown", phase: Phase = Phase.NONE,
+             message: str = "") -> str:
+    """A concrete, one-line fix for a crash kind (tuned by engine, phase and message)."""
+    return _HINTS.get(kind, _HINTS["other_traceback"])(engine, phase, message)
+
+
+def kind_of(message: str) -> str | None:
+    """The specific kind a message names, or ``None`` (``engine_dead``/``killed`` included)."""
+    for kind, pattern in _SPECIFIC:
+        if pattern.search(message):
+            return kind
+    died = _SCHED_DIED.search(message)
+    if died is not None:
+        return "killed" if died.group(1) == "-9" else "engine_dead"
+    if _DEAD.search(message):
+        return "engine_dead"
+    if _KILLED.search(message):
+        return "killed"
+    return None
+
+
+@dataclass(slots=True)
+class _Candidate:
+    """A crash line seen but not yet decided on (a more specific cause may follow)."""
+
+    kind: str
+    lineno: int
+    message: str
+    time: str | None
+
+
+class CrashTracker:
+    """Feed it every non-bulk line's message in order; it returns crash events as they appear."""
+
+    __slots__ = (
+        "_after_frame",
+        "_candidate",
+        "_context_line",
+        "_emitted",
+        "_frames",
+        "_in_tb",
+        "_pending",
+        "_refine",
+        "shutdown",
+    )
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self._in_tb = False
+        self._after_frame = False
+        self._frames = 0
+        self._context_line = 0  # line of the last "hit an exception"-style marker
+        self._candidate: _Candidate | None = None
+        self._pending: _Candidate | None = None  # marker seen, its traceback not finished yet
+        self._emitted = -1  # specificity of the best event emitted so far
+        # a pydantic "N validation error for X" header emitted as the crash: its "Value error,"
+        # detail line below names the cause, and refines that crash (same kind, same line)
+        self._refine: _Candidate | None = None
+        self.shutdown = False
+
+    # ------------------------------------------------------------------ helpers
+    def _event(self, kind: str, lineno: int, msg: str, time: str | None, engine: str,
+               phase: Phase) -> CrashEvent | None:
+        if self.shutdown and kind in ("killed", "engine_dead", "other_traceback", "nccl"):
+            return None
+        spec = KIND_SPECIFICITY[kind]
+        if spec <= self._emitted:
+            return None
+        self._emitted = spec
+        self._pending = None
+        return CrashEvent(kind, lineno, _truncate(msg), hint_for(kind, engine, phase, msg), time)
+
+    @property
+    def in_traceback(self) -> bool:
+        return self._in_tb
+
+    def is_source_line(self, msg: str) -> bool:
+        """True for the quoted code lines of a traceback (never classified)."""
+        return self._in_tb and self._after_frame and msg[:1] in (" ", "\t")
+
+    # ------------------------------------------------------------------ main entry
+    def feed(self, msg: str, lineno: int, *, level: str | None = None, prefixed: bool = False,
+             time: str | None = None, engine: str = "unknown",
+             phase: Phase = Phase.NONE) -> list[CrashEvent]:
+        """Classify one message. ``phase`` is the furthest phase reached before this line.
+
+        ``prefixed`` says the line carried a logger prefix: an SGLang record in the middle of
+        another rank's traceback is a new record, not the traceback's exception line.
+        """
+        stripped = msg.strip()
+        if level in ("DEBUG", "INFO", "WARNING"):
+            if _UNEXPECTED.search(stripped):  # the cause of the shutdown that follows
+                dead = self._event("engine_dead", lineno, stripped, time, engine, phase)
+                return [dead] if dead is not None else []
+            if _SHUTDOWN.search(stripped):
+                self.shutdown = True
+            return []
+        if self._in_tb and not (prefixed and level is None):
+            done = self._traceback_line(msg, stripped)
+            if done is None:
+                return []
+            exc_type, exc_msg = done
+            return self._exception(exc_type, exc_msg, stripped, lineno, time, engine, phase)
+        if msg[:1] in (" ", "\t") and stripped.startswith("File ") and _FRAME.match(stripped):
+            # a traceback whose head is not in view: the tail of a long log starts inside it
+            # (a 100,000-frame traceback), or the head was cut; its exception line still counts
+            self._in_tb, self._after_frame, self._frames = True, True, 1
+            return []
+        if stripped.startswith("Traceback (most recent call last)") or stripped.endswith(
+            "Traceback (most recent call last):"
+        ):
+            self._in_tb, self._after_frame, self._frames = True, False, 0
+            if _FATAL_CONTEXT.search(stripped):
+                self._mark_context(lineno, stripped, time)
+            return []
+        if not stripped:
+            return []
+        return self._plain(stripped, lineno, time, engine, phase, msg[:1] in (" ", "\t"))
+
+    def _mark_context(self, lineno: int, stripped: str, time: str | None) -> None:
+        self._context_line = lineno
+        self._pending = _Candidate("other_traceback", lineno, stripped, time)
+
+    def _traceback_line(self, msg: str, stripped: str) -> tuple[str, str] | None:
+        """Advance the traceback state; return (type, message) on its exception line."""
+        if stripped.startswith("File ") and msg[:1] in (" ", "\t"):
+            self._after_frame = True
+            self._frames += 1
+            return None
+        if msg[:1] in (" ", "\t", "|", "+") or not stripped or stripped.startswith("^"):
+            return None  # source line, caret marker, blank, exception-group decoration
+        if stripped.startswith(("During handling of the above exception",
+                                "The above exception was the direct cause")):
+            return None
+        if stripped.startswith("Traceback (most recent call last)"):
+            self._after_frame, self._frames = False, 0
+            return None
+        self._in_tb = False
+        self._after_frame = False
+        m = _EXC_LINE.match(stripped)
+        if m is None:
+            return "", stripped
+        return m.group(1), m.group(2) or ""
+
+    def _exception(self, exc_type: str, exc_msg: str, line: str, lineno: int,
+                   time: str | None, engine: str, phase: Phase) -> list[CrashEvent]:
+        if _USER_STOP.search(exc_type):
+            self.shutdown = True
+            self._pending = None
+            return []
+        if exc_type.endswith("Warning"):
+            return []
+        kind = kind_of(line)
+        if kind is None and _CONFIG_EXC.search(exc_type) and _CONFIG_WORDS.search(exc_msg):
+            kind = "config_error"
+        if kind is not None:
+            ev = self._event(kind, lineno, line, time, engine, phase)
+            if ev is not None and kind == "config_error" and _VALIDATION_HEAD.search(line):
+                self._refine = _Candidate(kind, lineno, ev.message, time)
+            return [ev] if ev else []
+        recent_marker = self._context_line > 0 and lineno - self._context_line <= CANDIDATE_WINDOW
+        fatal = self._pending is not None or recent_marker or phase.rank < Phase.READY.rank
+        if fatal:
+            ev = self._event("other_traceback", lineno, line, time, engine, phase)
+            return [ev] if ev else []
+        self._candidate = _Candidate("other_traceback", lineno, line, time)
+        return []
+
+    def _plain(self, stripped: str, lineno: int, time: str | None, engine: str,
+               phase: Phase, indented: bool = False) -> list[CrashEvent]:
+        if _WARNING.search(stripped) or (indented and _CODE.search(stripped)):
+            return []
+        if _SHUTDOWN.search(stripped):
+            self.shutdown = True
+            return []
+        out: list[CrashEvent] = []
+        head, self._refine = self._refine, None
+        if (head is not None and lineno - head.lineno <= REFINE_LINES
+                and stripped.startswith("Value error, ")):
+            message = f"{head.message}: {stripped}"
+            return [CrashEvent(head.kind, head.lineno, _truncate(message),
+                               hint_for(head.kind, engine, phase, message), head.time)]
+        if _FATAL_CONTEXT.search(stripped):
+            self._mark_context(lineno, stripped, time)
+        kind = kind_of(stripped)
+        if kind is None and _FATAL_PLAIN.search(stripped):
+            kind = "other_traceback"
+        if kind is None:
+            return out
+        if kind in ("killed", "engine_dead"):
+            # a death right after an uncaught traceback: that traceback was the cause
+            cand = self._candidate
+            if cand is not None and lineno - cand.lineno <= CANDIDATE_WINDOW:
+                ev = self._event(cand.kind, cand.lineno, cand.message, cand.time, engine, phase)
+                if ev:
+                    out.append(ev)
+            self._candidate = None
+        ev = self._event(kind, lineno, stripped, time, engine, phase)
+        if ev:
+            out.append(ev)
+        return out
+
+    def finish(self, engine: str = "unknown", phase: Phase = Phase.NONE) -> list[CrashEvent]:
+        """End of input: a fatal marker whose traceback never finished still counts."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return []
+        ev = self._event(pending.kind, pending.lineno, pending.message, pending.time, engine,
+                         phase)
+        return [ev] if ev else []
+
+
+__all__ = ["KINDS", "KIND_SPECIFICITY", "CrashTracker", "hint_for", "kind_of"]

@@ -1,0 +1,146 @@
+"""Turn one raw log line into safe, comparable text.
+
+Server logs reach us through terminals, ``tee``, docker, docker-compose, Ray and GitHub issues, and
+each adds something around the line the engine printed. Everything downstream (parsers, the crash
+classifier, the log view) wants exactly the engine's text, and the log view must never receive a
+byte that a terminal would interpret: MEASURED.md shows a log line with ``\\x1b]0;...`` retitling a
+tmux pane and ``\\x1b[?1049l`` leaving the alternate screen, because Textual does not strip escapes.
+
+:func:`normalize` does, in this order:
+
+1. **decode** bytes as UTF-8 with replacement (a log is not guaranteed to be valid UTF-8);
+2. **strip escape sequences**: CSI, OSC, DCS/SOS/PM/APC strings (terminated or not), two-byte
+   ``ESC x`` sequences and their 8-bit C1 forms. No ESC survives;
+3. **collapse ``\\r`` redraws**: a tqdm bar rewritten in place arrives as ``a\\rb\\rc``; the last
+   non-blank state is what a terminal showed (a trailing ``\\r`` from CRLF output is dropped);
+4. **replace remaining controls** (C0 but TAB, DEL, C1, Unicode line/paragraph separators and
+   bidi overrides) with U+FFFD, so the text is visibly odd but harmless;
+5. **strip wrapper prefixes**, repeatedly: ``(APIServer pid=1) ``, nested Ray prefixes such as
+   ``(ServeReplica:app:LLM pid=5) (EngineCore pid=7) ``, docker ``--timestamps`` RFC 3339 stamps,
+   docker-compose ``svc-1  | `` and Markdown quote markers ``> `` / ``>   | ``.
+
+The common case (a clean ASCII line without wrappers) costs two C-level checks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from eagle_tui.model.boundary import termtext
+from eagle_tui.model.boundary.termtext import Inert
+
+# Escape sequences and controls: the one sanitizer's patterns (model/termtext.py).
+REPLACEMENT = termtext.REPLACEMENT
+
+# -- wrapper prefixes ---------------------------------------------------------------------------
+_WRAPPERS = re.compile(
+    r"(?:"
+    # Ray / vLLM process prefixes: (APIServer pid=1), (Worker_TP0 pid=9, ip=10.0.0.2),
+    # (ServeReplica:default:LLMServer pid=5) or the same without pid when the name has colons.
+    r"\((?:[\w.-]+(?::[\w.-]*)* pid=\d+(?:, ip=[\d.:a-fA-F]+)?|[\w.-]+(?::[\w.-]*)+)\) ?"
+    # docker --timestamps: RFC 3339 with nanoseconds and a zone.
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) +"
+    # docker-compose service prefix: "svc-1  | " (name, padding, bar).
+    r"|(?<![\w.-])[\w.-]+ *\| "  # (a name starts after a non-name character: linear search)
+    # Markdown quotes and quoted tables: "> ", ">", ">   | ".
+    r"|>(?: *\| ?| |$)"
+    r")"
+)
+_DOCKER_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)")
+_MAX_WRAPPERS = 8  # a pathological line of 10k "> " must not loop for long
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """A sanitized line and what was peeled off it.
+
+    ``process`` is the innermost Ray/vLLM process name (``"EngineCore_DP0"``) when the line had
+    one, ``stamp`` the docker timestamp when it had one. Both help engine detection and give
+    prefix-less lines a time.
+    """
+
+    text: str
+    process: str | None = None
+    stamp: str | None = None
+
+
+def to_text(raw: str | bytes) -> str:
+    """Bytes → str with U+FFFD for invalid UTF-8; str passes through."""
+    if isinstance(raw, bytes | bytearray | memoryview):
+        return bytes(raw).decode("utf-8", "replace")
+    return raw
+
+
+def strip_escapes(text: str) -> str:
+    """Remove terminal escape sequences (7- and 8-bit); no ESC character survives."""
+    return termtext.strip_escapes(text)
+
+
+def collapse_cr(text: str) -> str:
+    """Keep the last non-blank ``\\r``-separated state (tqdm redraws, CRLF endings)."""
+    if "\r" not in text:
+        return text
+    parts = text.split("\r")
+    for part in reversed(parts):
+        if part.strip():
+            return part
+    return ""
+
+
+def replace_controls(text: str) -> str:
+    """Each control character (LF included: a line has none) → one U+FFFD, runs at once."""
+    return termtext.replace_controls(text)
+
+
+def sanitize(raw: str | bytes) -> Inert:
+    """Steps 1-4 of :func:`normalize`: safe text with wrappers kept (for display).
+
+    The one sanitizer (:func:`~eagle_tui.model.boundary.termtext.inert`) with the ``\\r`` redraw
+    collapsed between its two steps.
+    """
+    text = to_text(raw)
+    if text.isprintable():  # nothing below would change it
+        return Inert(text)
+    text = termtext.strip_escapes(text)
+    text = collapse_cr(text)
+    return Inert(termtext.replace_controls(text))
+
+
+def strip_wrappers(text: str) -> Normalized:
+    """Peel wrapper prefixes off an already sanitized line (repeatable, bounded)."""
+    process: str | None = None
+    stamp: str | None = None
+    for _ in range(_MAX_WRAPPERS):
+        m = _WRAPPERS.match(text)
+        if m is None or m.end() == 0:
+            break
+        token = m.group(0)
+        if token.startswith("("):
+            process = token[1:].split(" pid=", 1)[0].split(")", 1)[0]
+        elif _DOCKER_TS.match(token):
+            stamp = token.strip()
+        text = text[m.end() :]
+    return Normalized(text, process, stamp)
+
+
+def normalize(raw: str | bytes) -> Normalized:
+    """Sanitize one raw line and strip its wrapper prefixes (see the module docstring)."""
+    text = sanitize(raw)
+    first = text[:1]
+    if first == "(" or first == ">" or (first.isalnum() and _WRAPPERS.match(text)):
+        return strip_wrappers(text)
+    return Normalized(text)
+
+
+__all__ = [
+    "REPLACEMENT",
+    "Normalized",
+    "collapse_cr",
+    "normalize",
+    "replace_controls",
+    "sanitize",
+    "strip_escapes",
+    "strip_wrappers",
+    "to_text",
+]

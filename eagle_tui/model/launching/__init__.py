@@ -1,0 +1,1 @@
+"""The launch side: engine command lines, pre-launch lint, discovery, run control."""

@@ -1,0 +1,223 @@
+"""Find the SGLang and vLLM servers among a host's processes (pure: the rows come from a scan).
+
+A server is one *launcher* process — a command line that :mod:`.cmdline` parses as an engine
+launch (``python -m sglang.launch_server``, ``sglang serve``, ``vllm serve``, the OpenAI API
+server module) — plus every process below it (SGLang's scheduler and detokenizer, vLLM's API
+server, EngineCore and workers). A launcher below another launcher (vLLM's API server under
+``vllm serve``) belongs to the outer one. Nothing else is ever taken for a server: eagle-tui's
+own processes (its remote ``tail``, its ``sh -c`` helpers, ``python -m eagle_tui``) are never
+launchers, so a dropped connection can never read as a crashed server.
+
+Where the log is comes from the launcher's stdout/stderr: a file (shown, and followed), or a
+pipe, a terminal, a socket (a container's or journald's log) or nothing — then the user is
+asked for ``--log``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from eagle_tui.model.boundary.grammar import GrammarError, host_name, port, remote_path
+from eagle_tui.model.launching.cmdline import (
+    CommandError,
+    Engine,
+    FlagTable,
+    ParsedCommand,
+    parse_command,
+)
+from eagle_tui.model.record import Record, record
+
+LogKind = Literal["file", "deleted", "pipe", "terminal", "socket", "none", "unknown"]
+_OWN_NAMES = frozenset({"eagle-tui-launch", "eagle-tui-group", "eagle-tui-stop", "eagle-tui-scan"})
+
+
+@record
+class ProcRow(Record):
+    """One process of the scan: ids, start time (clock ticks), stdout/stderr targets, argv."""
+
+    pid: int
+    ppid: int
+    pgid: int
+    start: str
+    stdout: str
+    stderr: str
+    cwd: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Found:
+    """One server: its launcher, its command read the engine's way, its log and its tree."""
+
+    engine: Engine
+    launcher: ProcRow
+    cmd: ParsedCommand
+    members: tuple[ProcRow, ...]
+    log_kind: LogKind
+    log_path: str | None
+    port: int
+    url: str
+
+    @property
+    def algorithm(self) -> str | None:
+        if self.engine == "sglang":
+            value = self.cmd.get("speculative_algorithm")
+            return str(value).upper() if value else None
+        from eagle_tui.model.launching.lint import spec_plan
+
+        return spec_plan(self.cmd).algorithm
+
+    @property
+    def tp(self) -> int:
+        dest = "tp_size" if self.engine == "sglang" else "tensor_parallel_size"
+        value = self.cmd.get(dest)
+        return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 5 else 1
+
+    @property
+    def draft(self) -> str | None:
+        if self.engine == "sglang":
+            value = self.cmd.get("speculative_draft_model_path")
+            return value if isinstance(value, str) else None
+        from eagle_tui.model.launching.lint import spec_plan
+
+        return spec_plan(self.cmd).draft
+
+    def describe(self) -> str:
+        algo = self.algorithm or "no speculation"
+        log = self.log_path if self.log_kind == "file" else f"log: {self.log_kind}"
+        return (f"{self.engine} pid {self.launcher.pid}, port {self.port}, {algo}, tp "
+                f"{self.tp}, {len(self.members)} process(es), {log}")
+
+
+def is_own(argv: tuple[str, ...]) -> bool:
+    """One of eagle-tui's own processes (never a server, whatever its command line says): the
+    ``eagle-tui`` command, ``python -m eagle_tui...``, or one of its ``sh -c`` helpers (named by
+    their ``$0``). Only whole words are compared: a server whose paths merely contain
+    "eagle-tui" (a folder name) is still a server."""
+    if not argv:
+        return False
+    if argv[0].rsplit("/", 1)[-1] == "eagle-tui":
+        return True
+    for i, word in enumerate(argv[:6]):
+        if word == "-m" and i + 1 < len(argv) and argv[i + 1].split(".")[0] == "eagle_tui":
+            return True
+        if word in _OWN_NAMES:
+            return True
+    return False
+
+
+def log_target(link: str, cwd: str) -> tuple[LogKind, str | None]:
+    """What a ``/proc/PID/fd/1`` link points at."""
+    if not link:
+        return "unknown", None
+    if link.startswith("pipe:"):
+        return "pipe", None
+    if link.startswith("socket:"):
+        return "socket", None
+    if link in ("/dev/null",):
+        return "none", None
+    if link.startswith(("/dev/pts/", "/dev/tty", "/dev/console")):
+        return "terminal", None
+    if not _safe_path(link):  # a name with control characters is not handed to any command
+        return "unknown", None
+    if link.endswith(" (deleted)"):
+        return "deleted", link.removesuffix(" (deleted)")
+    if link.startswith("/"):
+        return "file", link
+    return "unknown", None
+
+
+def _safe_path(link: str) -> bool:
+    try:
+        remote_path(link)
+    except GrammarError:
+        return False
+    return True
+
+
+def _port(value: object, default: int) -> int:
+    try:
+        return port(value) if isinstance(value, str) else default
+    except GrammarError:
+        return default
+
+
+def _host(value: object) -> str:
+    """The ``--host`` a server binds, when it is one a URL can name; else loopback."""
+    if not isinstance(value, str) or value in ("", "0.0.0.0", "::"):
+        return "127.0.0.1"
+    try:
+        return host_name(f"[{value}]" if ":" in value else value)
+    except GrammarError:
+        return "127.0.0.1"
+
+
+def _launch(row: ProcRow, tables: dict[Engine, FlagTable]) -> ParsedCommand | None:
+    if not row.argv or is_own(row.argv):
+        return None
+    try:
+        return parse_command(list(row.argv), tables)
+    except CommandError:
+        return None
+
+
+def find_servers(rows: list[ProcRow], tables: dict[Engine, FlagTable]) -> list[Found]:
+    """The servers among ``rows`` (outermost launcher of each tree), by launcher pid."""
+    by_pid = {r.pid: r for r in rows}
+    children: dict[int, list[ProcRow]] = {}
+    for r in rows:
+        children.setdefault(r.ppid, []).append(r)
+    launches = {r.pid: cmd for r in rows if (cmd := _launch(r, tables)) is not None}
+
+    def outer(pid: int) -> bool:
+        seen = 0
+        p = by_pid[pid].ppid
+        while p in by_pid and seen < 64:  # bounded: a corrupt scan cannot loop
+            if p in launches:
+                return False
+            p = by_pid[p].ppid
+            seen += 1
+        return True
+
+    found: list[Found] = []
+    for pid in sorted(launches):
+        if not outer(pid):
+            continue
+        row, cmd = by_pid[pid], launches[pid]
+        tree: list[ProcRow] = []
+        todo = [row]
+        while todo and len(tree) < 4096:
+            cur = todo.pop()
+            tree.append(cur)
+            todo.extend(children.get(cur.pid, []))
+        kind, path = log_target(row.stdout, row.cwd)
+        if kind in ("terminal", "none", "unknown") and row.stderr != row.stdout:
+            k2, p2 = log_target(row.stderr, row.cwd)
+            if k2 in ("file", "deleted"):
+                kind, path = k2, p2
+        # the command line is the host's, not the user's: its port and host pass the grammar
+        number = _port(cmd.get("port"), 30000 if cmd.engine == "sglang" else 8000)
+        host = _host(cmd.get("host"))
+        found.append(Found(cmd.engine, row, cmd, tuple(sorted(tree, key=lambda r: r.pid)),
+                           kind, path, number, f"http://{host}:{number}"))
+    return found
+
+
+def parse_scan(text: str) -> list[ProcRow]:
+    """The scan script's output: one tab-separated row a process, argv joined by ``\\x1f``."""
+    rows: list[ProcRow] = []
+    for line in text.splitlines()[:100_000]:
+        parts = line.split("\t")
+        if len(parts) != 8 or not parts[0].isdigit():
+            continue
+        try:
+            pid, ppid, pgid = int(parts[0]), int(parts[1]), int(parts[2])
+        except ValueError:
+            continue
+        argv = tuple(a for a in parts[7].split("\x1f") if a)[:2000]
+        rows.append(ProcRow(pid, ppid, pgid, parts[3], parts[4], parts[5], parts[6], argv))
+    return rows
+
+
+__all__ = ["Found", "LogKind", "ProcRow", "find_servers", "is_own", "log_target", "parse_scan"]

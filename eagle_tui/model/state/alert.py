@@ -1,0 +1,20 @@
+"""One alert rule's finding, the record the state keeps (the rules: :mod:`.alerts`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eagle_tui.model.events import Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """One alert rule's finding: kind, severity, message and the line it points at."""
+
+    kind: str
+    severity: Severity
+    message: str
+    lineno: int | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "severity": self.severity, "message": self.message}

@@ -1,0 +1,1 @@
+"""Pure functions that read the state: figures, liveness, alerts, steps, ETA, summaries."""

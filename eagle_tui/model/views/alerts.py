@@ -1,0 +1,248 @@
+"""Alert rules: pure functions from the dashboard state to a tuple of alerts.
+
+Each rule looks at the state only (no clock, no I/O), so the same rules drive the TUI's alert
+pane, ``wait``'s diagnosis and ``report``'s JSON, and each rule is a one-line unit test. Which
+tok/s and accept length a rule judges (the log's or ``/metrics'``) is :mod:`.figures`' choice,
+the one the status line and the Metrics pane show.
+
+The rules exist mostly for one failure that nothing else reports: an EAGLE-3 draft launched with
+``--speculative-algorithm EAGLE`` (or NEXTN). The target then hands the draft its final hidden
+state (e.g. 7168 dims) instead of the concatenation of three layers (21504), the draft's ``fc``
+projection is silently skipped, and acceptance collapses to ~1.0 while every log line looks fine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from eagle_tui.model.state.alert import Alert
+from eagle_tui.model.views.activity import stuck_collective, stuck_message
+from eagle_tui.model.views.figures import accept_len, tok_s
+
+if TYPE_CHECKING:
+    from eagle_tui.model.state import DashboardState
+
+REJECT_ACCEPT_LEN = 1.10
+REJECT_CONSECUTIVE = 3
+EAGLE3_ARCH_MARKERS = ("eagle3",)  # LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, Qwen3Eagle3...
+PLAUSIBLE_WIDTH_MULTIPLE = 64
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+
+def is_eagle3_architecture(arch: str | None) -> bool:
+    return bool(arch) and any(m in arch.lower() for m in EAGLE3_ARCH_MARKERS)  # type: ignore[union-attr]
+
+
+def _algorithm(state: DashboardState) -> str | None:
+    algo = state.config.spec.algorithm if state.config.spec else None
+    return algo.upper() if algo else None
+
+
+def _draft_is_eagle3(state: DashboardState) -> bool | None:
+    """True/False when the draft's identity is known (config.json or the log), else None."""
+    if state.config.draft_config is not None:
+        return state.config.draft_config.is_eagle3
+    for m in state.config.models:
+        if m.role == "draft" and m.architecture:
+            return is_eagle3_architecture(m.architecture)
+    return None
+
+
+def _expected_concat_dim(state: DashboardState) -> int | None:
+    dc = state.config.draft_config
+    if dc is None:
+        return None
+    width = dc.target_hidden_size or dc.hidden_size
+    return 3 * width if width else None
+
+
+def _algorithm_flag(state: DashboardState) -> str:
+    """The flag that picks the speculative method, in the engine's own spelling."""
+    if state.startup.engine == "vllm":
+        return "the \"method\" in --speculative-config"
+    return "--speculative-algorithm"
+
+
+def _eagle3_fix(state: DashboardState) -> str:
+    if state.startup.engine == "vllm":
+        return ("Relaunch with --speculative-config '{\"method\": \"eagle3\", \"model\": ...}' "
+                "(\"eagle3\", not \"eagle\").")
+    return "Relaunch with --speculative-algorithm EAGLE3."
+
+
+def rule_drafts_rejected(state: DashboardState) -> Alert | None:
+    vals = accept_len(state).series.values(last_n=REJECT_CONSECUTIVE)
+    if len(vals) < REJECT_CONSECUTIVE or any(v > REJECT_ACCEPT_LEN for v in vals):
+        return None
+    return Alert(
+        "drafts_rejected",
+        "critical",
+        f"Drafts are being rejected: accept length {vals[-1]:.2f} (≤ {REJECT_ACCEPT_LEN:.2f} on "
+        f"{REJECT_CONSECUTIVE}+ consecutive stats lines). Speculative decoding is costing time, "
+        f"not saving it. Check the draft model and {_algorithm_flag(state)}.",
+    )
+
+
+def rule_hidden_dims(state: DashboardState) -> Alert | None:
+    if not state.config.hidden_dims:
+        return None
+    dim = state.config.hidden_dims[-1]
+    expected = _expected_concat_dim(state)
+    if expected is not None:
+        bad = dim != expected
+        detail = f"expected {expected} = 3×{expected // 3}"
+    else:
+        bad = dim % 3 != 0 or (dim // 3) % PLAUSIBLE_WIDTH_MULTIPLE != 0
+        detail = "expected 3× the target hidden size"
+    if not bad:
+        return None
+    launched = ('--speculative-config \'{"method": "eagle"}\' instead of "eagle3"'
+                if state.startup.engine == "vllm"
+                else "--speculative-algorithm EAGLE instead of EAGLE3")
+    return Alert(
+        "hidden_dims",
+        "critical",
+        f"EAGLE-3 aux hidden states not captured: was the server launched with "
+        f"{launched}? hidden_states dim is {dim}, {detail}.",
+    )
+
+
+def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
+    algo = _algorithm(state)
+    if algo not in ("EAGLE", "NEXTN"):
+        return None
+    if not _draft_is_eagle3(state):
+        return None
+    draft = (state.config.spec.draft_model if state.config.spec else None) or "the draft"
+    if state.startup.engine == "vllm":  # measured on vLLM 0.32: refused at startup, not degraded
+        refused = state.startup.crash is not None and state.startup.crash.kind == "config_error"
+        what = ("vLLM refused it at startup (it has no EAGLE-1 model of an EAGLE-3 draft)"
+                if refused else "the draft cannot get the 3 concatenated layers it needs")
+        return Alert(
+            "eagle3_draft_with_eagle",
+            "critical",
+            f'{draft} is an EAGLE-3 checkpoint but the server runs "method": "{algo.lower()}" '
+            f"in --speculative-config: {what}. {_eagle3_fix(state)}",
+        )
+    runs = f"--speculative-algorithm {algo}"
+    return Alert(
+        "eagle3_draft_with_eagle",
+        "critical",
+        f"{draft} is an EAGLE-3 checkpoint but the server runs {runs}: "
+        "the draft gets final hidden states instead of 3 concatenated layers and acceptance "
+        f"collapses silently. {_eagle3_fix(state)}",
+    )
+
+
+def rule_below_baseline(state: DashboardState) -> Alert | None:
+    base = state.metrics.baseline_tok_s
+    if not base:
+        return None
+    vals = [v for v in tok_s(state).series.values(last_n=5) if v > 0]
+    if len(vals) < 3:
+        return None
+    med = sorted(vals)[len(vals) // 2]
+    if med >= base:
+        return None
+    return Alert(
+        "below_baseline",
+        "warning",
+        f"Throughput {med:.1f} tok/s is below the non-speculative baseline of {base:.1f} tok/s "
+        f"({med / base:.2f}×): speculative decoding is slowing this server down.",
+    )
+
+
+def rule_crash(state: DashboardState) -> Alert | None:
+    c = state.startup.crash
+    if c is None:
+        return None
+    # the file's own line number (``lineno_base``: a log opened at its end), "~" till counted
+    base = state.log.lineno_base
+    where = f"line {c.lineno + base}" if base is not None else f"line ~{c.lineno}"
+    return Alert("crash", "critical", f"{c.kind} at {where}: {c.message} — {c.hint}", c.lineno)
+
+
+def rule_process_exit(state: DashboardState) -> Alert | None:
+    ex = state.live.process_exit
+    if ex is None or state.startup.crash is not None:
+        return None
+    code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
+    return Alert("process_exited", "critical", f"Server process {ex.pid} exited ({code}).")
+
+
+def rule_health_lost(state: DashboardState) -> Alert | None:
+    h = state.live.health
+    if h is None or not state.live.ever_ready_health or h.state == "ready":
+        return None
+    return Alert("health_lost", "critical",
+                 f"/health was ready and is now {h.state}{': ' + h.error if h.error else ''}.")
+
+
+def rule_stuck_collective(state: DashboardState) -> Alert | None:
+    stuck = stuck_collective(state)
+    if stuck is None:
+        return None
+    return Alert("stuck_collective", "critical", stuck_message(stuck))
+
+
+def rule_source_failures(state: DashboardState) -> Alert | None:
+    if not state.live.failures:
+        return None
+    parts = ", ".join(f"{f.source} ({f.error})" for f in state.live.failures)
+    return Alert("source_failed", "info", f"Not receiving data from: {parts}; retrying.")
+
+
+def rule_metrics_skipped(state: DashboardState) -> Alert | None:
+    """The newest ``/metrics`` scrape skipped values it cannot represent (the rest is read)."""
+    m = state.metrics.last
+    if m is None or not m.skipped:
+        return None
+    return Alert("metrics_values_skipped", "info", f"/metrics: {m.skipped}.")
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def rule_slow_phase(state: DashboardState) -> Alert | None:
+    """A startup step taking more than twice its usual time (the run history's median)."""
+    if state.startup.usual is None or state.startup.crash is not None:
+        return None
+    from eagle_tui.model.views.eta import step_eta
+    from eagle_tui.model.views.steps import step_states
+
+    for step, status, elapsed in step_states(state):
+        if status != "active":
+            continue
+        eta = step_eta(state, step.label, elapsed)
+        if eta is not None and eta.slow and eta.usual is not None and elapsed is not None:
+            return Alert("slow-phase", "warning",
+                         f"{step.label}: {_clock(elapsed)}, usually {_clock(eta.usual)} "
+                         f"(median of {state.startup.usual.runs} earlier run"
+                         f"{'s' * (state.startup.usual.runs != 1)} with the same model and flags)")
+    return None
+
+
+RULES = (
+    rule_crash,
+    rule_process_exit,
+    rule_health_lost,
+    rule_stuck_collective,
+    rule_eagle3_draft_with_eagle,
+    rule_hidden_dims,
+    rule_drafts_rejected,
+    rule_below_baseline,
+    rule_slow_phase,
+    rule_source_failures,
+    rule_metrics_skipped,
+)
+
+
+def evaluate_alerts(state: DashboardState) -> tuple[Alert, ...]:
+    """All firing alerts, most severe first (stable within a severity)."""
+    found = [a for rule in RULES if (a := rule(state)) is not None]
+    found.sort(key=lambda a: SEVERITY_ORDER[a.severity])
+    return tuple(found)

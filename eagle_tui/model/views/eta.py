@@ -1,0 +1,61 @@
+"""Startup ETA per step, and the phase that takes far longer than usual.
+
+"Usual" is the median of earlier runs of the same model and flags on the same host (the run
+history, as a :class:`~eagle_tui.model.events.UsualTimes` event). Before there is any history
+the weights step still has an estimate, from the rate of weight shards loaded so far. A step
+that has taken more than :data:`SLOW_FACTOR` times its usual time (and at least
+:data:`SLOW_MIN_S`) is *slow*: the Startup pane says so and a warning alert names it
+("CUDA graphs: 3:10, usually 0:45").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eagle_tui.model.state import DashboardState
+
+SLOW_FACTOR = 2.0
+SLOW_MIN_S = 5.0
+#: Startup pane step → the run-history phase keys it spans (``runsummary.phase_times``).
+STEP_PHASES: dict[str, tuple[str, ...]] = {
+    "args": ("init",),
+    "weights": ("loading_weights",),
+    "KV cache": ("weights_loaded", "kv_cache"),
+    "CUDA graphs": ("cuda_graph",),
+    "warmup": ("http_server",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StepEta:
+    """What the Startup pane adds to an active step: time left, the usual time, slowness."""
+
+    left: float | None
+    usual: float | None
+    slow: bool
+    basis: str  # "history" (n runs) or "shards" (the rate so far)
+
+
+def usual_for(state: DashboardState, label: str) -> float | None:
+    if state.startup.usual is None:
+        return None
+    table = dict(state.startup.usual.phases)
+    keys = STEP_PHASES.get(label, ())
+    values = [table[k] for k in keys if k in table]
+    return sum(values) if values else None
+
+
+def step_eta(state: DashboardState, label: str, elapsed: float | None) -> StepEta | None:
+    """The ETA of the active step ``label`` after ``elapsed`` seconds (``None``: no basis)."""
+    usual = usual_for(state, label)
+    if usual is not None and elapsed is not None:
+        slow = elapsed > SLOW_FACTOR * usual and elapsed >= SLOW_MIN_S
+        return StepEta(max(0.0, usual - elapsed), usual, slow, "history")
+    if label == "weights" and elapsed is not None and state.startup.shards is not None:
+        done, total = state.startup.shards.done, state.startup.shards.total
+        if 0 < done < total and elapsed > 0:
+            return StepEta(elapsed / done * (total - done), None, False, "shards")
+    return None
+
+
+__all__ = ["SLOW_FACTOR", "SLOW_MIN_S", "STEP_PHASES", "StepEta", "step_eta", "usual_for"]

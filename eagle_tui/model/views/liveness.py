@@ -1,0 +1,125 @@
+"""Is the server working, idle, silent or gone? Decided once, so no view can show a lie.
+
+A number without its state misleads: an idle, correctly configured server that shows
+``tok/s 0.0 accept 1.00 speedup 0.00×`` looks exactly like the real failure, and a killed server
+whose status line still says ``SERVING 176.9 tok/s`` looks healthy. The states:
+
+- **active**: stats arrived within :data:`IDLE_AFTER_S` and the newest says work was done.
+- **idle**: the server is up and says it has nothing to do: its newest stats interval ran no
+  request, had none waiting and generated nothing (vLLM prints such a line once when the load
+  ends; ``/metrics`` says ``running 0``), or no stats line came for :data:`IDLE_AFTER_S` while
+  something else says it is up (``/health`` ready, the process alive, ``/metrics`` answering).
+  (Requests waiting with none running is not idle: it is a server that does not serve.) SGLang
+  prints no ``Decode batch`` line at all without a running request, so silence *is* its idle.
+  A ready server that never served yet is idle too. The figures keep their last active values,
+  marked ``last_active``; idle intervals never enter tok/s, acceptance or speedup.
+- **stale**: no stats for :data:`IDLE_AFTER_S` and nothing fresh says the server is up (a log
+  that is only tailed, a source that stopped answering): the figures are shown with their age,
+  never as current.
+- **dead**: the watched process exited or disappeared, or ``/health`` stopped answering after it
+  had been ready (no listener at once, other failures after :data:`DEAD_AFTER_S`). The figures
+  are the last ones of a server that is gone.
+- **""**: nothing served yet (startup), or a crash (the crash is the state then).
+
+A restart (a new pid, a log that starts over, counters that went down) begins a new run: the
+reducer empties the series; ``restarted_ago`` says how long ago, for :data:`RESTART_SHOWN_S`.
+
+Pure: a function of the state (its ``now`` is the clock).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from eagle_tui.model.events import Phase
+
+if TYPE_CHECKING:
+    from eagle_tui.model.state import DashboardState
+
+Activity = Literal["", "active", "idle", "stale", "dead"]
+IDLE_AFTER_S = 15.0  # > 2 vLLM stats intervals (5 s), > SGLang's decode-log period under load
+FRESH_S = 10.0  # a health/process/metrics sample younger than this says the server is up
+DEAD_AFTER_S = 10.0  # /health failing this long after being ready: the server is gone
+RESTART_SHOWN_S = 60.0
+_GONE = ("exited", "not_found", "zombie")
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """The state, since when (observed time), how old the newest stats are, and why."""
+
+    activity: Activity
+    since: float | None = None
+    data_age_s: float | None = None
+    reason: str = ""
+    restarted_ago_s: float | None = None
+
+    @property
+    def current(self) -> bool:
+        """The figures are current readings (not last-active, stale or dead ones)."""
+        return self.activity in ("active", "")
+
+
+def _fresh(t: float | None, now: float) -> bool:
+    return t is not None and now - t <= FRESH_S
+
+
+def _dead(state: DashboardState, now: float) -> tuple[float | None, str] | None:
+    ex = state.live.process_exit
+    if ex is not None:
+        how = f"signal {ex.signal}" if ex.signal is not None else f"exit code {ex.exit_code}"
+        return ex.t, f"process {ex.pid} exited ({how})"
+    p = state.live.process
+    if p is not None and p.status in _GONE:
+        return p.t, f"process {p.pid} {p.status.replace('_', ' ')}"
+    h = state.live.health
+    if h is None or not state.live.ever_ready_health or h.state in ("ready", "starting"):
+        return None
+    since = state.liveness.health_ok_t
+    if h.state == "no_listener":
+        return h.t, "nothing listens on the port any more"
+    if since is not None and now - since >= DEAD_AFTER_S:
+        return since, f"/health failing ({h.state}) for {now - since:.0f} s"
+    return None
+
+
+def _up_evidence(state: DashboardState, now: float) -> bool:
+    h, p, m = state.live.health, state.live.process, state.metrics.last
+    return ((h is not None and h.state == "ready" and _fresh(h.t, now))
+            or (p is not None and p.status in ("running", "sleeping") and _fresh(p.t, now))
+            or (m is not None and _fresh(m.t, now)))
+
+
+def liveness(state: DashboardState) -> Liveness:
+    now = state.clock.now
+    restart_t = state.startup.restart_t
+    restarted = (now - restart_t if now is not None and restart_t is not None
+                 and now - restart_t <= RESTART_SHOWN_S else None)
+    if now is None or state.startup.crash is not None:
+        return Liveness("", restarted_ago_s=restarted)
+    age = now - state.liveness.data_t if state.liveness.data_t is not None else None
+    dead = _dead(state, now)
+    if dead is not None:
+        return Liveness("dead", dead[0], age, dead[1], restarted)
+    serving = state.startup.phase.rank >= Phase.READY.rank
+    if state.liveness.data_t is None:
+        if serving and (_up_evidence(state, now) or state.startup.phase is Phase.READY):
+            mark = state.startup.phase_mark(Phase.READY)
+            return Liveness("idle", mark.t if mark else None, None, "ready, no request yet",
+                            restarted)
+        return Liveness("", restarted_ago_s=restarted)
+    assert age is not None
+    if state.liveness.idle_t is not None:
+        return Liveness("idle", state.liveness.idle_t, age, "no request running, nothing generated",
+                        restarted)
+    if age <= IDLE_AFTER_S:
+        return Liveness("active", state.liveness.active_t, age, "", restarted)
+    if _up_evidence(state, now):
+        return Liveness("idle", state.liveness.data_t, age, "no stats lately, the server is up",
+                        restarted)
+    return Liveness("stale", state.liveness.data_t, age, f"no data for {age:.0f} s", restarted)
+
+
+__all__ = ["DEAD_AFTER_S", "FRESH_S", "IDLE_AFTER_S", "RESTART_SHOWN_S", "Activity", "Liveness",
+           "liveness"]
