@@ -49,6 +49,16 @@ class Batch:
         # phase that goes back). Scanning a line needlessly changes nothing.
         self.scan = wants_evidence(state)
 
+    def mut(self, record: str) -> Any:
+        """The batch's own copy of a record, to change in place (copied on the first call);
+        call it only for a change: the record is new in the batch's state from then on."""
+        if record in self.own:
+            return getattr(self.s, record)
+        rec = _clone(getattr(self.s, record))
+        _setattr(self.s, record, rec)
+        self.own.add(record)
+        return rec
+
     def put(self, record: str, **changes: object) -> None:
         """Change fields of one record; a change to the values it already has copies nothing."""
         s = self.s
@@ -68,8 +78,12 @@ class Batch:
             _setattr(self.s, record, value)
             self.own.discard(record)
 
-    def point(self, record: str, series: str, t: float, value: float) -> None:
-        self.pending.setdefault((record, series), []).append((t, value))
+    def point(self, key: tuple[str, str], t: float, value: float) -> None:
+        """A point for the series ``key`` (record, field), added when the batch finishes."""
+        pts = self.pending.get(key)
+        if pts is None:
+            pts = self.pending[key] = []
+        pts.append((t, value))
 
     def finish(self) -> DashboardState:
         s = self.s

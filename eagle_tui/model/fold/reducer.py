@@ -62,7 +62,6 @@ from eagle_tui.model.state import (
     activity,
 )
 from eagle_tui.model.views.alerts import evaluate_alerts
-from eagle_tui.model.views.runsummary import previous_run
 
 _GONE = ("exited", "not_found", "zombie")
 MAX_HIDDEN_DIMS = 32  # a server shows one to three; more is a hostile or garbled log
@@ -168,6 +167,8 @@ def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
 def _restart(b: Batch, *, truncated: bool = True) -> None:
     """The log restarted (``truncated``: the file began again at line 1; else a new run's first
     line in the same log): forget everything the old log said, keep the live sources' view."""
+    from eagle_tui.model.views.runsummary import previous_run  # (only a restart needs it)
+
     s = b.s
     st, log, live = s.startup, s.log, s.live
     b.swap("startup", Startup(restarts=st.restarts + 1, restart_t=s.clock.now, usual=st.usual,

@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 
 PP_WINDOW = 20  # spec-metrics intervals in the weighted per-position window
 DP_FRESH_S = 15.0  # a DP group's tok/s counts in the sum this long after its newest line
+# the series points are buffered under (record, field) (:meth:`.batch.Batch.point`)
+GEN_TPS, ACCEPT_RATE = ("stats", "gen_tps"), ("stats", "accept_rate")
+ACCEPT_LEN, ACCEPT_W = ("stats", "accept_len"), ("stats", "accept_w")
+ACCEPT_WV = ("stats", "accept_wv")
+M_GEN_TPS, M_ACCEPT_LEN = ("metrics", "gen_tps"), ("metrics", "accept_len")
+_setattr = object.__setattr__
 
 
 def counted_rank(b: Batch, ev: DecodeStats) -> str | None:
@@ -68,15 +74,19 @@ def decode(b: Batch, ev: DecodeStats) -> bool:
     if group is None:
         return False
     s = b.s
-    stats = s.stats
-    b.put("stats", last_decode=ev,
-          running=ev.running if ev.running is not None else stats.running,
-          queued=ev.queued if ev.queued is not None else stats.queued,
-          kv_usage=ev.kv_usage if ev.kv_usage is not None else stats.kv_usage)
+    stats = b.mut("stats")  # (the hot path: a stats line always changes ``last_decode``)
+    _setattr(stats, "last_decode", ev)
+    if ev.running is not None:
+        _setattr(stats, "running", ev.running)
+    if ev.queued is not None:
+        _setattr(stats, "queued", ev.queued)
+    if ev.kv_usage is not None:
+        _setattr(stats, "kv_usage", ev.kv_usage)
     clock_now = s.clock.now
     now = clock_now if clock_now is not None else 0.0
-    if clock_now is not None and (ev.gen_tps is not None or ev.accept_len is not None):
-        b.put("liveness", data_t=now)
+    if clock_now is not None and (ev.gen_tps is not None or ev.accept_len is not None) \
+            and s.liveness.data_t != now:
+        _setattr(b.mut("liveness"), "data_t", now)
     idle = ev.running == 0 and not ev.gen_tps and not ev.queued
     tps = ev.gen_tps
     if group:  # one of several DP groups: the server's tok/s is the groups' sum
@@ -88,16 +98,18 @@ def decode(b: Batch, ev: DecodeStats) -> bool:
             b.put("liveness", idle_t=now)
     else:
         if ev.gen_tps is not None or ev.accept_len is not None:
-            b.put("liveness", idle_t=None, active_t=now)
+            live = s.liveness
+            if live.idle_t is not None or live.active_t != now:
+                b.put("liveness", idle_t=None, active_t=now)
         if ev.gen_tps is not None and tps is not None:
-            b.point("stats", "gen_tps", now, tps)
+            b.point(GEN_TPS, now, tps)
         if ev.accept_len is not None and math.isfinite(ev.accept_len):
             w = decode_weight(ev)
-            b.point("stats", "accept_len", now, ev.accept_len)
-            b.point("stats", "accept_w", now, w)
-            b.point("stats", "accept_wv", now, w * ev.accept_len)
+            b.point(ACCEPT_LEN, now, ev.accept_len)
+            b.point(ACCEPT_W, now, w)
+            b.point(ACCEPT_WV, now, w * ev.accept_len)
         if ev.accept_rate is not None:
-            b.point("stats", "accept_rate", now, ev.accept_rate)
+            b.point(ACCEPT_RATE, now, ev.accept_rate)
     return True
 
 
@@ -115,12 +127,12 @@ def spec(b: Batch, ev: SpecStats, now: float) -> None:
     exact, drafts = interval
     b.put("liveness", idle_t=None,
           active_t=now if s.clock.now is not None else s.liveness.active_t)
-    b.point("stats", "accept_len", now,
+    b.point(ACCEPT_LEN, now,
             ev.mean_accept_len if ev.mean_accept_len is not None else exact)
-    b.point("stats", "accept_w", now, drafts)
-    b.point("stats", "accept_wv", now, drafts * exact)
+    b.point(ACCEPT_W, now, drafts)
+    b.point(ACCEPT_WV, now, drafts * exact)
     if ev.acceptance_rate is not None:
-        b.point("stats", "accept_rate", now, ev.acceptance_rate)
+        b.point(ACCEPT_RATE, now, ev.acceptance_rate)
     if ev.per_position:
         b.put("stats", pp_window=(*s.stats.pp_window, (drafts, ev.per_position))[-PP_WINDOW:])
 
@@ -142,9 +154,9 @@ def apply_metrics(b: Batch, ev: MetricsSample) -> None:
         if ev.gen_tps:
             b.put("liveness", idle_t=None, active_t=ev.t)
         if ev.gen_tps is not None:
-            b.point("metrics", "gen_tps", ev.t, ev.gen_tps)
+            b.point(M_GEN_TPS, ev.t, ev.gen_tps)
         if ev.accept_len is not None:
-            b.point("metrics", "accept_len", ev.t, ev.accept_len)
+            b.point(M_ACCEPT_LEN, ev.t, ev.accept_len)
         if ev.acceptance_rate is not None:
             b.put("metrics", acceptance_rate=ev.acceptance_rate)
         if ev.per_position:
