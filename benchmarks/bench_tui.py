@@ -224,10 +224,13 @@ SCROLL_PROBE = Contender(
 def baseline_contender(tree: Path) -> Contender:
     """The dashboard of another checkout (``PYTHONPATH`` wins over the editable install)."""
     dash = CONTENDERS["dashboard"]
+    # the tree first, then what the caller's PYTHONPATH holds (its dependencies, where they are
+    # not installed, as on a machine with the wheels unpacked into a folder)
+    path = os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH", "")) if p)
     return Contender(
         "baseline",
         # -C: ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH
-        lambda log: f"env -C {tree} PYTHONPATH={tree} {sys.executable} -m eagle_tui watch "
+        lambda log: f"env -C {tree} PYTHONPATH={path} {sys.executable} -m eagle_tui watch "
                     f"--log {log} --gpu none",
         dash.first_frame, dash.toggled, dash.seen, dash.keys)
 
