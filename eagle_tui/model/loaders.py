@@ -10,6 +10,11 @@ refused with :class:`LoadError`, whose message names the source and the bound. E
 else the parser refuses (bad syntax, a 5,000-digit integer, text that is not UTF-8) is the
 same error, so a caller catches one type.
 
+A JSON integer outside the signed 64-bit range is read as a float (``inf`` past the float
+range, as ``1e400`` already is): ``float()`` of a 400-digit int raises ``OverflowError``, and
+SQLite and the process APIs refuse such ints the same way, so a consumer that wants an ``int``
+sees a float and refuses it by type, and one that wants a float gets one.
+
 ``tests/unit/test_loaders.py`` fails when ``json.loads``/``json.load``/``tomllib.loads``/
 ``tomllib.load`` is called anywhere else in eagle_tui.
 """
@@ -37,6 +42,8 @@ _TOML_SKIP = re.compile(
     r'"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)'
     r'|"[^"\\\n]*(?:\\.?[^"\\\n]*)*(?:"|$)|\'[^\'\n]*(?:\'|$)|#[^\n]*',
     re.MULTILINE)
+_INT_DIGITS = 18  # a literal this long (sign included) is always inside the 64-bit range
+_INT_MAX = (1 << 63) - 1
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
@@ -66,6 +73,16 @@ def nesting_depth(text: str, skip: re.Pattern[str] = _JSON_SKIP) -> int:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
+def json_int(literal: str) -> int | float:
+    """A JSON integer literal: an ``int`` inside the signed 64-bit range, else a float."""
+    if len(literal) <= _INT_DIGITS:
+        return int(literal)
+    digits = literal.lstrip("-")
+    if len(digits) <= 19 and int(digits) <= _INT_MAX + literal.startswith("-"):
+        return int(literal)
+    return float(literal)  # (no digit limit: the str-to-float conversion is linear)
+
+
 def _text_of(data: str | bytes | bytearray, source: str, max_bytes: int) -> str:
     if len(data) > max_bytes:
         raise LoadError(source, f"larger than {_size(max_bytes)}")
@@ -92,7 +109,7 @@ def load_json(data: str | bytes | bytearray, source: str, *, max_bytes: int = JS
     text = _text_of(data, source, max_bytes)
     _check_depth(text, source, max_depth, _JSON_SKIP)
     try:
-        return json.loads(text, parse_int=parse_int)
+        return json.loads(text, parse_int=parse_int or json_int)
     except (ValueError, RecursionError) as exc:  # (RecursionError: cannot happen below 64)
         raise LoadError(source, f"not valid JSON: {exc}") from None
 
@@ -115,6 +132,7 @@ __all__ = [
     "MAX_DEPTH",
     "TOML_MAX_BYTES",
     "LoadError",
+    "json_int",
     "load_json",
     "load_toml",
     "nesting_depth",
