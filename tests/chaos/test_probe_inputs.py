@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +25,7 @@ from eagle_tui.cli import main
 from eagle_tui.model import codec
 from eagle_tui.model.loaders import json_int, load_json
 from eagle_tui.model.prom_answer import AnswerError, parse_answer
+from eagle_tui.model.sse import SseLines
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -137,3 +139,73 @@ def test_replay_of_a_record_with_a_400_digit_number(tmp_path: Path) -> None:
         rc, text = _run(argv)
         assert rc in (0, 1, 2, 3), text
         assert "internal error" not in text
+
+
+# -- SSE line ends: CRLF, LF and a lone CR, split anywhere between chunks ---------------------
+
+sse_lines = st.lists(st.text(st.characters(blacklist_characters="\r\n", codec="utf-8"),
+                             max_size=30), min_size=1, max_size=20)
+
+
+@given(sse_lines, st.data())
+@SETTINGS
+def test_sse_lines_end_at_crlf_lf_or_cr_wherever_the_chunks_split(
+        lines: list[str], data: st.DataObject) -> None:
+    eols = data.draw(st.lists(st.sampled_from(["\r\n", "\n", "\r"]),
+                              min_size=len(lines), max_size=len(lines)))
+    raw = "".join(line + eol for line, eol in zip(lines, eols, strict=True)).encode()
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=12)))
+    splitter = SseLines()
+    got: list[str | None] = []
+    for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True):
+        got += splitter.feed(raw[a:b])
+    got += splitter.finish()
+    # (an empty line ended by LF after one ended by CR reads as one CRLF: the grammar's own
+    # ambiguity, so the expected lines come from splitting the whole text)
+    assert got == re.split(r"\r\n|\r|\n", raw.decode())[:-1]
+    if "\r" not in eols:
+        assert got == lines
+
+
+@pytest.fixture
+def fake_sse_server() -> Iterator[tuple[str, list[bytes]]]:
+    stream = [b""]
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = b'{"data":[{"id":"m"}]}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(stream[0])
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}", stream
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.mark.parametrize("eol", ["\r", "\r\n", "\n"], ids=["cr", "crlf", "lf"])
+def test_bench_reads_a_stream_with_any_line_end(
+        fake_sse_server: tuple[str, list[bytes]], eol: str) -> None:
+    url, stream = fake_sse_server
+    event = 'data: {"choices":[{"delta":{"content":"a"}}]}'
+    stream[0] = (event + eol + eol + event + eol + eol + "data: [DONE]" + eol + eol).encode()
+    rc, text = _run(["bench", "--url", url, "--requests", "2", "--concurrency", "1",
+                     "--max-tokens", "4", "--timeout", "20", "--no-mark", "--json"])
+    assert rc == 0, text
