@@ -15,6 +15,10 @@ range, as ``1e400`` already is): ``float()`` of a 400-digit int raises ``Overflo
 SQLite and the process APIs refuse such ints the same way, so a consumer that wants an ``int``
 sees a float and refuses it by type, and one that wants a float gets one.
 
+A lone surrogate (``"\\ud800"``, or the bytes ``ED A0 80``) is read as U+FFFD: such a string
+cannot be encoded as UTF-8, so a ``/v1/models`` id holding one failed every ``bench`` request
+with ``UnicodeEncodeError``, and SQLite or a file write would refuse it the same way.
+
 ``tests/unit/test_loaders.py`` fails when ``json.loads``/``json.load``/``tomllib.loads``/
 ``tomllib.load`` is called anywhere else in eagle_tui.
 """
@@ -44,6 +48,9 @@ _TOML_SKIP = re.compile(
     re.MULTILINE)
 _INT_DIGITS = 18  # a literal this long (sign included) is always inside the 64-bit range
 _INT_MAX = (1 << 63) - 1
+# where a lone surrogate may be: a \uD800-\uDFFF escape or a surrogate decoded from the bytes
+_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
@@ -83,6 +90,17 @@ def json_int(literal: str) -> int | float:
     return float(literal)  # (no digit limit: the str-to-float conversion is linear)
 
 
+def _whole(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) read as U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole(k): _whole(v) for k, v in value.items()}
+    return value
+
+
 def _text_of(data: str | bytes | bytearray, source: str, max_bytes: int) -> str:
     if len(data) > max_bytes:
         raise LoadError(source, f"larger than {_size(max_bytes)}")
@@ -109,9 +127,11 @@ def load_json(data: str | bytes | bytearray, source: str, *, max_bytes: int = JS
     text = _text_of(data, source, max_bytes)
     _check_depth(text, source, max_depth, _JSON_SKIP)
     try:
-        return json.loads(text, parse_int=parse_int or json_int)
+        doc = json.loads(text, parse_int=parse_int or json_int)
     except (ValueError, RecursionError) as exc:  # (RecursionError: cannot happen below 64)
         raise LoadError(source, f"not valid JSON: {exc}") from None
+    # (the walk is at most MAX_DEPTH deep, and only for a text that may hold a surrogate)
+    return _whole(doc) if _MAYBE_SURROGATE.search(text) else doc
 
 
 def load_toml(text: str, source: str, *, max_bytes: int = TOML_MAX_BYTES,

@@ -175,8 +175,8 @@ def fake_sse_server() -> Iterator[tuple[str, list[bytes]]]:
         def log_message(self, *args: object) -> None:
             pass
 
-        def do_GET(self) -> None:
-            body = b'{"data":[{"id":"m"}]}'
+        def do_GET(self) -> None:  # /v1/models: stream[1] when a test sets one
+            body = stream[1] if len(stream) > 1 else b'{"data":[{"id":"m"}]}'
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -209,3 +209,44 @@ def test_bench_reads_a_stream_with_any_line_end(
     rc, text = _run(["bench", "--url", url, "--requests", "2", "--concurrency", "1",
                      "--max-tokens", "4", "--timeout", "20", "--no-mark", "--json"])
     assert rc == 0, text
+
+
+# -- lone surrogates: strings no UTF-8 encoder takes ----------------------------------------
+
+surrogate_text = st.lists(st.one_of(st.text(max_size=5),
+                                    st.integers(0xD800, 0xDFFF).map(chr)),
+                          max_size=6).map("".join)
+
+
+def _replaced(text: str) -> str:
+    return re.sub("[\ud800-\udfff]", "\ufffd", text)
+
+
+@given(st.dictionaries(surrogate_text, st.lists(surrogate_text, max_size=3), max_size=4),
+       st.sampled_from(["escaped", "raw bytes"]))
+@SETTINGS
+def test_a_lone_surrogate_is_read_as_the_replacement_character(
+        doc: dict[str, list[str]], form: str) -> None:
+    if form == "escaped":
+        data: str | bytes = json.dumps(doc)
+    else:
+        data = json.dumps(doc, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    got = load_json(data, "doc")
+    json.dumps(got, ensure_ascii=False).encode("utf-8")  # (what raised UnicodeEncodeError)
+    # the stdlib's reading (a high and a low surrogate side by side are joined into one
+    # character there, and so here), with what is left alone replaced
+    text = data.decode("utf-8", "surrogatepass") if isinstance(data, bytes) else data
+    plain = json.loads(text)
+    assert got == {_replaced(k): [_replaced(v) for v in vs] for k, vs in plain.items()}
+
+
+@pytest.mark.parametrize("model_id", ["\\ud800", "a\\udfffb", "\\udbff\\udbff"])
+def test_bench_with_a_lone_surrogate_model_id(fake_sse_server: tuple[str, list[bytes]],
+                                              model_id: str) -> None:
+    url, stream = fake_sse_server
+    stream[0] = b'data: {"choices":[{"delta":{"content":"a"}}]}\n\ndata: [DONE]\n\n'
+    stream.append(('{"data":[{"id":"' + model_id + '"}]}').encode())
+    rc, text = _run(["bench", "--url", url, "--requests", "2", "--concurrency", "1",
+                     "--max-tokens", "4", "--timeout", "20", "--no-mark"])
+    assert rc == 0, text
+    assert "UnicodeEncodeError" not in text
