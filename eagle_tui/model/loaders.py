@@ -17,7 +17,9 @@ sees a float and refuses it by type, and one that wants a float gets one.
 
 A lone surrogate (``"\\ud800"``, or the bytes ``ED A0 80``) is read as U+FFFD: such a string
 cannot be encoded as UTF-8, so a ``/v1/models`` id holding one failed every ``bench`` request
-with ``UnicodeEncodeError``, and SQLite or a file write would refuse it the same way.
+with ``UnicodeEncodeError``, and SQLite or a file write would refuse it the same way. A
+byte-order mark before a document (an editor's UTF-8 BOM on a config file) is dropped: tomllib
+refused such a config at line 1, column 1.
 
 ``tests/unit/test_loaders.py`` fails when ``json.loads``/``json.load``/``tomllib.loads``/
 ``tomllib.load`` is called anywhere else in eagle_tui.
@@ -104,9 +106,9 @@ def _whole(value: Any) -> Any:
 def _text_of(data: str | bytes | bytearray, source: str, max_bytes: int) -> str:
     if len(data) > max_bytes:
         raise LoadError(source, f"larger than {_size(max_bytes)}")
-    if isinstance(data, str):
-        return data
-    try:  # (json's own choice of UTF-8/16/32 for bytes)
+    if isinstance(data, str):  # a byte-order mark before the document is not part of it
+        return data[1:] if data.startswith("\ufeff") else data
+    try:  # (json's own choice of UTF-8/16/32 for bytes, a BOM dropped)
         return bytes(data).decode(json.detect_encoding(data), "surrogatepass")
     except UnicodeDecodeError as exc:
         reason = f"not valid JSON: not UTF-8 text ({exc.reason} at byte {exc.start})"

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from eagle_tui.cli import main
 from eagle_tui.model import codec
-from eagle_tui.model.loaders import json_int, load_json
+from eagle_tui.model.loaders import json_int, load_json, load_toml
 from eagle_tui.model.prom_answer import AnswerError, parse_answer
 from eagle_tui.model.sse import SseLines
 
@@ -250,3 +250,30 @@ def test_bench_with_a_lone_surrogate_model_id(fake_sse_server: tuple[str, list[b
                      "--max-tokens", "4", "--timeout", "20", "--no-mark"])
     assert rc == 0, text
     assert "UnicodeEncodeError" not in text
+
+
+# -- a byte-order mark before a document ------------------------------------------------------
+
+toml_values = st.recursive(
+    st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.booleans(),
+              st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=10)),
+    lambda inner: st.lists(inner, max_size=3), max_leaves=8)
+
+
+@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), toml_values,
+                       max_size=5))
+@SETTINGS
+def test_a_bom_before_json_or_toml_is_not_part_of_it(doc: dict[str, object]) -> None:
+    text = json.dumps(doc)
+    assert load_json("\ufeff" + text, "doc") == load_json(text, "doc") == doc
+    assert load_json(("\ufeff" + text).encode(), "doc") == doc
+    toml = "".join(f"{k} = {json.dumps(v, ensure_ascii=False)}\n" for k, v in doc.items())
+    assert load_toml("\ufeff" + toml, "cfg") == load_toml(toml, "cfg") == doc
+
+
+def test_replay_reads_a_config_file_saved_with_a_bom(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_bytes(b'\xef\xbb\xbf[ui]\ntheme = "eagle-light"\n')
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "samples" / "sglang-oom-cuda-graph.log"
+    rc, text = _run(["replay", "--headless", "--config", str(cfg), str(log)])
+    assert rc != 2 and "config" not in text, text
