@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from eagle_tui import files
 from eagle_tui.cli import main
 from eagle_tui.model import codec
 from eagle_tui.model.loaders import json_int, load_json, load_toml
@@ -277,3 +278,28 @@ def test_replay_reads_a_config_file_saved_with_a_bom(tmp_path: Path) -> None:
     log = Path(__file__).resolve().parents[1] / "fixtures" / "samples" / "sglang-oom-cuda-graph.log"
     rc, text = _run(["replay", "--headless", "--config", str(cfg), str(log)])
     assert rc != 2 and "config" not in text, text
+
+
+# -- a path with a NUL byte (from a log or a --speculative-config) ----------------------------
+
+@given(st.text(max_size=20), st.text(max_size=20))
+@SETTINGS
+def test_a_path_with_a_nul_byte_is_no_such_file(head: str, tail: str) -> None:
+    path = head + "\0" + tail
+    files.check_regular(path)  # (a missing path passes: a tail waits for it)
+    for reader in (files.open_regular, files.read_bytes, files.read_text):
+        with pytest.raises(FileNotFoundError) as info:
+            reader(path)
+        assert files.os_error_message(path, info.value).endswith("no such file")
+
+
+@pytest.mark.parametrize("argv", [
+    ["python", "-m", "sglang.launch_server", "--model-path", "a\0b"],
+    ["python", "-m", "sglang.launch_server", "--model-path", "m", "--speculative-algorithm",
+     "EAGLE", "--speculative-draft-model-path", "/d\0x"],
+    ["vllm", "serve", "m", "--speculative-config",
+     '{"method": "eagle", "model": "a\\u0000b", "num_speculative_tokens": 3}'],
+], ids=["model-path", "draft-path", "speculative-config"])
+def test_lint_with_a_nul_in_a_path(argv: list[str]) -> None:
+    rc, text = _run(["lint", "--", *argv])
+    assert rc in (0, 1), text
