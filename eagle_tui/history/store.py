@@ -16,6 +16,13 @@ every read names its columns (never ``SELECT *``: a column a newer version added
 migrations only add (an older file gains the columns it lacks; ``user_version`` is never
 lowered), a column this version can do without that the file lacks reads as NULL, and a file
 without a column it needs (``started``, ``state``) is refused with one line.
+
+Each cell is read as the type its field declares (:func:`_fits`): SQLite keeps whatever a
+writer put in a cell (a BLOB in a text column, a number where a JSON object belongs, a JSON
+list of numbers where a list of strings belongs), and ``runs list``/``runs show`` exited 70 on
+such a row. A cell of another type reads as the field's default, as a NULL does (a required
+one as :data:`_FALLBACK`'s); list and mapping cells keep only the items of the declared type; a
+time outside what ``datetime`` can show (``ended`` of 1e309) is no time.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ import json
 import os
 import sqlite3
 import time
+import types
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,6 +83,40 @@ def _encode(name: str, value: Any) -> Any:
     return value
 
 
+_HINTS = typing.get_type_hints(RunRecord)
+_MISSING = object()
+_FALLBACK = {"started": 0.0, "state": "unknown"}  # a required cell of another type
+_TIMES = ("started", "ended")
+_LAST_TIME = 253_402_300_799.0  # 9999-12-31 23:59:59 UTC, the last second datetime can show
+
+
+def _fits(hint: Any, value: Any) -> Any:
+    """``value`` as the type ``hint`` (one of :class:`RunRecord`'s field types), or
+    ``_MISSING``: a number for ``float``, an int (not a bool) for ``int``, a ``str`` for
+    ``str``; a list or dict keeps the items that fit (one level: the fields nest no deeper)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        for arg in typing.get_args(hint):
+            if arg is not type(None) and (fit := _fits(arg, value)) is not _MISSING:
+                return fit
+        return _MISSING
+    origin, args = typing.get_origin(hint) or hint, typing.get_args(hint)
+    if hint is Any:
+        return value
+    if origin is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return float(value) if ok else _MISSING
+    if origin is int or origin is bool:
+        return value if isinstance(value, int) and not isinstance(value, bool) else _MISSING
+    if origin is str:
+        return value if isinstance(value, str) else _MISSING
+    if origin is list and isinstance(value, list):
+        return [v for v in value if _fits(args[0], v) is not _MISSING] if args else value
+    if origin is dict and isinstance(value, dict):
+        return {k: v for k, v in value.items()
+                if isinstance(k, str) and _fits(args[1], v) is not _MISSING}
+    return _MISSING
+
+
 def _decode(row: sqlite3.Row) -> RunRecord:
     data: dict[str, Any] = {}
     for key in _COLUMNS:
@@ -83,6 +126,11 @@ def _decode(row: sqlite3.Row) -> RunRecord:
                 value = load_json(value, f"the history's {key}")
             except LoadError:
                 value = None
+        if value is not None:
+            fit = _fits(_HINTS[key], value)
+            if key in _TIMES and fit is not _MISSING and not 0.0 <= fit <= _LAST_TIME:
+                fit = _MISSING
+            value = _FALLBACK.get(key) if fit is _MISSING else fit
         if value is not None or key in REQUIRED:  # NULL (or a column the file lacks): default
             data[key] = value
     data["demo"] = bool(data.get("demo"))

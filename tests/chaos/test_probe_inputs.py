@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import json
+import os
 import re
+import sqlite3
 import threading
+import typing
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,6 +27,8 @@ from hypothesis import strategies as st
 
 from eagle_tui import files
 from eagle_tui.cli import main
+from eagle_tui.history.records import FIELDS, RunRecord
+from eagle_tui.history.store import RunStore
 from eagle_tui.model import codec
 from eagle_tui.model.loaders import json_int, load_json, load_toml
 from eagle_tui.model.prom_answer import AnswerError, parse_answer
@@ -303,3 +309,56 @@ def test_a_path_with_a_nul_byte_is_no_such_file(head: str, tail: str) -> None:
 def test_lint_with_a_nul_in_a_path(argv: list[str]) -> None:
     rc, text = _run(["lint", "--", *argv])
     assert rc in (0, 1), text
+
+
+# -- history cells of another type (another version's or a damaged file) ----------------------
+
+sqlite_values = st.one_of(
+    st.none(), st.integers(-(1 << 63), (1 << 63) - 1), st.floats(), st.binary(max_size=8),
+    st.text(max_size=12),
+    st.sampled_from(["[1, 2]", "{}", '{"a": [1]}', "NaN", "1e999", '["x", 5, null]',
+                     '{"a": "b", "c": {"d": 1}}', "[{}, 1, \"x\"]", "[" * 100]))
+
+
+_SERIAL = itertools.count()
+
+
+_SOME_COLUMNS = [name for name, _ in FIELDS if name not in ("name", "kind", "demo", "host")]
+
+
+@given(st.sampled_from(_SOME_COLUMNS), sqlite_values)
+@SETTINGS
+def test_a_history_cell_of_any_type_is_read(tmp_path: Path, column: str, value: object) -> None:
+    data = tmp_path / f"h{next(_SERIAL)}"
+    data.mkdir()
+    store = RunStore(data / "runs.sqlite3")
+    run = store.add(engine="sglang", state="serving", log_path="/x.log")
+    try:
+        with sqlite3.connect(data / "runs.sqlite3") as db:
+            db.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", (value, run.id))
+    except sqlite3.IntegrityError:  # (NULL in a NOT NULL column: the file refuses it itself)
+        return
+    (rec,) = store.list()
+    for name, hint in typing.get_type_hints(RunRecord).items():
+        got = getattr(rec, name)
+        assert got is None or name in ("kind", "host", "demo") or _is(hint, got), (name, got)
+    before = os.environ.get("EAGLE_TUI_DATA_DIR")
+    os.environ["EAGLE_TUI_DATA_DIR"] = str(data)
+    try:
+        for argv in (["runs", "list"], ["runs", "list", "--json"], ["runs", "show", "last"],
+                     ["runs", "show", "last", "--json"]):
+            out = io.StringIO()
+            out.buffer = io.BytesIO()  # type: ignore[misc]  # (--json writes bytes)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                rc = main(argv)
+            assert rc == 0, (argv, column, value)
+    finally:
+        if before is None:
+            del os.environ["EAGLE_TUI_DATA_DIR"]
+        else:
+            os.environ["EAGLE_TUI_DATA_DIR"] = before
+
+
+def _is(hint: object, value: object) -> bool:
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    return any(isinstance(value, typing.get_origin(a) or a) for a in args)
