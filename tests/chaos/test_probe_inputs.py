@@ -8,13 +8,17 @@ fakes, so the whole file stays cheap.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import errno
 import io
 import itertools
 import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
 import threading
 import typing
 from collections.abc import Iterator
@@ -30,9 +34,12 @@ from eagle_tui.cli import main
 from eagle_tui.history.records import FIELDS, RunRecord
 from eagle_tui.history.store import RunStore
 from eagle_tui.model import codec
+from eagle_tui.model.events import LogLine
 from eagle_tui.model.loaders import json_int, load_json, load_toml
 from eagle_tui.model.prom_answer import AnswerError, parse_answer
 from eagle_tui.model.sse import SseLines
+from eagle_tui.sources import replay as replay_source
+from eagle_tui.sources.replay import ReplayError, ReplaySource
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -362,3 +369,68 @@ def test_a_history_cell_of_any_type_is_read(tmp_path: Path, column: str, value: 
 def _is(hint: object, value: object) -> bool:
     args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
     return any(isinstance(value, typing.get_origin(a) or a) for a in args)
+
+
+# -- a replayed file whose read fails ----------------------------------------------------------
+
+class _FailingReader(io.BytesIO):
+    """A log that reads ``good`` bytes, then fails as a bad disk does."""
+
+    def __init__(self, data: bytes, good: int, err: int) -> None:
+        super().__init__(data)
+        self.good, self.err, self.size = good, err, len(data)
+
+    def read(self, n: int | None = -1) -> bytes:
+        if self.tell() >= self.good and self.good < self.size:
+            raise OSError(self.err, os.strerror(self.err))
+        want = self.good - self.tell() if n is None or n < 0 else min(n, self.good - self.tell())
+        return super().read(want)
+
+
+@given(st.lists(st.text("abc \t:", max_size=40), max_size=50), st.data(),
+       st.sampled_from([errno.EIO, errno.EACCES, errno.ESTALE, errno.EINVAL]),
+       st.sampled_from(["log", "record"]))
+@SETTINGS
+def test_a_replay_ends_where_its_file_cannot_be_read(
+        tmp_path: Path, lines: list[str], data: st.DataObject, err: int, kind: str) -> None:
+    if kind == "record":
+        body = codec.header_line() + "\n" + "".join(
+            codec.dumps(LogLine(i + 1, text)) + "\n" for i, text in enumerate(lines))
+    else:
+        body = "".join(f"{text}\n" for text in lines)
+    raw = body.encode()
+    good = data.draw(st.integers(0, len(raw)))
+    path = tmp_path / f"{kind}.txt"
+    path.write_bytes(raw)
+    src = ReplaySource(path, kind=kind)
+
+    def failing(*_: object) -> tuple[_FailingReader, None]:
+        return _FailingReader(raw, good, err), None
+
+    async def like_the_session() -> int:  # every failure is retried, as Session does
+        failures = 0
+        for _ in range(5):
+            try:
+                async for _ev in src.events():
+                    pass
+                return failures
+            except ReplayError:
+                failures += 1
+        raise AssertionError("the replay never ended")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(replay_source, "open_log", failing)
+        mp.setattr(replay_source, "open_regular", lambda *_: _FailingReader(raw, good, err))
+        failures = asyncio.run(like_the_session())
+    assert failures <= 1
+    assert failures == (good < len(raw)) or kind == "record"
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="Linux /proc")
+def test_replay_headless_of_proc_self_mem_ends() -> None:
+    for argv in (["replay", "--headless", "/proc/self/mem"],
+                 ["replay", "--headless", "--json", "/proc/self/mem"]):
+        proc = subprocess.run([sys.executable, "-m", "eagle_tui", *argv], capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode in (0, 1, 2), proc.stderr
+        assert "Input/output error" in proc.stdout + proc.stderr
