@@ -50,8 +50,6 @@ _TOML_SKIP = re.compile(
     re.MULTILINE)
 _INT_DIGITS = 18  # a literal this long (sign included) is always inside the 64-bit range
 _INT_MAX = (1 << 63) - 1
-# where a lone surrogate may be: a \uD800-\uDFFF escape or a surrogate decoded from the bytes
-_MAYBE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -90,6 +88,15 @@ def json_int(literal: str) -> int | float:
     if len(digits) <= 19 and int(digits) <= _INT_MAX + literal.startswith("-"):
         return int(literal)
     return float(literal)  # (no digit limit: the str-to-float conversion is linear)
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    """Whether ``text`` may decode to a lone surrogate: a ``\\uD…`` escape, or (only in a
+    text that is not ASCII) a surrogate decoded from the bytes. Two substring searches and an
+    O(1) flag for the usual ASCII document, not a regex over all of it."""
+    if "\\ud" in text or "\\uD" in text:
+        return True
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def _whole(value: Any) -> Any:
@@ -133,7 +140,7 @@ def load_json(data: str | bytes | bytearray, source: str, *, max_bytes: int = JS
     except (ValueError, RecursionError) as exc:  # (RecursionError: cannot happen below 64)
         raise LoadError(source, f"not valid JSON: {exc}") from None
     # (the walk is at most MAX_DEPTH deep, and only for a text that may hold a surrogate)
-    return _whole(doc) if _MAYBE_SURROGATE.search(text) else doc
+    return _whole(doc) if _may_hold_surrogates(text) else doc
 
 
 def load_toml(text: str, source: str, *, max_bytes: int = TOML_MAX_BYTES,
