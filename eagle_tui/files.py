@@ -5,7 +5,9 @@ file, ``--ssh-map``, a results file, a draft's ``config.json``, a known-hosts or
 here. A FIFO without a writer blocks ``open`` (and the event loop or the ``q`` key with it),
 ``/dev/zero`` never ends, a socket cannot be opened, a directory is not a file: each is refused
 with one line naming what it is. The kind is checked on the open descriptor itself (``fstat``),
-so a path swapped for a FIFO between a check and the open is refused too.
+so a path swapped for a FIFO between a check and the open is refused too. A path holding a NUL
+byte (a draft model path read from a log or a ``--speculative-config``) names no file: it is
+"no such file" (``FileNotFoundError``), never the ``ValueError`` that ``os.open`` raises.
 
 A log in another encoding (UTF-16/32, a byte-order mark) is read as UTF-8 through
 :func:`open_log` (:mod:`eagle_tui.model.ingest.textenc` names and decodes it).
@@ -63,11 +65,17 @@ def os_error_message(path: str, exc: OSError) -> str:
     return f"{path}: {exc.strerror or exc}"
 
 
+def _no_nul(name: str) -> str:
+    if "\0" in name:
+        raise FileNotFoundError(errno.ENOENT, "no such file (the path holds a NUL byte)", name)
+    return name
+
+
 def check_regular(path: str | os.PathLike[str]) -> None:
     """Raise :class:`NotRegularFileError` when ``path`` exists and is not a regular file. A
     missing path passes (a tail waits for it). ``stat`` never blocks on what it looks at."""
     try:
-        st = os.stat(path)
+        st = os.stat(_no_nul(os.fspath(path)))
     except OSError:
         return
     kind = file_kind(st.st_mode)
@@ -82,7 +90,7 @@ def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
     descriptor (``fstat``). Raises ``FileNotFoundError``/``PermissionError`` as ``open`` does,
     :class:`NotRegularFileError` for anything that is not a regular file.
     """
-    name = os.fspath(path)
+    name = _no_nul(os.fspath(path))
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:

@@ -51,6 +51,8 @@ def _options(case_sensitive: bool) -> Any:
 def _reason(pattern: str, exc: Exception) -> str:
     raw = exc.args[0] if exc.args else ""
     msg = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    # RE2 quotes the pattern in its message: a typed newline or control stays one visible escape
+    msg = "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
     if any(op in msg for op in _LOOKAROUND):
         return f"lookaround ({', '.join(_LOOKAROUND)}) is not supported: {_ENGINE}"
     if "(?P=" in pattern or re.search(r"invalid escape sequence: \\[1-9]", msg):

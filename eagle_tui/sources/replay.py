@@ -27,6 +27,12 @@ most ``codec.MAX_RECORD_BYTES``, nested at most 64 deep) and is read at most tha
 a time, so a line without an end costs bounded memory. A malformed record line is reported (the
 session shows ``SourceFailed`` naming the file and line) and skipped: the position is kept on
 the object, so the retry continues after it.
+
+A file that cannot be read (``EIO`` from a failing disk, ``/proc/self/mem``, a file whose
+permission changed mid-way) ends the replay where the read failed: the error is reported once
+and the retry the session makes finds the source finished. The session retries every source
+that raises, and a finite file that fails at the same place each time kept
+``replay --headless`` running forever.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from pathlib import Path
 from typing import TextIO
 
 from eagle_tui.errors import InputError
-from eagle_tui.files import open_log, open_regular
+from eagle_tui.files import open_log, open_regular, os_error_message
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.events import Event, LogLine, LogOpened
 from eagle_tui.model.events.codec import MAX_RECORD_BYTES, CodecError, from_dict, is_header
@@ -111,17 +117,21 @@ class ReplaySource:
         self.position = 0  # record: lines consumed; log: bytes consumed
         self._feed: LogFeed | None = None
         self._last_t: float | None = None
+        self._unreadable = False  # a read failed: the replay ended there
 
     async def events(self) -> AsyncIterator[Event]:
+        if self._unreadable:
+            return
         if not self.path.is_file():
             raise ReplayError(f"{self.path}: no such file")
-        kind = self.kind if self.kind != "auto" else detect_format(self.path)
-        if kind == "record":
-            async for ev in self._record():
+        try:
+            kind = self.kind if self.kind != "auto" else detect_format(self.path)
+            async for ev in self._record() if kind == "record" else self._log():
                 yield ev
-        else:
-            async for ev in self._log():
-                yield ev
+        except OSError as exc:
+            self._unreadable = True
+            raise ReplayError(f"{os_error_message(str(self.path), exc)} "
+                              "(the replay ends here)") from None
 
     async def _record(self) -> AsyncIterator[Event]:
         with io.TextIOWrapper(open_regular(self.path), encoding="utf-8",

@@ -34,7 +34,7 @@ from eagle_tui.sources.linestore import Scrollback
 from eagle_tui.sources.replay import detect_format
 from eagle_tui.transport.base import NotRegularFile
 from eagle_tui.transport.local import LocalTransport
-from eagle_tui.transport.ssh.link import is_encrypted_key
+from eagle_tui.transport.ssh.keys import is_encrypted_key
 from eagle_tui.ui.config import ConfigError, load_config
 from eagle_tui.ui.theme import ThemeError, user_themes
 

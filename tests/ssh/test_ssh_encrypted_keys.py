@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from eagle_tui.transport.ssh import SshTransport
-from eagle_tui.transport.ssh.link import AuthError, _load_key, is_encrypted_key
+from eagle_tui.transport.ssh.keys import is_encrypted_key, load_key
+from eagle_tui.transport.ssh.link import AuthError
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = {"ed25519": ["-t", "ed25519"], "rsa-pem": ["-t", "rsa", "-b", "2048", "-m", "PEM"],
@@ -29,14 +30,13 @@ def _key(tmp_path: Path, kind: str, passphrase: str) -> Path:
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_an_encrypted_key_is_noted_not_raised(tmp_path: Path, kind: str) -> None:
-    from eagle_tui.transport.ssh.link import SshOptions
 
     enc, plain = _key(tmp_path, kind, "secret"), _key(tmp_path, kind, "")
     assert is_encrypted_key(str(enc)) and not is_encrypted_key(str(plain))
     notes: list[str] = []
-    assert _load_key(str(enc), SshOptions(identity_files=(str(enc),)), notes) is None
+    assert load_key(str(enc), (str(enc),), notes) is None
     assert notes == [f"{enc}: encrypted (add it to ssh-agent: ssh-add {enc})"]
-    assert _load_key(str(plain), SshOptions(), []) is not None
+    assert load_key(str(plain), (), []) is not None
 
 
 @pytest.mark.sshd

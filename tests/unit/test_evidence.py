@@ -1,4 +1,4 @@
-"""Evidence-based phase and engine (``model/evidence.py``): each rule, and real fragments.
+"""Evidence-based phase and engine (``model/ingest/evidence.py``): each rule, and real fragments.
 
 The fragments in ``tests/fixtures/fragments/`` are excerpts of logs pasted in SGLang and vLLM
 issues (sources in its README): ``report`` must infer what they imply and say it is inferred.

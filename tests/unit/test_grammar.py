@@ -1,4 +1,4 @@
-"""The grammar gate (``model/grammar.py``) and where outside values pass it: fleet labels that
+"""The grammar gate (``model/boundary/grammar.py``) and where outside values pass it: fleet labels that
 become SSH destinations, discovered log paths, ports and hosts, and the ssh config lookup that
 must never run ``Match exec`` for a destination that did not come from the user."""
 

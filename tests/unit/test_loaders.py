@@ -181,7 +181,7 @@ def test_any_text_of_toml_punctuation(text: str) -> None:
 
 _RAW = {("json", "loads"), ("json", "load"), ("json", "JSONDecoder"), ("tomllib", "loads"),
         ("tomllib", "load")}
-_LOADER = Path(eagle_tui.__file__).parent / "model" / "loaders.py"
+_LOADER = Path(eagle_tui.__file__).parent / "model" / "boundary" / "loaders.py"
 
 
 def test_no_raw_json_or_toml_parsing_outside_the_loader() -> None:

@@ -18,9 +18,9 @@ OPENER = "eagle_tui/files.py"
 
 # (file, the call's source text) → why it may bypass the opener
 ALLOWED: dict[tuple[str, str], str] = {
-    ("eagle_tui/report/parallel.py", "open(path)"):
+    ("eagle_tui/report/workfiles.py", "open(path)"):
         "_read_int: a worker's memory figure in the report's own private temp folder",
-    ("eagle_tui/report/parallel.py", "open('/proc/self/smaps_rollup', 'rb')"):
+    ("eagle_tui/report/workfiles.py", "open('/proc/self/smaps_rollup', 'rb')"):
         "the kernel's memory figures of this process",
     ("eagle_tui/report/parallel.py", "open(path, 'rb')"):
         "a worker's summary, written by the report's own child into its private temp folder",

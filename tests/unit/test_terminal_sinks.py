@@ -37,8 +37,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "eagle_tui"
 # The sink modules themselves, and the one sanitizer (with its log-line form).
-SINKS = {"console.py", "ui/sinks.py", "headless/streams.py", "model/termtext.py",
-         "model/normalize.py"}
+SINKS = {"console.py", "ui/sinks.py", "headless/streams.py", "model/boundary/termtext.py",
+         "model/ingest/normalize.py"}
 # Modules whose stdout/stderr are not eagle-tui's terminal output, each with its reason.
 EXEMPT = {
     # The simulator is a fake engine run as its own process: its stdout/stderr are the engine's

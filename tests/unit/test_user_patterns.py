@@ -125,9 +125,9 @@ RE_FUNCS = {"compile", "search", "match", "fullmatch", "finditer", "findall", "s
 # the modules a user's query or rule passes through (userpattern itself is the one exception)
 PATTERN_MODULES = [
     *sorted((ROOT / "eagle_tui" / "ui").rglob("*.py")),
-    ROOT / "eagle_tui" / "model" / "logbuffer.py",
-    ROOT / "eagle_tui" / "model" / "linewindow.py",
-    ROOT / "eagle_tui" / "model" / "query.py",
+    ROOT / "eagle_tui" / "model" / "buffers" / "logbuffer.py",
+    ROOT / "eagle_tui" / "model" / "buffers" / "linewindow.py",
+    ROOT / "eagle_tui" / "model" / "buffers" / "query.py",
     ROOT / "eagle_tui" / "sources" / "linestore.py",
 ]
 

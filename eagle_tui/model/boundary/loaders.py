@@ -10,6 +10,17 @@ refused with :class:`LoadError`, whose message names the source and the bound. E
 else the parser refuses (bad syntax, a 5,000-digit integer, text that is not UTF-8) is the
 same error, so a caller catches one type.
 
+A JSON integer outside the signed 64-bit range is read as a float (``inf`` past the float
+range, as ``1e400`` already is): ``float()`` of a 400-digit int raises ``OverflowError``, and
+SQLite and the process APIs refuse such ints the same way, so a consumer that wants an ``int``
+sees a float and refuses it by type, and one that wants a float gets one.
+
+A lone surrogate (``"\\ud800"``, or the bytes ``ED A0 80``) is read as U+FFFD: such a string
+cannot be encoded as UTF-8, so a ``/v1/models`` id holding one failed every ``bench`` request
+with ``UnicodeEncodeError``, and SQLite or a file write would refuse it the same way. A
+byte-order mark before a document (an editor's UTF-8 BOM on a config file) is dropped: tomllib
+refused such a config at line 1, column 1.
+
 ``tests/unit/test_loaders.py`` fails when ``json.loads``/``json.load``/``tomllib.loads``/
 ``tomllib.load`` is called anywhere else in eagle_tui.
 """
@@ -37,6 +48,9 @@ _TOML_SKIP = re.compile(
     r'"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)'
     r'|"[^"\\\n]*(?:\\.?[^"\\\n]*)*(?:"|$)|\'[^\'\n]*(?:\'|$)|#[^\n]*',
     re.MULTILINE)
+_INT_DIGITS = 18  # a literal this long (sign included) is always inside the 64-bit range
+_INT_MAX = (1 << 63) - 1
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
@@ -66,12 +80,42 @@ def nesting_depth(text: str, skip: re.Pattern[str] = _JSON_SKIP) -> int:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
+def json_int(literal: str) -> int | float:
+    """A JSON integer literal: an ``int`` inside the signed 64-bit range, else a float."""
+    if len(literal) <= _INT_DIGITS:
+        return int(literal)
+    digits = literal.lstrip("-")
+    if len(digits) <= 19 and int(digits) <= _INT_MAX + literal.startswith("-"):
+        return int(literal)
+    return float(literal)  # (no digit limit: the str-to-float conversion is linear)
+
+
+def _may_hold_surrogates(text: str) -> bool:
+    """Whether ``text`` may decode to a lone surrogate: a ``\\uD…`` escape, or (only in a
+    text that is not ASCII) a surrogate decoded from the bytes. Two substring searches and an
+    O(1) flag for the usual ASCII document, not a regex over all of it."""
+    if "\\ud" in text or "\\uD" in text:
+        return True
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def _whole(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) read as U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole(k): _whole(v) for k, v in value.items()}
+    return value
+
+
 def _text_of(data: str | bytes | bytearray, source: str, max_bytes: int) -> str:
     if len(data) > max_bytes:
         raise LoadError(source, f"larger than {_size(max_bytes)}")
-    if isinstance(data, str):
-        return data
-    try:  # (json's own choice of UTF-8/16/32 for bytes)
+    if isinstance(data, str):  # a byte-order mark before the document is not part of it
+        return data[1:] if data.startswith("\ufeff") else data
+    try:  # (json's own choice of UTF-8/16/32 for bytes, a BOM dropped)
         return bytes(data).decode(json.detect_encoding(data), "surrogatepass")
     except UnicodeDecodeError as exc:
         reason = f"not valid JSON: not UTF-8 text ({exc.reason} at byte {exc.start})"
@@ -92,9 +136,11 @@ def load_json(data: str | bytes | bytearray, source: str, *, max_bytes: int = JS
     text = _text_of(data, source, max_bytes)
     _check_depth(text, source, max_depth, _JSON_SKIP)
     try:
-        return json.loads(text, parse_int=parse_int)
+        doc = json.loads(text, parse_int=parse_int or json_int)
     except (ValueError, RecursionError) as exc:  # (RecursionError: cannot happen below 64)
         raise LoadError(source, f"not valid JSON: {exc}") from None
+    # (the walk is at most MAX_DEPTH deep, and only for a text that may hold a surrogate)
+    return _whole(doc) if _may_hold_surrogates(text) else doc
 
 
 def load_toml(text: str, source: str, *, max_bytes: int = TOML_MAX_BYTES,
@@ -115,6 +161,7 @@ __all__ = [
     "MAX_DEPTH",
     "TOML_MAX_BYTES",
     "LoadError",
+    "json_int",
     "load_json",
     "load_toml",
     "nesting_depth",

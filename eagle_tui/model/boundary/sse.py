@@ -5,9 +5,17 @@ that streams one ``data:`` line without end grew ``bench`` to 2 GB. :class:`SseL
 raw chunks and gives back the complete lines; a line longer than ``max_line`` bytes is dropped as
 it arrives (what came of it is freed, the rest is skipped up to its newline) and given once as
 ``None``, so the caller can refuse the stream with a note. Each chunk is scanned once: linear.
+
+A line ends at CRLF, LF or a lone CR, as the SSE grammar says (a server that ends its lines with
+CR alone had all its events run together into one line); a CRLF split between two chunks is
+one line end, never an extra blank line that would end an event early.
 """
 
 from __future__ import annotations
+
+import re
+
+_EOL = re.compile(rb"\r\n?|\n")
 
 MAX_SSE_LINE = 1 << 20  # an event of a streamed completion is < 10 KB (a chunk of text + usage)
 
@@ -19,20 +27,25 @@ class SseLines:
         self.max_line = max_line
         self._part = bytearray()
         self._skipping = False  # inside an over-long line: drop bytes up to its newline
+        self._cr = False  # the last chunk ended in CR: a LF first in the next one is its pair
 
     def feed(self, chunk: bytes) -> list[str | None]:
         out: list[str | None] = []
-        start = 0
-        while (nl := chunk.find(b"\n", start)) >= 0:
+        if not chunk:
+            return out
+        start = 1 if self._cr and chunk.startswith(b"\n") else 0
+        self._cr = chunk.endswith(b"\r")
+        for eol in _EOL.finditer(chunk, start):
+            nl = eol.start()
             if self._skipping:
                 self._skipping = False
             elif len(self._part) + nl - start > self.max_line:
                 out.append(None)
             else:
                 self._part += chunk[start:nl]
-                out.append(self._part.rstrip(b"\r").decode("utf-8", "replace"))
+                out.append(self._part.decode("utf-8", "replace"))
             self._part.clear()
-            start = nl + 1
+            start = eol.end()
         if not self._skipping:
             if len(self._part) + len(chunk) - start > self.max_line:
                 self._part.clear()
@@ -44,7 +57,7 @@ class SseLines:
 
     def finish(self) -> list[str | None]:
         """The last line when the stream ends without a newline."""
-        line = self._part.rstrip(b"\r").decode("utf-8", "replace")
+        line = self._part.decode("utf-8", "replace")
         self._part.clear()
         return [line] if line else []
 

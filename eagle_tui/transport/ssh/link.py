@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eagle_tui.files import open_regular
 from eagle_tui.transport.base import HostKeyError, TransportError
 from eagle_tui.transport.ssh.config import SshTarget
 from eagle_tui.transport.ssh.hostkeys import KnownHosts, default_known_hosts
+from eagle_tui.transport.ssh.keys import load_key
 
 log = logging.getLogger(__name__)
 
@@ -298,60 +298,6 @@ def _candidate_key_files(target: SshTarget, options: SshOptions) -> list[str]:
     return list(dict.fromkeys(files))  # de-duplicated, order kept
 
 
-def _load_key(path: str, options: SshOptions, notes: list[str]) -> Any | None:
-    import paramiko
-
-    if not os.path.isfile(path):
-        if path in (os.path.expanduser(p) for p in options.identity_files):
-            notes.append(f"{path}: no such file")
-        return None
-    try:
-        return paramiko.PKey.from_path(path)
-    except paramiko.PasswordRequiredException:
-        notes.append(f"{path}: encrypted (add it to ssh-agent: ssh-add {path})")
-        return None
-    except TypeError as exc:
-        # paramiko 5 (through cryptography) raises TypeError, not PasswordRequiredException,
-        # for an encrypted new-format OpenSSH or PEM key loaded without a passphrase
-        if is_encrypted_key(path) or "password" in str(exc).lower():
-            notes.append(f"{path}: encrypted (add it to ssh-agent: ssh-add {path})")
-        else:
-            notes.append(f"{path}: unreadable key ({exc})")
-        return None
-    except (paramiko.SSHException, OSError, ValueError) as exc:
-        notes.append(f"{path}: unreadable key ({exc})")
-        return None
-
-
-def is_encrypted_key(path: str) -> bool:
-    """Does the private key file at ``path`` need a passphrase? (read from the file itself:
-    a PEM ``ENCRYPTED`` header, or a new-format OpenSSH key whose cipher is not ``none``)."""
-    import base64
-    import binascii
-
-    try:
-        with open_regular(path) as fh:
-            head = fh.read(64 << 10)
-    except (OSError, ValueError):
-        return False
-    if b"ENCRYPTED" in head.split(b"\n\n", 1)[0]:
-        return True  # "Proc-Type: 4,ENCRYPTED" or "BEGIN ENCRYPTED PRIVATE KEY"
-    begin, end = b"-----BEGIN OPENSSH PRIVATE KEY-----", b"-----END OPENSSH PRIVATE KEY-----"
-    if begin not in head or end not in head:
-        return False
-    body = head.split(begin, 1)[1].split(end, 1)[0]
-    try:
-        blob = base64.b64decode(b"".join(body.split()), validate=False)
-    except (binascii.Error, ValueError):
-        return False
-    magic = b"openssh-key-v1\0"
-    if not blob.startswith(magic) or len(blob) < len(magic) + 4:
-        return False
-    n = int.from_bytes(blob[len(magic):len(magic) + 4], "big")
-    cipher = blob[len(magic) + 4:len(magic) + 4 + n]
-    return cipher not in (b"", b"none")
-
-
 def _authenticate(transport: Any, target: SshTarget, options: SshOptions,
                   deadline: Attempt) -> None:
     import paramiko
@@ -382,7 +328,7 @@ def _authenticate(transport: Any, target: SshTarget, options: SshOptions,
         return bool(transport.is_authenticated())
 
     for path in _candidate_key_files(target, options):
-        key = _load_key(path, options, notes)
+        key = load_key(path, options.identity_files, notes)
         if key is not None and attempt(key, path):
             return
         if allowed is not None and "publickey" not in allowed:
@@ -464,5 +410,4 @@ class Keepalive(threading.Thread):
             self._on_dead(reason)
 
 
-__all__ = ["Attempt", "AuthError", "HostKeyError", "Keepalive", "Link", "SshOptions",
-           "is_encrypted_key", "open_link"]
+__all__ = ["Attempt", "AuthError", "HostKeyError", "Keepalive", "Link", "SshOptions", "open_link"]
