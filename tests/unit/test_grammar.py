@@ -1,6 +1,6 @@
-"""The grammar gate (``model/boundary/grammar.py``) and where outside values pass it: fleet labels that
-become SSH destinations, discovered log paths, ports and hosts, and the ssh config lookup that
-must never run ``Match exec`` for a destination that did not come from the user."""
+"""The grammar gate (``model/boundary/grammar.py``) and where outside values pass it: fleet
+labels that become SSH destinations, discovered log paths, ports and hosts, and the ssh config
+lookup that must never run ``Match exec`` for a destination that did not come from the user."""
 
 from __future__ import annotations
 
