@@ -177,10 +177,12 @@ def test_watch_headless_says_tls_in_its_progress_line(tls_context: ssl.SSLContex
 
 def test_the_dashboard_startup_panel_shows_the_tls_reason() -> None:
     from eagle_tui.model.state import DashboardState
+    from eagle_tui.model.state.live import LiveSources
     from eagle_tui.ui.widgets.startup import _health_parts
 
     tls = "tls: certificate verify failed: self-signed certificate"
-    state = DashboardState(health=HealthSample("error", 1.0, None, 0.01, tls))
+    state = DashboardState(live=LiveSources(health=HealthSample("error", 1.0, None, 0.01, tls)))
     assert tls in "".join(text for text, _ in _health_parts(state))
-    plain = DashboardState(health=HealthSample("error", 1.0, 500, 0.01, "HTTP 500"))
+    plain = DashboardState(live=LiveSources(health=HealthSample("error", 1.0, 500, 0.01,
+                                                                "HTTP 500")))
     assert "HTTP 500" not in "".join(text for text, _ in _health_parts(plain))
