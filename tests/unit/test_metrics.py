@@ -289,8 +289,9 @@ async def test_server_info_source_falls_back_to_v1_models_and_remembers() -> Non
             return httpx.Response(200, json={"object": "list", "data": [{"id": "tiny-llama"}]})
         return httpx.Response(404)
 
+    # models_interval: /v1/models is re-read once a minute by default (two polls slept 2 min)
     src = ServerInfoSource(_mock_transport(httpx.MockTransport(handler)), "http://h",
-                           interval=0.01, max_polls=2)
+                           interval=0.01, max_polls=2, models_interval=0.01)
     infos = [e async for e in src.events()]
     assert paths == ["/server_info", "/get_server_info", "/v1/models", "/v1/models"]
     assert [i.model_name for i in infos if isinstance(i, ServerInfo)] == ["tiny-llama"] * 2
