@@ -18,8 +18,10 @@ from typing import Any
 
 from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import ssh_spec_from_args
+from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import say, warn
+from eagle_tui.launch.members import GRACE_MAX_S
 from eagle_tui.model.boundary.termtext import inert
 from eagle_tui.model.ingest.normalize import sanitize
 
@@ -28,16 +30,8 @@ EXIT_LEFT = 1
 EXIT_REFUSED = 2
 
 
-def grace_seconds(text: str) -> float:
-    """argparse type for ``--grace``: finite, > 0 and at most an hour, with a one-line error."""
-    from eagle_tui.launch.members import check_grace
-
-    try:
-        return check_grace(float(text))
-    except ValueError as exc:
-        if "--grace" in str(exc):
-            raise argparse.ArgumentTypeError(str(exc).removeprefix("--grace ")) from None
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+# --grace through the one argument-type layer (strict numbers), bounded as launch checks it
+grace_seconds = argtypes.number(0.0, GRACE_MAX_S, above=True, what="a number of seconds")
 
 
 def register(subparsers: Any) -> None:
