@@ -7,7 +7,9 @@ from typing import Literal
 
 from eagle_tui.model.record import Record, record
 
-Engine = Literal["sglang", "vllm", "unknown"]
+# An engine profile's name (``eagle_tui.model.engines``) or "unknown": a plain string, so an engine
+# registered later flows through records, history and JSON like the built-in ones.
+Engine = str
 Severity = Literal["info", "warning", "critical"]
 
 

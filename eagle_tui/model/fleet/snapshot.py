@@ -182,7 +182,7 @@ def _carry(row: FleetRow, prev: FleetRow | None, failed: Sequence[str]) -> Fleet
     if prev is None:
         return replace(row, stale=True)
     kept = {f: getattr(prev, f) for g in failed for f in _FIELDS_OF_GROUP.get(g, ())}
-    return replace(row, **kept, stale=True)  # type: ignore[arg-type]
+    return replace(row, **kept, stale=True)
 
 
 def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,

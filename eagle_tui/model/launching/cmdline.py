@@ -18,14 +18,14 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from eagle_tui.errors import UsageError
 from eagle_tui.model.boundary import shellwords
 from eagle_tui.model.boundary.loaders import LoadError, load_json
+from eagle_tui.model.events import Engine
 from eagle_tui.model.record import Record, record
 
-Engine = Literal["sglang", "vllm"]
 MAX_TOKENS = 2_000
 MAX_TOKEN = 64_000
 MAX_JSON = 64_000

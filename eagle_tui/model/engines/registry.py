@@ -1,0 +1,42 @@
+"""The engines eagle-tui knows: the built-in profiles and any registered later (a plugin, a
+test's toy engine). Lookups by name answer ``None`` for a name nobody registered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from eagle_tui.model.engines import sglang, vllm
+from eagle_tui.model.engines.profile import EngineProfile
+
+_PROFILES: dict[str, EngineProfile] = {}
+
+
+def register(profile: EngineProfile) -> EngineProfile:
+    """Add (or replace) an engine; its name is what records, history and ``--engine`` carry."""
+    _PROFILES[profile.name] = profile
+    return profile
+
+
+def unregister(name: str) -> None:
+    """Forget an engine (a test's toy engine, after the test)."""
+    _PROFILES.pop(name, None)
+
+
+def profile_of(name: str | None) -> EngineProfile | None:
+    """The profile of an engine's name, ``None`` for "unknown" or a name nobody registered."""
+    return _PROFILES.get(name) if name else None
+
+
+def profiles() -> Iterator[EngineProfile]:
+    """Every registered engine, built-in ones first, in registration order."""
+    return iter(tuple(_PROFILES.values()))
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_PROFILES)
+
+
+register(sglang.PROFILE)
+register(vllm.PROFILE)
+
+__all__ = ["names", "profile_of", "profiles", "register", "unregister"]
