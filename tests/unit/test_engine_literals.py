@@ -65,6 +65,6 @@ def test_engine_names_appear_only_in_the_engines_home() -> None:
 
 
 def test_the_check_sees_a_literal() -> None:
-    tree = ast.parse('x = "vLLM"\ny = "sglang:gen_throughput"\nz = Engine.SGLANG\n"""sglang"""')
+    tree = ast.parse('"""sglang"""\nx = "vLLM"\ny = "sglang:gen_throughput"\nz = Engine.SGLANG')
     assert sum(_is_engine_literal(n) for n in ast.walk(tree)) == 4  # the docstring-shaped too
     assert len(_docstrings(tree)) == 1
