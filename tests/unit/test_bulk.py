@@ -17,10 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parsing import framed
 
-from eagle_tui.model.events import DecodeStats, Event, LineKind, LogLine, PrefillStats
-from eagle_tui.model.ingest import bulk
-from eagle_tui.model.ingest.parser import LogParser
-from eagle_tui.model.ingest.sglang import (
+from eagle_tui.model.engines.sglang.logs import (
     DECODE_FIELDS,
     PREFILL_FIELDS,
     decode_stats,
@@ -28,6 +25,9 @@ from eagle_tui.model.ingest.sglang import (
     prefill_stats,
     prefill_stats_generic,
 )
+from eagle_tui.model.events import DecodeStats, Event, LineKind, LogLine, PrefillStats
+from eagle_tui.model.ingest import bulk
+from eagle_tui.model.ingest.parser import LogParser
 
 
 def line_pool(n: int) -> list[bytes]:

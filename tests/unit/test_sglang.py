@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pytest
 from parsing import parse
 
+from eagle_tui.model.engines.sglang.logs import cli_spec, fields, server_args_spec
 from eagle_tui.model.events import (
     DecodeStats,
     EngineDetected,
@@ -22,7 +23,6 @@ from eagle_tui.model.events import (
     SpecConfig,
 )
 from eagle_tui.model.fold.reducer import reduce
-from eagle_tui.model.ingest.sglang import cli_spec, fields, server_args_spec
 from eagle_tui.model.state import DashboardState
 
 

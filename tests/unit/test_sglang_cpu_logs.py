@@ -20,9 +20,9 @@ import pytest
 from parsing import parse
 
 from eagle_tui.cli import main
+from eagle_tui.model.engines.sglang.logs import server_args_spec, weighted_accept_len
 from eagle_tui.model.events import DecodeStats, DraftConfig, EngineDetected, SpecConfig
 from eagle_tui.model.fold.reducer import reduce
-from eagle_tui.model.ingest.sglang import server_args_spec, weighted_accept_len
 from eagle_tui.model.state import DashboardState
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "sglang-cpu"

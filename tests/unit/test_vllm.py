@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pytest
 from parsing import parse
 
+from eagle_tui.model.engines.vllm.logs import spec_from_text
 from eagle_tui.model.events import (
     DecodeStats,
     EngineDetected,
@@ -20,7 +21,6 @@ from eagle_tui.model.events import (
     SpecStats,
 )
 from eagle_tui.model.fold.reducer import reduce
-from eagle_tui.model.ingest.vllm import spec_from_text
 from eagle_tui.model.state import DashboardState
 
 P = "(APIServer pid=1624) INFO 10-30 14:18:55 [api_server.py:1839] "

@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from eagle_tui.model.engines import profile_of, profiles
 from eagle_tui.model.events import CrashEvent, Phase
 
 KIND_SPECIFICITY: dict[str, int] = {
@@ -151,13 +152,9 @@ def _truncate(text: str) -> str:
     return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
 
 
+# An engine's own wording comes from its profile (``logs.crash_hint``); these are the fallback,
+# in SGLang's flags: an engine that gives none, and a log whose engine is unknown.
 def _oom_hint(engine: str, phase: Phase, msg: str) -> str:
-    if engine == "vllm":
-        if "load model" in msg or phase.rank <= Phase.WEIGHTS_LOADED.rank:
-            return ("The weights do not fit: raise --tensor-parallel-size, use --quantization, "
-                    "or free the GPU (nvidia-smi shows other processes).")
-        return ("Lower --gpu-memory-utilization (leave room for activations and CUDA graphs), "
-                "--max-num-seqs or --max-num-batched-tokens.")
     if phase is Phase.CUDA_GRAPH or "cuda graph" in msg.lower():
         return ("Lower --mem-fraction-static (e.g. 0.8 → 0.7) or --cuda-graph-max-bs (e.g. 16); "
                 "--disable-cuda-graph only as a last resort.")
@@ -168,12 +165,15 @@ def _oom_hint(engine: str, phase: Phase, msg: str) -> str:
             "activations fit next to the KV cache.")
 
 
-def _nem_hint(engine: str, _phase: Phase, msg: str) -> str:
+def _nem_first(msg: str) -> str | None:
+    """A free-memory check failing is the same fix on every engine (asked before the engine)."""
     if "Free memory on device" in msg or "unbalanced" in msg:
         return ("Other processes hold GPU memory: stop them (nvidia-smi) or lower "
                 "--gpu-memory-utilization / --mem-fraction-static below the free fraction.")
-    if engine == "vllm" or "gpu_memory_utilization" in msg:
-        return "Raise --gpu-memory-utilization or lower --max-model-len so the KV cache fits."
+    return None
+
+
+def _nem_hint(engine: str, _phase: Phase, msg: str) -> str:
     return ("Raise --mem-fraction-static (e.g. 0.85) so the KV cache fits after the weights, or "
             "lower --context-length / --max-total-tokens; check nvidia-smi for other processes.")
 
@@ -186,13 +186,6 @@ def _port_hint(_engine: str, _phase: Phase, msg: str) -> str:
 
 
 _Hint = Callable[[str, Phase, str], str]
-# vLLM given "method": "eagle" with an EAGLE-3 draft: it wraps the draft's architecture as an
-# EAGLE-1 model ("Eagle" + LlamaForCausalLMEagle3) and refuses it at startup (vLLM 0.32, measured)
-_EAGLE1_OF_EAGLE3 = re.compile(r"architectures \['Eagle\w*Eagle3\w*'\] are not supported")
-_EAGLE1_OF_EAGLE3_HINT = (  # the fix first: a banner cut short must still show it
-    'Use "method": "eagle3" in --speculative-config and relaunch: the draft is an EAGLE-3 '
-    'checkpoint, and with "method": "eagle" vLLM looks for an EAGLE-1 model of it (Eagle + its '
-    "architecture), which does not exist.")
 _VALIDATION_HEAD = re.compile(r"validation errors? for \w+")
 REFINE_LINES = 3  # pydantic prints the failing value this many lines below its header at most
 
@@ -213,7 +206,7 @@ _HINTS: dict[str, _Hint] = {
         "A forward step hung past --watchdog-timeout: read the stack dump above for the stuck "
         "call (often a collective or a deadlocked kernel); raise --watchdog-timeout only if "
         "steps are legitimately that slow."),
-    "config_error": lambda e, p, m: _EAGLE1_OF_EAGLE3_HINT if _EAGLE1_OF_EAGLE3.search(m) else (
+    "config_error": lambda e, p, m: (
         "A launch argument or config value was rejected: fix the flag named in the message "
         "(see --help for the allowed values) and relaunch."),
     "engine_dead": lambda e, p, m: (
@@ -230,7 +223,17 @@ _HINTS: dict[str, _Hint] = {
 
 def hint_for(kind: str, engine: str = "unknown", phase: Phase = Phase.NONE,
              message: str = "") -> str:
-    """A concrete, one-line fix for a crash kind (tuned by engine, phase and message)."""
+    """A concrete, one-line fix for a crash kind (tuned by engine, phase and message): the
+    engine's own, else one an engine claims by the message's wording, else the fallback."""
+    if kind == "not_enough_memory" and (first := _nem_first(message)) is not None:
+        return first
+    own = profile_of(engine)
+    for profile in (own, *profiles()) if own is not None else profiles():
+        hint = profile.logs.crash_hint
+        if hint is not None:
+            text = hint(kind, phase, message, profile is own)
+            if text is not None:
+                return text
     return _HINTS.get(kind, _HINTS["other_traceback"])(engine, phase, message)
 
 

@@ -4,16 +4,16 @@ from eagle_tui.model.engines.facets import (
     Endpoints,
     FleetFacet,
     LaunchFacet,
-    LogFacet,
     MetricsFacet,
 )
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.sglang.logrules import LOGS
 
 PROFILE = EngineProfile(
     name="sglang",
     label="SGLang",
     default_port=30000,
-    logs=LogFacet(logger_hints=("sglang", "sgl"), traceback_marker="sglang/srt/"),
+    logs=LOGS,
     metrics=MetricsFacet(prefix="sglang:"),
     fleet=FleetFacet(markers=("sglang:num_running_reqs", "sglang:num_requests_running",
                               "sglang:generation_tokens_total")),

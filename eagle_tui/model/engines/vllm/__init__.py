@@ -4,16 +4,16 @@ from eagle_tui.model.engines.facets import (
     Endpoints,
     FleetFacet,
     LaunchFacet,
-    LogFacet,
     MetricsFacet,
 )
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.vllm.logrules import LOGS
 
 PROFILE = EngineProfile(
     name="vllm",
     label="vLLM",
     default_port=8000,
-    logs=LogFacet(logger_hints=("vllm",), traceback_marker="vllm/"),
+    logs=LOGS,
     metrics=MetricsFacet(prefix="vllm:"),
     fleet=FleetFacet(markers=("vllm:num_requests_running", "vllm:generation_tokens_total")),
     endpoints=Endpoints(),
