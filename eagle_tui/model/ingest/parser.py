@@ -392,7 +392,7 @@ class LogParser:
             return [], None
         prefixed = pre.time is not None or pre.level is not None
         if self.engine != UNKNOWN:
-            parser = self._parser(profile_of(self.engine))
+            parser = self._parsers.get(self.engine) or self._parser(profile_of(self.engine))
             return parser.parse(msg, lineno, time, prefixed) if parser else ([], None)
         for profile in profiles():  # unknown: the first engine that recognises the message
             parser = self._parser(profile)

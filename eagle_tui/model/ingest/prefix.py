@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from eagle_tui.model.engines import EngineProfile, profiles
+from eagle_tui.model.engines import EngineProfile, generation, profiles
 from eagle_tui.model.engines.facets.logs import LogPrefix
 from eagle_tui.model.events import Engine
 
@@ -50,20 +50,20 @@ class Prefixed:
 _Table = dict[str, tuple[tuple[str, LogPrefix], ...]]
 _known: tuple[EngineProfile, ...] = ()
 _table: _Table = {}
+_built_at = -1  # the registry's generation the two were built at
 
 
 def _engines() -> tuple[EngineProfile, ...]:
-    """The registered profiles, and the prefix table rebuilt if they changed (a tuple compare:
-    the same profile objects compare by identity)."""
-    global _known, _table
-    now = tuple(profiles())
-    if now != _known:
+    """The registered profiles, and the prefix table rebuilt if they changed."""
+    global _known, _table, _built_at
+    if generation() != _built_at:
+        now = tuple(profiles())
         table: dict[str, list[tuple[str, LogPrefix]]] = {}
         for p in now:
             if p.logs.prefix is not None:
                 for ch in p.logs.prefix.first_chars:
                     table.setdefault(ch, []).append((p.name, p.logs.prefix))
-        _known, _table = now, {ch: tuple(v) for ch, v in table.items()}
+        _known, _table, _built_at = now, {ch: tuple(v) for ch, v in table.items()}, generation()
     return _known
 
 

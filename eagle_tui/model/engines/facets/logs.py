@@ -93,6 +93,8 @@ class LogFacet:
     ready_at_app_startup: bool = False
     # --- rules
     crash_hint: CrashHint | None = None
+    dead: re.Pattern[str] | None = None  # a line saying one of its processes died
+    fatal_context: re.Pattern[str] | None = None  # a line saying the traceback after it is fatal
     # An address-in-use error without other context happens before the engine starts: it binds
     # its API socket first (else uvicorn's bind at the HTTP server, after the engine is built).
     binds_port_first: bool = False

@@ -13,6 +13,10 @@ _PREFIX = re.compile(
 )
 _PROCESS = re.compile(r"sglang", re.ASCII | re.IGNORECASE)  # (searched)
 _TRACEBACK = re.compile(r"[/\\]sglang[/\\]srt[/\\]|\bsglang\.srt\.")
+_DEAD = re.compile(r"scheduler is dead|crashed with exit code"
+                   r"|Initialization failed\. Please see the error messages above")
+_FATAL_CONTEXT = re.compile(r"hit an exception|Exception in ModelTpServer"
+                            r"|Initialization failed\. warmup error")
 _TEXT = (
     "server_args=ServerArgs(",
     "server_args={'",  # SGLang 0.5.x logs the dict form
@@ -37,6 +41,8 @@ LOGS = LogFacet(
     bulk_stats=True,  # the Decode batch / Prefill batch lines are its scheduler's
     access_opener="[",  # it logs uvicorn's access lines behind its own stamp
     parser=SglangParser,
+    dead=_DEAD,
+    fatal_context=_FATAL_CONTEXT,
     default_watchdog_s=300.0,
     watchdog_flag="--watchdog-timeout",
 )

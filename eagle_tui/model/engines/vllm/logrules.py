@@ -16,6 +16,11 @@ _PREFIX = re.compile(
 )
 _PROCESS = re.compile(r"^(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
 _TRACEBACK = re.compile(r"[/\\]vllm[/\\][\w/\\]*\.py\b|\bvllm\.(?:v1|engine|entrypoints|worker)\.")
+_DEAD = re.compile(
+    r"EngineDeadError|EngineCore encountered an issue|Engine core initialization failed"
+    r"|EngineCore failed to start|Engine process failed to start|AsyncLLM output_handler failed"
+)
+_FATAL_CONTEXT = re.compile(r"EngineCore failed to start|output_handler failed")
 _TEXT = (
     "vLLM API server version",
     "Initializing a V1 LLM engine",
@@ -65,6 +70,8 @@ LOGS = LogFacet(
     parser=VllmParser,
     ready_at_app_startup=True,  # the engine core is built before the API server's app starts
     crash_hint=crash_hint,
+    dead=_DEAD,
+    fatal_context=_FATAL_CONTEXT,
     binds_port_first=True,  # a current vLLM binds its API socket before it builds the engine
     eagle3_as_eagle_refused=True,  # measured on vLLM 0.32: refused at startup, not degraded
     wording=AlertWording(
