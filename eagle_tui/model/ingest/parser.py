@@ -12,8 +12,10 @@ The contract other layers code against::
 
 Bytes as read (a partial last line, an over-long line) are the framer's business
 (:mod:`.framing`): the parser only ever sees whole lines. A line goes through each stage once:
-sanitize (:mod:`.normalize`), classify (:mod:`.classify`), engine parse (:mod:`.sglang`,
-:mod:`.vllm`, the crash tracker), events. *Bulk* lines (``Decode batch`` / ``Prefill batch``
+sanitize (:mod:`.normalize`), classify (:mod:`.classify`), prefix (:mod:`.prefix`), engine
+parse (the engine profile's ``logs.parser``, one per engine and stream, made when first asked;
+while the engine is unknown each registered engine's in turn, the first that recognises a
+message wins), the crash tracker, events. *Bulk* lines (``Decode batch`` / ``Prefill batch``
 stats, uvicorn access lines, ``[EAGLE3-DEBUG]`` prints — 99 % of a busy log) only yield stats /
 hidden-dims events read from their raw text, and never touch the crash or phase machinery.
 Every other line is normalized, its logger prefix split off, and handed to the engine parser
