@@ -45,6 +45,7 @@ from textual._xterm_parser import XTermParser
 if TYPE_CHECKING:
     from textual.app import App
     from textual.drivers.linux_driver import LinuxDriver
+    from textual.geometry import Size
     from textual.widget import Widget
 
 IDLE_WAIT = 0.1  # s between the input thread's checks for exit when no key comes (Textual's)
@@ -136,6 +137,13 @@ def show_or_hide_scrollbars(view: Widget) -> None:
     view._refresh_scrollbars()
 
 
+def scroll_update(view: Widget, virtual_size: Size) -> None:
+    """Textual's ``_scroll_update``: new scrollbar sizes and a clamped scroll for a new
+    ``virtual_size`` set without a layout (``set_reactive``), both bars repainted. The log view
+    calls it on a key or scroll move; while lines stream it uses ``sync_scrollbars`` instead."""
+    view._scroll_update(virtual_size)
+
+
 def defer_css_refresh(app: App[Any]) -> bool:
     """Before any screen exists, carry only the theme's variables; ``True``: nothing else to do.
 
@@ -171,5 +179,6 @@ __all__ = [
     "defer_css_refresh",
     "run_input_loop",
     "screen_text",
+    "scroll_update",
     "show_or_hide_scrollbars",
 ]
