@@ -292,7 +292,7 @@ async def test_the_mouse_wheel_up_pauses_following_and_scrolls() -> None:
 
 
 async def test_a_row_of_a_huge_line_styles_only_what_it_shows(monkeypatch: object) -> None:
-    """A screen of 1 MiB lines costs each row its width, not its line's length (issue 17):
+    """A screen of 1 MiB lines costs each row its width, not its line's length:
     the piece of text a row styles and renders is bounded by the scroll and the width."""
     import pytest
 
