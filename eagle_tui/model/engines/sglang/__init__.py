@@ -3,11 +3,11 @@
 from eagle_tui.model.engines.facets import (
     Endpoints,
     FleetFacet,
-    LaunchFacet,
     LogFacet,
     MetricsFacet,
 )
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.sglang.launch import LAUNCH
 
 PROFILE = EngineProfile(
     name="sglang",
@@ -18,8 +18,7 @@ PROFILE = EngineProfile(
     fleet=FleetFacet(markers=("sglang:num_running_reqs", "sglang:num_requests_running",
                               "sglang:generation_tokens_total")),
     endpoints=Endpoints(server_info="/get_server_info"),
-    launch=LaunchFacet(modules=("sglang.launch_server",), scripts=("sglang",),
-                       flag_table="sglang"),
+    launch=LAUNCH,
 )
 
 __all__ = ["PROFILE"]

@@ -3,11 +3,11 @@
 from eagle_tui.model.engines.facets import (
     Endpoints,
     FleetFacet,
-    LaunchFacet,
     LogFacet,
     MetricsFacet,
 )
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.vllm.launch import LAUNCH
 
 PROFILE = EngineProfile(
     name="vllm",
@@ -17,8 +17,7 @@ PROFILE = EngineProfile(
     metrics=MetricsFacet(prefix="vllm:"),
     fleet=FleetFacet(markers=("vllm:num_requests_running", "vllm:generation_tokens_total")),
     endpoints=Endpoints(),
-    launch=LaunchFacet(modules=("vllm.entrypoints.openai.api_server",), scripts=("vllm",),
-                       flag_table="vllm"),
+    launch=LAUNCH,
 )
 
 __all__ = ["PROFILE"]
