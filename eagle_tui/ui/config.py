@@ -9,15 +9,7 @@ the values it needs.
 
 Example::
 
-    [ui]
-    theme = "eagle-light"      # eagle-dark (default), eagle-light, eagle-high-contrast, or a
-                               # <name>.toml in <config dir>/themes/
-    max_lines = 20000          # log lines kept in memory (100 .. 1,000,000)
-    output_dir = "~/eagle"     # where screenshots and saved logs go (default: current dir)
-
-    [[highlight]]
-    pattern = "TP[0-9]+"       # a Python regex
-    style = "bold magenta"     # a Rich style
+More in docs/architecture.md, "Module notes", ``ui/config``.
 """
 
 from __future__ import annotations
