@@ -5,7 +5,9 @@ denominator. An accept length is tokens per verify step, so over a window it is
 ``Σ tokens / Σ verify steps``: each interval's value weighed by its verify steps. The plain mean
 of the interval values lies whenever the intervals differ in work (a real vLLM EAGLE-3 run: the
 counters gave 1 + 1459/621 = 3.35, the plain mean of five intervals 3.21, because one of them
-held 25 drafts and an accept length of 2.52). The weight each engine's line gives:
+held 25 drafts and an accept length of 2.52). Each engine's stats line gives its weight its own
+way (vLLM: the interval's drafts; SGLang: ``#running-req``), and ranks that print the same
+batch count once.
 
 More in docs/architecture.md, "Module notes", ``model/acceptance``.
 """

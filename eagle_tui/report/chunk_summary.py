@@ -10,7 +10,8 @@ line number, the parser's and crash tracker's state. Everything else it does to 
 stateless bulk work, and that is nearly all of the time. :func:`summarize_chunk` does exactly
 that work on a chunk whose predecessors have not been read yet, assuming only the common case
 (engine known, "serving" seen), and returns a :class:`ChunkSummary`; ``ReportBuilder.apply`` then
-replays its parts *in file order* against the real state. A summary's parts are of three kinds:
+replays its parts *in file order* against the real state. A summary's parts are of three
+kinds (see the notes).
 
 More in docs/architecture.md, "Module notes", ``report/chunk_summary``.
 """

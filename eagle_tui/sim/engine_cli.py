@@ -3,7 +3,7 @@
 So that the demo can show the whole loop — launch with a flag mistake, see acceptance collapse,
 press ``E``, fix ``EAGLE`` → ``EAGLE3``, relaunch — the simulated server must take exactly the
 command a user types and behave as its flags and the draft's ``config.json`` dictate, the way
-the real engine does:
+the real engine does.
 
 More in docs/architecture.md, "Module notes", ``sim/engine_cli``.
 """

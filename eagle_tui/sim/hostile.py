@@ -2,7 +2,8 @@
 
 Used by the endpoint-chaos tests and ``benchmarks/bench_chaos.py``. One server answers
 ``/health``, ``/metrics`` (vLLM names), ``/server_info``, ``/get_server_info`` and ``/v1/models``
-in the current :attr:`HostileServer.mode` (switchable while it runs):
+in the current :attr:`HostileServer.mode` (switchable while it runs; the modes are listed in
+the notes).
 
 More in docs/architecture.md, "Module notes", ``sim/hostile``.
 """

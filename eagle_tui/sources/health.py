@@ -2,7 +2,7 @@
 
 The blind ``until curl -sf /health; do sleep 10; done`` loop this replaces cannot tell a server
 that is still loading from one that died: both are "not 200". Here each poll becomes one
-``HealthSample`` with a state the user can act on:
+``HealthSample`` with a state the user can act on (listed in the notes).
 
 More in docs/architecture.md, "Module notes", ``sources/health``.
 """

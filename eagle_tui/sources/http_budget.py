@@ -3,8 +3,8 @@
 httpx's ``timeout`` is *per read*: a server that sends its headers and then one byte a second
 never trips it, and ``/health`` would stay "ready 200" past ``wait --timeout``. ``client.get``
 also reads the whole body into memory, however large or endless. :func:`get_bounded` is the
-one way the sources
-(``/health``, ``/metrics``, ``/server_info``, ``/v1/models``) and ``bench`` read an answer:
+one way the sources (``/health``, ``/metrics``, ``/server_info``, ``/v1/models``) and ``bench``
+read an answer.
 
 More in docs/architecture.md, "Module notes", ``sources/http_budget``.
 """

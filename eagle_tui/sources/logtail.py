@@ -1,8 +1,15 @@
 """Follow a server log through the transport and turn it into parsed events.
 
-The bytes read go through the model's one line framer
-(:class:`~eagle_tui.model.ingest.logfeed.LogFeed`: framer, parser, stats thinning), which decides
-everything about lines; this source only does the I/O and says when the end of the file is reached:
+The bytes go through the model's one line framer
+(:class:`~eagle_tui.model.ingest.logfeed.LogFeed`), which decides everything about lines; this
+source does the I/O and says when the end of the file is reached:
+
+* **Exact resume**: after a transport failure reading resumes at the framer's ``offset``, so no
+  line is lost or parsed twice and line numbers continue.
+* **Catch-up**: until the end of the file, lines are held and older ones take the parser's fast
+  path; only the tail becomes visible lines.
+* **End first** (``from_end``): a big file is opened near its end, announced by a ``LogOpened``.
+* **Restarts**: a truncated or replaced file gives a ``LogRestarted`` and line numbers restart.
 
 More in docs/architecture.md, "Module notes", ``sources/logtail``.
 """

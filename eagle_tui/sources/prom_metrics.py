@@ -6,7 +6,7 @@ firewall, nothing but the scrape port open to the monitoring host). The drill-do
 the Metrics pane, the alerts and the speedup, from what Prometheus already stored.
 
 How: each poll sends two instant queries for that ``instance`` label, concurrently, each through
-the fleet's bounded GET (a total deadline and a body cap, :func:`~.prometheus.bounded_get`):
+the fleet's bounded GET (a total deadline and a body cap, :func:`~.prometheus.bounded_get`).
 
 More in docs/architecture.md, "Module notes", ``sources/prom_metrics``.
 """

@@ -5,9 +5,7 @@ by ``$EAGLE_TUI_CONFIG`` / ``--config``. Every value remembers where it came fro
 (``UiConfig.origin``), so "why is my theme light?" has an answer. Unknown keys and bad values are
 errors with the file and key in the message: a typo in a config file should be noticed, not
 silently ignored. Widgets never read this module's globals; the composition root hands each one
-the values it needs.
-
-Example::
+the values it needs. An example file is in the notes.
 
 More in docs/architecture.md, "Module notes", ``ui/config``.
 """

@@ -8,7 +8,7 @@ Textual nor ``print`` strips them. So every terminal sink (the widget setters of
 ``ui/sinks.py``, ``console.say`` for stdout/stderr, the headless lines) takes :data:`Inert`, and
 the only way to get one from outside text is this module's :func:`inert`.
 
-What :func:`inert` does, in one pass each, linear in the length of the text:
+What :func:`inert` does is a few passes, each linear in the length of the text.
 
 More in docs/architecture.md, "Module notes", ``model/boundary/termtext``.
 """

@@ -4,7 +4,8 @@ A log opened at its end (:class:`~eagle_tui.model.events.LogOpened`) keeps only 
 memory (:mod:`.logbuffer`); the lines before it exist only in the file. Scrolling up past the
 oldest buffered line continues into the file: the view shows ``rows`` file rows above the
 buffer, and asks the line store (``sources/linestore.py``, through the session's side of the
-app, never itself) for the lines on screen. This module is the pure half of that:
+app, never itself) for the lines on screen. This module is the pure half of that: the rows,
+their lines and what to ask for.
 
 More in docs/architecture.md, "Module notes", ``model/buffers/linewindow``.
 """

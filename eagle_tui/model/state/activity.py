@@ -4,7 +4,7 @@ During startup a server can be silent for minutes for good reasons (a 400 GB dow
 torch.compile / Triton / DeepGEMM JIT pass, weights streaming into GPU memory) and for bad ones
 (a rank waiting forever on a collective, a dead peer, a lock). The phase stepper alone cannot tell
 them apart: the same ``loading weights`` step reads the same whether the disk is busy or the
-process is asleep. The signals that can:
+process is asleep. This module reads the signals that can (listed in the notes).
 
 More in docs/architecture.md, "Module notes", ``model/state/activity``.
 """

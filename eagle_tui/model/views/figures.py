@@ -8,8 +8,7 @@ across versions), so whoever shows a number must also say which one it is. This 
 one place that picks: the status line, the Metrics pane, the alert rules and the headless
 output all read :func:`figures` (or one of its functions), so they can never disagree.
 
-The rules (those :mod:`.state` used, where the status line, the Metrics pane and the alert rules
-used to decide each on its own):
+The rules that pick are listed in the notes.
 
 More in docs/architecture.md, "Module notes", ``model/views/figures``.
 """

@@ -9,8 +9,7 @@ Why an app-level keepalive (``keepalive@openssh.com`` with ``wait=True``): param
 ``set_keepalive`` expects no reply, so a hung host (SIGSTOPped sshd, a dropped network) goes
 unnoticed for long (docs/reliability.md). A request that *needs* an answer, sent every second
 with a short deadline, notices both within a few seconds. ``TCP_USER_TIMEOUT`` on the socket
-is the kernel's
-backstop for unacknowledged writes.
+is the kernel's backstop for unacknowledged writes.
 
 More in docs/architecture.md, "Module notes", ``transport/ssh/link``.
 """

@@ -5,7 +5,7 @@ not delivered — no line lost, none repeated. The follower counts the bytes it 
 resumes with ``tail -c +OFFSET+1``. Bytes received but not yet yielded (the part of a line after
 its last ``\\n``/``\\r``) are dropped on a reconnect and read again by the new tail.
 
-The remote script (``tail -F`` that also reports the file's inode) is drawn in the notes below.
+The remote script (``tail -F`` that also reports the file's inode) is drawn in the notes.
 
 More in docs/architecture.md, "Module notes", ``transport/ssh/tail``.
 """

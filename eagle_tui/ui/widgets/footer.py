@@ -5,8 +5,8 @@ Textual's ``Footer`` recomposes on every change of the screen's bindings: it rem
 passes per rebuild). The bindings change whenever the focus moves or the log's filter box opens or
 closes (its text keys stop being shortcuts). A rebuild is a whole layout pass, slow under a
 flooding log, and it delayed the keys that came after it (docs/performance.md has the figures).
-Deferring the rebuild (the previous fix) only moved it onto
-the next key.
+Deferring the rebuild (the previous fix) only moved it onto the
+next key.
 
 More in docs/architecture.md, "Module notes", ``ui/widgets/footer``.
 """
