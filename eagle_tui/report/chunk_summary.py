@@ -1,8 +1,7 @@
 """Chunk summaries: the bulk work of one report chunk without the report's state.
 
-This is what the parallel report's worker processes compute (:mod:`.parallel`). The report's
-"records" are called *chunk summaries* here, to keep them apart from the event ``@record``
-classes (``model.record``) and the session's ``--record`` file.
+What the parallel report's workers compute (:mod:`.parallel`); *chunk summaries*, not
+"records", to keep them apart from the event ``@record`` classes and the ``--record`` file.
 
 ``ReportBuilder.feed`` (:mod:`.builder`) needs a little state that only the lines *before* a
 chunk decide: the engine, whether "serving" was seen, the hidden-state dims already known, the

@@ -2,8 +2,8 @@
 
 A number without its state misleads: an idle, correctly configured server that shows
 ``tok/s 0.0 accept 1.00 speedup 0.00×`` looks exactly like the real failure, and a killed server
-whose status line still says ``SERVING 176.9 tok/s`` looks healthy. So every view shows a figure with one of a few states,
-decided here.
+whose status line still says ``SERVING 176.9 tok/s`` looks healthy. So every view shows a
+figure with one of a few states, decided here.
 
 More in docs/architecture.md, "Module notes", ``model/views/liveness``.
 """
