@@ -7,7 +7,7 @@ Both contenders run in their own tmux server at 160×48 and follow the same file
 * ``bare``: ``benchmarks/bare_log_tail.py FILE`` (a reader thread and ``Log.write_lines`` every
   50 ms, nothing else).
 
-Scenarios (numbers are what the issue asks for):
+Scenarios (the targets are the dashboard's budgets):
 
 * **flood**: a writer process appends SGLang EAGLE-3 lines (45 % ``Decode batch``, 45 %
   ``[EAGLE3-DEBUG]``, 10 % prefill/access) at 50,000 lines/s. Every 0.2 s the benchmark sends

@@ -39,7 +39,7 @@ from eagle_tui.userpattern import PatternRefused, compile_query
 
 log = logging.getLogger(__name__)
 
-SCAN_CHUNK = 512 << 10  # bytes per index read (and slice): <1 ms of C-level scanning per yield
+SCAN_CHUNK = 512 << 10  # bytes per index read (and slice): a short C-level scan per yield
 REMOTE_CHUNK = MAX_RANGE_BYTES  # bytes per index read over SSH (one exec each)
 READ_CHUNK = 1 << 20  # bytes per read of a line range
 READ_BUDGET = 4 << 20  # text bytes one answer carries at most (the rest is asked for again)
