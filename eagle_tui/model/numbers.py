@@ -2,7 +2,7 @@
 
 ``float()`` and friends accept more than a log or an exposition means by a number: ``1_0`` is
 10, ``1e999`` is ``inf``, ``nan`` is a float, and a regex that matched ``\\d+(\\.\\d+)?`` at the
-start of ``1e999`` or ``0x10`` read ``1.0`` and ``0.0`` from them (issue 17). Here a token is a
+start of ``1e999`` or ``0x10`` would read ``1.0`` and ``0.0`` from them. Here a token is a
 number only when *all* of it is ``[+-]digits[.digits][e[+-]digits]`` (at most
 :data:`MAX_TOKEN` characters: a 400-digit value is not a measurement) and its value is finite.
 Anything else is ``None``, which every caller treats as "not a reading": skipped, never fatal.

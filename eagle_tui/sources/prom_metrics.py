@@ -6,25 +6,9 @@ firewall, nothing but the scrape port open to the monitoring host). The drill-do
 the Metrics pane, the alerts and the speedup, from what Prometheus already stored.
 
 How: each poll sends two instant queries for that ``instance`` label, concurrently, each through
-the fleet's bounded GET (a total deadline and a body cap, :func:`~.prometheus.bounded_get`):
+the fleet's bounded GET (a total deadline and a body cap, :func:`~.prometheus.bounded_get`).
 
-* ``up`` and ``timestamp(up)`` (one tagged request): whether Prometheus' last scrape of the
-  instance answered, and *when* that scrape was — the samples of one scrape share its
-  timestamp, so rates are taken over the scrapes' own times, not over our polls';
-* the raw stored series of the names the ``/metrics`` source reads (both spellings:
-  SGLang's ``:`` is stored as ``_`` through OpenMetrics, :func:`~eagle_tui.model.fleet.queries.
-  stored_names`), which become the same (name, labels, value) samples as a scrape's text and go
-  through the same mapping (:func:`~.metrics.snapshot_of`, :func:`~.metrics.to_sample`): the
-  rank rule, the vLLM counter windows, SGLang's verify-call accept length, the restart reset.
-
-A poll that finds no new scrape since the last one emits nothing (a second reading of the same
-scrape would make a zero-length window). The samples say ``source="prometheus"``, which the
-Metrics pane shows after each figure. With ``health=True`` (the instance's own ``/health`` is
-not reachable) each new scrape also becomes a ``HealthSample``: ``ready`` when ``up == 1`` with
-engine series, ``starting`` when ``up == 1`` without them yet, ``unknown`` ("down or starting")
-when ``up == 0`` — Prometheus alone cannot tell those two apart. Prometheus unreachable or
-failing raises :class:`~.prometheus.PrometheusError`: the session shows the source failing and
-retries it with backoff, as for a scrape that fails.
+More in docs/architecture.md, "Module notes", ``sources/prom_metrics``.
 """
 
 from __future__ import annotations
