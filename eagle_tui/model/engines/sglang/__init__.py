@@ -2,21 +2,19 @@
 
 from eagle_tui.model.engines.facets import (
     Endpoints,
-    FleetFacet,
     LaunchFacet,
     LogFacet,
-    MetricsFacet,
 )
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.sglang.metrics import FLEET, METRICS
 
 PROFILE = EngineProfile(
     name="sglang",
     label="SGLang",
     default_port=30000,
     logs=LogFacet(logger_hints=("sglang", "sgl"), traceback_marker="sglang/srt/"),
-    metrics=MetricsFacet(prefix="sglang:"),
-    fleet=FleetFacet(markers=("sglang:num_running_reqs", "sglang:num_requests_running",
-                              "sglang:generation_tokens_total")),
+    metrics=METRICS,
+    fleet=FLEET,
     endpoints=Endpoints(server_info="/get_server_info"),
     launch=LaunchFacet(modules=("sglang.launch_server",), scripts=("sglang",),
                        flag_table="sglang"),
