@@ -7,6 +7,7 @@ from eagle_tui.model.engines.facets import (
 )
 from eagle_tui.model.engines.profile import EngineProfile
 from eagle_tui.model.engines.sglang.metrics import FLEET, METRICS
+from eagle_tui.model.engines.sglang.server_info import parse_server_info
 
 PROFILE = EngineProfile(
     name="sglang",
@@ -15,7 +16,8 @@ PROFILE = EngineProfile(
     logs=LogFacet(logger_hints=("sglang", "sgl"), traceback_marker="sglang/srt/"),
     metrics=METRICS,
     fleet=FLEET,
-    endpoints=Endpoints(server_info="/get_server_info"),
+    endpoints=Endpoints(server_info="/server_info", server_info_aliases=("/get_server_info",),
+                        read_server_info=parse_server_info),
     launch=LaunchFacet(modules=("sglang.launch_server",), scripts=("sglang",),
                        flag_table="sglang"),
 )
