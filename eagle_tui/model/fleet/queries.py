@@ -58,11 +58,6 @@ def engine_figure(name: str) -> str:
     return f"engine_{name}"
 
 
-def engine_figures() -> tuple[str, ...]:
-    """One engine figure per registered engine with fleet markers."""
-    return tuple(engine_figure(p.name) for p in _ordered() if p.fleet.markers)
-
-
 def normalize_selector(selector: str | None) -> str:
     """``'{job="llm"}'`` or ``'job="llm"'`` → ``'job="llm"'`` (the matchers inside the braces)."""
     sel = (selector or "").strip()
@@ -226,7 +221,6 @@ __all__ = [
     "TAG",
     "QueryGroup",
     "engine_figure",
-    "engine_figures",
     "fleet_groups",
     "names_of",
     "normalize_selector",
