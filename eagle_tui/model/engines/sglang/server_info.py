@@ -24,7 +24,7 @@ def _opt_int(v: object, limit: int = MAX_STEPS) -> int | None:
 
 
 def _opt_float(v: object, limit: float = MAX_ACCEPT_LEN) -> float | None:
-    """A finite, non-negative number within ``limit``: 1e308 is not a reading (issue 17)."""
+    """A finite, non-negative number within ``limit``: 1e308 is not a reading."""
     value = finite(v, limit)
     return value if value is not None and value >= 0 else None
 
