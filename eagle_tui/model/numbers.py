@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 
+MAX_VALUE = 1e15  # larger than any count, rate or token total a server reaches: not a reading
 MAX_TOKEN = 64  # characters: 17 significant digits, a sign, an exponent, and room to spare
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
@@ -61,4 +62,4 @@ def display_clamp(value: float, low: float, high: float) -> float | None:
     return value if math.isfinite(value) and low <= value <= high else None
 
 
-__all__ = ["MAX_TOKEN", "display_clamp", "finite", "strict_float", "strict_int"]
+__all__ = ["MAX_TOKEN", "MAX_VALUE", "display_clamp", "finite", "strict_float", "strict_int"]

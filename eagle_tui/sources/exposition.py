@@ -16,9 +16,8 @@ rewritten with single spaces.
 from __future__ import annotations
 
 from eagle_tui.model.ingest.normalize import sanitize
-from eagle_tui.model.numbers import strict_float
+from eagle_tui.model.numbers import MAX_VALUE, strict_float
 
-MAX_VALUE = 1e15  # larger than any count, rate or token total a server reaches: not a reading
 MAX_SAMPLE_LINE = 16 << 10  # a vLLM/SGLang sample line is < 1 KB (labels included)
 
 

@@ -24,12 +24,12 @@ from eagle_tui.model.events import Event, HealthSample
 from eagle_tui.model.fleet.queries import stored_names
 from eagle_tui.sources.exposition import MAX_VALUE
 from eagle_tui.sources.metrics import (
-    COUNTER_NAMES,
     DEFAULT_WINDOW_S,
-    WANTED_NAMES,
     RateWindow,
+    counter_names,
     snapshot_of,
     to_sample,
+    wanted_names,
 )
 from eagle_tui.sources.prometheus import (
     DEFAULT_DEADLINE_S,
@@ -42,18 +42,25 @@ DEFAULT_INTERVAL_S = 2.0
 SOURCE = "prometheus"
 
 
-def _exposed_names() -> dict[str, str]:
-    """Every name Prometheus may store a wanted series under → its name as exposed."""
+_exposed: dict[tuple[str, ...], dict[str, str]] = {}
+
+
+def exposed_names() -> dict[str, str]:
+    """Every name Prometheus may store a wanted series under → its name as exposed (for the
+    engines registered now; built once per set of names)."""
+    wanted = wanted_names()
+    if wanted in _exposed:
+        return _exposed[wanted]
+    counters = counter_names()
     out: dict[str, str] = {}
-    for name in WANTED_NAMES:
-        variants = (name, f"{name}_total") if name in COUNTER_NAMES else (name,)
+    for name in wanted:
+        variants = (name, f"{name}_total") if name in counters else (name,)
         for exposed in variants:
             for stored in stored_names((exposed,)):
                 out[stored] = exposed
+    _exposed.clear()
+    _exposed[wanted] = out
     return out
-
-
-EXPOSED = _exposed_names()
 
 
 def _quote(value: str) -> str:
@@ -65,7 +72,7 @@ def instance_queries(instance: str) -> tuple[str, str]:
     inst = f'instance="{_quote(instance)}"'
     up = (f'label_replace(max(up{{{inst}}}), "q", "up", "", "") or '
           f'label_replace(max(timestamp(up{{{inst}}})), "q", "t", "", "")')
-    names = "|".join(sorted(EXPOSED))
+    names = "|".join(sorted(exposed_names()))
     return up, f'{{__name__=~"{names}", {inst}}}'
 
 
@@ -89,10 +96,11 @@ def reading_of(up_body: bytes, series_body: bytes) -> Reading:
     _, up_result, _ = parse_answer(up_body, "vector")
     figures = {labels.get("q"): value for labels, value in up_result}
     _, series, _ = parse_answer(series_body, "vector")
+    known = exposed_names()
     samples = []
     skipped: list[str] = []
     for labels, value in series:
-        exposed = EXPOSED.get(labels.get("__name__", ""))
+        exposed = known.get(labels.get("__name__", ""))
         if exposed is None:
             continue
         number = float(value)
@@ -184,5 +192,5 @@ class PromMetricsSource:
                 await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
 
 
-__all__ = ["EXPOSED", "SOURCE", "PromMetricsSource", "Reading", "events_of",
+__all__ = ["SOURCE", "PromMetricsSource", "Reading", "events_of", "exposed_names",
            "instance_queries", "reading_of"]
