@@ -2,10 +2,9 @@
 
 Which paths, and how their JSON reads, is each engine's (its profile's ``Endpoints``): SGLang's
 ``/server_info`` (older ``/get_server_info``) is the authoritative place for the speculative
-settings actually in effect (the log's ``server_args`` line may be cut by a wrapper) and for the
-lifetime ``avg_spec_accept_length``. vLLM has no such endpoint; ``/v1/models`` gives the served
-model name. The engine is not known before an answer, so every registered engine's paths are
-asked in turn. The endpoint that works is remembered, and the info is re-read every
+settings in effect and the lifetime ``avg_spec_accept_length``; vLLM's ``/v1/models`` gives the
+served model name. The engine is not known before an answer, so every registered engine's paths
+are asked in turn. The endpoint that works is remembered, and the info is re-read every
 ``interval`` seconds because ``avg_spec_accept_length`` and memory usage change (``/v1/models``,
 all vLLM has, only every ``models_interval``: a model name does not change while it serves).
 

@@ -1,4 +1,4 @@
-"""SGLang's ``/metrics`` (FORMATS.md §2.5, §3), and its series as the fleet reads them.
+"""SGLang's ``/metrics``, and its series as the fleet reads them.
 
 SGLang exports gauges that are already interval values (``gen_throughput``,
 ``spec_accept_length``, ``spec_accept_rate``, ``num_running_reqs``, ``num_queue_reqs``,

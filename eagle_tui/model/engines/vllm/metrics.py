@@ -1,4 +1,4 @@
-"""vLLM's ``/metrics`` (FORMATS.md §1.7), and its series as the fleet reads them.
+"""vLLM's ``/metrics``, and its series as the fleet reads them.
 
 vLLM exports lifetime counters. Rates over a sliding window of scrapes give the numbers that
 match its own log line: acceptance length = 1 + Δaccepted / Δdrafts, per-position acceptance =
