@@ -1,38 +1,14 @@
-"""Every use of Textual's private API in eagle-tui, in one place, each for a measured gain.
+"""Every use of Textual's private API in eagle-tui, in one place, each for a gain worth its cost.
 
-Textual's public API does most of the job; a few things it cannot do without reaching inside,
-and each is worth it (the measurements are in docs/performance.md, "The log view by
-composition"):
+Textual's public API does most of the job; three things it cannot do without reaching inside:
+a prompt Esc key (:class:`EscapeParser`, :func:`run_input_loop`), scrollbars repainted only
+when their drawing changes (:func:`show_or_hide_scrollbars`, :func:`scroll_update`), and one
+stylesheet parse less before the first frame (:func:`defer_css_refresh`).
+``tests/ui/test_textual_private.py`` checks every name used here, fingerprints the Textual code
+this module copies or relies on, and checks that no other UI module reaches a Textual private
+attribute, so an upgrade that changes any of it fails there with the name of what to re-read.
 
-- **The Esc key without Textual's full escape wait** (:class:`EscapeParser`,
-  :func:`run_input_loop`). A terminal sends Esc as a lone ``ESC`` byte, which also starts every
-  escape sequence, so the parser waits ``ESCDELAY`` for more bytes, and the input thread only
-  notices that the wait ran out when its fixed ``select`` timeout returns. No public setting
-  changes either (a shorter ``ESCDELAY`` still waits for the ``select``), and closing the log's
-  filter box had to meet the key→screen budget. Here the parser (a subclass of
-  ``textual._xterm_parser.XTermParser``) caps the wait and remembers its deadline, and the input
-  loop (a copy of ``LinuxDriver.run_input_thread``) sleeps only until that deadline.
-- **Scrollbars repainted only when their drawing changes** (:func:`show_or_hide_scrollbars`,
-  :func:`scroll_update`). Setting a scroll view's ``virtual_size`` (the public way) runs
-  ``Widget._scroll_update``, which repaints both bars; a followed log changes size on every
-  batch, and the two bar renders were the largest cost of a streaming frame.
-  ``ui/widgets/scrollbars.py`` does that update itself and needs Textual's own show/hide
-  decision (``_refresh_scrollbars``) rather than a copy of its rules; the log view calls
-  ``_scroll_update`` itself (:func:`scroll_update`) where a key or a scroll resized it, after
-  setting ``virtual_size`` without a screen-wide layout.
-- **One CSS parse less before the first frame** (:func:`defer_css_refresh`). Setting the theme
-  in ``App.__init__`` makes ``App._watch_theme`` queue a ``refresh_css`` that runs before any
-  screen exists and re-parses every stylesheet; the first screen's styling parses them all
-  again. It uses public names (``refresh_css``, ``stylesheet.set_variables``) but relies on that
-  private ordering, so it lives here too.
-- **The screen as plain text** (:func:`screen_text`, for tests and tools): the compositor's last
-  frame (``screen._compositor``).
-
-``tests/ui/test_textual_private.py`` checks every name used here against the installed Textual,
-fingerprints the Textual code this module copies or relies on, and checks that no other UI
-module reaches a Textual private attribute: a Textual upgrade that changes any of it fails that
-test with the name of what to re-read, instead of silently slowing Esc down or mis-drawing a
-scrollbar.
+More in docs/architecture.md, "Module notes", ``ui/textual_private``.
 """
 
 from __future__ import annotations
@@ -90,8 +66,8 @@ def run_input_loop(driver: LinuxDriver, wait: float | None, wake_fd: int | None 
 
     ``wake_fd`` (a pipe's read end that becomes readable when the driver's ``exit_event`` is
     set) lets the thread block for :data:`WOKEN_IDLE_WAIT` instead of waking every
-    :data:`IDLE_WAIT` to look at the event: waking ten times a second was a measurable share of
-    an idle dashboard's CPU.
+    :data:`IDLE_WAIT` to look at the event: an idle dashboard should not wake at all.
+
     """
     parser = EscapeParser(driver._debug, wait)
     selector = selectors.SelectSelector()

@@ -1,25 +1,14 @@
 """The log view's file part: rows above the in-memory buffer, read from the log file on demand.
 
-A log opened at its end (``LogOpened`` with ``start > 0``) holds only its tail in memory. Once
-the number of lines before the tail is known (``LogPrefixCounted``, or the line store's own
-index count), the view shows that many rows above the buffer, plus the tail lines the buffer
-has since pruned: scrolling up past the oldest buffered line goes on, line by line, to line 1
-of the file, and ``Home`` goes there at once.
+A log opened at its end holds only its tail in memory; once the lines before the tail are
+counted, the view shows that many rows above the buffer (plus the tail lines the buffer has
+since pruned), down to line 1 of the file. A plain object the view holds; it does no I/O: rows
+not read yet are asked for through the :class:`FileLines` handle the app gives (the line store,
+on the session's thread), show a placeholder until the answer comes back as a
+:class:`FileAnswer` message, and are then drawn like buffered lines.
 
-A plain object the view holds; it does no I/O: the rows on screen (and :data:`~eagle_tui.
-model.buffers.linewindow.PREFETCH_ROWS` around them) that are not read yet are asked for with
-``request(intent, reply)`` on the :class:`FileLines` handle the app gives (the line store,
-``sources/linestore.py``, on the session's thread); a row shows a placeholder until its answer
-comes back as a :class:`FileAnswer` message, and is then drawn like a buffered line (the same
-sanitizing, kinds and highlighting). Decoded lines are kept in a :class:`~eagle_tui.model.
-linewindow.FileWindow`, bounded in bytes.
-
-When there is no file part: a replay, stdin, a log shorter than its tail (``start == 0``), no
-handle (tests, a record file), a multi-node log (the hosts' lines interleave in the buffer) and
-while a filter or a host selection narrows the rows: filter and search cover the in-memory
-lines only, and the status line says so ("filter: last N lines"). eagle-tui's own polls are
-folded in the buffer only; the file part shows the file as it is. With wrap on, file rows are
-not wrapped (a row per line, cut at the view's width).
+When there is no file part, and the reasons: docs/architecture.md, "Module notes",
+``ui/widgets/logfile``.
 """
 
 from __future__ import annotations

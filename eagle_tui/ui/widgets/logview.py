@@ -4,17 +4,12 @@ Modelled on Textual's own ``widgets/_log.py``: lines are kept as the parser's ``
 (no copy, no pre-rendering) and only the rows on screen are highlighted and rendered, through an
 LRU cache of strips: appending is a list extend plus a bounded prune, whatever the rate.
 
-What the log *knows* (entries, pruning, the row table, filter, search cursor, hosts, the first
-error) is the model's buffer, pure and tested on its own. The view is one widget holding plain
-parts it calls (no mixins, no base classes of its own): :class:`~.logscroll.Scroller` (follow,
-throttled repaints), :class:`~.logrender.RowRenderer` (rows), :class:`~.logfile.FilePart` (the
-file's rows above the buffer's) and :class:`~.logsearch.Finder` (``n``/``N``); it feeds the
-buffer and handles keys. ``LogLine`` text is sanitized once, by the parser, so the view does not
-re-check it (the separator texts made here go through :func:`inert`).
-
-Hosts: a multi-node run's lines share the one buffer; showing one host is a row-table filter like
-the text filter (the buffer and its bound are unchanged), and while all hosts are shown each row
-gets a short host tag drawn at render time (:class:`~eagle_tui.ui.widgets.logtext.HostTags`).
+What the log *knows* (entries, pruning, the row table, filter, search cursor, hosts) is the
+model's buffer. The view is one widget holding plain parts it calls (no mixins, no base classes
+of its own): :class:`~.logscroll.Scroller` (follow, throttled repaints),
+:class:`~.logrender.RowRenderer` (rows), :class:`~.logfile.FilePart` (the file's rows above the
+buffer's) and :class:`~.logsearch.Finder` (``n``/``N``); it feeds the buffer and handles keys.
+More (trusted text, hosts): docs/architecture.md, "Module notes", ``ui/widgets/logview``.
 """
 
 from __future__ import annotations
