@@ -32,7 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+if __package__ != "benchmarks":  # imported by a test as benchmarks.X, the suite isolates
+    import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent

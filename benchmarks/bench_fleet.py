@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+
+if __package__ != "benchmarks":  # imported by a test as benchmarks.X, the suite isolates
+    import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, cast
 
-import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+if __package__ != "benchmarks":  # imported by a test as benchmarks.X, the suite isolates
+    import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -33,7 +33,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+if __package__ != "benchmarks":  # imported by a test as benchmarks.X, the suite isolates
+    import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_tui import CONTENDERS, pane, pct, wait_screen

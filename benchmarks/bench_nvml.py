@@ -30,7 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+if __package__ != "benchmarks":  # imported by a test as benchmarks.X, the suite isolates
+    import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 

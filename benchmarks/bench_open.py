@@ -27,7 +27,9 @@ import time
 from pathlib import Path
 
 import bench_report
-import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
+
+if __package__ != "benchmarks":  # imported by a test as benchmarks.X, the suite isolates
+    import isolate  # noqa: F401  (eagle-tui runs with temporary folders)
 
 ROOT = Path(__file__).resolve().parents[1]
 MARK = "UNIQUE-END-MARKER-77"
