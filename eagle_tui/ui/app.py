@@ -113,7 +113,8 @@ class EagleApp(KeyActions, RecordSource):
         self._active_pane = "startup"  # the pane the compact layout shows (``_activate``)
         self.session_error: str | None = None
         self.session_done = False
-        # beside the reduced state, mutated once per batch (the state would copy them)
+        # the log buffer, GPU history and bench windows: beside the reduced state, which would
+        # copy them on every batch
         self.model = DashboardModel(config.max_lines)
         self._log_hosts = 0  # hosts in the log: ``h`` (and its footer entry) needs two
         self._notified: set[str] = set()
@@ -127,7 +128,7 @@ class EagleApp(KeyActions, RecordSource):
 
     # ------------------------------------------------------------------ composition
     def get_driver_class(self) -> type[Driver]:
-        """Textual's Linux driver with a short Esc wait (``ui/driver.py``: Esc took 100 ms)."""
+        """Textual's Linux driver with a short Esc wait (``ui/driver.py``)."""
         driver_class = super().get_driver_class()
         if driver_class.__name__ == "LinuxDriver":  # (not Windows, not a TEXTUAL_DRIVER)
             from eagle_tui.ui.driver import EscapeDriver  # termios: only where Linux's works
@@ -149,7 +150,7 @@ class EagleApp(KeyActions, RecordSource):
         screen is styled: it parsed every stylesheet source once in a throwaway stylesheet, and
         the first styling parsed them all again (the variables had cleared the cache). With
         nothing styled yet, the variables alone are all the refresh has to carry: one full
-        CSS parse less before the first frame (~10–20 ms).
+        CSS parse less before the first frame.
         """
         from eagle_tui.ui.textual_private import defer_css_refresh  # relies on Textual's order
 

@@ -54,13 +54,17 @@ class Publisher(Protocol):
 
 def publish(target: Publisher, state: DashboardState, names: Iterable[str] = RECORDS) -> None:
     """Replace ``target``'s records that ``state`` holds as other objects, then bump its
-    ``published`` count: each pane bound to a replaced record repaints once."""
+    ``published`` count: each pane bound to a replaced record repaints once. With none
+    replaced, nothing is signalled."""
+    replaced = False
     for name in names:
         new = getattr(state, name)
         attr = PREFIX + name
         if getattr(target, attr) is not new:
             setattr(target, attr, new)
-    target.published += 1
+            replaced = True
+    if replaced:
+        target.published += 1
 
 
 class RecordSource:
@@ -93,6 +97,7 @@ class RecordView(Widget):
     RECORDS: ClassVar[tuple[str, ...]] = ()
     published: var[int] = var(0, always_update=True, init=False)
     _stale = False
+    _records: DashboardState | None = None  # :meth:`records`, until a record is replaced
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -104,6 +109,7 @@ class RecordView(Widget):
 
     def _mark_stale(self) -> None:
         self._stale = True
+        self._records = None
 
     def _watch_published(self) -> None:
         if self._stale:
@@ -116,7 +122,10 @@ class RecordView(Widget):
 
     def records(self) -> DashboardState:
         """A state of this widget's records; the others at their defaults."""
-        return dataclasses.replace(EMPTY, **{n: getattr(self, PREFIX + n) for n in self.RECORDS})
+        if self._records is None:
+            self._records = dataclasses.replace(
+                EMPTY, **{n: getattr(self, PREFIX + n) for n in self.RECORDS})
+        return self._records
 
     def show(self, state: DashboardState) -> None:
         """Take ``state``'s records as a binding would (a widget used without a source)."""

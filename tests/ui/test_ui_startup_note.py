@@ -1,4 +1,4 @@
-"""The Startup pane's note line: a silent startup's verdict, or what was inferred (issue 12)."""
+"""The Startup pane's note line: a silent startup's verdict, or what was inferred."""
 
 from __future__ import annotations
 

@@ -135,6 +135,11 @@ class GpuPane(RecordView, can_focus=True):
         self._line_map: list[int | None] = []  # content line → entry index (None: a header)
         self._shown: tuple[int, Content, list[int | None]] | None = None  # width, content, map
 
+    def _watch_state_live(self, old: LiveSources, new: LiveSources) -> None:
+        """Of the live sources the pane draws only the hosts' connections."""
+        if new.connections != old.connections:
+            self._mark_stale()
+
     @property
     def sample(self) -> GpuSample | None:
         return self.state_gpu.sample
