@@ -34,12 +34,7 @@ from eagle_tui.model.state.server import ServedConfig, ServerMetrics
 T = TypeVar("T")
 W = TypeVar("W", bound="RecordView")
 EMPTY = DashboardState()
-PREFIX = "state_"
-
-
-def reactive_name(name: str) -> str:
-    """The reactive that holds the record ``name`` (``state_startup``)."""
-    return PREFIX + name
+PREFIX = "state_"  # a record's reactive: ``state_startup`` holds ``startup``
 
 
 def record(default: Callable[[], T]) -> var[T]:
@@ -139,4 +134,4 @@ def bind(view: W, source: type[DOMNode]) -> W:
     return view.data_bind(**{n: getattr(source, n) for n in names})
 
 
-__all__ = ["EMPTY", "RecordSource", "RecordView", "bind", "publish", "reactive_name", "record"]
+__all__ = ["EMPTY", "RecordSource", "RecordView", "bind", "publish", "record"]

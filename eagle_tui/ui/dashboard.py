@@ -45,7 +45,7 @@ class DashboardModel:
         self._gpu_samples: list[GpuSample] = []  # since the GPU history was last fed
         self._lines: list[LogLine] = []  # a batch's lines not yet handed to the log
         self._routes: dict[type, Callable[[Any, LogSink], None]] = {  # by the event's type
-            LogLine: self._line,
+            LogLine: self._line,  # (``route`` keeps these inline)
             GpuSample: self._sample,
             LogRestarted: self._restarted,
             LogOpened: self._file_event,
@@ -55,11 +55,14 @@ class DashboardModel:
     def route(self, events: Sequence[Event], log: LogSink) -> None:
         """Hand a batch to the log (its lines in one call per run between file events) and keep
         its GPU samples for the history; a bench window's start or end becomes a separator."""
-        routes = self._routes
+        routes, lines = self._routes, self._lines
         for ev in events:
-            handler = routes.get(type(ev))
-            if handler is not None:
+            kind = type(ev)
+            if kind is LogLine:  # most of a busy batch: kept without a call
+                lines.append(ev)
+            elif (handler := routes.get(kind)) is not None:
                 handler(ev, log)
+                lines = self._lines  # the handler may have handed the lines to the log
         self._flush_lines(log)
         for banner in self.windows.banners(events):
             log.add_separator(banner)
