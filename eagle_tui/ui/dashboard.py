@@ -57,10 +57,9 @@ class DashboardModel:
         its GPU samples for the history; a bench window's start or end becomes a separator."""
         routes, lines = self._routes, self._lines
         for ev in events:
-            kind = type(ev)
-            if kind is LogLine:  # most of a busy batch: kept without a call
+            if isinstance(ev, LogLine):  # most of a busy batch: kept without a call
                 lines.append(ev)
-            elif (handler := routes.get(kind)) is not None:
+            elif (handler := routes.get(type(ev))) is not None:
                 handler(ev, log)
                 lines = self._lines  # the handler may have handed the lines to the log
         self._flush_lines(log)
