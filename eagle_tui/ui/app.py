@@ -1,11 +1,13 @@
 """The Textual app: holds the state, runs the session in a worker, lays out the five panes.
 
-Attributes down, messages up: each batch of the session (~50 ms) reaches the app as one
+Attributes down, messages up: each batch of the session reaches the app as one
 :class:`~eagle_tui.ui.inbox.SessionBatch` message, posted thread-safely from the session's
-thread and merged with the next while pending (``ui/inbox.py``); the app hands the batch's log
-lines to the log view in one call, sets its ``state`` reactive, and ``watch_state`` gives each
-pane its slice. Panes never read the session or global settings; they post messages
-(``RootCause.Jump``) for user intents.
+thread and merged with the next while pending (``ui/inbox.py``); the app's
+:class:`~eagle_tui.ui.dashboard.DashboardModel` routes the batch's events (the log's lines to the
+log view in one call), the app sets its ``state`` reactive, and ``watch_state`` publishes the
+state's records to the app's record reactives, to which each pane is bound (``ui/binding.py``):
+a pane repaints when a record it renders was replaced. Panes never read the session or global
+settings; they post messages (``RootCause.Jump``) for user intents.
 
 The app only renders and routes keys; everything it shows is a function of the state and of the
 events the session delivered, so scripted sessions make it fully deterministic for snapshots.
@@ -30,24 +32,15 @@ from textual.widget import Widget
 from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
-from eagle_tui.model.bench.windows import WindowTracker
 from eagle_tui.model.boundary.termtext import Inert
-from eagle_tui.model.buffers.gpuhistory import GpuHistory, memory_moved
-from eagle_tui.model.buffers.logbuffer import LogBuffer
-from eagle_tui.model.events import (
-    Event,
-    GpuSample,
-    LogLine,
-    LogOpened,
-    LogPrefixCounted,
-    LogRestarted,
-    Phase,
-)
+from eagle_tui.model.events import Event, Phase
 from eagle_tui.model.fold.prefix import summary_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.actions import KeyActions, SessionLike
+from eagle_tui.ui.binding import RecordSource, bind, publish
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import RunControl
+from eagle_tui.ui.dashboard import DashboardModel
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.frames import PANE_INTERVAL, frame_delay
 from eagle_tui.ui.inbox import BatchInbox, SessionBatch
@@ -86,7 +79,7 @@ class MainScreen(Screen[None]):
     AUTO_FOCUS = "#log"
 
 
-class EagleApp(KeyActions):
+class EagleApp(KeyActions, RecordSource):
     CSS = load_stylesheet()
     TITLE = "eagle-tui"
     BINDINGS = bindings()  # type: ignore[assignment]
@@ -120,11 +113,9 @@ class EagleApp(KeyActions):
         self._active_pane = "startup"  # the pane the compact layout shows (``_activate``)
         self.session_error: str | None = None
         self.session_done = False
-        self._gpu_samples: list[GpuSample] = []
-        self._windows = WindowTracker()  # bench windows found in the log, shown as separators
-        # beside the reduced state, mutated once per batch (the state would copy them)
-        self.log_buffer = LogBuffer(config.max_lines)
-        self.gpu_history = GpuHistory()
+        # the log buffer, GPU history and bench windows: beside the reduced state, which would
+        # copy them on every batch
+        self.model = DashboardModel(config.max_lines)
         self._log_hosts = 0  # hosts in the log: ``h`` (and its footer entry) needs two
         self._notified: set[str] = set()
         self._log_subtitle = ""  # the log pane's subtitle as last set (set only on a change)
@@ -137,7 +128,7 @@ class EagleApp(KeyActions):
 
     # ------------------------------------------------------------------ composition
     def get_driver_class(self) -> type[Driver]:
-        """Textual's Linux driver with a short Esc wait (``ui/driver.py``: Esc took 100 ms)."""
+        """Textual's Linux driver with a short Esc wait (``ui/driver.py``)."""
         driver_class = super().get_driver_class()
         if driver_class.__name__ == "LinuxDriver":  # (not Windows, not a TEXTUAL_DRIVER)
             from eagle_tui.ui.driver import EscapeDriver  # termios: only where Linux's works
@@ -159,7 +150,7 @@ class EagleApp(KeyActions):
         screen is styled: it parsed every stylesheet source once in a throwaway stylesheet, and
         the first styling parsed them all again (the variables had cleared the cache). With
         nothing styled yet, the variables alone are all the refresh has to carry: one full
-        CSS parse less before the first frame (~10–20 ms).
+        CSS parse less before the first frame.
         """
         from eagle_tui.ui.textual_private import defer_css_refresh  # relies on Textual's order
 
@@ -167,16 +158,17 @@ class EagleApp(KeyActions):
             super().refresh_css(animate)
 
     def compose(self) -> ComposeResult:
-        yield StatusLine(self.source_label, id="status")
+        yield bind(StatusLine(self.source_label, id="status"), EagleApp)
         yield Tabs(*(Tab(inert(PANE_TITLES[p]), id=f"tab-{p}") for p in PANES), id="tabs")
         with Container(id="panes"):
             with Horizontal(id="top"):
-                yield StartupPane(id="startup", classes="pane")
-                yield MetricsPane(id="metrics", classes="pane")
-                yield GpuPane(history=self.gpu_history, id="gpus", classes="pane")
+                yield bind(StartupPane(id="startup", classes="pane"), EagleApp)
+                yield bind(MetricsPane(id="metrics", classes="pane"), EagleApp)
+                yield bind(GpuPane(history=self.model.gpu_history, id="gpus", classes="pane"),
+                           EagleApp)
             yield LogPane(self.config.max_lines, self.config.highlight_rules,
-                          buffer=self.log_buffer, id="log-pane", classes="pane")
-            yield AlertsPane(id="alerts", classes="pane")
+                          buffer=self.model.log_buffer, id="log-pane", classes="pane")
+            yield bind(AlertsPane(id="alerts", classes="pane"), EagleApp)
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -188,7 +180,7 @@ class EagleApp(KeyActions):
         self.state = self.session.state
         # start now, while the first frame is painted: a big log is opened at its end (a
         # bounded read, its summary in a child process), so the session's first work is small
-        # and the last screenful follows the first frame closely (issue 15)
+        # and the last screenful follows the first frame closely
         self._start_session()
 
     def _start_session(self) -> None:
@@ -231,41 +223,20 @@ class EagleApp(KeyActions):
         self._on_batch(*self._inbox.take(message))
 
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
-        lines: list[LogLine] = []
         try:
             log = self.query_one(LogView)
         except NoMatches:  # the app is closing: a batch still in flight, nothing to show it on
             return
-        for ev in events:
-            if type(ev) is LogLine:
-                lines.append(ev)
-            elif isinstance(ev, GpuSample):
-                self._gpu_samples.append(ev)
-            elif isinstance(ev, LogRestarted):
-                log.append(lines)
-                lines = []
-                log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────", ev.host)
-                log.file_restarted(ev.host)
-            elif isinstance(ev, (LogOpened, LogPrefixCounted)):
-                log.append(lines)  # the tail's lines before it keep their numbers
-                lines = []
-                log.file_event(ev)
-        log.append(lines)
-        for banner in self._windows.banners(events):  # a bench run's window, from its markers
-            log.add_separator(banner)
+        self.model.route(events, log)
         if len(log.hosts) != self._log_hosts:
             self._log_hosts = len(log.hosts)
             self.refresh_bindings()
         self.state = state
-        try:
-            gpus = self.query_one(GpuPane)
-        except NoMatches:  # the app is closing
-            return
-        if self._gpu_samples and memory_moved(gpus.sample, state.gpu.sample):
-            # a memory step (an allocation, a process's memory freed) is shown now, not at the
-            # next pane update (up to PANE_INTERVAL later): only the GPU pane repaints
-            samples, self._gpu_samples = self._gpu_samples, []
-            gpus.show(state, samples)
+        if self.model.gpu_step(self.state_gpu.sample, state):
+            # a memory step is shown now, not at the next pane update (up to PANE_INTERVAL
+            # later): only the GPU record is published, so only the GPU pane repaints
+            self.model.feed_gpus(state)
+            publish(self, state, ("gpu",))
 
     def watch_state(self, state: DashboardState) -> None:
         """Give the panes the new state: at once for a crash or a new phase, else at most
@@ -293,18 +264,14 @@ class EagleApp(KeyActions):
             self._pane_timer.stop()
             self._pane_timer = None
         try:
-            status = self.query_one(StatusLine)
+            self.query_one(StatusLine)
         except NoMatches:  # the app is closing: a late batch or timer, nothing to draw on
             return
         self._last_panes = time.monotonic()
         state = self.state
         self._shown_phase = state.startup.phase
-        samples, self._gpu_samples = self._gpu_samples, []
-        status.show(state)
-        self.query_one(StartupPane).show(state)
-        self.query_one(MetricsPane).show(state)
-        self.query_one(GpuPane).show(state, samples)
-        self.query_one(AlertsPane).show(state.alerts)
+        self.model.feed_gpus(state)
+        publish(self, state)  # each pane bound to a replaced record repaints
         self._show_summary(state)
         if state.startup.crash is not None and not self._crash_shown:
             self._crash_shown = True
@@ -356,7 +323,7 @@ class EagleApp(KeyActions):
         elif event.state is WorkerState.SUCCESS:
             self.session_done = True
             status.source = f"{self.source_label} · ended".strip(" ·")
-        status.show(self.state)
+        self._update_panes()  # the state the session ended with, now
 
     # ------------------------------------------------------------------ layout
     def on_resize(self, event: Resize) -> None:

@@ -101,9 +101,12 @@ async def test_line_diff_widget_repaints_only_the_lines_that_changed() -> None:
         assert refreshes[-1] == ()
 
 
-def _state(now: float, lines: int = 3) -> DashboardState:
-    state = reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(lines))])
-    return dataclasses.replace(state, clock=dataclasses.replace(state.clock, now=now))
+_BASE = reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(3))])
+
+
+def _state(now: float) -> DashboardState:
+    """The same records but the clock, as the reducer leaves them after a tick."""
+    return dataclasses.replace(_BASE, clock=dataclasses.replace(_BASE.clock, now=now))
 
 
 def spy_refresh(widget: Widget) -> list[tuple[Region, ...]]:

@@ -1,4 +1,4 @@
-"""The Startup pane's note line: a silent startup's verdict, or what was inferred (issue 12)."""
+"""The Startup pane's note line: a silent startup's verdict, or what was inferred."""
 
 from __future__ import annotations
 
@@ -44,11 +44,12 @@ def test_a_silent_startup_shows_its_verdict() -> None:
 
 def test_nvidia_smi_backend_does_not_claim_no_processes() -> None:
     from eagle_tui.model.events import GpuInfo, GpuSample
+    from eagle_tui.model.state import Gpus
     from eagle_tui.ui.widgets.gpus import GpuPane
 
     pane = GpuPane()
     g = GpuInfo(0, "H200", mem_used=1, mem_total=2)
-    pane.sample = GpuSample(1.0, "ok", (g,), backend="nvidia-smi")
+    pane.state_gpu = Gpus(GpuSample(1.0, "ok", (g,), backend="nvidia-smi"))
     assert "process list not available via nvidia-smi" in pane._process_lines(g, 80)[0].plain
-    pane.sample = GpuSample(1.0, "ok", (g,), backend="nvml")
+    pane.state_gpu = Gpus(GpuSample(1.0, "ok", (g,), backend="nvml"))
     assert "no compute processes" in pane._process_lines(g, 80)[0].plain

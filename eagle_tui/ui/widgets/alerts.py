@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.content import Content
-from textual.widget import Widget
+from textual.reactive import var
 
 from eagle_tui.model.state.alert import Alert
+from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked, set_border_title
 
@@ -59,18 +60,17 @@ def alerts_content(alerts: Sequence[Alert]) -> Content:
     return Content("\n").join(lines)
 
 
-class AlertsPane(Widget):
+class AlertsPane(RecordView):
+    state_alerts: var[tuple[Alert, ...]] = record(tuple)
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = "Alerts"
         self.order = AlertOrder()
         self.alerts: list[Alert] = []
-        self._last: tuple[Alert, ...] | None = None
 
-    def show(self, alerts: tuple[Alert, ...]) -> None:
-        if alerts == self._last:
-            return
-        self._last = alerts
+    def repaint(self) -> None:
+        alerts = self.state_alerts
         self.alerts = self.order.update(alerts)
         crit = sum(a.severity == "critical" for a in alerts)
         set_border_title(self, inert(f"Alerts ({len(alerts)})" if alerts else "Alerts"))

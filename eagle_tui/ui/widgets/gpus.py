@@ -23,12 +23,12 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.events import Click
-from textual.reactive import reactive
-from textual.widget import Widget
+from textual.reactive import reactive, var
 
 from eagle_tui.model.buffers.gpuhistory import GpuHistory
 from eagle_tui.model.events import ConnectionState, GpuInfo, GpuSample
-from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state import Gpus, LiveSources
+from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import GIB, bar, fmt_bytes, sparkline, truncate
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked
@@ -113,7 +113,7 @@ def host_header(host: str, count: int, conn: ConnectionState | None, flagged: bo
     return fit(Content.assemble(*parts), width)
 
 
-class GpuPane(Widget, can_focus=True):
+class GpuPane(RecordView, can_focus=True):
     """GPU rows; ``up``/``down`` or a click select a GPU and list its processes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -123,31 +123,38 @@ class GpuPane(Widget, can_focus=True):
     ]
 
     selected: reactive[int | None] = reactive(None)
+    state_gpu: var[Gpus] = record(Gpus)
+    state_live: var[LiveSources] = record(LiveSources)  # the hosts' connections
 
     def __init__(self, *, history: GpuHistory | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = "GPUs"
-        self.sample: GpuSample | None = None
         self.history = history if history is not None else GpuHistory()
         self._conns: dict[str, ConnectionState] = {}
         self._line_map: list[int | None] = []  # content line → entry index (None: a header)
         self._shown: tuple[int, Content, list[int | None]] | None = None  # width, content, map
 
-    def show(self, state: DashboardState, samples: Sequence[GpuSample] = ()) -> None:
-        """Take the new state; repaint only when what the pane draws changed (a sample a
-        second whose rows read the same, e.g. an idle GPU, costs no screen update)."""
-        self.history.update(state.gpu.sample, samples)
-        conns = {c.host: c for c in state.live.connections}
-        if state.gpu.sample is not self.sample or conns != self._conns:
-            self._conns = conns
-            self.sample = state.gpu.sample
-            old = self._shown
-            width = self._width()
-            content = self._build(width)
-            if old is None or old[0] != width or not content.is_same(old[1]):
-                self._shown = (width, content, self._line_map)
-                self.refresh()  # the pane's size comes from the layout, never from its rows
+    def _watch_state_live(self, old: LiveSources, new: LiveSources) -> None:
+        """Of the live sources the pane draws only the hosts' connections."""
+        if new.connections != old.connections:
+            self._mark_stale()
+
+    @property
+    def sample(self) -> GpuSample | None:
+        return self.state_gpu.sample
+
+    def repaint(self) -> None:
+        """Repaint only when what the pane draws changed (a sample a second whose rows read
+        the same, e.g. an idle GPU, costs no screen update). The history is fed by its owner
+        before the records are published."""
+        self._conns = {c.host: c for c in self.state_live.connections}
+        old = self._shown
+        width = self._width()
+        content = self._build(width)
+        if old is None or old[0] != width or not content.is_same(old[1]):
+            self._shown = (width, content, self._line_map)
+            self.refresh()  # the pane's size comes from the layout, never from its rows
 
     @property
     def grouped(self) -> bool:

@@ -20,11 +20,14 @@ from __future__ import annotations
 from typing import TypeVar
 
 from textual.content import Content
+from textual.reactive import var
 
 from eagle_tui.model.series import Series
-from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state import Clock, DashboardState, LiveSources, LiveTimes, LogStats, Startup
+from eagle_tui.model.state.server import ServedConfig, ServerMetrics
 from eagle_tui.model.views.figures import Figure, Figures, figures
 from eagle_tui.model.views.runsummary import previous_figures
+from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import NA, coarse_age, fmt_num, fmt_pct, sparkline
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
@@ -201,41 +204,27 @@ def _spec_row(state: DashboardState, width: int) -> Content:
     return _row("spec", [("  " + " · ".join(bits), "$text")], inert(spec.source), width)
 
 
-def _live_key(state: DashboardState) -> tuple[object, ...]:
-    """What of the liveness the pane shows: the state, its reason and (stale) the age in
-    age as shown (at its coarse step); not the age of a current figure, which moves with
-    every tick."""
-    live = figures(state).live
-    if live.activity == "stale":
-        return live.activity, coarse_age(live.data_age_s)
-    return live.activity, live.reason
+class MetricsPane(RecordView, LineDiffWidget):
+    """Renders :func:`metrics_content` from its records; when one is replaced, redraws only the
+    rows that changed (usually tok/s and accept)."""
 
-
-class MetricsPane(LineDiffWidget):
-    """Renders :func:`metrics_content` for the latest state; redraws only when its slice moves,
-    and then only the rows that changed (usually tok/s and accept)."""
+    state_startup: var[Startup] = record(Startup)
+    state_config: var[ServedConfig] = record(ServedConfig)
+    state_stats: var[LogStats] = record(LogStats)
+    state_metrics: var[ServerMetrics] = record(ServerMetrics)
+    state_live: var[LiveSources] = record(LiveSources)
+    state_liveness: var[LiveTimes] = record(LiveTimes)
+    state_clock: var[Clock] = record(Clock)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = "Metrics"
-        self._state = DashboardState()
-        self._key: tuple[object, ...] | None = None
 
-    def show(self, state: DashboardState) -> None:
-        stats, metrics, config = state.stats, state.metrics, state.config
-        key = (stats.gen_tps, metrics.gen_tps, stats.accept_len, metrics.accept_len,
-               stats.accept_rate, metrics.acceptance_rate, stats.per_position,
-               metrics.per_position, metrics.baseline_tok_s, stats.running, stats.queued,
-               stats.kv_usage, config.hidden_dims, config.draft_config, config.spec,
-               config.server_info, stats.last_decode is None, metrics.last is None,
-               _live_key(state), state.startup.previous)
-        self._state = state
-        if key != self._key:
-            self._key = key
-            self.update_lines()
+    def repaint(self) -> None:
+        self.update_lines()
 
     def build(self, width: int) -> Content:
-        return metrics_content(self._state, width or self.size.width)
+        return metrics_content(self.records(), width or self.size.width)
 
 
 __all__ = ["MetricsPane", "dims_check", "metrics_content"]

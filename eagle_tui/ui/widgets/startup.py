@@ -23,14 +23,25 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Static
 
 from eagle_tui.model.events import CrashEvent
 from eagle_tui.model.fold.prefix import line_text
-from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state import (
+    Clock,
+    DashboardState,
+    Gpus,
+    LiveSources,
+    LogCounters,
+    ServerMetrics,
+    Startup,
+)
+from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.views.activity import startup_activity
 from eagle_tui.model.views.eta import step_eta
 from eagle_tui.model.views.steps import STEPS, step_states
+from eagle_tui.ui.binding import RecordView, bind, record
 from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import set_border_title, show
@@ -222,8 +233,19 @@ class RootCause(Static, can_focus=True):
         self.action_jump()
 
 
-class Stepper(LineDiffWidget):
-    """Renders :func:`startup_content` at the pane's current width.
+def _clock_moved(view: RecordView, old: Clock, new: Clock) -> None:
+    """The stepper's times tick by the second: a clock still in the same second draws nothing
+    new, and a clock that moved within it waits for the next record that does."""
+    if _second(old) != _second(new):
+        view._mark_stale()
+
+
+def _second(clock: Clock) -> int | None:
+    return int(clock.now) if clock.now is not None else None
+
+
+class Stepper(RecordView, LineDiffWidget):
+    """Renders :func:`startup_content` at the pane's current width, from the pane's records.
 
     While a step runs its elapsed time and the total tick every second: only those rows are
     repainted (:class:`LineDiffWidget`), not the pane.
@@ -231,51 +253,59 @@ class Stepper(LineDiffWidget):
 
     DEFAULT_CSS = f"Stepper {{ height: {STEPPER_LINES}; }}"
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.state = DashboardState()
+    state_startup: var[Startup] = record(Startup)
+    state_log: var[LogCounters] = record(LogCounters)
+    state_metrics: var[ServerMetrics] = record(ServerMetrics)
+    state_live: var[LiveSources] = record(LiveSources)
+    state_gpu: var[Gpus] = record(Gpus)
+    state_activity: var[ActivityTrack] = record(ActivityTrack)
+    state_clock: var[Clock] = record(Clock)
 
-    def show(self, state: DashboardState) -> None:
-        self.state = state
+    def _watch_state_clock(self, old: Clock, new: Clock) -> None:
+        _clock_moved(self, old, new)
+
+    def repaint(self) -> None:
         self.update_lines()
 
     def build(self, width: int) -> Content:
-        return startup_content(self.state, width or 50)
+        return startup_content(self.records(), width or 50)
 
 
-class StartupPane(Vertical):
-    """Attributes down: the app calls :meth:`show` with each new state."""
+class StartupPane(RecordView, Vertical):
+    """The stepper (bound to this pane's records), the connections and the crash banner."""
+
+    state_startup: var[Startup] = record(Startup)
+    state_log: var[LogCounters] = record(LogCounters)
+    state_metrics: var[ServerMetrics] = record(ServerMetrics)
+    state_live: var[LiveSources] = record(LiveSources)
+    state_gpu: var[Gpus] = record(Gpus)
+    state_activity: var[ActivityTrack] = record(ActivityTrack)
+    state_clock: var[Clock] = record(Clock)
+
+    def _watch_state_clock(self, old: Clock, new: Clock) -> None:
+        _clock_moved(self, old, new)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = "Startup"
-        self._key: tuple[object, ...] | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="crash"):
             yield Static(id="crash-title")
             yield RootCause(id="crash-cause")
             yield Static(id="crash-hint")
-        yield Stepper(id="stepper")
+        yield bind(Stepper(id="stepper"), StartupPane)  # fixed height: no layout pass
         yield ConnectionList(id="connections")
 
-    def show(self, state: DashboardState) -> None:
-        now_s = int(state.clock.now) if state.clock.now is not None else None
-        st, live = state.startup, state.live
-        key = (st.phase, st.phases, st.shards, st.graphs, st.crash, live.health,
-               live.process, live.process_exit, now_s, state.log.lines > 0, live.connections,
-               st.engine_inferred, state.activity, state.log.lineno_base)
-        if key == self._key:
-            return
-        self._key = key
-        self.query_one(Stepper).show(state)  # fixed height (STEPPER_LINES): no layout pass
-        self.query_one(ConnectionList).show(state.live.connections)
-        crash = state.startup.crash
+    def repaint(self) -> None:
+        self.query_one(ConnectionList).show(self.state_live.connections)
+        crash = self.state_startup.crash
         self.set_class(crash is not None, "-crashed")
         title = "Startup — CRASHED" if crash is not None else "Startup"
         if title != self.border_title:  # assigning repaints the whole pane, even when equal
             set_border_title(self, inert(title))
         if crash is not None:
+            state = self.records()
             show(self.query_one("#crash-title", Static), crash_title(state, crash))
             cause = self.query_one(RootCause)
             cause.lineno = crash.lineno

@@ -15,12 +15,24 @@ those of a server that went silent (``no data 45s``), are the last ones, shown m
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widget import Widget
+from textual.reactive import var
 
 from eagle_tui.model.events import Phase
 from eagle_tui.model.fold.prefix import summary_text
-from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state import (
+    Clock,
+    DashboardState,
+    LiveSources,
+    LiveTimes,
+    LogCounters,
+    LogStats,
+    ServedConfig,
+    ServerMetrics,
+    Startup,
+)
+from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.figures import Figure, figures
+from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import coarse_age, coarse_clock, fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import checked
@@ -119,25 +131,37 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     return out
 
 
-class StatusLine(Widget):
+class StatusLine(RecordView):
     """The line of :func:`status_line`, repainted only when its text or styles change.
 
-    The state changes with every tick (the clock, the ages), but the line shows the clock and
+    Its records change with every tick (the clock, the ages), but the line shows the clock and
     ages at a coarser step as they grow (``ui/format.py``), so most ticks change nothing on
-    screen: building the line (~0.1 ms) is far cheaper than the screen update a refresh costs.
+    screen: building the line is far cheaper than the screen update a refresh costs.
     """
+
+    state_startup: var[Startup] = record(Startup)
+    state_config: var[ServedConfig] = record(ServedConfig)
+    state_log: var[LogCounters] = record(LogCounters)
+    state_stats: var[LogStats] = record(LogStats)
+    state_metrics: var[ServerMetrics] = record(ServerMetrics)
+    state_live: var[LiveSources] = record(LiveSources)
+    state_liveness: var[LiveTimes] = record(LiveTimes)
+    state_alerts: var[tuple[Alert, ...]] = record(tuple)
+    state_clock: var[Clock] = record(Clock)
+    source: var[str] = var("", init=False)  # what is watched, after the line's context
 
     def __init__(self, source: str = "", *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.source = source
-        self.state = DashboardState()
+        self.set_reactive(StatusLine.source, source)
         self._shown: Content | None = None
         self._width = 0
 
-    def show(self, state: DashboardState) -> None:
-        self.state = state
+    def watch_source(self) -> None:
+        self.repaint()
+
+    def repaint(self) -> None:
         width = self.size.width or 1000
-        line = status_line(state, self.source, width)
+        line = status_line(self.records(), self.source, width)
         if self._shown is None or width != self._width or not line.is_same(self._shown):
             self._shown, self._width = line, width
             self.refresh()
@@ -145,7 +169,8 @@ class StatusLine(Widget):
     def render(self) -> Content:
         width = self.size.width or 1000
         if self._shown is None or width != self._width:
-            self._shown, self._width = checked(status_line(self.state, self.source, width)), width
+            line = status_line(self.records(), self.source, width)
+            self._shown, self._width = checked(line), width
         return self._shown
 
 
