@@ -47,7 +47,7 @@ never 1, the "crashed" of ``wait`` and the "errors found" of ``lint``.
 
 UsageError, ConfigError and InputError are also ValueErrors: callers that caught the ValueError
 of a bad argument, file or record line before this tree existed keep working. TransportError is
-not: a lost connection is not a bad value. ``tests/unit/test_errors.py`` checks that every
+not: a lost connection is not a bad value. ``tests/unit/structure/test_errors.py`` checks that every
 exception class defined in eagle_tui is in this tree.
 
 This module is a leaf: it imports nothing, so every layer (the pure model included) may use it.

@@ -13,8 +13,8 @@ A log in another encoding (UTF-16/32, a byte-order mark) is read as UTF-8 throug
 :func:`open_log` (:mod:`eagle_tui.model.ingest.textenc` names and decodes it).
 
 Stdlib and the pure model only, no asyncio: ``report`` imports it before its first line of
-output; every layer above the model may use it (``tests/unit/test_openers.py`` fails when an
-``open``/``os.open``/``read_text``/``read_bytes`` of an outside path appears anywhere else).
+output; every layer above the model may use it (``tests/unit/structure/test_openers.py`` fails when
+an ``open``/``os.open``/``read_text``/``read_bytes`` of an outside path appears anywhere else).
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ Two failures of issue 17 came from the streams themselves, not from what was pri
   they came. Every text written to ``stdout`` or ``stderr`` (messages, warnings, tables, even a
   traceback) passes :func:`inert`, the one sanitizer with newlines and tabs kept. This is the
   runtime net under the typed sinks of :mod:`eagle_tui.console` (which every command uses, and
-  ``tests/unit/test_terminal_sinks.py`` enforces): it also holds for argparse's own messages and
-  for a library that prints. Bytes written to ``stdout.buffer`` (``report --json``) are JSON with
-  every control escaped; the dashboard writes to the original ``sys.__stderr__``, which is never
-  wrapped (its widgets take :data:`~eagle_tui.model.boundary.termtext.Inert` text instead).
+  ``tests/unit/structure/test_terminal_sinks.py`` enforces): it also holds for argparse's own
+  messages and for a library that prints. Bytes written to ``stdout.buffer`` (``report --json``) are
+  JSON with every control escaped; the dashboard writes to the original ``sys.__stderr__``, which is
+  never wrapped (its widgets take :data:`~eagle_tui.model.boundary.termtext.Inert` text instead).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ held 25 drafts and an accept length of 2.52). The weight each engine's line give
   every step verifies each running request once, so the interval's verify steps are
   ``interval × #running-req``: the weight is ``#running-req`` (the constant factor cancels). On
   the recorded real SGLang runs this matches ``Δgeneration_tokens / Δspec_verify_calls`` within
-  2 % where the plain mean is 8 % off (``tests/unit/test_weighted_numbers.py``).
+  2 % where the plain mean is 8 % off (``tests/unit/model/views/test_weighted_numbers.py``).
 
 **Ranks.** SGLang prints its scheduler lines once per tensor-parallel rank (``[... TP0]`` ..
 ``[... TP7]``): the same batch, the same numbers, eight times. Only one rank of each

@@ -21,8 +21,8 @@ with ``UnicodeEncodeError``, and SQLite or a file write would refuse it the same
 byte-order mark before a document (an editor's UTF-8 BOM on a config file) is dropped: tomllib
 refused such a config at line 1, column 1.
 
-``tests/unit/test_loaders.py`` fails when ``json.loads``/``json.load``/``tomllib.loads``/
-``tomllib.load`` is called anywhere else in eagle_tui.
+``tests/unit/model/boundary/test_loaders.py`` fails when ``json.loads``/``json.load``/
+``tomllib.loads``/``tomllib.load`` is called anywhere else in eagle_tui.
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ The result holds no ESC, no C0 but the allowed ones, no C1; :func:`inert` of it 
 (idempotent), and printable text is returned unchanged. Clean text costs one C-level check.
 
 ``model.normalize.sanitize`` (log lines) uses the same patterns, with the ``\\r`` redraw
-collapse between the two steps. ``tests/unit/test_termtext.py`` proves the properties with
-generated text; ``tests/unit/test_terminal_sinks.py`` fails when a new sink bypasses the type.
+collapse between the two steps. ``tests/unit/model/boundary/test_termtext.py`` proves the properties
+with generated text; ``tests/unit/structure/test_terminal_sinks.py`` fails when a new sink bypasses
+the type.
 """
 
 from __future__ import annotations
