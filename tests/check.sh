@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The contributor's fast loop (docs/contributing.md): ruff, mypy --strict, the import contracts,
 # then every test that needs no real server: no vLLM or SGLang, no sshd, no tmux, no Prometheus,
-# and none marked slow. Needs only a venv made with `pip install -e '.[test]'` (active, or at
-# .venv). Arguments go to the last pytest: `tests/check.sh -x -k logbuffer`, or
-# `tests/check.sh -m "not realserver and not sshd and not tmux"` to add the slow ones.
+# and none marked slow, in two pytest processes (CHECK_JOBS=1: one). Needs only a venv made with
+# `pip install -e '.[test]'` (active, or at .venv). Arguments are options for the last pytest
+# runs: `tests/check.sh -x -k logbuffer`, or `-m "not realserver and not sshd and not tmux"` to
+# add the slow ones (for one file, call pytest: docs/contributing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=python
@@ -23,7 +24,21 @@ echo "== mypy --strict eagle_tui"; $PY -m mypy
 echo "== import contracts, cycles, module sizes, AST scans (tests/unit/structure)"
 $PY -m pytest -q tests/unit/structure
 echo "== tests without real servers"
-# test_fleet_prometheus starts a real Prometheus when one is installed
-exec $PY -m pytest -q --ignore=tests/unit/structure \
-    --ignore=tests/integration/test_fleet_prometheus.py \
-    -m "not realserver and not sshd and not tmux and not slow" "$@"
+sel=(-q --ignore=tests/unit/structure -m "not realserver and not sshd and not tmux and not slow"
+     --ignore=tests/integration/test_fleet_prometheus.py)  # it starts a real Prometheus if any
+if [ "${CHECK_JOBS:-2}" = 1 ]; then
+    $PY -m pytest "${sel[@]}" tests "$@"
+    exit
+fi
+# Two pytest processes, one a core, of about the same length: tests/unit, tests/sim and
+# tests/integration in the background (their output is shown when they end), every other folder
+# in the foreground.
+bg=(tests/unit tests/sim tests/integration)
+$PY -m pytest "${sel[@]}" "${bg[@]}" "$@" > "$none/unit.log" 2>&1 &
+unit=$!
+rc=0
+$PY -m pytest "${sel[@]}" "${bg[@]/#/--ignore=}" tests "$@" || rc=$?
+wait "$unit" || rc=$?
+echo "== ${bg[*]}"
+cat "$none/unit.log"
+exit "$rc"

@@ -11,9 +11,8 @@ and rebuilt from :func:`~eagle_tui.model.boundary.termtext.inert` text if a part
 raw. Widgets' ``render`` methods return :func:`checked` content for the same reason.
 
 ``tests/unit/structure/test_terminal_sinks.py`` fails when code in ``eagle_tui/`` calls a widget's
-setter directly instead (``.notify(``, ``.update(``, ``add_row``, ``update_cell``, a title
-assignment). Markup is never parsed: notifications pass ``markup=False``, the rest is
-``Content``/``Text``.
+setter instead (``.notify(``, ``.update(``, ``add_row``, ``update_cell``, a title assignment).
+Markup is never parsed: notifications pass ``markup=False``, the rest is ``Content``/``Text``.
 """
 
 from __future__ import annotations
