@@ -2,8 +2,9 @@
 
 No parsing, no state, no panes: a reader thread follows the file (from its start, like ``tail -n
 +1 -F``) and queues lines; a 50 ms UI timer hands each batch to ``Log.write_lines`` in one call,
-skipping ahead when a batch exceeds ``max_lines`` (MEASURED.md: never one ``call_from_thread`` per
-line). ``Log(highlight=True, max_lines=10_000)`` is what MEASURED.md measured. The header line
+skipping ahead when a batch exceeds ``max_lines`` (never one ``call_from_thread`` per line: that
+caps a bare ``Log`` at a few hundred lines a second). ``Log(highlight=True, max_lines=10_000)``
+is the configuration compared in docs/performance.md. The header line
 shows the line count and a ``w``-toggled flag so the benchmark can see keys land on screen.
 
     python benchmarks/bare_log_tail.py FILE

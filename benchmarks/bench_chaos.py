@@ -4,9 +4,9 @@ For each mode of :class:`eagle_tui.sim.hostile.HostileServer` (``ok`` and the ni
 refused, 503, 500, garbage, hang, drip, huge, endless, unrepresentable numbers):
 
 * **dashboard**: ``eagle-tui watch --log SAMPLE --url URL --gpu none`` in tmux at 160×48 (as
-  ``bench_tui.py``). Once drawn and 2 s into the fault, a key every ~0.2 s for ``--seconds``:
+  ``bench_tui.py``). Once drawn and 2 s into the fault, a key every 0.2 s for ``--seconds``:
   ``/`` opens the log's filter box, ``Esc`` closes it; key→screen latency is from ``send-keys``
-  until ``tmux capture-pane`` shows the change (so it includes tmux and the capture, ~5-10 ms).
+  until ``tmux capture-pane`` shows the change (so it includes tmux and the capture).
   Also the health word the Startup pane shows, the app's CPU over the probe and its peak RSS.
 * **headless**: ``watch --headless --url URL --duration 3``: wall time, exit code, peak RSS
   (``wait4``).

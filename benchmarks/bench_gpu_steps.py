@@ -1,4 +1,4 @@
-"""GPU memory steps: how long after NVML sees one does the dashboard show it (issue 15)?
+"""GPU memory steps: how long after NVML sees one does the dashboard show it?
 
 A child process (torch) allocates ``--steps`` blocks of ``--step-gib`` GiB on one GPU, one every
 ``--hold`` seconds, frees them one by one, allocates them all again and exits holding them (the
@@ -6,8 +6,8 @@ driver frees a process's memory when it exits). Meanwhile, all on one clock:
 
 * an NVML poller reads the GPU's used memory every 2 ms (the "NVML sees it" time of each step);
 * ``nvidia-smi --query-gpu=memory.used --format=csv -lms 50`` streams its readings;
-* ``eagle-tui watch --log FILE --gpu nvml`` runs in tmux (160×48) and its screen is read every
-  ~5 ms: the GPU's ``used/total`` in the GPU pane.
+* ``eagle-tui watch --log FILE --gpu nvml`` runs in tmux (160×48) and its screen is read
+  5 ms after the previous capture: the GPU's ``used/total`` in the GPU pane.
 
 For every step the report gives the time from NVML's first reading past the step's midpoint to
 the first screen (and nvidia-smi line) past it: the target is ≤ 0.3 s on screen, allocations and

@@ -2,14 +2,16 @@
 
 Each scenario starts ``eagle-tui watch --log FILE --gpu none`` in its own tmux server (160x48,
 the harness of ``bench_tui.py``), lets a writer append one kind of hostile input for a few
-seconds, and meanwhile sends the filter key probe (``/`` then ``Esc``) every ~0.25 s and polls
+seconds, and meanwhile sends the filter key probe (``/`` then ``Esc``), 0.2 s after the last one
+showed, and polls
 ``tmux capture-pane`` until the toggle is on screen: key -> screen latency. CPU seconds of the
 app (and its children) per MB written, its peak RSS, and what the terminal shows afterwards
 (pane title, alternate screen, the dashboard still drawn) are recorded.
 
-Inputs (what issue 17 lists):
+Inputs:
 
-* ``digits``: ``Capturing batches`` lines of 40,000 digits (once quadratic: ~95 s frozen);
+* ``digits``: ``Capturing batches`` lines of 40,000 digits (once quadratic in the digits);
+
 * ``mb-lines``: lines of 1 MB of words;
 * ``nul``: NUL bytes without a newline (a sparse file, ``/dev/zero``);
 * ``escapes``: the 24 hostile terminal sequences of :data:`HOSTILE` (retitle, clear, leave the

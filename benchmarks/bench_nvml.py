@@ -6,7 +6,7 @@
 
 What it reports: what the sampler read for every GPU (the same ``GpuInfo`` the dashboard
 shows); the cost of one sample per GPU (median/p99 µs over ``--samples`` reads: as the sampler
-runs, which reads the compute-process list with every full sample since issue 15; with it read
+runs, which reads the compute-process list with every full sample; with it read
 every time; without it); the cost of each NVML call on its own and of ``nvmlInit``; and, when
 ``nvidia-smi`` exists, the cost of one ``nvidia-smi --query-gpu`` process plus a check that the
 streamed ``nvidia-smi -lms`` fallback parses this driver's output. Without a driver it prints

@@ -4,7 +4,7 @@ Runs ``eagle-tui watch --log FILE --gpu none`` in tmux (160×48) on a generated 
 (``bench_report.generate``, with a unique last line) and polls ``tmux capture-pane``:
 
 * **first frame** (the status line drawn) and **last lines** (the unique last line on screen),
-  from the start of the command; the issue's target is last lines ≤ 0.1 s after the frame;
+  from the start of the command; the target is last lines ≤ 0.1 s after the frame;
 * **keys** while the status line says "summarizing": ``/`` and ``Esc`` open and close the
   filter box, key→screen latency p50/p99 (target p99 ≤ 100 ms);
 * **summary / report**: the background summary's child (``python -m eagle_tui.report.prefix``)

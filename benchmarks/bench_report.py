@@ -4,7 +4,7 @@ The log is what a decode-heavy SGLang EAGLE-3 server with an ``[EAGLE3-DEBUG]`` 
 modelled on the simulator (``eagle_tui.sim``): the real startup sequence, then requests at a
 few-way concurrency; each request logs a ``Prefill batch`` line, a debug line and, when it ends,
 a uvicorn access line; every ``decode_log_interval`` steps the scheduler logs a ``Decode batch``
-line (late-2025 format, trailing ``", "``) followed by a debug line. About 45 % of the lines are
+line (late-2025 format, trailing ``", "``) followed by a debug line. Of the lines, 45 % are
 Decode lines, 45 % debug lines, 10 % prefill and access lines.
 
 For each size the same file is measured with ``grep -c "Decode batch"``, ``grep -c ''`` and
@@ -23,8 +23,8 @@ each; ``--workers 1 2 4 8`` measures those counts instead (0: the default).
 
 Python's bytecode cache is on, in a private temporary folder warmed by one untimed run, as for
 an installed package (pip compiles it at install time); ``--no-bytecode-cache`` measures with
-``PYTHONDONTWRITEBYTECODE=1`` instead, i.e. every module compiled at every start (~30 ms more
-on a quiet machine). ``--src DIR`` measures the ``eagle_tui`` of another checkout (before/after).
+``PYTHONDONTWRITEBYTECODE=1`` instead, i.e. every module compiled at every start.
+``--src DIR`` measures the ``eagle_tui`` of another checkout (before/after).
 
     python benchmarks/bench_report.py                     # 1 M and 5 M lines
     python benchmarks/bench_report.py --compare ../base   # and another checkout, alternately

@@ -6,7 +6,7 @@ numbered 50-byte lines at 10,000 lines/s, ``SshTransport.tail()`` following it) 
 the session), shuffled, and prints the table: per fault kind the lines lost and duplicated while
 recovering from it, and the time to notice and to recover (median, max). The test itself fails
 on one line lost, repeated or damaged. CI runs the same test with its default 20 mixed faults
-(7 / 6 / 7); this script is the full-size matrix (~2 minutes).
+(7 / 6 / 7); this script is the full-size matrix (a few minutes).
 
     python benchmarks/bench_ssh_faults.py            # 20 of each
     python benchmarks/bench_ssh_faults.py --each 5   # a quicker look

@@ -7,10 +7,10 @@ Both contenders run in their own tmux server at 160×48 and follow the same file
 * ``bare``: ``benchmarks/bare_log_tail.py FILE`` (a reader thread and ``Log.write_lines`` every
   50 ms, nothing else).
 
-Scenarios (numbers are what the issue asks for):
+Scenarios (the targets are the dashboard's budgets):
 
 * **flood**: a writer process appends SGLang EAGLE-3 lines (45 % ``Decode batch``, 45 %
-  ``[EAGLE3-DEBUG]``, 10 % prefill/access) at 50,000 lines/s. Every ~0.2 s the benchmark sends
+  ``[EAGLE3-DEBUG]``, 10 % prefill/access) at 50,000 lines/s. Every 0.2 s the benchmark sends
   a key and polls ``tmux capture-pane`` until the toggle is on screen: key→screen latency
   (target p99 ≤ 100 ms). The dashboard's probe opens and closes the log's filter box
   (``/``, ``Esc``); the bare app's ``w`` toggles a header label. The line count on screen
@@ -428,7 +428,7 @@ def warm_bytecode(trees: list[Path]) -> None:
     """Time the apps as installed: with their bytecode compiled (pip compiles at install time).
 
     Some machines set ``PYTHONDONTWRITEBYTECODE``; an editable checkout then compiles every
-    module of ``eagle_tui`` at every start (~0.1-0.2 s of a first frame), while the installed
+    module of ``eagle_tui`` at every start (a delay of the first frame), while the installed
     Textual has its ``.pyc`` files. ``compileall`` writes the checkout's ``__pycache__`` (git
     ignores it) once; the apps read it even with ``PYTHONDONTWRITEBYTECODE`` set.
     """

@@ -1,4 +1,4 @@
-"""Log viewers side by side in tmux (issue 15): eagle-tui against lnav, toolong and a bare ``Log``.
+"""Log viewers side by side in tmux: eagle-tui against lnav, toolong and a bare ``Log``.
 
 One command, one run, the same files, each viewer in its own tmux server at 160×48:
 
@@ -19,7 +19,7 @@ Scenarios:
   on screen: the last screenful is shown), *CPU settled* (the end of the last 0.25 s window in
   which the viewer's processes used more than 10 % of a core, i.e. it stopped working on the
   file), all from the moment tmux started the viewer;
-* **keys while opening** the 1 M-line log: from the first frame on, a key every ~0.2 s for a
+* **keys while opening** the 1 M-line log: from the first frame on, a key every 0.2 s for a
   few seconds, key → screen latency until ``capture-pane`` shows the change (eagle-tui and lnav
   ``/`` opens the search/filter prompt, ``Escape`` closes it; toolong ``ctrl+l`` toggles line
   numbers; the bare app's ``w`` flips a label). ``ESCDELAY=25`` for every viewer (ncurses waits

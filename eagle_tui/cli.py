@@ -32,8 +32,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (``only``) one with just that subcommand registered.
 
-    Importing a subcommand module can be expensive (the dashboard pulls in Textual, ~1 s on a
-    busy machine); ``main`` registers only the command being run so ``report`` starts fast.
+    Importing a subcommand module can be expensive (the dashboard pulls in Textual); ``main``
+    registers only the command being run so ``report`` starts fast.
     """
     parser = _Parser(
         prog="eagle-tui",

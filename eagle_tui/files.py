@@ -2,19 +2,16 @@
 
 Every reader of a path a user, a log or a server names (a log, a record file, a config or theme
 file, ``--ssh-map``, a results file, a draft's ``config.json``, a known-hosts or key file) opens it
-here. A FIFO without a writer blocks ``open`` (and the event loop or the ``q`` key with it),
-``/dev/zero`` never ends, a socket cannot be opened, a directory is not a file: each is refused
-with one line naming what it is. The kind is checked on the open descriptor itself (``fstat``),
-so a path swapped for a FIFO between a check and the open is refused too. A path holding a NUL
-byte (a draft model path read from a log or a ``--speculative-config``) names no file: it is
-"no such file" (``FileNotFoundError``), never the ``ValueError`` that ``os.open`` raises.
+here. A FIFO without a writer blocks ``open`` (and the event loop with it), ``/dev/zero`` never
+ends, a socket cannot be opened, a directory is not a file: each is refused with one line naming
+what it is. The kind is checked on the open descriptor (``fstat``), so a path swapped between a
+check and the open is refused too. A path holding a NUL byte names no file: it is
+``FileNotFoundError``, never the ``ValueError`` that ``os.open`` raises. A log in another
+encoding (UTF-16/32, a byte-order mark) is read through :func:`open_log`.
 
-A log in another encoding (UTF-16/32, a byte-order mark) is read as UTF-8 through
-:func:`open_log` (:mod:`eagle_tui.model.ingest.textenc` names and decodes it).
-
-Stdlib and the pure model only, no asyncio: ``report`` imports it before its first line of
-output; every layer above the model may use it (``tests/unit/structure/test_openers.py`` fails when
-an ``open``/``os.open``/``read_text``/``read_bytes`` of an outside path appears anywhere else).
+Stdlib and the pure model only, no asyncio: ``report`` imports it before its first output.
+``tests/unit/structure/test_openers.py`` fails when an
+``open``/``os.open``/``read_text``/``read_bytes`` of an outside path appears anywhere else.
 """
 
 from __future__ import annotations

@@ -4,34 +4,11 @@ Every consumer (the dashboard, ``eagle-tui wait``/``watch``, ``report``, the tes
 this one object, so a recorded or scripted run exercises exactly the code the live one does.
 
 Why batch: a busy server logs tens of thousands of lines a second and the UI cannot take them one
-by one (MEASURED.md: 200-630 lines/s when handed over singly). Events are gathered for
+by one (a few hundred lines a second when handed over singly). Events are gathered for
 ``batch_interval`` seconds after the first one arrives, folded with :func:`reduce` once, and the
 new state plus the batch's events go to every subscriber in one call.
 
-Why a bounded queue: a source that produces faster than the session reduces (catching up on a huge
-log) simply waits on ``put``; memory stays bounded whatever the log size. The bound counts events,
-not queue items: a source may yield a ``list`` of events (the log tail yields one per chunk read),
-which crosses the queue as one item — at 50k lines/s a queue operation per event was ~2 µs of
-the ~3 µs a line then cost the session.
-
-Failures: a source whose iterator raises becomes a ``SourceFailed`` event (shown to the user, with
-the attempt number and when it will be retried) and is restarted after an exponential backoff;
-its first event afterwards is preceded by ``SourceRecovered``. Nothing is swallowed: the error
-text is in the event, the state's ``failures`` and the record file.
-
-A log opened at its end: when a ``summarizer`` is given and a source's first log event is a
-``LogOpened`` with ``start > 0``, the session runs ``summarizer(opened)`` as a task beside the
-sources (it counts as one: ``run()`` waits for it). Its events (``LogPrefixCounted``,
-``SummaryProgress``) are reduced like any; its last item, the summary's state of the lines
-before the tail, replaces the session's state by :func:`eagle_tui.model.fold.prefix.merged`: the
-summary, then every event reduced since the session began, which the session keeps meanwhile
-(at most ``prefix.RETAIN_BYTES``; past that, or after the log restarted, the summary is not
-merged and a last ``SummaryProgress`` says why). One swap between two batches: no subscriber
-ever sees half of it.
-
-Recording: with ``record=PATH`` every event, in the order it was reduced, is appended to a
-JSON-lines file (see :mod:`eagle_tui.model.events.codec`); replaying that file through
-:class:`eagle_tui.sources.replay.ReplaySource` rebuilds the same state.
+More in docs/architecture.md, "Module notes", ``session``.
 """
 
 from __future__ import annotations

@@ -11,10 +11,7 @@ eagle-tui's own fixed patterns (the log classifiers, ...) stay in ``re``: they a
 linear and budgeted by their tests. ``tests/unit/test_user_patterns.py`` checks that no other
 module compiles a user's text.
 
-The query boxes keep their old rules: smart case (a capital letter makes the query
-case-sensitive), and text that is not a regex at all (``[EAGLE3``) is searched for literally.
-Text with no regex metacharacter is a literal too, searched by ``re``'s substring search
-(an escaped pattern cannot backtrack), which is several times faster than a call into RE2.
+More in docs/architecture.md, "Module notes", ``userpattern``.
 """
 
 from __future__ import annotations

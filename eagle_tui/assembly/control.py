@@ -1,22 +1,18 @@
 """K / R / E for a run eagle-tui launched: stop, restart, edit and relaunch, off the UI thread.
 
 The dashboard's keys post an intent (:mod:`eagle_tui.model.launching.control`);
-:class:`LaunchControl` does the work on its own thread and event loop (``eagle-control``) —
-connecting the run's host, ``stop_run`` (every process with the run's token), ``prepare`` (parse and
-lint on the same host), ``start``, the history rows — and answers with one
-:class:`~eagle_tui.model.launching.control.Outcome` through the reply callback the dashboard gave
-(which posts a Textual message: thread-safe). Its own thread, not the session thread: a
-relaunch replaces the session (the new run's sources, a fresh state), and the old session's
-thread ends with it.
+:class:`LaunchControl` does the work on its own thread and event loop (``eagle-control``):
+connect the run's host, ``stop_run``, ``prepare`` (parse and lint there), ``start``, the history
+rows. It answers with one :class:`~eagle_tui.model.launching.control.Outcome` through the
+dashboard's reply callback. Not the session thread: a relaunch replaces the session.
 
-A relaunch is a new run: a new history row whose ``parent`` is the replaced run, a new log,
-pid and URL, and a new :class:`~eagle_tui.assembly.threaded.ThreadedSession` built from the
-dashboard's own spec with those — its phases, pid, ready time and series start fresh. The new
-session is given the replaced run's summary first (a ``PreviousRun`` event), so the dashboard
-keeps it on screen for comparison. The replaced run's row gets its final summary, ``stopped``.
+A relaunch is a new run: a new history row whose ``parent`` is the replaced run (which gets its
+final summary, ``stopped``), a new log, pid and URL, and a new
+:class:`~eagle_tui.assembly.threaded.ThreadedSession` that is first given the replaced run's
+summary (a ``PreviousRun`` event) so the dashboard keeps it for comparison.
 
-Only a run eagle-tui launched gets a control (``launch`` without ``--read-only``, the demo): a
-watched or attached server is never signalled from the dashboard.
+Only a run eagle-tui launched gets a control: a watched or attached server is never signalled
+from the dashboard.
 """
 
 from __future__ import annotations

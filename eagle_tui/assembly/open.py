@@ -1,18 +1,15 @@
 """The one way to open a dashboard: :func:`open_dashboard` (or :func:`prepare_dashboard`).
 
-``watch``, ``replay``, ``demo`` (and ``launch``/``attach`` to come) describe what to watch as a
+``watch``, ``replay``, ``demo``, ``launch`` and ``attach`` describe what to watch as a
 :class:`~eagle_tui.assembly.spec.DashboardSpec` and call :func:`open_dashboard`, which either
-
-* opens the dashboard: the session runs on its own thread
-  (:class:`~eagle_tui.assembly.threaded.ThreadedSession`) so a flooding log cannot make keys
-  wait, and its batches reach the app as Textual messages; or
-* without a terminal (or with ``--headless``/``--json``/``--duration``) runs the headless
-  presenter (:mod:`eagle_tui.headless`) over the very same threaded session: its printer is
-  subscribed on the session thread, and the command's loop only waits for the answer.
+opens the dashboard (the session on its own thread,
+:class:`~eagle_tui.assembly.threaded.ThreadedSession`, its batches reaching the app as Textual
+messages) or, without a terminal (or with ``--headless``/``--json``/``--duration``), runs the
+headless presenter (:mod:`eagle_tui.headless`) over the very same threaded session.
 
 Everything that can fail with a plain message (a bad config file, an unknown theme, an
-unreachable SSH host) is checked *before* Textual takes the terminal over, so the error is
-printed normally and the exit code is 2. The snapshot and Pilot tests build their app with
+unreachable SSH host) is checked *before* Textual takes the terminal, so the error prints
+normally and the exit code is 2. The snapshot and Pilot tests build their app with
 :func:`prepare_dashboard` over a scripted session: the same thread, the same message path.
 """
 
@@ -213,11 +210,10 @@ async def run_headless(spec: DashboardSpec, presenter: Presenter | None,
 def tune_gc() -> None:
     """Fewer cyclic-GC passes while a busy log streams in.
 
-    A 50k lines/s log makes ~75k short-lived event objects a second; with the default gen-0
-    threshold (700 allocations) the collector runs ~100 times a second and re-scans the app's
-    long-lived objects in gen 1/2. Freezing what exists at start-up (modules, classes) and
-    collecting gen 0 every 50,000 allocations took ~15-25 % off the parser+reducer time per
-    line of the benchmark mix (A/B in one run, 2-core machine); the events hold no cycles.
+    A flooding log makes tens of thousands of short-lived event objects a second; with the
+    default gen-0 threshold the collector would run many times a second and re-scan the app's
+    long-lived objects in gen 1/2. The events hold no cycles, so start-up's objects are frozen
+    and gen 0 is collected far less often (the gain: docs/performance.md).
     """
     import gc
 

@@ -1,21 +1,17 @@
 """Run a session (and its transports) on a background thread; its subscribers are called there.
 
 Why: the session's work (tailing, parsing, reducing) is CPU-bound Python. In the UI's own event
-loop a busy log means the loop is inside 100 ms of parsing when a key arrives, and the key waits
-(measured in tmux at 50k lines/s: key→screen p99 1.0 s in-loop, 0.28 s threaded). On its own
-thread the session runs in its own event loop; the interpreter switches threads every 5 ms, so
-the UI thread gets the GIL for each key and frame while the session keeps parsing (memray's live
-TUI uses the same shape: a reader thread posting frozen snapshots). The price is throughput: the
-two threads share one core's worth of GIL, so an overloaded session falls further behind.
+loop a busy log keeps the loop parsing when a key arrives, and the key waits (the key→screen
+figures: docs/performance.md). On its own thread the session has its own event loop and the
+interpreter's thread switch gives the UI thread the GIL for each key and frame. The price is
+throughput: the two threads share one core's worth of GIL.
 
 What crosses threads: the frozen ``DashboardState`` and the batch's event list, once per batch.
-Subscribers are called on the session thread, in its event loop, like a plain session's; a
-subscriber that hands the batch to another thread must do it thread-safely. The dashboard's
-does it with a Textual message (``App.post_message`` is thread-safe) that carries the new state
-and every event since the UI last took one: while one is pending, later batches merge into it
-(:class:`eagle_tui.ui.inbox.BatchInbox`), so a flooding log never queues one message per batch.
-This module knows nothing of Textual. Everything the session owns (sources, transports, the
-record file) lives and dies on the session thread, including closing the transports.
+Subscribers are called on the session thread; one that hands the batch to another thread must
+do it thread-safely (the dashboard's posts a Textual message, and
+:class:`eagle_tui.ui.inbox.BatchInbox` merges batches while one is pending). This module knows
+nothing of Textual. Everything the session owns (sources, transports, the record file) lives and
+dies on the session thread, including closing the transports.
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ Subscriber = Callable[[DashboardState, Sequence[Event]], None]
 Closer = Callable[[], Awaitable[None]]
 # An opener connects (SSH: before the terminal is taken over, so a refusal is a plain message)
 # and returns the session, or a function that builds it: that runs on the session thread after
-# the UI's first frame, so the first frame does not wait for the sources' imports (~50 ms).
+# the UI's first frame, so the first frame does not wait for the sources' imports.
 Opener = Callable[[], Awaitable[tuple[Session | Callable[[], Session], Closer]]]
 
 

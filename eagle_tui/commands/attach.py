@@ -135,6 +135,7 @@ def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
     """Discover the host's servers, pick one, and watch it (``attach``; ``watch`` with no
     source options)."""
     from eagle_tui.history.store import HistoryError
+    from eagle_tui.model.launching.cmdline import engine_labels
     from eagle_tui.transport.base import TransportError
 
     try:
@@ -150,10 +151,11 @@ def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
                 for i, f in enumerate(found, 1):
                     say(sanitize(f"{i}. {f.describe()}"))
                 if not found:
-                    say(inert_lines(f"no SGLang or vLLM server running on {sanitize(where)}"))
+                    say(inert_lines(f"no {engine_labels()} server running on "
+                                    f"{sanitize(where)}"))
             return 0
         if not found:
-            raise ValueError(f"no SGLang or vLLM server running on {where} (give --log, "
+            raise ValueError(f"no {engine_labels()} server running on {where} (give --log, "
                              "--url or --pid to watch one eagle-tui cannot see)")
         pick = getattr(args, "pick", None)
         if len(found) > 1 and pick is None:

@@ -1,24 +1,18 @@
 """``eagle-tui bench``: a small, bounded load generator for OpenAI-compatible servers.
 
 It streams ``/v1/chat/completions`` (or ``/v1/completions``) from ``--concurrency`` workers until
-``--requests`` are done or ``--timeout`` seconds have passed, whichever comes first, and reports
-what a client sees: aggregate tok/s, time to first token, inter-token latency and **tokens per
-SSE event**. The last one is the client-side fingerprint of speculative decoding: engines send
-one event per verify step, so an event carries every token the step accepted (≈ the accept
-length); 1.0 means drafts are not being accepted. ``--endpoint generate`` (SGLang's native API)
-reads the engine's own per-request count of verify steps (``meta_info.spec_verify_ct``) instead.
+``--requests`` are done or ``--timeout`` seconds have passed, and reports what a client sees:
+aggregate tok/s, time to first token, inter-token latency and **tokens per SSE event**, the
+client-side fingerprint of speculative decoding (one event per verify step, so ≈ the accept
+length; 1.0 means drafts are not accepted). ``--endpoint generate`` (SGLang's native API) reads
+the engine's own count of verify steps (``meta_info.spec_verify_ct``) instead. Token counts come
+from the server's ``usage``; a server that sends none is counted one token per event, and the
+result says so.
 
-The run is a *benchmark window* on the server's timeline: marker requests before and after the
-load show in the server's access log
-(:mod:`eagle_tui.model.bench.windows`), so every dashboard and ``report`` reading that log sees the
-window, with the client's totals. ``/metrics`` counters are read at both ends
-(:mod:`eagle_tui.commands.bench_window`) and, with ``--log`` (a local file), the log's own
-figures over the window are printed beside them.
-
-Token counts come from the server's ``usage`` (requested with ``stream_options.include_usage``);
-a server that sends none is counted one token per event and the result says so.
-
-:func:`run_bench` is the same code as a function: the demo uses it for its built-in load.
+The run is a *benchmark window*: marker requests before and after the load show in the server's
+access log (:mod:`eagle_tui.model.bench.windows`), and ``/metrics`` counters are read at both
+ends (:mod:`eagle_tui.commands.bench_window`). :func:`run_bench` is the same code as a function
+(the demo's built-in load).
 """
 
 from __future__ import annotations
@@ -41,7 +35,7 @@ from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.boundary.sse import MAX_SSE_LINE, SseLines
 from eagle_tui.model.boundary.termtext import inert_json, inert_lines
 
-if TYPE_CHECKING:  # imported when a load runs: with click installed, httpx imports rich (~30 ms)
+if TYPE_CHECKING:  # imported when a load runs: with click installed, httpx imports rich too
     import httpx
 
 PROMPT = "Count from one hundred, one number after another, in words:"

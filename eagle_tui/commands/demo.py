@@ -58,6 +58,7 @@ from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views import figures
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
+from eagle_tui.sim.standins import ENGINES as SIM_ENGINES
 from eagle_tui.sim.timeline import build_timeline
 
 DEFAULT_SPEED = 7.0  # a healthy 8-GPU launch (~146 s simulated) in ~21 s
@@ -226,7 +227,7 @@ def register(subparsers: Any) -> None:
         "fake nvidia-smi) and watch it exactly like a real one. Scenarios: "
         + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values()))
     p.add_argument("--scenario", choices=tuple(SCENARIOS), default="healthy")
-    p.add_argument("--engine", choices=("sglang", "vllm"), default="sglang")
+    p.add_argument("--engine", choices=SIM_ENGINES, default=SIM_ENGINES[0])
     p.add_argument("--speed", type=argtypes.rate, default=DEFAULT_SPEED,
                    help=f"startup time compression (default {DEFAULT_SPEED:g}: ~20 s)")
     p.add_argument("--headless", action="store_true",

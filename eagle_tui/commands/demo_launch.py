@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import shlex
 import shutil
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,44 +36,14 @@ from eagle_tui.history.store import RunStore
 from eagle_tui.sim.engine_cli import ENGINES_DIR
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S
+from eagle_tui.sim.standins import demo_command, write_stand_ins
 
 STOP_GRACE_S = 3.0
-_VLLM_SCRIPT = """#!{python}
-import sys
-from eagle_tui.sim.engine_cli import main
-args = sys.argv[1:]
-if args[:1] == ["serve"]:
-    args = args[1:]
-raise SystemExit(main("vllm", args))
-"""
-
-
-def demo_command(engine: str, scenario: str, draft: str, port: int, gpus: int) -> list[str]:
-    """The command a user would type for the scenario: ``misconfigured`` is the EAGLE /
-    ``"method": "eagle"`` mistake with the EAGLE-3 draft, every other one EAGLE3."""
-    wrong = scenario == "misconfigured"
-    if engine == "vllm":
-        method = "eagle" if wrong else "eagle3"
-        config = json.dumps({"method": method, "model": draft, "num_speculative_tokens": 3})
-        return ["vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct", "--speculative-config",
-                config, "--tensor-parallel-size", str(gpus), "--port", str(port)]
-    return ["python", "-m", "sglang.launch_server", "--model-path",
-            "meta-llama/Llama-3.3-70B-Instruct", "--speculative-algorithm",
-            "EAGLE" if wrong else "EAGLE3", "--speculative-draft-model-path", draft,
-            "--tp-size", str(gpus), "--port", str(port)]
-
-
 def sim_env(bin_dir: Path, workdir: Path, speed: float, scenario: str) -> dict[str, str]:
     """The launched environment: the demo's ``python``/``vllm`` first on ``PATH``, the
     stand-in engines importable, the simulator's speed and folder; the scenario only when
     the flags cannot say it (oom, nccl-timeout, ...)."""
-    # a script, not a link: a venv's interpreter finds its site-packages from the path it was
-    # started by, and a link elsewhere would start it without them
-    for name, text in (("python", f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n'),
-                       ("vllm", _VLLM_SCRIPT.format(python=sys.executable))):
-        script = bin_dir / name
-        script.write_text(text, encoding="utf-8")
-        script.chmod(0o755)
+    write_stand_ins(bin_dir)
     package_root = str(Path(eagle_tui.__file__).resolve().parents[1])
     env = {
         "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]),

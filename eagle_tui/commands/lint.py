@@ -20,14 +20,18 @@ from eagle_tui.commands.common import add_ssh_args
 from eagle_tui.console import say, warn
 from eagle_tui.model.boundary.termtext import Inert, inert_lines
 from eagle_tui.model.ingest.normalize import sanitize
-from eagle_tui.model.launching.cmdline import CommandError, ParsedCommand, parse_command
+from eagle_tui.model.launching.cmdline import (
+    CommandError,
+    ParsedCommand,
+    launch_profile,
+    parse_command,
+)
 from eagle_tui.model.launching.lint import LintResult, lint
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
 _MARK = {"error": "error  ", "warning": "warning", "info": "info   "}
-_ENGINE = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
 def register(subparsers: Any) -> None:
@@ -69,8 +73,9 @@ def result_dict(cmd: ParsedCommand, res: LintResult) -> dict[str, Any]:
 
 def print_text(cmd: ParsedCommand, res: LintResult, out: TextIO, host: str = "") -> None:
     where = f" on {host}" if host else ""
-    say(sanitize(f"{_ENGINE[res.engine]} command ({res.entry}){where}; flags of "
-                 f"{_ENGINE[res.engine]} {res.table_version}"), out)
+    label = launch_profile(res.engine).label
+    say(sanitize(f"{label} command ({res.entry}){where}; flags of {label} {res.table_version}"),
+        out)
     plan = res.plan
     if plan.algorithm:
         draft = f", draft {plan.draft}" if plan.draft else ""

@@ -27,7 +27,7 @@ def first_marker(path: Path) -> int | None:
     """Byte offset of the line holding the first bench marker, or None.
 
     Read 1 MiB at a time into one reused buffer (a memory map would count the whole file in
-    the process's RSS): a 1 M-line log costs ~1 MiB and one ``find`` per MiB.
+    the process's RSS): memory stays one buffer whatever the log's size.
     """
     keep = len(_MARK) + 4096  # a marker (and its line's start) across two reads
     buf = bytearray(SCAN_CHUNK + keep)

@@ -3,14 +3,12 @@
 It runs the same session as the dashboard and decides, after every batch of events:
 
 * **ready** (exit 0): ``/health`` answers 200 and the log (if given) shows no crash; with only
-  ``--log``, the log's own ready line (``fired up and ready to roll`` / ``Application startup
-  complete``);
+  ``--log``, the log's own ready line;
 * **crashed** (exit 1): a crash line in the log, the watched process exiting, or ``/health``
-  going dead (refused, 503, error) after it had been ready. A crash is settled for
-  ``CRASH_SETTLE_S`` before the diagnosis is printed, so the traceback's root cause (often a few
-  lines below the first fatal line) is in it; the answer still comes within a second;
-* **timeout** (exit 3), saying which phase it was stuck in and for how long;
-* usage errors exit 2.
+  going dead after it had been ready. A crash is settled for ``CRASH_SETTLE_S`` before the
+  diagnosis is printed, so the traceback's root cause (often a few lines below the first fatal
+  line) is in it;
+* **timeout** (exit 3), saying which phase it was stuck in and for how long; usage errors exit 2.
 
 A progress line is printed at every phase or health change and every ``PROGRESS_EVERY_S``;
 ``--json`` prints the same as one JSON object per line and ends with a ``result`` object.

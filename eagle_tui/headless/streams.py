@@ -1,21 +1,16 @@
 """The standard streams, made safe once at the command boundary (``cli.main``).
 
-Two failures of issue 17 came from the streams themselves, not from what was printed:
-
 * **Encoding.** The sanitizer replaces what cannot be shown by U+FFFD; on a stdout whose
   encoding cannot hold it (``LC_ALL=C`` without UTF-8 coercion, ``PYTHONIOENCODING=ascii``, a
-  Latin-1 terminal) ``print`` raised ``UnicodeEncodeError`` out of ``report``, ``wait`` (exit 1,
-  the "crashed" code) and headless ``watch``. Both streams are reconfigured with
-  ``errors="replace"``: a character the terminal cannot show becomes ``?``, never an error.
-* **Echoed names.** A file or host name carrying an OSC sequence retitled the terminal when an
-  error message echoed it, and ``bench`` printed a ``/v1/models`` id and an HTTP error body as
-  they came. Every text written to ``stdout`` or ``stderr`` (messages, warnings, tables, even a
-  traceback) passes :func:`inert`, the one sanitizer with newlines and tabs kept. This is the
-  runtime net under the typed sinks of :mod:`eagle_tui.console` (which every command uses, and
-  ``tests/unit/structure/test_terminal_sinks.py`` enforces): it also holds for argparse's own
-  messages and for a library that prints. Bytes written to ``stdout.buffer`` (``report --json``) are
-  JSON with every control escaped; the dashboard writes to the original ``sys.__stderr__``, which is
-  never wrapped (its widgets take :data:`~eagle_tui.model.boundary.termtext.Inert` text instead).
+  Latin-1 terminal) ``print`` would raise ``UnicodeEncodeError``. Both streams are reconfigured
+  with ``errors="replace"``: a character the terminal cannot show becomes ``?``.
+* **Echoed names.** A file or host name carrying an OSC sequence would retitle the terminal when
+  an error message echoed it. Every text written to ``stdout`` or ``stderr`` (messages,
+  warnings, tables, even a traceback) passes :func:`inert`, the one sanitizer with newlines and
+  tabs kept: the runtime net under the typed sinks of :mod:`eagle_tui.console`, which also holds
+  for argparse's own messages and for a library that prints. ``report --json`` writes JSON with
+  every control escaped to ``stdout.buffer``; the dashboard writes to ``sys.__stderr__``, never
+  wrapped (its widgets take :data:`~eagle_tui.model.boundary.termtext.Inert` text instead).
 """
 
 from __future__ import annotations

@@ -11,18 +11,7 @@ Where: ``$EAGLE_TUI_DATA_DIR`` if set, else platformdirs' user data dir for ``ea
 A directory that cannot be created or written gives :class:`HistoryError` with the path and the
 reason, never a traceback.
 
-The schema is read tolerantly, so one history file serves older and newer eagle-tui alike:
-every read names its columns (never ``SELECT *``: a column a newer version added is ignored),
-migrations only add (an older file gains the columns it lacks; ``user_version`` is never
-lowered), a column this version can do without that the file lacks reads as NULL, and a file
-without a column it needs (``started``, ``state``) is refused with one line.
-
-Each cell is read as the type its field declares (:func:`_fits`): SQLite keeps whatever a
-writer put in a cell (a BLOB in a text column, a number where a JSON object belongs, a JSON
-list of numbers where a list of strings belongs), and ``runs list``/``runs show`` exited 70 on
-such a row. A cell of another type reads as the field's default, as a NULL does (a required
-one as :data:`_FALLBACK`'s); list and mapping cells keep only the items of the declared type; a
-time outside what ``datetime`` can show (``ended`` of 1e309) is no time.
+More in docs/architecture.md, "Module notes", ``history/store``.
 """
 
 from __future__ import annotations

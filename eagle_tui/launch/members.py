@@ -8,17 +8,7 @@ open their own process group. ``/proc/PID/environ`` shows the environment a proc
 started with; a member is an entry exactly ``EAGLE_TUI_RUN=<token>`` there (a NUL-separated
 entry, never a substring: a near-miss token or the token in an argv never matches).
 
-Locally the scan reads ``/proc`` in this process; over SSH one ``sh`` script scans the host's
-``/proc`` (a single ``grep -z`` over every environ, a loop where ``grep -z`` is missing) and
-prints one line per member and an end line, capped at :data:`MAX_MEMBERS` lines. (The loop
-turns each NUL into a line end and each newline into a byte no entry has, so a value with a
-newline in it cannot fake an entry of its own.)
-
-Signals go to single pids, never to a group (a group may hold processes without the token).
-Before each signal the pid's start time (``/proc/PID/stat`` field 22) must still be the one the
-scan saw and the token still in its environment: a pid reused between the scan and the signal
-is left alone. Locally the check and the signal go through a pidfd, so the process checked is
-the one signalled; over SSH the check and ``kill`` follow each other in one script.
+More in docs/architecture.md, "Module notes", ``launch/members``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from eagle_tui.history.records import RunRecord
 from eagle_tui.history.store import RunStore, data_dir
 from eagle_tui.launch.process import Launched, new_token, start_detached
 from eagle_tui.model.boundary.shellwords import join
-from eagle_tui.model.launching.cmdline import ParsedCommand, parse_command
+from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
 from eagle_tui.model.launching.lint import LintResult, lint
 from eagle_tui.model.launching.redact import redact_words
 from eagle_tui.probe.facts import gather
@@ -39,10 +39,11 @@ class Prepared:
 
     @property
     def port(self) -> int:
-        value = self.cmd.get("port")
+        profile = launch_profile(self.cmd.engine)
+        value = self.cmd.get(profile.launch.port_dest)
         if isinstance(value, str) and value.isdigit() and len(value) < 6:
             return int(value)
-        return 30000 if self.cmd.engine == "sglang" else 8000
+        return profile.default_port
 
     @property
     def url(self) -> str:

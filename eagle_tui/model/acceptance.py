@@ -5,31 +5,11 @@ denominator. An accept length is tokens per verify step, so over a window it is
 ``Σ tokens / Σ verify steps``: each interval's value weighed by its verify steps. The plain mean
 of the interval values lies whenever the intervals differ in work (a real vLLM EAGLE-3 run: the
 counters gave 1 + 1459/621 = 3.35, the plain mean of five intervals 3.21, because one of them
-held 25 drafts and an accept length of 2.52). The weight each engine's line gives:
+held 25 drafts and an accept length of 2.52). Each engine's stats line gives its weight its own
+way (vLLM: the interval's drafts; SGLang: ``#running-req``), and ranks that print the same
+batch count once.
 
-- **vLLM** ``SpecDecoding metrics``: the interval's drafts (verify steps), ``drafted / k`` with
-  ``k`` the number of per-position rates it prints (or the speculative settings' ``k``). The
-  value is then recomputed as ``1 + accepted / drafts`` from the counts, not the 2-decimal
-  print, so a window's weighted mean *is* the counter delta ``1 + Δaccepted / Δdrafts``.
-- **SGLang** ``Decode batch``: a line is printed every ``decode_log_interval`` decode steps, and
-  every step verifies each running request once, so the interval's verify steps are
-  ``interval × #running-req``: the weight is ``#running-req`` (the constant factor cancels). On
-  the recorded real SGLang runs this matches ``Δgeneration_tokens / Δspec_verify_calls`` within
-  2 % where the plain mean is 8 % off (``tests/unit/model/views/test_weighted_numbers.py``).
-
-**Ranks.** SGLang prints its scheduler lines once per tensor-parallel rank (``[... TP0]`` ..
-``[... TP7]``): the same batch, the same numbers, eight times. Only one rank of each
-data-parallel group counts (the first seen, normally ``TP0``); lines of different ``DP`` ranks
-(and vLLM's ``Engine 000:``, ``Engine 001:`` of data parallelism) are different batches: all
-count, each group's newest tok/s is summed (:func:`rank_key`).
-
-**Distribution.** vLLM's draft positions are accepted in order (position ``i`` only if all
-before it were), so the per-position rates ``r_0 ≥ r_1 ≥ …`` give the distribution of accepted
-drafts per verify step: P(0) = 1 − r_0, P(j) = r_{j−1} − r_j, P(k) = r_{k−1}. SGLang's
-``spec_correct_drafts_histogram`` (``/generate``'s ``meta_info``) counts verify steps by correct
-drafts directly.
-
-Pure: no clock, no I/O.
+More in docs/architecture.md, "Module notes", ``model/acceptance``.
 """
 
 from __future__ import annotations

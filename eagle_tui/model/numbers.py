@@ -2,7 +2,7 @@
 
 ``float()`` and friends accept more than a log or an exposition means by a number: ``1_0`` is
 10, ``1e999`` is ``inf``, ``nan`` is a float, and a regex that matched ``\\d+(\\.\\d+)?`` at the
-start of ``1e999`` or ``0x10`` read ``1.0`` and ``0.0`` from them (issue 17). Here a token is a
+start of ``1e999`` or ``0x10`` would read ``1.0`` and ``0.0`` from them. Here a token is a
 number only when *all* of it is ``[+-]digits[.digits][e[+-]digits]`` (at most
 :data:`MAX_TOKEN` characters: a 400-digit value is not a measurement) and its value is finite.
 Anything else is ``None``, which every caller treats as "not a reading": skipped, never fatal.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 
+MAX_VALUE = 1e15  # larger than any count, rate or token total a server reaches: not a reading
 MAX_TOKEN = 64  # characters: 17 significant digits, a sign, an exponent, and room to spare
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
 _INT = re.compile(r"[+-]?[0-9]{1,18}")
@@ -61,4 +62,4 @@ def display_clamp(value: float, low: float, high: float) -> float | None:
     return value if math.isfinite(value) and low <= value <= high else None
 
 
-__all__ = ["MAX_TOKEN", "display_clamp", "finite", "strict_float", "strict_int"]
+__all__ = ["MAX_TOKEN", "MAX_VALUE", "display_clamp", "finite", "strict_float", "strict_int"]

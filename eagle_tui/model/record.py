@@ -2,8 +2,8 @@
 
 ``@dataclass(frozen=True, slots=True)`` writes the source of ``__init__``, ``__repr__``,
 ``__eq__``, ``__hash__``, ``__setattr__`` and ``__delattr__`` for each class and compiles it
-with ``exec``: ~1 ms per class, and the events module alone has ~30 of them, which every start
-of the program pays (``eagle-tui report`` runs in a fraction of a second). ``@record`` lets
+with ``exec``, a cost per class that every start of the program pays, and the events module
+alone has dozens (``eagle-tui report`` must start fast). ``@record`` lets
 ``dataclass`` generate only what must be per class (``__init__`` and the frozen guards) and
 takes ``==``, ``hash`` and ``repr`` from :class:`Record`, written once, with the same meaning:
 equal when of the same class with equal fields in order, hashed and shown by those fields.

@@ -16,24 +16,22 @@ import shlex
 from typing import Any
 
 from eagle_tui.model.boundary.loaders import LoadError, load_json
-from eagle_tui.model.launching.cmdline import ParsedCommand
+from eagle_tui.model.engines import profiles
+from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile
 from eagle_tui.model.launching.lint import ConfigFact, GpuFact, LintFacts, spec_plan
 from eagle_tui.transport.base import CommandNotFound, Transport, TransportError
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 CONFIG_MAX = 4 << 20
 TIMEOUT_S = 5.0
-_CPU_ENV = (("SGLANG_USE_CPU_ENGINE", "1"), ("VLLM_TARGET_DEVICE", "cpu"))
 
 
 def model_path(cmd: ParsedCommand) -> str | None:
     """The target model as the engine reads it (SGLang ``--model-path``, vLLM's positional)."""
-    if cmd.engine == "sglang":
-        value = cmd.get("model_path")
-        return value if isinstance(value, str) else None
-    if cmd.positionals:
+    launch = launch_profile(cmd.engine).launch
+    if launch.model_positional and cmd.positionals:
         return cmd.positionals[0]
-    value = cmd.get("model")
+    value = cmd.get(launch.model_dest)
     return value if isinstance(value, str) else None
 
 
@@ -124,9 +122,10 @@ async def gpus(transport: Transport) -> tuple[tuple[GpuFact, ...] | None, str]:
 
 
 def cpu_build(cmd: ParsedCommand, environ: dict[str, str] | None = None) -> bool:
-    """A CPU build of the engine: its GPU checks do not apply."""
+    """A CPU build of the engine: its GPU checks do not apply (the CPU-build variable of any
+    registered engine counts)."""
     env = {**(environ if environ is not None else os.environ), **dict(cmd.env)}
-    return any(env.get(k, "").lower() == v for k, v in _CPU_ENV)
+    return any(env.get(k, "").lower() == v for p in profiles() for k, v in p.launch.cpu_env)
 
 
 async def gather(cmd: ParsedCommand, transport: Transport, *, cwd: str | None = None,
@@ -134,10 +133,11 @@ async def gather(cmd: ParsedCommand, transport: Transport, *, cwd: str | None = 
     """Every fact the checks use, gathered concurrently, each with its own deadline."""
     plan = spec_plan(cmd)
     model = model_path(cmd)
-    port_value = cmd.get("port")
+    profile = launch_profile(cmd.engine)
+    port_value = cmd.get(profile.launch.port_dest)
     port = int(port_value) if isinstance(port_value, str) and port_value.isdigit() and \
-        len(port_value) < 6 else (30000 if cmd.engine == "sglang" else 8000)
-    is_cpu = cpu_build(cmd, environ) or str(cmd.get("device") or "") == "cpu"
+        len(port_value) < 6 else profile.default_port
+    is_cpu = cpu_build(cmd, environ) or str(cmd.get(profile.launch.device_dest) or "") == "cpu"
 
     async def none() -> None:
         return None

@@ -12,9 +12,7 @@ to temporary files (:mod:`.spool`) and forks worker processes for a big file
     finally:
         close(report)
 
-Modules: :mod:`.builder` (``ReportBuilder``: events → state, spools → the report dict),
-:mod:`.chunk_summary` (the stateless bulk work of a chunk, as named parts), :mod:`.parallel`
-(workers and the in-order merge), :mod:`.reader`, :mod:`.spool`, :mod:`.output` (writing it).
+More in docs/architecture.md, "Module notes", ``report/__init__``.
 """
 
 from __future__ import annotations

@@ -6,26 +6,7 @@ report says exactly what the dashboard would. The per-line numbers (``accept_len
 ``gen_throughput``) go to :class:`NumberSpool`\\ s instead: a 5 M-line log has millions of them,
 and memory must stay flat (text on disk, statistics in bounded memory).
 
-:func:`build_report` reads the log in chunks into one reused buffer (``reader.read_chunks``).
-With ``fast=True`` (the default) the lines of a chunk that are not *plain* bulk lines
-(``detect.NON_PLAIN_AFTER_NL``: one regex pass finds them) go through the parser one by one; a
-run of plain lines costs a handful of C-level passes, whatever its length: one ``findall`` of
-every Decode line's running requests and first accept len (``chunk_summary.run_tokens``: the
-work weighting and, nearly always, the accept tokens too), one of every line's first tok/s
-number (``classify.GEN_LINE_B``), a search for a hidden-states shape whose dim is not known yet
-(``classify.unknown_dim_pattern``), the newline count and a ``find`` of a bench window marker
-(:attr:`ReportBuilder.bench_mark`). Python never touches a plain line. A run whose numbers fail
-the check (every token a plain decimal and a finite double) is parsed line by line instead, so
-``fast=True`` and ``fast=False`` give the same report (tested on every fixture and on generated
-logs).
-
-:meth:`ReportBuilder.apply` takes a chunk's bulk work done elsewhere, without the state (a
-:class:`~.chunk_summary.ChunkSummary`, made by the worker processes of :mod:`.parallel`), and
-gives the same state and spools as :meth:`ReportBuilder.feed` on that chunk: the parallel report
-is byte-identical to this one.
-
-:meth:`ReportBuilder.finish` returns the report as a dict, its two number arrays still
-spooled: :mod:`.output` writes it (streaming the arrays) and closes it; nothing here writes.
+More in docs/architecture.md, "Module notes", ``report/builder``.
 """
 
 from __future__ import annotations

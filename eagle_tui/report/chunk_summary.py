@@ -1,8 +1,7 @@
 """Chunk summaries: the bulk work of one report chunk without the report's state.
 
-This is what the parallel report's worker processes compute (:mod:`.parallel`). The report's
-"records" are called *chunk summaries* here, to keep them apart from the event ``@record``
-classes (``model.record``) and the session's ``--record`` file.
+What the parallel report's workers compute (:mod:`.parallel`); *chunk summaries*, not
+"records", to keep them apart from the event ``@record`` classes and the ``--record`` file.
 
 ``ReportBuilder.feed`` (:mod:`.builder`) needs a little state that only the lines *before* a
 chunk decide: the engine, whether "serving" was seen, the hidden-state dims already known, the
@@ -10,30 +9,10 @@ line number, the parser's and crash tracker's state. Everything else it does to 
 stateless bulk work, and that is nearly all of the time. :func:`summarize_chunk` does exactly
 that work on a chunk whose predecessors have not been read yet, assuming only the common case
 (engine known, "serving" seen), and returns a :class:`ChunkSummary`; ``ReportBuilder.apply`` then
-replays its parts *in file order* against the real state. A summary's parts are of three kinds:
+replays its parts *in file order* against the real state. A summary's parts are of three
+kinds (see the notes).
 
-- :class:`LoneLine`: a line that is not plain (``detect.NON_PLAIN_AFTER_NL``, ESC, CR), as its
-  bytes; it goes through the ordinary parser, so tracebacks and startup lines that straddle
-  chunks (or workers) are parsed exactly as in one pass;
-- :class:`NumberRun`: a run of plain lines, as its line count, its number tokens as JSON text,
-  the floats of its last ``TAIL`` values, and the first line of each distinct hidden-state dim
-  it shows (``apply`` keeps those not known yet, which is what the serial dim search finds);
-- :class:`RawRun`: a run of plain lines whose tokens fail the check, whole, to be parsed line by
-  line as in one pass;
-
-and the chunk's statistics come pre-folded (token counts for the mean, one sorted block of
-doubles for the median): both statistics are exact whatever the order of their inputs.
-
-When the assumption fails at the chunk's start (engine still unknown, or "serving" pending and
-the chunk has a stats line) ``apply`` reads the chunk again and feeds it serially. Both are
-monotone (an engine once detected stays, the phase only rises, a crash stays), so a chunk that
-starts in the common case stays in it. The chunk boundaries are the serial reader's own
-(``reader.read_chunks``): the runs, and hence the report's bytes, are identical.
-
-The parts are ``NamedTuple``\\ s of bytes, ints, floats and lists. ``marshal`` (builtin, and the
-fastest way between processes) takes exact tuples only, so a summary crosses as
-:func:`to_wire`'s plain tuples (a kind tag and the fields of each part) and
-:func:`from_wire` names them again: a handful of parts per chunk, nothing per line.
+More in docs/architecture.md, "Module notes", ``report/chunk_summary``.
 """
 
 from __future__ import annotations
@@ -70,7 +49,7 @@ WORK_LINE_B = re.compile(
 Work = tuple[bytes, bytes]  # (running requests, accept len) tokens
 # WORK_LINE_B for the lines of a run that has a newline in front (every run of a chunk has one):
 # ``^`` in MULTILINE mode is tried at every byte (``re`` has no fast scan for it), a literal
-# newline is found at C speed; that alone makes the pass ~4x cheaper. The usual fields between
+# newline is found at C speed, which makes the pass several times cheaper. The usual fields between
 # the running requests and the accept length are tried before the lazy gap: they hold no
 # "accept len: ", so the accept len found is the gap's first, exactly WORK_LINE_B's. Every match
 # is WORK_LINE_B's on the same line, with the same groups (``run_tokens`` relies on it).
@@ -157,8 +136,8 @@ def new_dims(buf: bytes | bytearray, a: int, b: int,
     nothing, and filtering its results in order against the known dims gives the same events.
 
     Linear in the run whatever the number of distinct dims: the pattern skips only the first
-    :data:`SKIP_DIMS` of them (it was rebuilt with one more look-behind per new dim, which made
-    1,000 dims cost 12 s); the others are matched and dropped by a set. Each match looks back
+    :data:`SKIP_DIMS` of them (rebuilt with one more look-behind per new dim, it grew quadratic
+    in the dims); the others are matched and dropped by a set. Each match looks back
     for its ``Size([`` no further than the previous match, and lines are counted from the
     previous new dim.
     """

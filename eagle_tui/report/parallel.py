@@ -1,30 +1,13 @@
 """``report`` on a big regular file with several processes: chunks, forked workers, a merge.
 
-The serial report (``builder.build_report``) reads a log in chunks; nearly all of its time is
-stateless bulk work on runs of plain lines. Here the parent first cuts the file into chunks of
-whole lines (``reader.plan``: the serial reader's own cuts at ``PAR_CHUNK``, found by a few small
-reads near each one, the last whole lines included) and puts the chunk indices in a pipe. It
-and the forked workers (``os.fork``: the modules are already imported, and nothing but the
-indices needs to cross) claim indices from the pipe (a 4-byte read is atomic), so the work stays
-balanced on a busy machine, whoever is slowed. The parent feeds chunks with the serial code as
-long as it claims the next chunk in order (always the first one, which holds the startup);
-every other claimed chunk is summarized (a :class:`~.chunk_summary.ChunkSummary`; a worker reads
-its chunk a ``WINDOW`` at a time) into a temporary file of its own (``marshal``, one chunk
-summary per file: no process holds much in memory). The parent applies the summaries in file
-order as they arrive (``ReportBuilder.apply``: rare lines through the ordinary parser; a chunk
-whose assumption fails is re-read and fed), deletes each file once applied, claims a chunk of its
-own only when no summary is ready, and reads a last line without its newline with the serial
-reader. The JSON is byte-identical to the serial report's (tested on every fixture with tiny
-chunks and windows and many workers).
+The parent cuts the file into chunks of whole lines and puts their indices in a pipe; it and the
+forked workers claim indices one at a time, so the work stays balanced on a busy machine. A
+worker summarizes each chunk into a temporary file of its own; the parent applies the summaries
+in file order through the serial code, so the JSON is byte-identical to one process's. A failed
+worker's chunks are read serially; workers never outlive the command. stdin, small files and
+``workers == 1`` stay serial.
 
-A worker that fails (an exception, a signal) is not fatal: the chunks it claimed are read
-serially. Workers are killed and reaped when the parent leaves early (Ctrl-C, an error), so none
-outlives the command; a worker whose parent is killed outright (SIGKILL, SIGTERM) exits when it
-next reports a chunk done (a broken pipe), after at most one chunk.
-
-stdin, non-regular files, files under ``THRESHOLD`` bytes and ``workers == 1`` use the serial
-path. ``EAGLE_TUI_REPORT_WORKERS`` overrides the default process count (usable CPUs, at most
-``MAX_WORKERS``, at least ``MIN_BYTES`` of the file per process).
+More in docs/architecture.md, "Module notes", ``report/parallel``.
 """
 
 from __future__ import annotations
@@ -56,10 +39,10 @@ from .workfiles import memory_path, private_kib, read_int, summary_path
 
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
 MIN_BYTES = 8 << 20  # at least this much of the file per process
-# each worker adds ~4 MB of its own memory (its RSS is ~15 MB, the rest shared with the parent):
-# 12 processes stay under ~65 MB for the tree; past ~12 the fixed start-up cost dominates
+# a worker's own memory is small (most of its pages stay shared with the parent), but each adds
+# a fixed start-up cost that more workers stop paying back (docs/performance.md)
 MAX_WORKERS = 12
-MAX_CHUNKS = 16_000  # chunk indices the work pipe holds (4 bytes each, 64 KiB): ~16 GB
+MAX_CHUNKS = 16_000  # 4-byte chunk indices in the work pipe's 64 KiB buffer
 ENV_WORKERS = "EAGLE_TUI_REPORT_WORKERS"
 PAR_CHUNK = 2 << 20  # the chunks handed out: ~17,000 lines; many more than processes
 WINDOW = 1 << 19  # a worker reads its chunks this much at a time
@@ -143,7 +126,7 @@ def _worker(fd: int, queue: int, chunks: list[Chunk], tmp: str, done: int, me: i
 
 def _load(f: BinaryIO) -> Any:
     """What a worker wrote: the length of its ``marshal`` bytes, then those. Read whole:
-    ``marshal.load`` on a file reads it a few bytes at a time (~1 ms for a chunk's summary)."""
+    ``marshal.load`` on a file reads it a few bytes at a time, far slower than one read."""
     size = int.from_bytes(f.read(8), "little")
     data = f.read(size)
     if len(data) != size:

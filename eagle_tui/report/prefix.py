@@ -9,19 +9,7 @@ interpreter lock stays free for keys, and so no worker is forked from a threaded
     python -m eagle_tui.report.prefix PATH START OUT [--workers N]
     python -m eagle_tui.report.prefix - START OUT          (the bytes on stdin: over SSH)
 
-It writes one line per step on stdout: ``count LINES`` (the newlines before ``START``: a C-speed
-count, first, so line numbers are known long before the summary), ``progress BYTES LINES`` (at
-most every ``PROGRESS_S``), and ``done`` once the pickled :class:`DashboardState` is in ``OUT``
-(a file its parent made: a pickle from our own child is trusted as our own memory is). An
-error goes to stderr with a non-zero exit.
-
-What comes back is a :class:`~eagle_tui.model.fold.prefix.PrefixSummary`. Its state: the report's
-fold (phases, crash, speculative settings, models, hidden dims, engine and what is inferred),
-then the stats events of the last stretch of the prefix (enough for every series' last
-``STATS_KEEP`` points: what a full catch-up's thinned series keep), reduced onto it, so figures
-and alerts are those a full parse gives; ``lines`` is the number of lines before ``START``.
-Line numbers are the file's own. The parser then reads on past ``START`` (``CONT_LINES``) for
-the crash events only: a traceback that ``START`` cuts is classified with its context.
+More in docs/architecture.md, "Module notes", ``report/prefix``.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ _SCALE = 1 << 1074  # every finite double times this is an integer (exact sums)
 
 
 def _temporary_file() -> IO[bytes]:
-    import tempfile  # here, not at the top: ~3 ms of a short command's start
+    import tempfile  # here, not at the top: a short command need not pay for its import
 
     return tempfile.TemporaryFile()
 
@@ -77,7 +77,7 @@ class NumberSpool:
       integer sum; the mean is that sum rounded once (exactly what ``math.fsum`` gives) / count.
     - median (``median=True``): values are sorted ``BLOCK`` at a time (C-level) onto disk, and
       every ``STEP``-th value of a block stays in memory. These samples bound the middle ranks
-      to a range of at most ~2 × blocks × ``STEP`` values, which one pass collects (``bisect``
+      to a range of at most twice blocks × ``STEP`` values, which one pass collects (``bisect``
       per block): the median is exact.
     """
 

@@ -19,7 +19,7 @@ def private_kib() -> int:
     ``/proc/self/smaps_rollup``), 0 where that file does not exist.
 
     A forked worker's RSS counts every page it still shares with the parent; what it adds to the
-    machine's memory is its private part. ``--debug-rss`` only: reading the file costs ~0.1 ms.
+    machine's memory is its private part. Read for ``--debug-rss`` only, never by default.
     """
     total = 0
     try:

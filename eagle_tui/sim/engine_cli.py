@@ -3,22 +3,9 @@
 So that the demo can show the whole loop — launch with a flag mistake, see acceptance collapse,
 press ``E``, fix ``EAGLE`` → ``EAGLE3``, relaunch — the simulated server must take exactly the
 command a user types and behave as its flags and the draft's ``config.json`` dictate, the way
-the real engine does:
+the real engine does.
 
-* the flags are read with the real engine's flag table (unambiguous prefixes, ``=`` forms;
-  an ambiguous or unknown option ends the process with argparse's message and exit 2, as the
-  engine's argparse does);
-* ``--speculative-algorithm EAGLE`` (or ``NEXTN``) with an EAGLE-3 draft gives the silent
-  degrade: final hidden states (7168 dims) and accept len ~1.0 (the ``misconfigured``
-  scenario); ``EAGLE3`` gives 21504 dims and a healthy length; vLLM's ``"method": "eagle"``
-  with an EAGLE-3 draft is refused at startup, as the real vLLM 0.32 refuses it
-  (:func:`vllm_refusal`);
-* ``--port``, ``--tp-size``/``--tensor-parallel-size`` and the draft path are the simulated
-  server's; the log goes to stdout, appended (``launch`` redirects it to the run's log).
-
-``EAGLE_TUI_SIM_SCENARIO`` (oom, nccl-timeout, port-in-use, slow-start), ``EAGLE_TUI_SIM_SPEED``
-and ``EAGLE_TUI_SIM_WORKDIR`` set what a command line cannot. ``eagle_tui/sim/engines/`` holds
-the stand-in ``sglang`` package (on ``PYTHONPATH``) and the demo writes a ``vllm`` script.
+More in docs/architecture.md, "Module notes", ``sim/engine_cli``.
 """
 
 from __future__ import annotations
@@ -154,7 +141,7 @@ def main(engine: str, argv: Sequence[str] | None = None) -> int:
         return 2 if ": error: " in error else 1
     if opts.engine == "vllm" and opts.scenario == "misconfigured" and not os.environ.get(
             "EAGLE_TUI_SIM_SCENARIO"):
-        print("\n".join(vllm_refusal(opts, words)), flush=True)  # vLLM refuses, as measured
+        print("\n".join(vllm_refusal(opts, words)), flush=True)  # what a real vLLM prints
         return 1
     try:
         return run(opts)

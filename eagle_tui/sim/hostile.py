@@ -2,25 +2,10 @@
 
 Used by the endpoint-chaos tests and ``benchmarks/bench_chaos.py``. One server answers
 ``/health``, ``/metrics`` (vLLM names), ``/server_info``, ``/get_server_info`` and ``/v1/models``
-in the current :attr:`HostileServer.mode` (switchable while it runs):
+in the current :attr:`HostileServer.mode` (switchable while it runs; the modes are listed in
+the notes).
 
-``ok``       a well-behaved vLLM-like server (counters grow 100 tokens/s);
-``refused``  the listener is closed: connections are refused;
-``503``/``500``  that status, a short body;
-``garbage``  bytes that are not HTTP, then close;
-``hang``     read the request, never answer;
-``drip``     a 200 with its headers, then the body one byte every ``drip_s``;
-``huge``     a 200 ``/metrics`` of ``huge_bytes`` (50 MB) of valid exposition, sent at once;
-``endless``  a 200 chunked ``/metrics`` that never ends;
-``numbers``  valid exposition whose values cannot be represented (400 digits, ``1e999``) and a
-             ``/server_info`` of 1e308s.
-
-:attr:`HostileServer.health_mode`, when set, is the mode ``/health`` alone answers in (a server
-that is "starting" (``503``) while its ``/metrics`` floods, say).
-
-Bounded: each connection is served for at most ``max_conn_s`` seconds and ``max_conn_bytes``
-bytes, at most ``max_conns`` connections at a time; :meth:`stop` ends everything. Stdlib only:
-it runs its own asyncio loop in a daemon thread, so a test's own loop is never involved.
+More in docs/architecture.md, "Module notes", ``sim/hostile``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``GET /metrics`` in each engine's real metric names and types (FORMATS.md §1.7 and §2.5).
+"""``GET /metrics`` in each engine's real metric names and types (as recorded in
+``tests/fixtures/sglang-cpu/*-metrics.txt`` and ``tests/fixtures/vllm-cpu/metrics-*.txt``).
 
 The text is produced by ``prometheus_client`` itself from a collector that reads the engine's
 counters, so the exposition format (``# HELP``/``# TYPE``, ``_total``/``_created`` suffixes,

@@ -7,10 +7,10 @@ between runs (rank jitter, which rank fails, accept lengths) comes from one ``ra
 so a scenario is reproducible to the byte for a given seed and start time.
 
 Throughput model (why the numbers are what they are): one verify step of a batch-1 request costs
-``VERIFY_STEP_S`` (target verify of 4 tokens plus 3 draft steps, ≈1.67× a plain decode step at
+``VERIFY_STEP_S`` (target verify of 4 tokens plus 3 draft steps: 5/3 of a plain decode step at
 the 90 tok/s baseline) and commits ``accept_len`` tokens on average. So tok/s = accept_len × 54:
-a healthy EAGLE-3 draft (accept ≈3.3) gives ≈175 tok/s, ≈1.9× the baseline; the misconfigured
-launch (accept ≈1.05) gives ≈56.7 tok/s, slower than no speculation at all.
+a healthy EAGLE-3 draft (accept 3.3) gives 175 tok/s, nearly twice the baseline; the
+misconfigured launch (accept 1.05) gives 56.7 tok/s, slower than no speculation at all.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def server_args_fields(cfg: ServerConfig) -> dict[str, Any]:
 
 def server_args(cfg: ServerConfig) -> str:
     """``logger.info(f"server_args={...}")``: 0.5.x logs the resolved args as a dict repr on one
-    very long line (~19 KB for the real server; tests/fixtures/sglang-cpu), no longer the
+    very long line (as in tests/fixtures/sglang-cpu), no longer the
     ``ServerArgs(...)`` dataclass repr of older releases."""
     return f"server_args={server_args_fields(cfg)!r}"
 
@@ -270,7 +270,7 @@ def access_line(epoch: float, client_port: int, method: str, path: str, status: 
 
 
 def debug_line(tokens: int, dim: int) -> str:
-    """A user's debug ``print`` in the EAGLE-3 hook (not upstream; FORMATS.md §4.2)."""
+    """A user's debug ``print`` in the EAGLE-3 hook (not upstream: a user's own instrumentation)."""
     return f"[EAGLE3-DEBUG] hidden_states shape=torch.Size([{tokens}, {dim}])"
 
 

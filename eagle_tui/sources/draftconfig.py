@@ -1,8 +1,9 @@
 """Read the draft checkpoint's ``config.json`` so the EAGLE-vs-EAGLE3 mistake can be caught.
 
-An EAGLE-3 draft launched with ``--speculative-algorithm EAGLE`` fails silently (FORMATS.md
-§1.5): the only way to see it is to compare what the draft *is* (its config) with how it was
-launched. The draft path comes from ``--draft-config`` or, once the log's ``server_args`` line
+An EAGLE-3 draft launched with ``--speculative-algorithm EAGLE`` fails silently
+(``tests/fixtures/sglang-cpu/misconf.log`` is such a run): the only way to see it is to compare
+what the draft *is* (its config) with how it was launched.
+ The draft path comes from ``--draft-config`` or, once the log's ``server_args`` line
 (or ``/server_info``) has been parsed, from the state's ``SpecConfig``; it is re-read when that
 path changes (a relaunch with another draft).
 

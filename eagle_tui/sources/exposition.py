@@ -16,9 +16,8 @@ rewritten with single spaces.
 from __future__ import annotations
 
 from eagle_tui.model.ingest.normalize import sanitize
-from eagle_tui.model.numbers import strict_float
+from eagle_tui.model.numbers import MAX_VALUE, strict_float
 
-MAX_VALUE = 1e15  # larger than any count, rate or token total a server reaches: not a reading
 MAX_SAMPLE_LINE = 16 << 10  # a vLLM/SGLang sample line is < 1 KB (labels included)
 
 
@@ -65,7 +64,7 @@ def _kept_value(token: str) -> bool:
 def _comment(line: str) -> str | None:
     """A ``# TYPE`` line rewritten with single spaces; ``None`` for ``# HELP`` and any other
     comment (nothing eagle-tui reads, and prometheus-client's reading of their blanks is
-    quadratic: a ``# HELP`` of a million blanks cost 17 s a scrape)."""
+    quadratic in them)."""
     parts = line.split(None, 3)
     if len(parts) < 3 or parts[1] != "TYPE":
         return None
@@ -77,7 +76,7 @@ def filter_exposition(text: str, wanted: frozenset[str]) -> tuple[str, tuple[str
     """Only the series eagle-tui reads (a vLLM /metrics is ~640 lines of mostly histograms),
     and the names of the samples skipped because their value cannot be represented.
 
-    Filtering first makes a scrape ~10x cheaper; the parser still sees well-formed exposition
+    Filtering first makes a scrape far cheaper; the parser still sees well-formed exposition
     because each kept family keeps its own ``# TYPE``/``# HELP`` lines. A value that is not a
     whole finite number (``1e999``, 400 digits, ``0x10``) is dropped here, line by line, so one
     bad sample costs that sample, never the scrape (``OverflowError`` failed every scrape).

@@ -6,19 +6,12 @@ off the bus, ``GPU is lost``) is reported in its own ``GpuInfo.error`` while the
 updating; no driver at all (``NVMLError_LibraryNotFound``, no ``nvidia-smi`` binary) is a state,
 ``GpuSample(state="no_driver")``, shown to the user once, after which the source ends.
 
-Cost (MEASURED.md, H200, driver 580): memory ~4.6 µs, utilization ~0.9, temperature ~1.1, power
-~1.0, SM clock ~1.2, compute processes ~7.2 µs per call; ``nvmlInit`` 10 ms once. One
-``nvidia-smi`` process costs ~46 ms, which is why the fallback streams it with ``-lms`` instead of
-spawning one per sample (``sources/gpu_smi.py``, re-exported here). ``benchmarks/bench_nvml.py``
-measures the whole per-GPU sample.
+An NVML call costs microseconds, one ``nvidia-smi`` process tens of milliseconds, which is why
+the fallback streams it with ``-lms`` instead of spawning one per sample
+(``sources/gpu_smi.py``, re-exported here). ``benchmarks/bench_nvml.py`` measures both; the
+runs are in docs/gpu.md.
 
-Memory moves fast and matters most (a step when weights or the KV cache are allocated, a drop
-when a process exits), so between the full samples (every ``interval``, 1 s) the sampler reads
-only each GPU's memory every ``memory_interval`` (0.1 s, ~5 µs a GPU) and emits a sample at once
-when some GPU's used memory moved by ``memory_step`` or more since the last one it emitted: the
-step is on screen within ~0.2 s instead of up to a full interval later. Such a sample re-reads
-the compute-process list too, so the per-process memory always comes from the same sample as
-the device's; utilisation, power, temperature and clock are the last full sample's.
+More in docs/architecture.md, "Module notes", ``sources/gpu``.
 """
 
 from __future__ import annotations
@@ -44,8 +37,8 @@ from eagle_tui.transport.base import TransportError
 
 MEMORY_INTERVAL_S = 0.1  # memory-only reads between full samples
 MEMORY_STEP = GPU_MEMORY_STEP  # a move this large is emitted at once (the pane: 0.1 GiB steps)
-# The compute-process list is the one expensive call (~7 µs idle, ~30 µs on a busy H200): at a
-# full sample a second it is read with every one, so it is never older than the memory shown.
+# The compute-process list is the one expensive call (more so on a busy GPU): at a full sample
+# a second it is read with every one, so it is never older than the memory shown.
 PROCESS_EVERY = 1
 
 # --------------------------------------------------------------------------- NVML
@@ -174,8 +167,8 @@ class NvmlSampler:
         return name
 
     def _memory(self, handle: Any) -> Any:
-        """Memory info, v2 when the driver has it: its ``used`` excludes the driver-reserved
-        ~615 MiB, so the numbers match what ``nvidia-smi`` (and the remote fallback) show."""
+        """Memory info, v2 when the driver has it: its ``used`` excludes the driver's reserved
+        memory, so the numbers match what ``nvidia-smi`` (and the remote fallback) show."""
         nv = self._nvml
         if self._mem_v2 is not False and hasattr(nv, "nvmlMemory_v2"):
             try:

@@ -1,8 +1,9 @@
 """GPU samples from a streamed ``nvidia-smi --query-gpu ... -lms N`` (remote, demo, fallback).
 
 Split from :mod:`eagle_tui.sources.gpu` (which re-exports these names): one ``nvidia-smi``
-process costs ~46 ms, which is why the fallback streams it with ``-lms`` instead of spawning one
-per sample. A field the GPU or driver does not support becomes ``None``; no driver (no binary,
+process costs tens of milliseconds (docs/gpu.md), which is why the fallback streams it with
+``-lms`` instead of spawning one per sample.
+ A field the GPU or driver does not support becomes ``None``; no driver (no binary,
 or nvidia-smi saying it cannot talk to one) is a ``no_driver`` sample, after which the source
 ends.
 """

@@ -2,27 +2,9 @@
 
 The blind ``until curl -sf /health; do sleep 10; done`` loop this replaces cannot tell a server
 that is still loading from one that died: both are "not 200". Here each poll becomes one
-``HealthSample`` with a state the user can act on:
+``HealthSample`` with a state the user can act on (listed in the notes).
 
-* ``no_listener`` - connection refused: nothing is bound to the port (not started yet, or dead);
-  a TLS handshake that fails is not this: it is ``error`` with ``tls: …`` naming why (a
-  certificate that fails verification, TLS to a plain port, plain HTTP to a TLS port:
-  :mod:`eagle_tui.sources.tls`);
-* ``starting``    - 503: the process answers but is not ready (SGLang while warming up; vLLM
-  also answers 503 once its engine is dead, which is why "503 after ready" means dead);
-* ``ready``       - 200;
-* ``error``       - any other status, or an answer that is not HTTP;
-* ``timeout``     - no complete answer within the per-request deadline (a hung or overloaded
-  server, or one that sends its headers and then drips the body).
-
-The loop reschedules itself after each request finishes (requests never overlap) and all I/O is
-httpx's async client, so a hanging server never blocks the event loop.
-
-The commands poll ``/health?eagle-tui`` (``path``, :func:`~eagle_tui.model.bench.windows.own_path`):
-the server's access log shows the mark, and the log view folds those lines. While the server is up
-and ready the poll slows to ``ready_interval`` (the commands ask for :data:`READY_INTERVAL_S`):
-readiness needs the fast poll, an up server does not (its death shows in the log and the
-process first).
+More in docs/architecture.md, "Module notes", ``sources/health``.
 """
 
 from __future__ import annotations
@@ -67,7 +49,7 @@ async def probe(client: httpx.AsyncClient, path: str, clock: Callable[[], float]
     """One request → one sample. Every httpx failure maps to a state; nothing escapes.
 
     The whole answer must come within ``deadline_s`` (the client's timeout by default): a
-    server that sends "200" and then drips its body is ``timeout``, never "ready" (issue 17).
+    server that sends "200" and then drips its body is ``timeout``, never "ready".
     """
     t0 = time.perf_counter()
     deadline = deadline_s if deadline_s is not None else (client.timeout.read or DEFAULT_TIMEOUT_S)

@@ -8,16 +8,11 @@ chunks read with :meth:`~eagle_tui.transport.base.Transport.read_range`, and rea
 ranges the view asks for. Lines after ``start`` that the view's buffer has since pruned are
 indexed on demand, by scanning on from where the index stopped.
 
-GIL and event loop: each chunk (512 KiB) is scanned with C-level calls only (~1 ms) and the scan
+GIL and event loop: each chunk (512 KiB) is scanned with C-level calls only and the scan
 yields to the loop after each one, so the session thread and the UI keep answering while a
 5 M-line file is indexed.
 
-:class:`Scrollback` is what the app is given (its ``request(intent, reply)`` is the
-:class:`~eagle_tui.ui.widgets.logview.FileLines` protocol): a request may come from any thread
-(the UI's); the work runs on the loop the transports belong to (the session thread's,
-:meth:`Scrollback.attach`), and the answer is handed to ``reply`` there (the view posts it to
-itself as a Textual message). A request for a host or file the store does not know is answered
-with an error, never dropped.
+More in docs/architecture.md, "Module notes", ``sources/linestore``.
 """
 
 from __future__ import annotations
@@ -44,7 +39,7 @@ from eagle_tui.userpattern import PatternRefused, compile_query
 
 log = logging.getLogger(__name__)
 
-SCAN_CHUNK = 512 << 10  # bytes per index read (and slice): <1 ms of C-level scanning per yield
+SCAN_CHUNK = 512 << 10  # bytes per index read (and slice): a short C-level scan per yield
 REMOTE_CHUNK = MAX_RANGE_BYTES  # bytes per index read over SSH (one exec each)
 READ_CHUNK = 1 << 20  # bytes per read of a line range
 READ_BUDGET = 4 << 20  # text bytes one answer carries at most (the rest is asked for again)

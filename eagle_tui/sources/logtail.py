@@ -1,26 +1,17 @@
 """Follow a server log through the transport and turn it into parsed events.
 
-The bytes read go through the model's one line framer
-(:class:`~eagle_tui.model.ingest.logfeed.LogFeed`: framer, parser, stats thinning), which decides
-everything about lines; this source only does the I/O and says when the end of the file is reached:
+The bytes go through the model's one line framer
+(:class:`~eagle_tui.model.ingest.logfeed.LogFeed`), which decides everything about lines; this
+source does the I/O and says when the end of the file is reached:
 
-* **Exact resume.** ``offset`` (the framer's) is the byte offset just after the last line handed
-  to the parser. When the transport fails (an SSH connection drops) the session calls
-  ``events()`` again and reading resumes at exactly that byte: no line is lost or parsed twice,
-  and line numbers continue. A partial last line is held back (not counted) until its newline.
-* **Catch-up.** Until the transport says it reached the end of the file (``TailChunk.at_eof``;
-  for a transport that cannot tell, until the stream pauses for ``caught_up_gap``) the framer
-  holds the lines read (at most ``catchup_lines`` lines and ``framing.TAIL_BYTES`` bytes); older
-  ones take the parser's fast path (only phases, stats and crashes), and then only the tail
-  becomes visible lines.
-* **End first.** With ``from_end`` (the dashboard's paths), a file bigger than that is opened
-  near its end: the tail begins at the first line start in its last ``from_end`` bytes, a
-  :class:`~eagle_tui.model.events.LogOpened` says where (before the tail's first events), and
-  line numbers count from there. The lines before it are the session's background summary's
-  (``sources/prefix.py``); the last screenful is on screen after one read.
-* **Restarts.** When the transport reports the file truncated or replaced, a ``LogRestarted``
-  event is emitted (the reducer starts a fresh state) and the parser is reset so line numbers
-  restart at 1.
+* **Exact resume**: after a transport failure reading resumes at the framer's ``offset``, so no
+  line is lost or parsed twice and line numbers continue.
+* **Catch-up**: until the end of the file, lines are held and older ones take the parser's fast
+  path; only the tail becomes visible lines.
+* **End first** (``from_end``): a big file is opened near its end, announced by a ``LogOpened``.
+* **Restarts**: a truncated or replaced file gives a ``LogRestarted`` and line numbers restart.
+
+More in docs/architecture.md, "Module notes", ``sources/logtail``.
 """
 
 from __future__ import annotations
@@ -42,9 +33,9 @@ if TYPE_CHECKING:
 
 CATCHUP_LINES = TAIL_LINES
 CAUGHT_UP_GAP_S = 0.05  # no new chunk within this long = we are at the end of the file
-# the end of a big log read first: ~500 lines of a busy server's log (ten screenfuls), parsed in
-# ~10 ms; everything above is the log view's file part (scrollback) and the background summary.
-# 256 KiB cost ~35 ms of parsing and ~35 ms more of reducing and drawing before the first text.
+# the end of a big log read first: some ten screenfuls of a busy server's log, small enough that
+# parsing it does not delay the first text; everything above is the log view's file part
+# (scrollback) and the background summary.
 FROM_END = 64 << 10
 
 

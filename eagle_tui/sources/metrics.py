@@ -4,21 +4,12 @@ Parsing is prometheus-client's own text parser (``text_string_to_metric_families
 exposition format has enough corner cases (escapes, ``_created`` series, histograms, ``NaN``)
 that a hand-written parser would be a bug farm.
 
-The two engines need different maths (FORMATS.md §1.7, §2.5, §3):
-
-* **SGLang** exports gauges that are already interval values (``sglang:gen_throughput``,
-  ``sglang:spec_accept_length``, ``sglang:spec_accept_rate``, ``sglang:num_running_reqs``,
-  ``sglang:num_queue_reqs``, ``sglang:token_usage``): they are passed through, except where the
-  newer counters exist: ``sglang:spec_verify_calls_total`` with ``sglang:generation_tokens_total``
-  give the accept length over the window as Δgeneration_tokens / Δverify_calls (SGLang's own
-  per-request ``completion_tokens / spec_verify_ct``) and tok/s as Δgeneration_tokens / Δt. A
-  window with no verify call has no accept length (the gauge then still holds the last busy
-  interval's value: not a reading).
-* **vLLM** exports lifetime counters. Rates over a sliding window of snapshots give the numbers
-  that match its own log line: acceptance length = 1 + Δaccepted / Δdrafts, per-position
-  acceptance = Δaccepted_per_pos / Δdrafts, acceptance rate = Δaccepted / Δdraft_tokens,
-  tok/s = Δgeneration_tokens / Δt. A counter that goes *down* means the server restarted: the
-  window starts over and the sample says ``counter_reset``.
+What is read, and how, is each engine's (its profile's :class:`MetricsFacet`, FORMATS.md §1.7,
+§2.5, §3): the names it exports, which are lifetime counters, and the reading of one scrape
+(with the oldest scrape of a sliding window behind it) into a sample. Here: the HTTP, the
+parsing, which engine a scrape is (its names' prefix), and the window itself. A counter that
+goes *down* means the server restarted: the window starts over and the sample says
+``counter_reset``.
 
 Counter names are matched with and without the ``_total`` suffix, and old names
 (``vllm:gpu_cache_usage_perc``) are accepted where the new ones are missing.
@@ -34,14 +25,15 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from eagle_tui.model.engines import UNKNOWN, EngineProfile, profile_of, profiles
+from eagle_tui.model.engines.facets.metrics import Scrape
 from eagle_tui.model.events import Engine, Event, MetricsSample
 from eagle_tui.sources.exposition import (
-    MAX_VALUE,
     base_name,
     filter_exposition,
     skipped_note,
@@ -61,61 +53,70 @@ DEFAULT_TIMEOUT_S = 5.0
 # labels that repeat one value per parallel rank (a gauge per TP rank is one number, not a sum)
 _RANK_LABELS = frozenset({"tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank", "moe_dp_rank"})
 
-_V_DRAFTS = "vllm:spec_decode_num_drafts"
-_V_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
-_V_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
-_V_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
-_V_GEN = "vllm:generation_tokens"
-_S_VERIFY = "sglang:spec_verify_calls"
-_S_GEN = "sglang:generation_tokens"
-_V_COUNTERS = (_V_DRAFTS, _V_DRAFT_TOKENS, _V_ACCEPTED, _V_GEN, _S_VERIFY, _S_GEN)
+Snapshot = Scrape  # one scrape, reduced to what eagle-tui uses (the engines' readers take it)
 
 
-_GAUGES = (
-    "vllm:num_requests_running",
-    "vllm:num_requests_waiting",
-    "vllm:kv_cache_usage_perc",
-    "vllm:gpu_cache_usage_perc",
-    "sglang:gen_throughput",
-    "sglang:spec_accept_length",
-    "sglang:spec_accept_rate",
-    "sglang:num_running_reqs",
-    "sglang:num_queue_reqs",
-    "sglang:num_requests_running",
-    "sglang:num_requests_waiting",
-    "sglang:token_usage",
-)
-_WANTED = frozenset((*_GAUGES, *_V_COUNTERS, _V_PER_POS))
-# the names read, as exposed (counters without ``_total``): what a Prometheus query asks for
-WANTED_NAMES: tuple[str, ...] = tuple(sorted(_WANTED))
-COUNTER_NAMES: frozenset[str] = frozenset((*_V_COUNTERS, _V_PER_POS))
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """The registered engines' names, gathered once per set of profiles."""
+
+    profiles: tuple[EngineProfile, ...]
+    wanted: frozenset[str]
+    counters: frozenset[str]  # lifetime counters, the per-position ones included
+    per_position: frozenset[str]
+    prefixes: tuple[tuple[str, Engine, int], ...]  # (prefix, engine, precedence)
+
+
+_known: list[_Names] = []
+
+
+def _names() -> _Names:
+    """The names of the engines registered now (a toy engine registered later included)."""
+    current = tuple(profiles())
+    if _known and len(_known[0].profiles) == len(current) and all(
+            a is b for a, b in zip(_known[0].profiles, current, strict=True)):
+        return _known[0]
+    facets = [p.metrics for p in current]
+    per_pos = frozenset(f.per_position for f in facets if f.per_position)
+    counters = frozenset(n for f in facets for n in f.counters) | per_pos
+    names = _Names(current, frozenset(n for f in facets for n in f.gauges) | counters,
+                   counters, per_pos,
+                   tuple((p.metrics.prefix, p.name, p.metrics.precedence)
+                         for p in current if p.metrics.prefix))
+    _known[:] = [names]
+    return names
+
+
+def wanted_names() -> tuple[str, ...]:
+    """The names read, as exposed (counters without ``_total``): what a Prometheus query asks
+    for."""
+    return tuple(sorted(_names().wanted))
+
+
+def counter_names() -> frozenset[str]:
+    """The wanted names that are counters (exposed with ``_total`` too)."""
+    return _names().counters
 
 
 class MetricsError(TransportError):
     """``/metrics`` answered with something that is not a usable exposition."""
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """One scrape, reduced to what eagle-tui uses. ``counters`` are lifetime totals (vLLM)."""
-
-    t: float
-    engine: Engine
-    gauges: dict[str, float] = field(default_factory=dict)
-    counters: dict[str, float] = field(default_factory=dict)
-    per_pos: dict[int, float] = field(default_factory=dict)
-    skipped: tuple[str, ...] = ()  # samples whose value cannot be represented (not read)
-
-
 def filter_lines(text: str) -> tuple[str, tuple[str, ...]]:
     """The series eagle-tui reads with usable values, and the names of the samples skipped
-    (:func:`~eagle_tui.sources.exposition.filter_exposition` with this module's names)."""
-    return filter_exposition(text, _WANTED)
+    (:func:`~eagle_tui.sources.exposition.filter_exposition` with the engines' names)."""
+    return filter_exposition(text, _names().wanted)
 
 
 def relevant_lines(text: str) -> str:
     """Only the series eagle-tui reads, with usable values (:func:`filter_lines`)."""
     return filter_lines(text)[0]
+
+
+def _prefixes_shown() -> str:
+    """The engines' prefixes, the highest precedence first (an error message's wording)."""
+    ordered = sorted(_names().prefixes, key=lambda p: -p[2])
+    return "/".join(prefix for prefix, _, _ in ordered)
 
 
 def parse_metrics(text: str, t: float) -> Snapshot:
@@ -130,8 +131,16 @@ def parse_metrics(text: str, t: float) -> Snapshot:
     if snap is None:
         stripped = text.strip()
         head = stripped[:200].splitlines()[0][:80] if stripped else "an empty answer"
-        raise MetricsError(f"no vllm:/sglang: metrics in the /metrics answer (starts: {head!r})")
+        raise MetricsError(f"no {_prefixes_shown()} metrics in the /metrics answer "
+                           f"(starts: {head!r})")
     return snap
+
+
+def _engine_of(name: str, prefixes: tuple[tuple[str, Engine, int], ...]) -> tuple[Engine, int]:
+    for prefix, engine, precedence in prefixes:
+        if name.startswith(prefix):
+            return engine, precedence
+    return UNKNOWN, -1
 
 
 def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: float,
@@ -139,41 +148,46 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: floa
     """(name, labels, value) samples of one scrape → a :class:`Snapshot`; ``None`` without any
     engine series. Shared by the ``/metrics`` text and Prometheus' stored series
     (:mod:`eagle_tui.sources.prom_metrics`), so one instance's figures are the same maths
-    whichever way they arrive."""
+    whichever way they arrive. The engine is the one whose prefix the names carry (of two,
+    the higher :attr:`~MetricsFacet.precedence`)."""
+    known = _names()
+    counter_set, per_pos_names = known.counters, known.per_position
     gauges: dict[str, float] = {}
     counters: dict[str, float] = {}
     per_pos: dict[int, float] = {}
     rank_seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     gauge_parts: dict[str, list[float]] = {}
-    engine: Engine = "unknown"
+    engine: Engine = UNKNOWN
+    rank = -1
     for sample_name, labels, value in samples:
         name = base_name(sample_name)
         if name is None or value != value:  # NaN: no data yet
             continue
-        if name.startswith("vllm:"):
-            engine = "vllm"
-        elif name.startswith("sglang:"):
-            engine = "sglang" if engine == "unknown" else engine
-        else:
+        named, precedence = _engine_of(name, known.prefixes)
+        if named == UNKNOWN:
             continue
+        if precedence > rank:
+            engine, rank = named, precedence
         # one value per label set: the ranks of one TP/PP group are counted once
         key = tuple(sorted((k, v) for k, v in labels.items() if k not in _RANK_LABELS))
         if (name, key) in rank_seen:
             continue
         rank_seen.add((name, key))
-        if name == _V_PER_POS:
+        if name in per_pos_names:
             try:
                 pos = int(labels.get("position", ""))
             except ValueError:
                 continue
             per_pos[pos] = per_pos.get(pos, 0.0) + value
-        elif name in _V_COUNTERS:
+        elif name in counter_set:
             counters[name] = counters.get(name, 0.0) + value
         else:
             gauge_parts.setdefault(name, []).append(value)
-    if engine == "unknown" and skipped:
-        engine = "vllm" if any(n.startswith("vllm:") for n in skipped) else "sglang"
-    if engine == "unknown":
+    for name in skipped if engine == UNKNOWN else ():
+        named, precedence = _engine_of(name, known.prefixes)
+        if precedence > rank:
+            engine, rank = named, precedence
+    if engine == UNKNOWN:
         return None
     for name, vals in gauge_parts.items():
         gauges[name] = sum(vals)
@@ -181,33 +195,9 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: floa
     return Snapshot(t, engine, gauges, counters, per_pos, skipped)
 
 
-def _int(v: float | None) -> int | None:
-    return int(v) if v is not None and abs(v) <= MAX_VALUE else None
-
-
-def _first(gauges: dict[str, float], *names: str) -> float | None:
-    for n in names:
-        if n in gauges:
-            return gauges[n]
-    return None
-
-
-def sglang_sample(snap: Snapshot) -> MetricsSample:
-    g = snap.gauges
-    return MetricsSample(
-        t=snap.t,
-        engine="sglang",
-        gen_tps=_first(g, "sglang:gen_throughput"),
-        accept_len=_first(g, "sglang:spec_accept_length#mean"),
-        acceptance_rate=_first(g, "sglang:spec_accept_rate#mean"),
-        running=_int(_first(g, "sglang:num_running_reqs", "sglang:num_requests_running")),
-        queued=_int(_first(g, "sglang:num_queue_reqs", "sglang:num_requests_waiting")),
-        kv_usage=_first(g, "sglang:token_usage#mean"),
-    )
-
-
 class RateWindow:
-    """vLLM counters → windowed rates over the snapshots of the last ``window`` seconds."""
+    """Counters → windowed rates over the snapshots of the last ``window`` seconds: each
+    scrape is read by its engine's profile with the window's oldest scrape behind it."""
 
     def __init__(self, window: float = DEFAULT_WINDOW_S) -> None:
         if window <= 0:
@@ -233,81 +223,22 @@ class RateWindow:
             self._snaps.popleft()
         return reset
 
-    def add_sglang(self, snap: Snapshot) -> MetricsSample:
-        """SGLang with ``spec_verify_calls``: accept length and tok/s from counter deltas."""
-        reset = self._push(snap)
-        gauge = sglang_sample(snap)
-        base = self._snaps[0]
-        dt = snap.t - base.t
-        gen_tps = accept = None
-        if base is not snap and dt > 0:
-            gen = snap.counters.get(_S_GEN, 0.0) - base.counters.get(_S_GEN, 0.0)
-            verify = snap.counters[_S_VERIFY] - base.counters.get(_S_VERIFY, 0.0)
-            if _S_GEN in snap.counters:
-                gen_tps = gen / dt
-                accept = gen / verify if verify > 0 else None
-        return MetricsSample(
-            t=snap.t, engine="sglang", gen_tps=gen_tps if gen_tps is not None else gauge.gen_tps,
-            accept_len=accept, acceptance_rate=gauge.acceptance_rate if accept else None,
-            running=gauge.running, queued=gauge.queued,
-            kv_usage=gauge.kv_usage, counter_reset=reset,
-        )
-
     def add(self, snap: Snapshot) -> MetricsSample:
+        """The sample of ``snap`` as its engine reads it (an engine nobody registered: none of
+        its figures, only the time)."""
+        profile = profile_of(snap.engine)
+        if profile is None:
+            return MetricsSample(t=snap.t, engine=snap.engine)
+        facet = profile.metrics
+        if not facet.windowed(snap):
+            return facet.read(snap, snap, False)
         reset = self._push(snap)
-        g = snap.gauges
-        sample = MetricsSample(
-            t=snap.t,
-            engine="vllm",
-            running=_int(_first(g, "vllm:num_requests_running")),
-            queued=_int(_first(g, "vllm:num_requests_waiting")),
-            kv_usage=_first(g, "vllm:kv_cache_usage_perc#mean", "vllm:gpu_cache_usage_perc#mean"),
-            counter_reset=reset,
-        )
-        base = self._snaps[0]
-        dt = snap.t - base.t
-        if base is snap or dt <= 0:
-            return sample
-
-        def delta(name: str) -> float | None:
-            if name not in snap.counters or name not in base.counters:
-                return None
-            return snap.counters[name] - base.counters[name]
-
-        gen = delta(_V_GEN)
-        drafts = delta(_V_DRAFTS)
-        accepted = delta(_V_ACCEPTED)
-        draft_tokens = delta(_V_DRAFT_TOKENS)
-        accept_len = per_position = rate = None
-        if drafts and accepted is not None:
-            accept_len = 1.0 + accepted / drafts
-        if drafts and snap.per_pos:
-            per_position = tuple(
-                (snap.per_pos[p] - base.per_pos.get(p, 0.0)) / drafts for p in sorted(snap.per_pos)
-            )
-        if draft_tokens and accepted is not None:
-            rate = accepted / draft_tokens
-        return MetricsSample(
-            t=sample.t,
-            engine="vllm",
-            gen_tps=gen / dt if gen is not None else None,
-            accept_len=accept_len,
-            acceptance_rate=rate,
-            per_position=per_position or (),
-            running=sample.running,
-            queued=sample.queued,
-            kv_usage=sample.kv_usage,
-            counter_reset=reset,
-        )
+        return facet.read(snap, self._snaps[0], reset)
 
 
 def to_sample(snap: Snapshot, rates: RateWindow) -> MetricsSample:
-    """One scrape's snapshot → its sample: SGLang's gauges (or its counters' deltas, when it
-    has ``spec_verify_calls``), vLLM's counters' deltas over ``rates``' window."""
-    if snap.engine == "sglang":
-        sample = rates.add_sglang(snap) if _S_VERIFY in snap.counters else sglang_sample(snap)
-    else:
-        sample = rates.add(snap)
+    """One scrape's snapshot → its sample, read by its engine over ``rates``' window."""
+    sample = rates.add(snap)
     if snap.skipped:
         sample = replace(sample, skipped=skipped_note(snap.skipped))
     return sample
@@ -317,7 +248,8 @@ class MetricsScraper:
     """Source of ``MetricsSample`` events from ``GET {base_url}/metrics``.
 
     While the server is not up (connection refused, 503, timeout) polls are skipped quietly:
-    that state is the health poller's to report. A 404 (SGLang without ``--enable-metrics``) or
+    that state is the health poller's to report. A 404 (an engine that exports its metrics only
+    when asked to: each profile's :attr:`~MetricsFacet.missing_hint` says how) or
     an answer that is not Prometheus text raises :class:`MetricsError`, which the session shows
     as a failing source and retries with backoff.
     """
@@ -369,9 +301,10 @@ class MetricsScraper:
         if resp.status_code == 503:
             return None
         if resp.status_code == 404:
-            raise MetricsError(
-                f"{self.path} not found (HTTP 404); SGLang needs --enable-metrics for it"
-            )
+            hints = "; ".join(p.metrics.missing_hint for p in profiles()
+                              if p.metrics.missing_hint)
+            raise MetricsError(f"{self.path} not found (HTTP 404)" + (f"; {hints}" if hints
+                                                                      else ""))
         if resp.status_code != 200:
             raise MetricsError(f"{self.path} answered HTTP {resp.status_code}")
         return resp.text
@@ -389,15 +322,14 @@ class MetricsScraper:
 
 
 __all__ = [
-    "COUNTER_NAMES",
-    "WANTED_NAMES",
     "MetricsError",
     "MetricsScraper",
     "RateWindow",
     "Snapshot",
+    "counter_names",
     "filter_lines",
     "parse_metrics",
-    "sglang_sample",
     "snapshot_of",
     "to_sample",
+    "wanted_names",
 ]

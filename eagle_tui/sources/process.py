@@ -5,16 +5,10 @@ process holding the log file open (the root of that group: with ``nohup ... > lo
 inherits the file, the one whose parent does not hold it is the server).
 
 Death must be reported fast (``wait`` promises an answer within a second), so liveness is checked
-every ``poll_interval`` (0.2 s; ``is_running`` + ``status`` cost ~40 µs) while the heavier tree
+every ``poll_interval`` (0.2 s; ``is_running`` + ``status`` are cheap) while the heavier tree
 sample (RSS and CPU of every descendant) runs every ``sample_interval``.
 
-Zombies: a child that exited but was not reaped still "exists" (``is_running()`` is True,
-MEASURED.md); its status is ``zombie`` and that counts as exited. On Linux the exit status of a
-zombie is still readable from ``/proc/PID/stat`` (field 52), so it is reported when known. For a
-process that is fully gone and not our child, the status is unknown and said so.
-
-The rules shared with the remote watcher (states, which holder is the server, how a watch
-ends) are in :mod:`eagle_tui.sources.process_rules`.
+More in docs/architecture.md, "Module notes", ``sources/process``.
 """
 
 from __future__ import annotations
@@ -39,7 +33,7 @@ from eagle_tui.sources.process_rules import (
 DEFAULT_POLL_S = 0.2
 DEFAULT_SAMPLE_S = 1.0
 # While no process is found, look every ``find_interval`` for this long, then every
-# FIND_SLOW_S: a scan of every process's descriptors costs ~1-5 ms (more on a busy host), and a
+# FIND_SLOW_S: a scan of every process's descriptors is not free (more so on a busy host), and a
 # log whose writer is gone or elsewhere would pay it every second for as long as it is watched.
 FIND_FAST_FOR_S = 5.0
 FIND_SLOW_S = 5.0
@@ -121,7 +115,7 @@ def _proc_writers(target: str) -> set[int] | None:
     The same answer as psutil's ``open_files`` (the kernel's path of each descriptor, the mode
     from ``fdinfo``'s flags), but a ``readlink`` per descriptor and ``fdinfo`` read only for
     the ones that match: psutil reads every descriptor's ``fdinfo`` and builds an object per
-    process, ~10x the cost, and the watcher repeats this scan while no server holds the log.
+    process, many times the cost, and the watcher repeats this scan while no server holds the log.
     """
     try:
         pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]

@@ -6,25 +6,9 @@ firewall, nothing but the scrape port open to the monitoring host). The drill-do
 the Metrics pane, the alerts and the speedup, from what Prometheus already stored.
 
 How: each poll sends two instant queries for that ``instance`` label, concurrently, each through
-the fleet's bounded GET (a total deadline and a body cap, :func:`~.prometheus.bounded_get`):
+the fleet's bounded GET (a total deadline and a body cap, :func:`~.prometheus.bounded_get`).
 
-* ``up`` and ``timestamp(up)`` (one tagged request): whether Prometheus' last scrape of the
-  instance answered, and *when* that scrape was — the samples of one scrape share its
-  timestamp, so rates are taken over the scrapes' own times, not over our polls';
-* the raw stored series of the names the ``/metrics`` source reads (both spellings:
-  SGLang's ``:`` is stored as ``_`` through OpenMetrics, :func:`~eagle_tui.model.fleet.queries.
-  stored_names`), which become the same (name, labels, value) samples as a scrape's text and go
-  through the same mapping (:func:`~.metrics.snapshot_of`, :func:`~.metrics.to_sample`): the
-  rank rule, the vLLM counter windows, SGLang's verify-call accept length, the restart reset.
-
-A poll that finds no new scrape since the last one emits nothing (a second reading of the same
-scrape would make a zero-length window). The samples say ``source="prometheus"``, which the
-Metrics pane shows after each figure. With ``health=True`` (the instance's own ``/health`` is
-not reachable) each new scrape also becomes a ``HealthSample``: ``ready`` when ``up == 1`` with
-engine series, ``starting`` when ``up == 1`` without them yet, ``unknown`` ("down or starting")
-when ``up == 0`` — Prometheus alone cannot tell those two apart. Prometheus unreachable or
-failing raises :class:`~.prometheus.PrometheusError`: the session shows the source failing and
-retries it with backoff, as for a scrape that fails.
+More in docs/architecture.md, "Module notes", ``sources/prom_metrics``.
 """
 
 from __future__ import annotations
@@ -40,12 +24,12 @@ from eagle_tui.model.events import Event, HealthSample
 from eagle_tui.model.fleet.queries import stored_names
 from eagle_tui.sources.exposition import MAX_VALUE
 from eagle_tui.sources.metrics import (
-    COUNTER_NAMES,
     DEFAULT_WINDOW_S,
-    WANTED_NAMES,
     RateWindow,
+    counter_names,
     snapshot_of,
     to_sample,
+    wanted_names,
 )
 from eagle_tui.sources.prometheus import (
     DEFAULT_DEADLINE_S,
@@ -58,18 +42,25 @@ DEFAULT_INTERVAL_S = 2.0
 SOURCE = "prometheus"
 
 
-def _exposed_names() -> dict[str, str]:
-    """Every name Prometheus may store a wanted series under → its name as exposed."""
+_exposed: dict[tuple[str, ...], dict[str, str]] = {}
+
+
+def exposed_names() -> dict[str, str]:
+    """Every name Prometheus may store a wanted series under → its name as exposed (for the
+    engines registered now; built once per set of names)."""
+    wanted = wanted_names()
+    if wanted in _exposed:
+        return _exposed[wanted]
+    counters = counter_names()
     out: dict[str, str] = {}
-    for name in WANTED_NAMES:
-        variants = (name, f"{name}_total") if name in COUNTER_NAMES else (name,)
+    for name in wanted:
+        variants = (name, f"{name}_total") if name in counters else (name,)
         for exposed in variants:
             for stored in stored_names((exposed,)):
                 out[stored] = exposed
+    _exposed.clear()
+    _exposed[wanted] = out
     return out
-
-
-EXPOSED = _exposed_names()
 
 
 def _quote(value: str) -> str:
@@ -81,7 +72,7 @@ def instance_queries(instance: str) -> tuple[str, str]:
     inst = f'instance="{_quote(instance)}"'
     up = (f'label_replace(max(up{{{inst}}}), "q", "up", "", "") or '
           f'label_replace(max(timestamp(up{{{inst}}})), "q", "t", "", "")')
-    names = "|".join(sorted(EXPOSED))
+    names = "|".join(sorted(exposed_names()))
     return up, f'{{__name__=~"{names}", {inst}}}'
 
 
@@ -105,10 +96,11 @@ def reading_of(up_body: bytes, series_body: bytes) -> Reading:
     _, up_result, _ = parse_answer(up_body, "vector")
     figures = {labels.get("q"): value for labels, value in up_result}
     _, series, _ = parse_answer(series_body, "vector")
+    known = exposed_names()
     samples = []
     skipped: list[str] = []
     for labels, value in series:
-        exposed = EXPOSED.get(labels.get("__name__", ""))
+        exposed = known.get(labels.get("__name__", ""))
         if exposed is None:
             continue
         number = float(value)
@@ -200,5 +192,5 @@ class PromMetricsSource:
                 await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
 
 
-__all__ = ["EXPOSED", "SOURCE", "PromMetricsSource", "Reading", "events_of",
+__all__ = ["SOURCE", "PromMetricsSource", "Reading", "events_of", "exposed_names",
            "instance_queries", "reading_of"]

@@ -11,9 +11,7 @@ grow memory without limit). A failure of any kind — refused, timed out, HTTP e
 group's error text; the snapshot then keeps the last good figures marked stale and says why.
 Prometheus' ``warnings`` (partial data from a remote-read/federated store) are passed on too.
 
-The poller never overlaps refreshes (the next one starts ``interval`` after the previous one
-*started*, or at once if it ran late) and never raises out of :meth:`FleetPoller.snapshots`,
-so neither the UI nor the headless loop can be blocked or killed by Prometheus.
+More in docs/architecture.md, "Module notes", ``sources/prometheus``.
 """
 
 from __future__ import annotations
@@ -48,7 +46,7 @@ from eagle_tui.sources.http_budget import BodyTooLarge, DeadlineExceeded, get_bo
 from eagle_tui.transport.base import Transport, TransportError
 
 DEFAULT_DEADLINE_S = 5.0
-DEFAULT_MAX_BODY = 32 * 1024 * 1024  # 1,000 instances' groups are ~1-2 MiB
+DEFAULT_MAX_BODY = 32 * 1024 * 1024  # far above what a thousand instances' groups take
 DEFAULT_INTERVAL_S = 5.0
 SPARK_POINTS = 30
 

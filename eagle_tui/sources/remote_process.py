@@ -2,7 +2,7 @@
 
 The remote twin of :class:`eagle_tui.sources.process.ProcessWatcher`, for ``--ssh``: nothing is
 installed on the host, so psutil is not available there. Each poll is one exec on the existing SSH
-connection (~3 ms on a quiet host):
+connection:
 
 * the process is ``--pid``, or the owner of the listening socket on the URL's port (socket inode
   from ``/proc/net/tcp{,6}``, then the process whose ``/proc/PID/fd`` links to it), or the process
@@ -11,11 +11,7 @@ connection (~3 ms on a quiet host):
 * ``ps -e -o pid=,ppid=,stat=,rss=,etimes=,comm=`` once per ``poll_interval`` gives the status
   of the process and the RSS of its whole tree.
 
-The exit status of a process that is not our child is not knowable remotely: ``ProcessExited``
-carries ``exit_code=None`` and the log tells why it died.
-
-Its rules (states, which holder is the server, how a watch ends) are the local watcher's:
-both take them from :mod:`eagle_tui.sources.process_rules`.
+More in docs/architecture.md, "Module notes", ``sources/remote_process``.
 """
 
 from __future__ import annotations

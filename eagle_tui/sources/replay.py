@@ -10,29 +10,7 @@ A raw log is a tail that ends at the end of the file: its chunks go through the 
 ``visible_lines`` lines take the parser's fast path (phases, stats and crashes only), with the
 same thinning of old stats, and the end of the file releases the visible tail.
 
-With ``from_end``, a raw log bigger than that is read from the first line start of its last
-``from_end`` bytes, after a ``LogOpened`` that says where: the session summarizes the lines
-before it in the background (``sources/prefix.py``), as for a live tail.
-
-A ``LogLine`` of a record file is held to what the parser's lines guarantee (sanitized text, at
-most ``framing.MAX_LINE_BYTES`` characters): a record file can be written by anyone.
-
-An event time that cannot be a clock reading (negative, not finite, after 2100) makes its line
-malformed: a ``t`` of 1e300 hung ``replay --speed`` (a sleep of 1e300 s) and showed an elapsed
-time of 300 digits. With ``speed``, a gap between two events is replayed as at most
-:data:`MAX_PAUSE_S` recorded seconds (a recording left running overnight does not stall).
-
-Every record line goes through the bounded JSON loader (:mod:`eagle_tui.model.boundary.loaders`: at
-most ``codec.MAX_RECORD_BYTES``, nested at most 64 deep) and is read at most that many characters at
-a time, so a line without an end costs bounded memory. A malformed record line is reported (the
-session shows ``SourceFailed`` naming the file and line) and skipped: the position is kept on
-the object, so the retry continues after it.
-
-A file that cannot be read (``EIO`` from a failing disk, ``/proc/self/mem``, a file whose
-permission changed mid-way) ends the replay where the read failed: the error is reported once
-and the retry the session makes finds the source finished. The session retries every source
-that raises, and a finite file that fails at the same place each time kept
-``replay --headless`` running forever.
+More in docs/architecture.md, "Module notes", ``sources/replay``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What the running server says about itself: speculative settings, model, memory, version.
 
-SGLang's ``/server_info`` (older ``/get_server_info``) is the authoritative place for the
-speculative settings actually in effect (the log's ``server_args`` line may be cut by a wrapper)
-and for the lifetime ``avg_spec_accept_length``. vLLM has no such endpoint; ``/v1/models`` gives
-the served model name. The endpoint that works is remembered, and the info is re-read every
+Which paths, and how their JSON reads, is each engine's (its profile's ``Endpoints``): SGLang's
+``/server_info`` (older ``/get_server_info``) is the authoritative place for the speculative
+settings in effect and the lifetime ``avg_spec_accept_length``; vLLM's ``/v1/models`` gives the
+served model name. The engine is not known before an answer, so every registered engine's paths
+are asked in turn. The endpoint that works is remembered, and the info is re-read every
 ``interval`` seconds because ``avg_spec_accept_length`` and memory usage change (``/v1/models``,
 all vLLM has, only every ``models_interval``: a model name does not change while it serves).
 
@@ -19,14 +20,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import httpx
 
 from eagle_tui.model.bench.windows import own_path
 from eagle_tui.model.boundary.loaders import LoadError
-from eagle_tui.model.events import Event, ServerInfo, SpecConfig
-from eagle_tui.model.numbers import finite
+from eagle_tui.model.engines import profiles
+from eagle_tui.model.engines.sglang.server_info import (
+    parse_server_info as parse_sglang_server_info,
+)
+from eagle_tui.model.events import Event, ServerInfo
 from eagle_tui.sources.http_budget import (
     INFO_MAX_BYTES,
     BodyTooLarge,
@@ -39,73 +42,22 @@ DEFAULT_INTERVAL_S = 10.0
 DEFAULT_TIMEOUT_S = 5.0
 MODELS_INTERVAL_S = 60.0
 FORGET_404_S = 300.0
-_SGLANG_PATHS = ("/server_info", "/get_server_info")
-_VLLM_PATH = "/v1/models"
-
-
-MAX_STEPS = 1 << 16  # draft steps, top-k, draft tokens: larger is not a setting, it is junk
-MAX_ACCEPT_LEN = 1 << 16  # tokens per verify step (≤ 1 + draft tokens)
-MAX_MEMORY_GB = 1 << 24  # 16 PB: past any GPU's memory
 MAX_TEXT = 512
+InfoReader = Callable[[object, float], ServerInfo]
 
 
-def _opt_int(v: object, limit: int = MAX_STEPS) -> int | None:
-    """An int setting within ``0..limit``; anything else (a bool, 10**400, -1) is unknown."""
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= limit:
-        return None
-    return v
-
-
-def _opt_float(v: object, limit: float = MAX_ACCEPT_LEN) -> float | None:
-    """A finite, non-negative number within ``limit``: 1e308 is not a reading (issue 17)."""
-    value = finite(v, limit)
-    return value if value is not None and value >= 0 else None
-
-
-def _opt_str(v: object) -> str | None:
-    """A non-empty string, cut to :data:`MAX_TEXT` characters (a name, not a megabyte)."""
-    return v[:MAX_TEXT] if isinstance(v, str) and v else None
-
-
-def parse_sglang_server_info(data: object, t: float) -> ServerInfo:
-    """``/server_info`` JSON → ``ServerInfo`` (with ``spec`` from ``server_args``)."""
-    if not isinstance(data, dict):
-        raise ValueError("server_info is not a JSON object")
-    spec: SpecConfig | None = None
-    algo = _opt_str(data.get("speculative_algorithm"))
-    if algo is not None:
-        spec = SpecConfig(
-            algorithm=algo.upper(),
-            draft_model=_opt_str(data.get("speculative_draft_model_path")),
-            num_steps=_opt_int(data.get("speculative_num_steps")),
-            eagle_topk=_opt_int(data.get("speculative_eagle_topk")),
-            num_draft_tokens=_opt_int(data.get("speculative_num_draft_tokens")),
-            source="server_info",
-        )
-    states: list[Any] = []
-    raw_states = data.get("internal_states")
-    if isinstance(raw_states, list):
-        states = [s for s in raw_states if isinstance(s, dict)]
-    first: dict[str, Any] = states[0] if states else data
-    accept = _opt_float(first.get("avg_spec_accept_length"))
-    if accept is None:
-        accept = _opt_float(data.get("avg_spec_accept_length"))
-    memory: list[tuple[str, float]] = []
-    mem = first.get("memory_usage")
-    if isinstance(mem, dict):
-        for key, val in mem.items():
-            fval = _opt_float(val, MAX_MEMORY_GB)
-            if fval is not None and key != "token_capacity":
-                memory.append((str(key), fval))
-    model = _opt_str(data.get("served_model_name")) or _opt_str(data.get("model_path"))
-    return ServerInfo(
-        t=t,
-        spec=spec,
-        avg_accept_len=accept,
-        model_name=model,
-        memory_gb=tuple(memory),
-        version=_opt_str(data.get("version")),
-    )
+def _paths() -> tuple[dict[str, InfoReader], tuple[str, ...]]:
+    """Every registered engine's endpoints: the paths of what a server says about itself
+    (each with the reader of its JSON), then the model lists, in the order they are asked."""
+    info: dict[str, InfoReader] = {}
+    for p in profiles():
+        e = p.endpoints
+        if e.server_info is not None and e.read_server_info is not None:
+            for path in (e.server_info, *e.server_info_aliases):
+                info.setdefault(path, e.read_server_info)
+    models = tuple(dict.fromkeys(p.endpoints.models for p in profiles()
+                                 if p.endpoints.models not in info))
+    return info, models
 
 
 def parse_openai_models(data: object, t: float) -> ServerInfo:
@@ -113,7 +65,8 @@ def parse_openai_models(data: object, t: float) -> ServerInfo:
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise ValueError("/v1/models did not return an OpenAI model list")
     models = [m for m in data["data"] if isinstance(m, dict)]
-    name = _opt_str(models[0].get("id")) if models else None
+    first = models[0].get("id") if models else None
+    name = first[:MAX_TEXT] if isinstance(first, str) and first else None
     return ServerInfo(t=t, model_name=name)
 
 
@@ -147,6 +100,7 @@ class ServerInfoSource:
         self.max_polls = max_polls
         self._clock = clock
         self.path: str | None = None  # the endpoint that answered, once known
+        self.models_path = False  # whether it is a model list (re-read less often)
         self.polls = 0
 
     async def _get_json(self, client: httpx.AsyncClient, path: str) -> object | None:
@@ -183,8 +137,9 @@ class ServerInfoSource:
         now = time.monotonic()
         self.missing = {p: t for p, t in self.missing.items() if now - t < self.forget_after}
         self._answered = False
-        paths = (self.path,) if self.path else tuple(
-            p for p in (*_SGLANG_PATHS, _VLLM_PATH) if p not in self.missing)
+        info, models = _paths()
+        every = (*info, *models)
+        paths = (self.path,) if self.path else tuple(p for p in every if p not in self.missing)
         try:
             for path in paths:
                 assert path is not None
@@ -192,14 +147,14 @@ class ServerInfoSource:
                 if data is None:
                     continue
                 self.path = path
-                if path == _VLLM_PATH:
-                    return parse_openai_models(data, self._clock())
-                return parse_sglang_server_info(data, self._clock())
+                self.models_path = path not in info
+                read = info.get(path, parse_openai_models)
+                return read(data, self._clock())
         except (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError):
             if not self._answered:
                 self.missing.clear()  # not answering: it may come back as another server
             return None
-        raise ValueError("neither /server_info, /get_server_info nor /v1/models exist here")
+        raise ValueError(f"neither {', '.join(every[:-1])} nor {every[-1]} exist here")
 
     async def events(self) -> AsyncIterator[Event]:
         async with self.transport.http_client(self.base_url, self.timeout) as client:
@@ -210,7 +165,7 @@ class ServerInfoSource:
                     await asyncio.sleep(self.retry_interval)
                     continue
                 yield info
-                await asyncio.sleep(self.models_interval if self.path == _VLLM_PATH
+                await asyncio.sleep(self.models_interval if self.models_path
                                     else self.interval)
 
 

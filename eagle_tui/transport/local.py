@@ -1,21 +1,11 @@
 """The local transport: files, subprocesses and a plain httpx client on this machine.
 
-``tail`` is a poll loop rather than inotify: it needs nothing beyond the stdlib, behaves the same
-on every filesystem (NFS, overlayfs, bind mounts where inotify silently misses writes), and at a
-20 ms poll costs one ``stat`` per tick; after 2 s without new data it polls every 100 ms
-instead, after 10 s every 250 ms (an idle dashboard must cost next to nothing: each wake-up of
-the session thread also costs the UI thread a GIL hand-over), and returns to 20 ms with the next
-byte. The first line after a long quiet spell is then at most 250 ms late.
-It mirrors ``tail -F``: waits for a missing file, keeps
-reading a file that was deleted but is still written to, refuses what is not a regular file
-(a FIFO, ``/dev/zero``, a socket: :func:`open_regular`, which never blocks), restarts at byte 0
-when the file shrinks below the read position (truncated) or the path now names another inode
-(replaced, e.g. a new ``nohup`` run), and reads in bounded chunks so a 10 GB log never sits in
-memory.
+``tail`` is a poll loop rather than inotify (stdlib only, the same on every filesystem), which
+backs off while the file is quiet and returns to its fast poll with the next byte. It mirrors
+``tail -F``: it waits for a missing file, restarts at byte 0 when the file is truncated or
+replaced, refuses what is not a regular file, and reads in bounded chunks.
 
-A truncation followed by a rewrite *past* the old offset within one poll interval is
-indistinguishable from an append by size alone; the inode and size checks are what ``tail -F``
-has too.
+More in docs/architecture.md, "Module notes", ``transport/local``.
 """
 
 from __future__ import annotations
@@ -45,7 +35,7 @@ if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the firs
 
 # A followed log is polled at this rate while it grows: the session batches events every
 # 50 ms and the log repaints twice a second, so a faster poll only adds wake-ups (each
-# a read and a trip through the tail's generators: ~0.5 % of a core at 50 a second)
+# a read and a trip through the tail's generators)
 DEFAULT_POLL_S = 0.05
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0

@@ -5,19 +5,9 @@ by ``$EAGLE_TUI_CONFIG`` / ``--config``. Every value remembers where it came fro
 (``UiConfig.origin``), so "why is my theme light?" has an answer. Unknown keys and bad values are
 errors with the file and key in the message: a typo in a config file should be noticed, not
 silently ignored. Widgets never read this module's globals; the composition root hands each one
-the values it needs.
+the values it needs. An example file is in the notes.
 
-Example::
-
-    [ui]
-    theme = "eagle-light"      # eagle-dark (default), eagle-light, eagle-high-contrast, or a
-                               # <name>.toml in <config dir>/themes/
-    max_lines = 20000          # log lines kept in memory (100 .. 1,000,000)
-    output_dir = "~/eagle"     # where screenshots and saved logs go (default: current dir)
-
-    [[highlight]]
-    pattern = "TP[0-9]+"       # a Python regex
-    style = "bold magenta"     # a Rich style
+More in docs/architecture.md, "Module notes", ``ui/config``.
 """
 
 from __future__ import annotations

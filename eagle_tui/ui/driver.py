@@ -1,20 +1,13 @@
-"""The terminal driver: Textual's Linux driver, with ``Esc`` reported in ~20 ms instead of ~100 ms.
+"""The terminal driver: Textual's Linux driver, with ``Esc`` reported promptly.
 
 A terminal sends the Esc key as a lone ``ESC`` byte, the byte that also starts every escape
-sequence (arrow keys, mouse reports), so Textual's input parser waits for more bytes before it
-reports Esc: ``ESCDELAY`` milliseconds, 100 by default. Its input thread, moreover, looks at that
-wait only when ``select`` returns, and with no more input that is after its fixed 0.1 s timeout:
-Esc reached the app 100-110 ms after the key whatever ``ESCDELAY`` said, and closing the log's
-filter box could not meet the key→screen budget (issue 5: p99 ≤ 100 ms) before any work was done.
+sequence (arrow keys, mouse reports), so Textual's input parser waits ``ESCDELAY`` for more bytes
+before it reports Esc. Its input thread, moreover, looks at that wait only when ``select``
+returns, and with no more input that is after its fixed timeout: Esc reached the app well after
+the key whatever ``ESCDELAY`` said, too late for the key→screen budget of closing the log's
+filter box before any work was done.
 
-Here the input thread sleeps only until the parser's deadline, and the wait is
-:data:`ESCAPE_WAIT` unless the user set ``ESCDELAY`` (which is then honoured as Textual honours
-it). A terminal writes one key's sequence in one piece, and SSH forwards it in one packet, so a
-short wait only mistakes a sequence for Esc on a link that delivers its bytes tens of ms apart
-(tmux 3.5 lowered its own ``escape-time`` default to 10 ms for the same reason).
-
-This module decides the policy; the parser and the input loop reach into Textual's private
-parser, so they live in :mod:`eagle_tui.ui.textual_private` with the other private hooks.
+More in docs/architecture.md, "Module notes", ``ui/driver``.
 """
 
 from __future__ import annotations

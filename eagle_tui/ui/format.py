@@ -40,7 +40,7 @@ def fmt_clock(seconds: float | None) -> str:
 def clock_step(seconds: float) -> float:
     """How finely a growing elapsed time is shown: every second for the first minute, then
     every 5 s, every 10 s past ten minutes and every minute past the hour. A shown number that
-    moves repaints its row (~5 ms of Textual's compositor on a 2-core machine): an uptime must
+    moves repaints its row (a pass of Textual's compositor): an uptime must
     not cost a repaint a second for as long as the dashboard is open (at idle that was most of
     its CPU)."""
     for limit, step in ((60, 1.0), (600, 5.0), (3600, 10.0)):

@@ -5,7 +5,7 @@ pass is the same whatever changed. While a log streams, the log view repaints at
 ``FRAME_INTERVAL`` and the panes at most every ``PANE_INTERVAL``; with independent timers those
 were ~8 separate screen updates a second at 200 lines/s (most of the UI thread's time). Timers
 that fire on a shared grid of the monotonic clock (multiples of the interval, and the pane
-interval a multiple of the frame interval) land in the same ~16 ms screen update instead, which
+interval a multiple of the frame interval) land in the same screen update instead, which
 Textual merges into one pass.
 """
 
@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import math
 
-# At 200 lines/s every streaming repaint of a followed log shows a whole new screenful (~50
-# lines a quarter second against ~40 rows), and one costs ~5-10 ms of Textual's compositor on a
-# 2-core machine: at 4 repaints a second the log alone was ~4 % of a core (issue 15: <= 3 % for
-# the whole dashboard). Two a second still reads as a live tail; keys, scrolling, a crash, a new
-# phase and a GPU memory step repaint at once, whatever these say.
+# At a steady stream every repaint of a followed log shows a whole new screenful, and each is a
+# full pass of Textual's compositor: more repaints a second would take the dashboard's CPU budget
+# (docs/performance.md). Two a second still reads as a live tail; keys, scrolling, a crash, a
+# new phase and a GPU memory step repaint at once, whatever these say.
 FRAME_INTERVAL = 0.5  # s between repaints caused by streaming lines (keys repaint at once)
 PANE_INTERVAL = 1.0  # s between pane redraws while only numbers change (a multiple of the above)
 

@@ -5,7 +5,8 @@ The session (on its own thread, :mod:`eagle_tui.assembly.threaded`, or in the UI
 with ``App.post_message``, which Textual makes thread-safe, so the handler runs in the app's own
 task and context (timers the handler starts fire; nothing re-creates Textual's context by hand).
 
-Why merge: at 50k lines/s the session reduces a batch every ~50 ms, and when the UI is busy
+Why merge: under a flooding log the session reduces a batch every ``batch_interval``, and
+when the UI is busy
 painting it must not find a queue of stale batches in front of the next key. While a message is
 pending (posted, not yet handled), a new batch is folded into it: its events appended, its state
 replaced by the newer one. The UI thus holds at most one batch message, and it always carries

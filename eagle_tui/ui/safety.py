@@ -1,7 +1,9 @@
 """The widgets' entry to the one sanitizer (:func:`eagle_tui.model.boundary.termtext.inert`).
 
 The parser already sanitizes every log line, but Textual passes ESC straight to the terminal
-(MEASURED.md: a log line retitled the tmux pane, cleared the screen, left the alternate screen).
+(a log line can retitle the tmux pane, clear the screen, leave the alternate screen:
+``tests/unit/model/ingest/test_hostile_documents.py`` and the UI tests feed such lines).
+
 Crash messages, alert texts, model names and GPU process names also come from the server, so
 every widget runs them through :func:`inert` anyway: one C-level check on a clean line is cheap
 insurance against a source that forgot.

@@ -1,33 +1,14 @@
-"""Every use of Textual's private API in eagle-tui, in one place, each for a measured gain.
+"""Every use of Textual's private API in eagle-tui, in one place, each for a gain worth its cost.
 
-Textual's public API does most of the job; three things it cannot do without reaching inside, and
-each is worth it (numbers from this project's measurements, Textual 8.2):
+Textual's public API does most of the job; three things it cannot do without reaching inside:
+a prompt Esc key (:class:`EscapeParser`, :func:`run_input_loop`), scrollbars repainted only
+when their drawing changes (:func:`show_or_hide_scrollbars`, :func:`scroll_update`), and one
+stylesheet parse less before the first frame (:func:`defer_css_refresh`).
+``tests/ui/test_textual_private.py`` checks every name used here, fingerprints the Textual code
+this module copies or relies on, and checks that no other UI module reaches a Textual private
+attribute, so an upgrade that changes any of it fails there with the name of what to re-read.
 
-- **The Esc key in ~20 ms instead of ~100–110 ms** (:class:`EscapeParser`,
-  :func:`run_input_loop`). A terminal sends Esc as a lone ``ESC`` byte, which also starts every
-  escape sequence, so the parser waits ``ESCDELAY`` (100 ms) for more bytes, and the input thread
-  only notices that the wait ran out when its fixed 0.1 s ``select`` returns. No public setting
-  changes either (``ESCDELAY`` below 100 still waits for the ``select``), and closing the log's
-  filter box had to meet the key→screen budget (p99 ≤ 100 ms). Here the parser (a subclass of
-  ``textual._xterm_parser.XTermParser``) caps the wait and remembers its deadline, and the input
-  loop (a copy of ``LinuxDriver.run_input_thread``) sleeps only until that deadline.
-- **Scrollbars repainted only when their drawing changes** (:func:`show_or_hide_scrollbars`).
-  Setting a scroll view's ``virtual_size`` (the public way) runs ``Widget._scroll_update``, which
-  repaints both bars; a followed log changes size on every batch, and the two bar renders were
-  the largest cost of a streaming frame (~5 ms each at 200 lines/s). ``ui/widgets/scrollbars.py``
-  does that update itself and needs Textual's own show/hide decision (``_refresh_scrollbars``)
-  rather than a copy of its rules.
-- **One CSS parse less before the first frame** (:func:`defer_css_refresh`): ~15–20 ms of
-  ``Stylesheet.parse`` (measured: 7 parses instead of 8, 22–27 ms instead of 37–50 ms). Setting
-  the theme in ``App.__init__`` makes ``App._watch_theme`` queue a ``refresh_css`` that runs
-  before any screen exists and re-parses every stylesheet; the first screen's styling parses them
-  all again. It uses public names (``refresh_css``, ``stylesheet.set_variables``) but relies on
-  that private ordering, so it lives here too.
-
-``tests/ui/test_textual_private.py`` checks every name used here against the installed Textual
-and fingerprints the Textual code this module copies or relies on: a Textual upgrade that changes
-any of it fails that test with the name of what to re-read, instead of silently slowing Esc down
-or mis-drawing a scrollbar.
+More in docs/architecture.md, "Module notes", ``ui/textual_private``.
 """
 
 from __future__ import annotations
@@ -45,6 +26,7 @@ from textual._xterm_parser import XTermParser
 if TYPE_CHECKING:
     from textual.app import App
     from textual.drivers.linux_driver import LinuxDriver
+    from textual.geometry import Size
     from textual.widget import Widget
 
 IDLE_WAIT = 0.1  # s between the input thread's checks for exit when no key comes (Textual's)
@@ -84,8 +66,8 @@ def run_input_loop(driver: LinuxDriver, wait: float | None, wake_fd: int | None 
 
     ``wake_fd`` (a pipe's read end that becomes readable when the driver's ``exit_event`` is
     set) lets the thread block for :data:`WOKEN_IDLE_WAIT` instead of waking every
-    :data:`IDLE_WAIT` to look at the event: ten wake-ups a second were ~0.1 % of a core of an
-    idle dashboard.
+    :data:`IDLE_WAIT` to look at the event: an idle dashboard should not wake at all.
+
     """
     parser = EscapeParser(driver._debug, wait)
     selector = selectors.SelectSelector()
@@ -136,6 +118,13 @@ def show_or_hide_scrollbars(view: Widget) -> None:
     view._refresh_scrollbars()
 
 
+def scroll_update(view: Widget, virtual_size: Size) -> None:
+    """Textual's ``_scroll_update``: new scrollbar sizes and a clamped scroll for a new
+    ``virtual_size`` set without a layout (``set_reactive``), both bars repainted. The log view
+    calls it on a key or scroll move; while lines stream it uses ``sync_scrollbars`` instead."""
+    view._scroll_update(virtual_size)
+
+
 def defer_css_refresh(app: App[Any]) -> bool:
     """Before any screen exists, carry only the theme's variables; ``True``: nothing else to do.
 
@@ -171,5 +160,6 @@ __all__ = [
     "defer_css_refresh",
     "run_input_loop",
     "screen_text",
+    "scroll_update",
     "show_or_hide_scrollbars",
 ]

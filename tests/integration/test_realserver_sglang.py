@@ -22,9 +22,9 @@ import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from eagle_tui.model.engines.sglang.logs import weighted_accept_len
 from eagle_tui.model.events import DecodeStats
 from eagle_tui.model.ingest.parser import LogParser
-from eagle_tui.model.ingest.sglang import weighted_accept_len
 
 # the fixtures' class and helpers live in conftest.py (one conftest per directory, not importable
 # by name); the tests take what they need through the fixtures and these few copies

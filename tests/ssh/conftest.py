@@ -1,4 +1,4 @@
-"""A real, private OpenSSH sshd on 127.0.0.1 for the SSH tests (recipe in MEASURED.md).
+"""A real, private OpenSSH sshd on 127.0.0.1 for the SSH tests.
 
 ``sshd`` is one daemon for the whole session (cheap tests share it); ``make_sshd`` starts a fresh
 one for a test that kills, restarts or freezes it. Each daemon has its own host key, client key,

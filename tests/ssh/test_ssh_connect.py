@@ -298,7 +298,7 @@ async def test_http_through_a_direct_tcpip_channel(sshd: Any, http_server: int) 
             for _ in range(20):
                 assert (await client.get("/x")).status_code == 503
             per_request = (time.perf_counter() - t0) / 20
-        # the warm-up exec removed the 44 ms Nagle stall (MEASURED.md): far below it here
+        # the warm-up exec removes the Nagle stall (docs/reliability.md): far below it here
         assert per_request < 0.035, per_request
         async with t.http_client(f"http://localhost:{http_server}", 5.0) as client:
             assert (await client.get("/health")).status_code == 200  # "localhost" of the host

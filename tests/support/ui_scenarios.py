@@ -2,8 +2,8 @@
 
 Each scenario is a plain list of events with explicit times (``Tick``/``t``), so the app renders
 the same frame on every run: the session is built with ``tick_interval=None`` and the events'
-own clock drives elapsed times. The lines are taken from the engine formats in
-``shared/engines/FORMATS.md`` / ``SAMPLES.md`` and the recorded fixtures.
+own clock drives elapsed times. The lines are taken from the recorded fixtures
+(``tests/fixtures/``).
 """
 
 from __future__ import annotations

@@ -12,10 +12,12 @@ each hook buys). Two kinds of check:
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,7 +34,8 @@ from eagle_tui.ui import textual_private
 FINGERPRINTS: dict[str, tuple[Callable[..., Any], str]] = {
     # copied by textual_private.run_input_loop
     "LinuxDriver.run_input_thread": (LinuxDriver.run_input_thread, "03c4634c663e82c5"),
-    # repeated, minus the repaints, by ui/widgets/scrollbars.sync_scrollbars
+    # called by textual_private.scroll_update; repeated, minus the repaints, by
+    # ui/widgets/scrollbars.sync_scrollbars
     "Widget._scroll_update": (Widget._scroll_update, "520a061d9e6bf463"),
     # queues the refresh_css that textual_private.defer_css_refresh shortens
     "App._watch_theme": (App._watch_theme, "585f469c9ae8ca2d"),
@@ -67,15 +70,48 @@ def test_the_private_names_used_exist_with_their_shape() -> None:
         assert callable(getattr(_xterm_parser.XTermParser, method))
     assert "self._debug = debug" in inspect.getsource(Driver.__init__)
     assert str(inspect.signature(Widget._refresh_scrollbars)) == "(self) -> 'None'"
+    assert str(inspect.signature(Widget._scroll_update)) == "(self, virtual_size: 'Size') -> 'None'"
     assert "animate" in inspect.signature(App.refresh_css).parameters
 
 
 def test_no_other_module_imports_textual_private_api() -> None:
     """The isolation itself: ``textual._`` appears in no other eagle_tui module."""
-    from pathlib import Path
-
     root = Path(textual_private.__file__).parents[1]
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")
                  if p.name != "textual_private.py"
                  and ("from textual._" in p.read_text() or "import textual._" in p.read_text())]
+    assert offenders == []
+
+
+def _textual_private_names() -> set[str]:
+    """The private names of the Textual classes eagle-tui builds on (methods and instance
+    attributes), plus every ``._name`` that ``textual_private`` itself reaches for."""
+    from textual.drivers.linux_driver import LinuxDriver
+    from textual.screen import Screen
+    from textual.scroll_view import ScrollView
+    from textual.scrollbar import ScrollBar
+    from textual.widgets import Input, Static
+
+    names = {n for cls in (App, Screen, ScrollView, ScrollBar, Static, Input, LinuxDriver)
+             for c in cls.__mro__ for n in vars(c)}
+    names |= set(vars(ScrollView())) | set(vars(Static())) | set(vars(App()))
+    names |= _private_attributes(Path(textual_private.__file__))
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def _private_attributes(path: Path) -> set[str]:
+    return {n.attr for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Attribute)
+            and n.attr.startswith("_") and not n.attr.startswith("__")}
+
+
+def test_no_other_ui_module_reaches_a_textual_private_attribute() -> None:
+    """``obj._name`` with ``_name`` one of Textual's private names (``view._scroll_update``,
+    ``screen._compositor``...) appears in no ``eagle_tui/ui`` module but ``textual_private``:
+    the UI's own private names stay clear of Textual's too (one would shadow it)."""
+    textual_names = _textual_private_names()
+    assert {"_scroll_update", "_refresh_scrollbars", "_compositor"} <= textual_names
+    ui = Path(textual_private.__file__).parent
+    offenders = sorted(f"{p.relative_to(ui)}: {name}" for p in ui.rglob("*.py")
+                       if p.name != "textual_private.py"
+                       for name in _private_attributes(p) & textual_names)
     assert offenders == []

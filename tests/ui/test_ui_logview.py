@@ -292,7 +292,7 @@ async def test_the_mouse_wheel_up_pauses_following_and_scrolls() -> None:
 
 
 async def test_a_row_of_a_huge_line_styles_only_what_it_shows(monkeypatch: object) -> None:
-    """A screen of 1 MiB lines costs each row its width, not its line's length (issue 17):
+    """A screen of 1 MiB lines costs each row its width, not its line's length:
     the piece of text a row styles and renders is bounded by the scroll and the width."""
     import pytest
 
@@ -314,13 +314,13 @@ async def test_a_row_of_a_huge_line_styles_only_what_it_shows(monkeypatch: objec
         view.append([LogLine(i, f"{i}:{big}", LineKind.PLAIN) for i in range(1, 11)])
         await pilot.pause()
         styled.clear()
-        view._cache.clear()
+        view._draw.cache.clear()
         rows = [strip_text(view, y) for y in range(view.scrollable_content_region.height)]
         assert any(r.startswith("10:xxx") for r in rows)
         assert styled and max(styled) <= 60 + 64 + 1  # width + slack, never the 1 MiB line
         view.set_wrap(True)
         await pilot.pause()
         styled.clear()
-        view._cache.clear()
+        view._draw.cache.clear()
         [strip_text(view, y) for y in range(view.scrollable_content_region.height)]
         assert styled and max(styled) <= 60 + 64 + 1

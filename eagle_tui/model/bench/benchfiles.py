@@ -11,9 +11,9 @@ Two formats, read as their tools write them (pure: the caller reads the file):
   ``spec_decode_acceptance_length`` and ``spec_decode_num_drafts`` (its own ``/metrics`` deltas
   over the run).
 
-``/metrics`` deltas: vLLM's acceptance length is ``1 + Δaccepted / Δdrafts``; SGLang's is
-``Δsglang:generation_tokens / Δsglang:spec_verify_calls`` (tokens per verify step); tok/s is
-``Δgeneration_tokens / duration`` for both.
+``/metrics`` deltas: each engine's profile names the counters and says how they give an
+acceptance length (vLLM's ``1 + Δaccepted / Δdrafts``; SGLang's ``Δgeneration_tokens /
+Δspec_verify_calls``, tokens per verify step); tok/s is ``Δgeneration_tokens / duration``.
 """
 
 from __future__ import annotations
@@ -31,15 +31,19 @@ from eagle_tui.model.bench.windows import (
     WindowFigures,
 )
 from eagle_tui.model.boundary.loaders import LoadError, load_json
+from eagle_tui.model.engines import EngineProfile, profiles
 from eagle_tui.model.events import DecodeStats, Event, LogLine, SpecStats
 from eagle_tui.model.numbers import strict_float
 
-_COUNTERS = ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_accepted_tokens",
-             "vllm:generation_tokens", "sglang:generation_tokens", "sglang:spec_verify_calls")
+
+def _by_precedence() -> list[EngineProfile]:
+    """The registered engines, the highest metrics precedence first (its figures win)."""
+    return sorted(profiles(), key=lambda p: -p.metrics.precedence)
 
 
 def counter_totals(text: str) -> dict[str, float]:
     """The lifetime counters a window needs, summed over label sets (engines, DP ranks)."""
+    wanted = frozenset(n for p in profiles() for n in p.metrics.window_counters)
     out: dict[str, float] = {}
     for line in text.splitlines():
         if not line or line[0] == "#":
@@ -51,7 +55,7 @@ def counter_totals(text: str) -> dict[str, float]:
         if not name.endswith("_total"):
             continue
         base = name[: -len("_total")]
-        if base not in _COUNTERS:
+        if base not in wanted:
             continue
         words = line[line.rfind("}") + 1:].split() if "}" in line else line.split()[1:]
         value = strict_float(words[0]) if words else None
@@ -68,17 +72,17 @@ def metrics_figures(before: dict[str, float], after: dict[str, float],
             return after[name] - before[name]
         return None
 
-    drafts, accepted = delta("vllm:spec_decode_num_drafts"), delta(
-        "vllm:spec_decode_num_accepted_tokens")
-    gen = delta("vllm:generation_tokens")
-    if gen is None:
-        gen = delta("sglang:generation_tokens")
-    verify = delta("sglang:spec_verify_calls")
-    accept, weight, note = None, None, ""
-    if drafts and accepted is not None:
-        accept, weight, note = 1.0 + accepted / drafts, drafts, "counter deltas, by drafts"
-    elif verify and gen is not None:
-        accept, weight, note = gen / verify, verify, "counter deltas, tokens per verify step"
+    engines = _by_precedence()
+    gen = next((d for p in engines if p.metrics.gen_counter
+                if (d := delta(p.metrics.gen_counter)) is not None), None)
+    accept: float | None = None
+    weight: float | None = None
+    note = ""
+    for profile in engines:
+        found = profile.metrics.window_accept(delta, gen)
+        if found is not None:
+            accept, weight, note = found
+            break
     if accept is None and gen is None:
         return None
     return WindowFigures("/metrics", accept, gen / duration_s if gen is not None and duration_s

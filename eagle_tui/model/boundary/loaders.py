@@ -10,19 +10,7 @@ refused with :class:`LoadError`, whose message names the source and the bound. E
 else the parser refuses (bad syntax, a 5,000-digit integer, text that is not UTF-8) is the
 same error, so a caller catches one type.
 
-A JSON integer outside the signed 64-bit range is read as a float (``inf`` past the float
-range, as ``1e400`` already is): ``float()`` of a 400-digit int raises ``OverflowError``, and
-SQLite and the process APIs refuse such ints the same way, so a consumer that wants an ``int``
-sees a float and refuses it by type, and one that wants a float gets one.
-
-A lone surrogate (``"\\ud800"``, or the bytes ``ED A0 80``) is read as U+FFFD: such a string
-cannot be encoded as UTF-8, so a ``/v1/models`` id holding one failed every ``bench`` request
-with ``UnicodeEncodeError``, and SQLite or a file write would refuse it the same way. A
-byte-order mark before a document (an editor's UTF-8 BOM on a config file) is dropped: tomllib
-refused such a config at line 1, column 1.
-
-``tests/unit/model/boundary/test_loaders.py`` fails when ``json.loads``/``json.load``/
-``tomllib.loads``/``tomllib.load`` is called anywhere else in eagle_tui.
+More in docs/architecture.md, "Module notes", ``model/boundary/loaders``.
 """
 
 from __future__ import annotations

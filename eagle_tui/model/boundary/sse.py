@@ -1,9 +1,9 @@
 """Server-sent events split into lines with a length cap: an endless line costs bounded memory.
 
-httpx's ``aiter_lines`` keeps an unterminated line in memory until its newline comes: a server
-that streams one ``data:`` line without end grew ``bench`` to 2 GB. :class:`SseLines` is fed the
-raw chunks and gives back the complete lines; a line longer than ``max_line`` bytes is dropped as
-it arrives (what came of it is freed, the rest is skipped up to its newline) and given once as
+httpx's ``aiter_lines`` keeps an unterminated line in memory until its newline comes: a server that
+streams one ``data:`` line without end grows ``bench`` without limit. :class:`SseLines` is fed the
+raw chunks and gives back the complete lines; a line longer than ``max_line`` bytes is dropped as it
+arrives (what came of it is freed, the rest is skipped up to its newline) and given once as
 ``None``, so the caller can refuse the stream with a note. Each chunk is scanned once: linear.
 
 A line ends at CRLF, LF or a lone CR, as the SSE grammar says (a server that ends its lines with

@@ -8,28 +8,9 @@ Textual nor ``print`` strips them. So every terminal sink (the widget setters of
 ``ui/sinks.py``, ``console.say`` for stdout/stderr, the headless lines) takes :data:`Inert`, and
 the only way to get one from outside text is this module's :func:`inert`.
 
-What :func:`inert` does, in one pass each, linear in the length of the text:
+What :func:`inert` does is a few passes, each linear in the length of the text.
 
-1. **removes escape sequences whole**: CSI (``ESC [`` or U+009B, parameters, final byte), the
-   string sequences OSC, DCS, SOS, PM and APC (``ESC ]``/``P``/``X``/``^``/``_`` or their 8-bit
-   forms) up to BEL, ST, a newline or the end of the text, and any other ``ESC x`` pair or lone
-   ESC. Removing the whole sequence keeps ``]0;title`` from being left behind as litter;
-2. **replaces every remaining control** by U+FFFD (visible, harmless): C0 but TAB (and LF where
-   the sink shows several lines), DEL, the C1 range U+0080-U+009F, the line and paragraph
-   separators U+2028/U+2029, and the bidi embeddings, overrides and isolates U+202A-U+202E and
-   U+2066-U+2069: those reorder what follows them, so a name could show as another name ("Trojan
-   Source"), and the surrogates U+D800-U+DFFF (an undecodable byte of an argv or a file name,
-   which no terminal encoding can carry). The bidi *marks* (U+200E, U+200F, U+061C) and the
-   zero-width joiners stay: they act on one character and real text in right-to-left scripts
-   and emoji needs them.
-
-The result holds no ESC, no C0 but the allowed ones, no C1; :func:`inert` of it is itself
-(idempotent), and printable text is returned unchanged. Clean text costs one C-level check.
-
-``model.normalize.sanitize`` (log lines) uses the same patterns, with the ``\\r`` redraw
-collapse between the two steps. ``tests/unit/model/boundary/test_termtext.py`` proves the properties
-with generated text; ``tests/unit/structure/test_terminal_sinks.py`` fails when a new sink bypasses
-the type.
+More in docs/architecture.md, "Module notes", ``model/boundary/termtext``.
 """
 
 from __future__ import annotations

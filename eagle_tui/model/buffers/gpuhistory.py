@@ -11,9 +11,7 @@ a GPU's memory moves (``sources/gpu.py``), and a merged multi-host sample arrive
 host's does; a sample within ``POINT_S`` of the point before replaces that point's value instead
 of adding one, so the sparkline stays one point a second however often samples come.
 
-Multi-node: GPUs are keyed by ``(host, index)`` (every host has a GPU 0), hosts are listed in
-order of first sight (the merged sample's ``--ssh`` order), and a host whose GPUs are missing
-from the newest merged sample keeps its last rows, marked *stale*, while it reconnects.
+More in docs/architecture.md, "Module notes", ``model/buffers/gpuhistory``.
 """
 
 from __future__ import annotations

@@ -12,19 +12,7 @@ at most ``max_bytes // 8`` of them (1 MiB: 131,072 marks, i.e. 33 M lines at str
 file has more lines than that, the stride doubles and every other mark is dropped, so the index
 of a file of any length stays under its byte bound; only the skip per lookup grows.
 
-Speed: a chunk is scanned with C-level calls only (``bytes.count``, ``bytes.split``,
-``itertools.accumulate``): ~1 ms per MiB, so the I/O side can feed 1 MiB at a time and yield to
-its event loop between chunks without holding the GIL for long.
-
-Line numbers here are 0-based line *indexes* (line 1 of the file is index 0) and count
-newlines, as :class:`~eagle_tui.model.events.LogPrefixCounted` does; a line is *complete* once
-its newline was scanned.
-
-:class:`RangeLines` turns the bytes of one range (read in pieces, bounded) into the complete
-lines it holds, after skipping some, cutting a line over :data:`~.framing.MAX_LINE_BYTES` the
-way the framer does (backed up to a UTF-8 character boundary, its rest dropped from the row
-and the cut marked by the decoder), and stopping at a line count or a byte budget. Pure: no
-I/O.
+More in docs/architecture.md, "Module notes", ``model/buffers/lineindex``.
 """
 
 from __future__ import annotations

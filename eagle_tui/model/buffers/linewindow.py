@@ -4,19 +4,10 @@ A log opened at its end (:class:`~eagle_tui.model.events.LogOpened`) keeps only 
 memory (:mod:`.logbuffer`); the lines before it exist only in the file. Scrolling up past the
 oldest buffered line continues into the file: the view shows ``rows`` file rows above the
 buffer, and asks the line store (``sources/linestore.py``, through the session's side of the
-app, never itself) for the lines on screen. This module is the pure half of that:
+app, never itself) for the lines on screen. This module is the pure half of that: the rows,
+their lines and what to ask for.
 
-* the intents and answers that cross to the line store and back (:class:`IndexFile`,
-  :class:`ReadLines`; :class:`IndexProgress`, :class:`LinesRead`), small frozen records;
-* :func:`decode_lines`: raw line bytes → ``LogLine`` s exactly as the live tail's (a fresh
-  :class:`~.parser.LogParser` sanitizes and classifies them, so ``[EAGLE3-DEBUG]`` lines and
-  errors look the same; a line the reader cut gets :data:`~.framing.CUT_MARK`). Context that a
-  parser carries across lines (inside a traceback) starts afresh at each read;
-* :class:`FileWindow`: the decoded pieces of the file the view has read, a cache bounded in
-  bytes (least recently used pieces go first), plus the ranges asked for and not yet answered,
-  so that a frame asks only for lines nobody has asked for.
-
-Line numbers here are 0-based line indexes of the file (line 1 is index 0).
+More in docs/architecture.md, "Module notes", ``model/buffers/linewindow``.
 """
 
 from __future__ import annotations
@@ -31,7 +22,7 @@ from eagle_tui.model.ingest.framing import CUT_MARK
 from eagle_tui.model.ingest.normalize import sanitize
 from eagle_tui.model.record import Record, record
 
-READ_LINES = 256  # lines per read: ~25 KiB of a typical log, one pread / one exec
+READ_LINES = 256  # lines per read: a few screenfuls for one pread / one exec
 DEFAULT_WINDOW_BYTES = 16 << 20  # decoded file lines kept by the view
 PREFETCH_ROWS = 64  # rows above and below the screen asked for with it
 

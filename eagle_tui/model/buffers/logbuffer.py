@@ -6,34 +6,7 @@ The buffer lives *beside* the reduced :class:`~eagle_tui.model.state.DashboardSt
 it: it is mutated in place, once per batch, so that a 50k lines/s log never copies a
 10,000-line tuple per batch (the state only keeps a short tail, ``recent_lines``).
 
-Entries vs rows: an *entry* is one buffered ``LogLine``; a *row* is one screen line. Without
-filter, host selection or wrap they are the same and no row table exists (``rows is None``).
-Otherwise ``rows`` lists ``(seq, start, end)`` triples, where ``seq`` is an entry's absolute
-sequence number (stable while older entries are pruned) and ``start:end`` the slice of its text
-on that row. Wrapping needs cell widths, a rendering matter: the view hands in ``cutter``
-(``wrap_cuts``) and ``wrap_width``, so this module never imports a terminal library.
-
-Bounds: the buffer keeps at most ``max_lines`` entries *and* at most ``max_bytes`` of text
-(counted as ``len(text) + ENTRY_BYTES`` per entry: exact bytes for ASCII text, which log lines
-nearly always are, plus the entry's own object). A file without newlines therefore cannot grow
-memory through the buffer; the newest entry is always kept, whatever its size (the line framer
-already cuts over-long lines).
-
-Text is trusted: ``LogLine.text`` is sanitized once, by the parser (no ESC, no C0/C1 control,
-no TAB); the buffer does not re-check it. Separator rows (user markers, "log restarted") are
-entries too, made by the UI, and flagged *special*: they are never filtered out, searched or
-taken for an error.
-
-eagle-tui's own polls: the access lines of its own ``/health``, ``/metrics`` and ``/server_info``
-requests (marked ``?eagle-tui``, :func:`~eagle_tui.model.bench.windows.is_own_access`) are folded by
-default: hidden from the rows like a filter hides lines, and counted (``own_lines``: those still
-buffered) so the status line can say so; ``fold_own = False`` shows them. The row table is only
-built once such a line arrives, so a log without them costs nothing.
-
-First error: which line is "an error" is decided here, once (:func:`is_error_line`), and used by
-both :func:`~eagle_tui.model.state.reduce` (``first_error_line``: the stream's line number, kept
-for ever) and the buffer (``first_error``: where that line sits in the buffer, ``None`` once it
-was pruned).
+More in docs/architecture.md, "Module notes", ``model/buffers/logbuffer``.
 """
 
 from __future__ import annotations
@@ -50,8 +23,9 @@ Row = tuple[int, int, int]
 Cutter = Callable[[str, int], list[tuple[int, int]]]
 
 DEFAULT_MAX_LINES = 10_000
-DEFAULT_MAX_BYTES = 32 << 20  # ~10x a normal 10k-line buffer; bounds a newline-less file (a
-# character of non-ASCII text takes up to 4 bytes: 128 MiB at most in memory)
+# far more than DEFAULT_MAX_LINES of ordinary lines need; it bounds a newline-less file (a
+# character of non-ASCII text takes up to 4 bytes, so four times this at most in memory)
+DEFAULT_MAX_BYTES = 32 << 20
 ENTRY_BYTES = 96  # a LogLine object and its list slot, roughly, counted on top of its text
 ERROR_KINDS = frozenset({LineKind.ERROR, LineKind.TRACEBACK})
 

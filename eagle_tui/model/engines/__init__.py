@@ -5,7 +5,14 @@ code: it asks :func:`profile_of` or iterates :func:`profiles`.
 """
 
 from eagle_tui.model.engines.profile import UNKNOWN, EngineProfile
-from eagle_tui.model.engines.registry import names, profile_of, profiles, register, unregister
+from eagle_tui.model.engines.registry import (
+    generation,
+    names,
+    profile_of,
+    profiles,
+    register,
+    unregister,
+)
 
-__all__ = ["UNKNOWN", "EngineProfile", "names", "profile_of", "profiles", "register",
-           "unregister"]
+__all__ = ["UNKNOWN", "EngineProfile", "generation", "names", "profile_of", "profiles",
+           "register", "unregister"]

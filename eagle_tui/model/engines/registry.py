@@ -9,17 +9,22 @@ from eagle_tui.model.engines import sglang, vllm
 from eagle_tui.model.engines.profile import EngineProfile
 
 _PROFILES: dict[str, EngineProfile] = {}
+_generation = 0  # bumped by every change: what a consumer caching a table of profiles checks
 
 
 def register(profile: EngineProfile) -> EngineProfile:
     """Add (or replace) an engine; its name is what records, history and ``--engine`` carry."""
+    global _generation
     _PROFILES[profile.name] = profile
+    _generation += 1
     return profile
 
 
 def unregister(name: str) -> None:
     """Forget an engine (a test's toy engine, after the test)."""
+    global _generation
     _PROFILES.pop(name, None)
+    _generation += 1
 
 
 def profile_of(name: str | None) -> EngineProfile | None:
@@ -32,6 +37,11 @@ def profiles() -> Iterator[EngineProfile]:
     return iter(tuple(_PROFILES.values()))
 
 
+def generation() -> int:
+    """A number that changes whenever an engine is registered or forgotten (a cache's key)."""
+    return _generation
+
+
 def names() -> tuple[str, ...]:
     return tuple(_PROFILES)
 
@@ -39,4 +49,4 @@ def names() -> tuple[str, ...]:
 register(sglang.PROFILE)
 register(vllm.PROFILE)
 
-__all__ = ["names", "profile_of", "profiles", "register", "unregister"]
+__all__ = ["generation", "names", "profile_of", "profiles", "register", "unregister"]

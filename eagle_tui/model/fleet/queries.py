@@ -2,49 +2,60 @@
 
 Why this shape: the refresh must cost the same for 10 and 1,000 instances, so no query is ever
 per instance. Each *figure* (tok/s, drafts/s, running requests, TTFT p99, ...) is one PromQL
-expression covering both engines at once (a ``__name__=~"vllm:…|sglang:…"`` selector: an
-instance exports one engine's names only), and the figures of one *group* travel in one HTTP
-request: each expression is tagged with ``label_replace(…, "fleet_q", NAME, "", "")`` and the
-tagged vectors are joined with ``or`` (their label sets differ by the tag, so nothing is
-dropped). A group that fails costs only its own figures; the others still answer.
+expression covering every registered engine at once (a ``__name__=~"vllm:…|sglang:…"``
+selector: an instance exports one engine's names only), and the figures of one *group* travel in
+one HTTP request: each expression is tagged with ``label_replace(…, "fleet_q", NAME, "", "")``
+and the tagged vectors are joined with ``or`` (their label sets differ by the tag, so nothing
+is dropped). A group that fails costs only its own figures; the others still answer.
 
 Counting a number once: SGLang repeats a gauge per parallel rank (``tp_rank``, ``pp_rank``…), so
 every figure first takes ``max without (<rank labels>)`` and then sums ``by (instance)`` what is
 left (vLLM's data-parallel ``engine="0"``, ``"1"``), the same rule as ``sources/metrics.py``
 applies to one server's ``/metrics``.
 
-The metric names are the engines' real ones (FORMATS.md §1.7, §2.5; the recorded ``/metrics`` of
-the real CPU servers in ``tests/fixtures``), old names included where an engine renamed one.
+Which series feed which figure is each engine's (its profile's ``FleetFacet``: the engines' real
+names, FORMATS.md §1.7, §2.5, the recorded ``/metrics`` of the real CPU servers in
+``tests/fixtures``, old names included where an engine renamed one); so is the ``engine`` figure
+of each engine (``engine_NAME``: an instance that exported one of its marker series).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from eagle_tui.model.engines import EngineProfile, profiles
 
 RANK_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank", "moe_dp_rank")
 TAG = "fleet_q"
+# the fleet's figures that engines feed with series (each a :class:`FleetFacet` field)
+FIGURE_SERIES = ("gen_tokens", "drafts", "draft_tokens", "accepted", "per_pos", "verify",
+                 "running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge", "ttft",
+                 "itl", "itl_old")
 DEFAULT_WINDOW = "1m"
 DEFAULT_LOOKBACK = "15m"
 
-GEN_TOKENS = ("vllm:generation_tokens_total", "sglang:generation_tokens_total")
-VLLM_DRAFTS = ("vllm:spec_decode_num_drafts_total",)
-VLLM_DRAFT_TOKENS = ("vllm:spec_decode_num_draft_tokens_total",)
-VLLM_ACCEPTED = ("vllm:spec_decode_num_accepted_tokens_total",)
-VLLM_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
-SGLANG_VERIFY = ("sglang:spec_verify_calls_total",)
-RUNNING = ("vllm:num_requests_running", "sglang:num_running_reqs", "sglang:num_requests_running")
-QUEUED = ("vllm:num_requests_waiting", "sglang:num_queue_reqs", "sglang:num_requests_waiting")
-KV_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage")
-SGLANG_GEN_GAUGE = ("sglang:gen_throughput",)
-SGLANG_ACCEPT_GAUGE = ("sglang:spec_accept_length",)
-SGLANG_RATE_GAUGE = ("sglang:spec_accept_rate",)
-TTFT = ("vllm:time_to_first_token_seconds_bucket", "sglang:time_to_first_token_seconds_bucket")
-ITL = ("vllm:inter_token_latency_seconds_bucket", "sglang:inter_token_latency_seconds_bucket")
-ITL_OLD = ("vllm:time_per_output_token_seconds_bucket",
-           "sglang:time_per_output_token_seconds_bucket")
-VLLM_MARKERS = ("vllm:num_requests_running", "vllm:generation_tokens_total")
-SGLANG_MARKERS = ("sglang:num_running_reqs", "sglang:num_requests_running",
-                  "sglang:generation_tokens_total")
+
+
+def _ordered() -> list[EngineProfile]:
+    """The registered engines, the highest metrics precedence first (the order their names
+    take in a selector and their expressions in an ``or``)."""
+    return sorted(profiles(), key=lambda p: -p.metrics.precedence)
+
+
+def names_of(figure: str) -> tuple[str, ...]:
+    """Every registered engine's series of one figure (a :class:`FleetFacet` field)."""
+    out: tuple[str, ...] = ()
+    for profile in _ordered():
+        found = getattr(profile.fleet, figure)
+        assert isinstance(found, tuple)
+        out += found
+    return out
+
+
+def engine_figure(name: str) -> str:
+    """The figure that says an instance runs engine ``name`` (its ``engine`` label)."""
+    return f"engine_{name}"
 
 
 def normalize_selector(selector: str | None) -> str:
@@ -115,59 +126,87 @@ class QueryGroup:
         return " or ".join(f'label_replace({e}, "{TAG}", "{n}", "", "")' for n, e in self.figures)
 
 
+def _figures(pairs: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, str], ...]:
+    """The figures that some registered engine has series for."""
+    return tuple((n, e) for n, e in pairs if e is not None)
+
+
 def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
                  lookback: str = DEFAULT_LOOKBACK) -> tuple[QueryGroup, ...]:
     """The requests of one refresh (four, whatever the number of instances)."""
     s, w = normalize_selector(selector), window
-    itl = (f"({quantile(0.5, ITL, s, w)}) or ({quantile(0.5, ITL_OLD, s, w)})",
-           f"({quantile(0.99, ITL, s, w)}) or ({quantile(0.99, ITL_OLD, s, w)})")
+    n = {f: names_of(f) for f in FIGURE_SERIES}
+
+    def rate(f: str, by: str = "instance") -> str | None:
+        return sum_rate(n[f], s, w, by) if n[f] else None
+
+    def now(f: str, how: Callable[[tuple[str, ...], str], str] = sum_now) -> str | None:
+        return how(n[f], s) if n[f] else None
+
+    def q(p: float, f: str) -> str:
+        return quantile(p, n[f], s, w)
+
+    itl = ((f"({q(0.5, 'itl')}) or ({q(0.5, 'itl_old')})",
+            f"({q(0.99, 'itl')}) or ({q(0.99, 'itl_old')})") if n["itl"] and n["itl_old"] else
+           (q(0.5, "itl"), q(0.99, "itl")) if n["itl"] else (None, None))
+    gen = n["gen_tokens"]
+    engines = tuple((engine_figure(p.name), _engine(p.name, p.fleet.markers, s, lookback))
+                    for p in _ordered() if p.fleet.markers)
     return (
         QueryGroup("state", (
             ("up", f"max by (instance) (up{{{s}}})"),
-            ("engine_vllm", _engine("vllm", VLLM_MARKERS, s, lookback)),
-            ("engine_sglang", _engine("sglang", SGLANG_MARKERS, s, lookback)),
-            ("gen_total", sum_now(GEN_TOKENS, s)),
-            ("resets", f"max by (instance) (resets({series(GEN_TOKENS, s)}[{lookback}]))"),
+            *engines,
+            *_figures((
+                ("gen_total", now("gen_tokens")),
+                ("resets", f"max by (instance) (resets({series(gen, s)}[{lookback}]))"
+                 if gen else None),
+            )),
             ("starts", "max by (instance) "
                        f"(changes({series('process_start_time_seconds', s)}[{lookback}]))"),
         )),
-        QueryGroup("rates", (
-            ("tok_s", sum_rate(GEN_TOKENS, s, w)),
-            ("drafts", sum_rate(VLLM_DRAFTS, s, w)),
-            ("draft_tokens", sum_rate(VLLM_DRAFT_TOKENS, s, w)),
-            ("accepted", sum_rate(VLLM_ACCEPTED, s, w)),
-            ("per_pos", sum_rate(VLLM_PER_POS, s, w, by="instance, position")),
-            ("verify", sum_rate(SGLANG_VERIFY, s, w)),
-        )),
-        QueryGroup("gauges", (
-            ("running", sum_now(RUNNING, s)),
-            ("queued", sum_now(QUEUED, s)),
-            ("kv", avg_now(KV_USAGE, s)),
-            ("tps_gauge", sum_now(SGLANG_GEN_GAUGE, s)),
-            ("accept_gauge", avg_now(SGLANG_ACCEPT_GAUGE, s)),
-            ("rate_gauge", avg_now(SGLANG_RATE_GAUGE, s)),
-        )),
-        QueryGroup("latency", (
-            ("ttft_p50", quantile(0.5, TTFT, s, w)),
-            ("ttft_p99", quantile(0.99, TTFT, s, w)),
+        QueryGroup("rates", _figures((
+            ("tok_s", rate("gen_tokens")),
+            ("drafts", rate("drafts")),
+            ("draft_tokens", rate("draft_tokens")),
+            ("accepted", rate("accepted")),
+            ("per_pos", rate("per_pos", by="instance, position")),
+            ("verify", rate("verify")),
+        ))),
+        QueryGroup("gauges", _figures((
+            ("running", now("running")),
+            ("queued", now("queued")),
+            ("kv", now("kv", avg_now)),
+            ("tps_gauge", now("tps_gauge")),
+            ("accept_gauge", now("accept_gauge", avg_now)),
+            ("rate_gauge", now("rate_gauge", avg_now)),
+        ))),
+        QueryGroup("latency", _figures((
+            ("ttft_p50", q(0.5, "ttft") if n["ttft"] else None),
+            ("ttft_p99", q(0.99, "ttft") if n["ttft"] else None),
             ("itl_p50", itl[0]),
             ("itl_p99", itl[1]),
-        )),
+        ))),
     )
 
 
 def sparkline_queries(selector: str | None = None,
                       window: str = DEFAULT_WINDOW) -> tuple[tuple[str, str], ...]:
-    """``/api/v1/query_range`` expressions for the sparklines: tok/s and vLLM's accept length.
+    """``/api/v1/query_range`` expressions for the sparklines: tok/s and the accept length.
 
-    SGLang's accept length over time is tok/s ÷ verify calls/s; both are in one tagged range
-    query so one request draws every row's two lines.
+    Each engine says how its accept length over time is computed from rates (vLLM's
+    ``1 + accepted / drafts``, SGLang's tokens ÷ verify calls); they are joined with ``or``
+    into one tagged range query, so one request draws every row's two lines.
     """
     s = normalize_selector(selector)
-    accept = (f"1 + {sum_rate(VLLM_ACCEPTED, s, window)} / {sum_rate(VLLM_DRAFTS, s, window)}"
-              f" or {sum_rate(('sglang:generation_tokens_total',), s, window)}"
-              f" / {sum_rate(SGLANG_VERIFY, s, window)}")
-    return (("tok_s", sum_rate(GEN_TOKENS, s, window)), ("accept_len", f"({accept})"))
+
+    def rate(names: tuple[str, ...]) -> str:
+        return sum_rate(names, s, window)
+
+    accepts = [p.fleet.accept(rate) for p in _ordered() if p.fleet.accept is not None]
+    out = [("tok_s", rate(names_of("gen_tokens")))]
+    if accepts:
+        out.append(("accept_len", f"({' or '.join(accepts)})"))
+    return tuple(out)
 
 
 def sparkline_group(selector: str | None = None, window: str = DEFAULT_WINDOW) -> QueryGroup:
@@ -177,10 +216,13 @@ def sparkline_group(selector: str | None = None, window: str = DEFAULT_WINDOW) -
 __all__ = [
     "DEFAULT_LOOKBACK",
     "DEFAULT_WINDOW",
+    "FIGURE_SERIES",
     "RANK_LABELS",
     "TAG",
     "QueryGroup",
+    "engine_figure",
     "fleet_groups",
+    "names_of",
     "normalize_selector",
     "series",
     "sparkline_group",

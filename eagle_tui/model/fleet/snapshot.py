@@ -6,13 +6,11 @@ failed; :func:`build_snapshot` turns them into one immutable :class:`FleetSnapsh
 here knows HTTP, so every rule (state, acceptance maths, flags, stale marking) is unit-tested on
 canned vectors.
 
-The maths matches the single-server metrics source (``sources/metrics.py``):
-
-* vLLM: accept length ``1 + rate(accepted) / rate(drafts)``, acceptance rate
-  ``rate(accepted) / rate(draft_tokens)``, per position ``rate(accepted_per_pos) / rate(drafts)``.
-* SGLang: with ``sglang:spec_verify_calls_total`` the accept length is
-  ``rate(generation_tokens) / rate(verify_calls)`` (SGLang's own ``completion_tokens /
-  spec_verify_ct``); without it, its last-interval gauge ``sglang:spec_accept_length``.
+The maths of each engine is its profile's (``FleetFacet.read``), and matches the single-server
+metrics source (``sources/metrics.py``): e.g. vLLM's accept length ``1 + rate(accepted) /
+rate(drafts)``, SGLang's ``rate(generation_tokens) / rate(verify_calls)``. The engine of an
+instance is the one whose ``engine_NAME`` figure names it (of two, the higher metrics
+precedence).
 
 An instance without an ``up`` series of its own (its series come through an exporter or a
 federation that serves many instances, scraped with ``honor_labels``) counts as up while its
@@ -30,8 +28,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from eagle_tui.model.engines import UNKNOWN, profile_of, profiles
+from eagle_tui.model.engines.facets.fleet import FleetReading
 from eagle_tui.model.fleet.flags import apply_flags
-from eagle_tui.model.fleet.queries import TAG
+from eagle_tui.model.fleet.queries import TAG, engine_figure, fleet_groups
 from eagle_tui.model.fleet.rows import DOWN_OR_STARTING, FleetRow, FleetSnapshot, instance_host
 
 Labels = Mapping[str, str]
@@ -40,12 +40,13 @@ Answers = Mapping[str, Vector]  # figure name -> its vector
 
 CRASHED = "crashed"
 STATES = ("serving", "idle", "ready", "starting", DOWN_OR_STARTING, "down")
-GROUP_FIGURES = {
-    "state": ("up", "engine_vllm", "engine_sglang", "gen_total", "resets", "starts"),
-    "rates": ("tok_s", "drafts", "draft_tokens", "accepted", "per_pos", "verify"),
-    "gauges": ("running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge"),
-    "latency": ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99"),
-}
+
+
+def group_figures() -> dict[str, tuple[str, ...]]:
+    """Each query group's figure names (the ``engine_NAME`` of every registered engine too)."""
+    return {g.name: tuple(name for name, _ in g.figures) for g in fleet_groups()}
+
+
 _FIELDS_OF_GROUP = {
     "rates": ("tok_s", "accept_len", "accept_rate", "per_position", "spec"),
     "gauges": ("running", "queued", "kv_usage"),
@@ -85,11 +86,12 @@ def _positions(vec: Vector | None) -> dict[str, dict[int, float]]:
 
 def _engines(answers: Answers) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
-    for key in ("engine_sglang", "engine_vllm"):  # vLLM wins a tie (it binds /metrics early)
-        for labels, _ in answers.get(key, ()):
+    # the higher precedence last, so it wins a tie (vLLM: it binds /metrics early)
+    for profile in sorted(profiles(), key=lambda p: p.metrics.precedence):
+        for labels, _ in answers.get(engine_figure(profile.name), ()):
             inst = labels.get("instance")
             if inst is not None:
-                out[inst] = (labels.get("engine", key.split("_")[1]), labels.get("model_name", ""))
+                out[inst] = (labels.get("engine", profile.name), labels.get("model_name", ""))
     return out
 
 
@@ -132,44 +134,24 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
     def get(name: str) -> float | None:
         return ix.values.get(name, {}).get(inst)
 
-    engine, model = engines.get(inst, ("unknown", ""))
+    engine, model = engines.get(inst, (UNKNOWN, ""))
     up_v = get("up")
     up = None if up_v is None else up_v >= 1.0
     if up is None and (get("gen_total") is not None or get("running") is not None):
         up = True  # no ``up`` of its own (an exporter of many, honor_labels): live series
-    tok_s, gen_total = get("tok_s"), get("gen_total")
-    if tok_s is None and engine == "sglang":
-        tok_s = get("tps_gauge")
-    accept_len = accept_rate = None
-    per_pos: tuple[float, ...] = ()
-    spec = False
-    drafts, accepted, verify = get("drafts"), get("accepted"), get("verify")
-    if engine == "vllm" and drafts:
-        spec = True
-        accept_len = 1.0 + (accepted or 0.0) / drafts
-        dtoks = get("draft_tokens")
-        accept_rate = (accepted or 0.0) / dtoks if dtoks else None
-        pos = ix.positions.get(inst, {})
-        per_pos = tuple(pos[p] / drafts for p in sorted(pos))
-    elif engine == "sglang" and verify:
-        # generation tokens are counted when a request finishes, verify calls at every step:
-        # over a window shorter than a request the ratio can fall below 1, which no server
-        # can do — not a reading (and no false "drafts rejected")
-        spec = True
-        ratio = (get("tok_s") or 0.0) / verify
-        accept_len = ratio if ratio >= 1.0 else None
-        accept_rate = get("rate_gauge") if accept_len else None
-    elif engine == "sglang" and inst not in ix.values.get("verify", {}):
-        gauge = get("accept_gauge")
-        if gauge is not None and (tok_s or 0.0) > 0:  # the gauge holds the last busy interval
-            spec, accept_len, accept_rate = True, gauge, get("rate_gauge")
+    gen_total = get("gen_total")
+    profile = profile_of(engine)
+    reading = (profile.fleet.read(get, ix.positions.get(inst, {})) if profile is not None
+               else FleetReading(tok_s=get("tok_s")))
+    tok_s = reading.tok_s
     running = _int(get("running"))
     restarts = max(_int(get("resets")) or 0, _int(get("starts")) or 0)
     return FleetRow(
         instance=inst, engine=engine, model=model, up=up,
         state=_state(up, inst in engines, running, tok_s, gen_total, hint),
-        tok_s=tok_s, accept_len=accept_len, accept_rate=accept_rate, per_position=per_pos,
-        spec=spec, running=running, queued=_int(get("queued")), kv_usage=get("kv"),
+        tok_s=tok_s, accept_len=reading.accept_len, accept_rate=reading.accept_rate,
+        per_position=reading.per_position, spec=reading.spec, running=running,
+        queued=_int(get("queued")), kv_usage=get("kv"),
         ttft_p50=get("ttft_p50"), ttft_p99=get("ttft_p99"), itl_p50=get("itl_p50"),
         itl_p99=get("itl_p99"), restarts=restarts, gen_total=gen_total,
     )
@@ -215,7 +197,6 @@ def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,
 __all__ = [
     "CRASHED",
     "DOWN_OR_STARTING",
-    "GROUP_FIGURES",
     "STATES",
     "Answers",
     "FleetRow",
@@ -223,6 +204,7 @@ __all__ = [
     "Labels",
     "Vector",
     "build_snapshot",
+    "group_figures",
     "instance_host",
     "is_hint",
     "split_tagged",

@@ -105,11 +105,11 @@ def _evidence_line(b: Batch, ev: LogLine) -> None:
         if found is not None:
             b.put("startup", engine=found[0],
                   engine_inferred=evidence.Inferred(found[0], ev.lineno, found[1]))
-    elif st.engine_inferred is not None and st.engine_inferred.value == "vllm":
+    elif st.engine_inferred is not None:
         found = evidence.engine_in_line(ev.text)
-        if found is not None and found[0] == "sglang":  # old SGLang calls into vllm/distributed
-            b.put("startup", engine="sglang",
-                  engine_inferred=evidence.Inferred("sglang", ev.lineno, found[1]))
+        if found is not None and evidence.corrects(st.engine_inferred.value, found[0]):
+            b.put("startup", engine=found[0],
+                  engine_inferred=evidence.Inferred(found[0], ev.lineno, found[1]))
     if b.s.startup.phase.rank < Phase.READY.rank:
         implied = evidence.phase_in_line(ev.text)
         if implied is not None:

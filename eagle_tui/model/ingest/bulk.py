@@ -44,9 +44,9 @@ from itertools import accumulate, compress, repeat
 from operator import add, itemgetter, not_
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
+from eagle_tui.model.engines.sglang.logs import DECODE_FIELDS_SRC, PREFILL_FIELDS_SRC
 from eagle_tui.model.events import DecodeStats, Event, LineKind, LogLine, PrefillStats
 from eagle_tui.model.ingest.classify import MAX_INT_DIGITS
-from eagle_tui.model.ingest.sglang import DECODE_FIELDS_SRC, PREFILL_FIELDS_SRC
 
 T = TypeVar("T")
 

@@ -1,14 +1,6 @@
-"""Line shapes: which engine printed a line, its prefix, and whether it is a "bulk" line.
+"""Line shapes: whether a line is a "bulk" line, and the extractors of its numbers.
 
-Two jobs live here because both are about recognising a line from its first bytes.
-
-**Prefixes and engine detection.** SGLang prints ``[2025-11-06 01:22:10 TP0] msg`` (no level,
-rank tags optional, date optional in some builds); vLLM prints ``INFO 10-30 14:18:55
-[file.py:123] msg`` (2024: ``INFO 05-01 10:00:00 file.py:123] msg``); uvicorn ``INFO:     msg``;
-Python's default logging ``INFO:sglang.srt.x:msg``; Rust tracing ``2026-01-05T10:00:00.1Z  INFO
-target: msg``. :func:`split_prefix` peels whichever is present and returns the message, the
-server's own time text and a hint of the engine. Parsers then search *the message* for phrases,
-never positions, so a format nobody has seen yet still mostly works.
+(A line's logger prefix and the engine it names: :mod:`.prefix`.)
 
 **Bulk lines.** A decode-heavy log is 99 % four shapes: SGLang ``Decode batch`` and ``Prefill
 batch`` stats, uvicorn access lines and ``[EAGLE3-DEBUG]`` prints. They are recognised *at the
@@ -25,10 +17,7 @@ comments), which is what makes the fast path give identical results.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import IntEnum
-
-from eagle_tui.model.events import Engine
 
 # ----------------------------------------------------------------------------------- bulk lines
 
@@ -194,142 +183,6 @@ def small_int(digits: str | bytes) -> int | None:
     return int(digits) if len(digits) <= MAX_INT_DIGITS else None
 
 
-# ----------------------------------------------------------------------------------- prefixes
-
-_SGLANG = re.compile(
-    r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)((?: [A-Z][A-Z_]*\d+)*)\] ?", re.ASCII
-)
-_VLLM = re.compile(
-    r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
-    r"(?:\[[^\]]*?(?::\d+)?\]|[\w.-]+\.py:\d+\]) ?",
-    re.ASCII,
-)
-_UVICORN = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:     ?| {1,4}|$)", re.ASCII)
-_PYLOG = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):([\w.]+):", re.ASCII)
-_PYTIME = re.compile(
-    r"(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.]\d+)?(?: ?\| ?| - | )"
-    r"(?:([\w.]+)(?: ?\| ?| - | ))?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?: ?\| ?| - |:? )",
-    re.ASCII,
-)
-_RUST = re.compile(
-    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z?) +(TRACE|DEBUG|INFO|WARN|ERROR) +"
-    r"(?:([\w:]+): )?",
-    re.ASCII,
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Prefixed:
-    """A message with its logger prefix removed. ``level`` is upper-case or ``None``."""
-
-    msg: str
-    time: str | None = None
-    level: str | None = None
-    engine: Engine | None = None  # what the prefix shape says about the engine
-    uvicorn: bool = False
-
-
-def _hint(name: str | None) -> Engine | None:
-    if not name:
-        return None
-    low = name.lower()
-    if "sglang" in low or low.startswith("sgl"):
-        return "sglang"
-    if "vllm" in low:
-        return "vllm"
-    return None
-
-
-def split_prefix(text: str) -> Prefixed:
-    """Peel one logger prefix (SGLang, vLLM, Python logging, Rust tracing) and a uvicorn level."""
-    first = text[:1]
-    if first == "[":
-        m = _SGLANG.match(text)
-        if m is not None:
-            stamp = f"{m.group(1)} {m.group(2)}" if m.group(1) else m.group(2)
-            rest = text[m.end() :]
-            u = _UVICORN.match(rest)
-            if u is not None:
-                return Prefixed(rest[u.end() :], stamp, u.group(1), "sglang", True)
-            return Prefixed(rest, stamp, None, "sglang")
-        return Prefixed(text)
-    if first in "DIWEC":
-        m = _VLLM.match(text)
-        if m is not None:
-            return Prefixed(text[m.end() :], m.group(2), m.group(1), "vllm")
-        p = _PYLOG.match(text)
-        if p is not None:
-            return Prefixed(text[p.end() :], None, p.group(1), _hint(p.group(2)))
-        u = _UVICORN.match(text)
-        if u is not None:
-            return Prefixed(text[u.end() :], None, u.group(1), None, True)
-        return Prefixed(text)
-    if first.isdigit():
-        r = _RUST.match(text)
-        if r is not None:
-            level = "WARNING" if r.group(2) == "WARN" else r.group(2)
-            return Prefixed(text[r.end() :], r.group(1), level, _hint(r.group(3)))
-        t = _PYTIME.match(text)
-        if t is not None:
-            level = "WARNING" if t.group(3) == "WARN" else t.group(3)
-            return Prefixed(text[t.end() :], t.group(1), level, _hint(t.group(2)))
-    return Prefixed(text)
-
-
-# ----------------------------------------------------------------------------------- engine
-
-_VLLM_PROCESS = re.compile(r"(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)")
-_SGLANG_TEXT = (
-    "server_args=ServerArgs(",
-    "server_args={'",  # SGLang 0.5.x logs the dict form
-    "The server is fired up and ready to roll",
-    "Decode batch",
-    "Prefill batch",
-    "sglang.launch_server",
-    "Scheduler hit an exception",
-    "scheduler died during initialization",
-    "scheduler is dead. Please check",
-)
-_VLLM_TEXT = (
-    "vLLM API server version",
-    "Initializing a V1 LLM engine",
-    "Initializing an LLM engine",
-    "SpecDecoding metrics",
-    "Avg prompt throughput",
-    "Speculative metrics:",
-    "vllm serve",
-    "EngineCore failed to start",
-    "EngineDeadError",
-)
-
-
-def engine_of(prefixed: Prefixed, process: str | None) -> Engine | None:
-    """What this line says about the engine, or ``None`` when it says nothing."""
-    if prefixed.engine is not None:
-        return prefixed.engine
-    if process:
-        low = process.lower()
-        if "sglang" in low:
-            return "sglang"
-        if _VLLM_PROCESS.match(process):
-            return "vllm"
-    msg = prefixed.msg
-    for marker in _SGLANG_TEXT:
-        if marker in msg:
-            return "sglang"
-    for marker in _VLLM_TEXT:
-        if marker in msg:
-            return "vllm"
-    return None
-
-
-def read_prefix(text: str, process: str | None) -> tuple[Prefixed, Engine | None]:
-    """:func:`split_prefix` and :func:`engine_of` at once (one call from the parser's line
-    path): the message with its prefix peeled, and what the line says about the engine."""
-    pre = split_prefix(text)
-    return pre, engine_of(pre, process)
-
-
 __all__ = [
     "ACC_LINE_B",
     "ACC_S",
@@ -342,14 +195,10 @@ __all__ = [
     "MAX_INT_DIGITS",
     "NON_PLAIN_AFTER_NL",
     "LineClass",
-    "Prefixed",
     "classify",
     "dim_ending_at",
-    "engine_of",
     "number",
-    "read_prefix",
     "small_int",
-    "split_prefix",
     "unknown_dim_pattern",
     "valid_tokens",
 ]

@@ -27,10 +27,11 @@ enough state to tell a root cause from noise:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from eagle_tui.model.engines import generation, profiles
 from eagle_tui.model.events import CrashEvent, Phase
+from eagle_tui.model.ingest.crashhints import hint_for
 
 KIND_SPECIFICITY: dict[str, int] = {
     "killed": 0,
@@ -98,12 +99,8 @@ _SPECIFIC: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 _SCHED_DIED = re.compile(r"died during initialization \(exit code: (-?\d+)\)")
-_DEAD = re.compile(
-    r"EngineDeadError|EngineCore encountered an issue|Engine core initialization failed"
-    r"|EngineCore failed to start|Engine process failed to start|scheduler is dead"
-    r"|crashed with exit code|Initialization failed\. Please see the error messages above"
-    r"|AsyncLLM output_handler failed|Child process unexpectedly failed"
-)
+# An engine process died (with each engine's own wordings: ``logs.dead``, see ``_rules``).
+_DEAD = re.compile(r"Child process unexpectedly failed")
 # vLLM when EngineCore dies (real log, tests/fixtures/vllm-cpu/server-eagle3-enginecore-killed.log):
 # "WARNING ... [shutdown] MPClient: engine core exited unexpectedly; starting cleanup"
 _UNEXPECTED = re.compile(r"exited unexpectedly|died unexpectedly")
@@ -114,11 +111,25 @@ _KILLED = re.compile(
 _FATAL_PLAIN = re.compile(
     r"^Fatal Python error|Segmentation fault|core dumped|^terminate called after throwing"
 )
-# Lines that say a traceback that follows is fatal.
-_FATAL_CONTEXT = re.compile(
-    r"hit an exception|Exception in ModelTpServer|EngineCore failed to start"
-    r"|Initialization failed\. warmup error|output_handler failed|Worker failed"
-)
+# Lines that say a traceback that follows is fatal (and each engine's ``logs.fatal_context``).
+_FATAL_CONTEXT = re.compile(r"Worker failed")
+_built_at = -1
+_dead, _fatal = _DEAD, _FATAL_CONTEXT
+
+
+def _rules() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The death and fatal-context patterns: the generic ones joined with every registered
+    engine's (one search per line whatever the number of engines; rebuilt when the registry
+    changes)."""
+    global _built_at, _dead, _fatal
+    if generation() != _built_at:
+        engines = tuple(profiles())
+        _dead = re.compile("|".join([_DEAD.pattern, *(
+            p.logs.dead.pattern for p in engines if p.logs.dead is not None)]))
+        _fatal = re.compile("|".join([_FATAL_CONTEXT.pattern, *(
+            p.logs.fatal_context.pattern for p in engines if p.logs.fatal_context is not None)]))
+        _built_at = generation()
+    return _dead, _fatal
 _SHUTDOWN = re.compile(
     r"signal=SIGTERM|Received SIGTERM|SIGTERM received|SIGINT|^Shutting down"
     r"|KeyboardInterrupt|Gracefully (?:exit|stopp)|shutdown triggered|Finished server process"
@@ -143,7 +154,6 @@ _CONFIG_WORDS = re.compile(
     r"|not allowed|out of range|conflict"
 )
 _USER_STOP = re.compile(r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError)$")
-_PORT = re.compile(r"(?:port|address|\(['\"][^'\"]*['\"], |:)\s*(\d{2,5})\b")
 
 
 def _truncate(text: str) -> str:
@@ -151,87 +161,8 @@ def _truncate(text: str) -> str:
     return text if len(text) <= MESSAGE_MAX else text[: MESSAGE_MAX - 1] + "…"
 
 
-def _oom_hint(engine: str, phase: Phase, msg: str) -> str:
-    if engine == "vllm":
-        if "load model" in msg or phase.rank <= Phase.WEIGHTS_LOADED.rank:
-            return ("The weights do not fit: raise --tensor-parallel-size, use --quantization, "
-                    "or free the GPU (nvidia-smi shows other processes).")
-        return ("Lower --gpu-memory-utilization (leave room for activations and CUDA graphs), "
-                "--max-num-seqs or --max-num-batched-tokens.")
-    if phase is Phase.CUDA_GRAPH or "cuda graph" in msg.lower():
-        return ("Lower --mem-fraction-static (e.g. 0.8 → 0.7) or --cuda-graph-max-bs (e.g. 16); "
-                "--disable-cuda-graph only as a last resort.")
-    if phase.rank <= Phase.WEIGHTS_LOADED.rank:
-        return ("The weights do not fit: raise --tp-size, use a quantized checkpoint "
-                "(--quantization fp8), or free the GPU (nvidia-smi shows other processes).")
-    return ("Lower --mem-fraction-static, --max-running-requests or --chunked-prefill-size so "
-            "activations fit next to the KV cache.")
-
-
-def _nem_hint(engine: str, _phase: Phase, msg: str) -> str:
-    if "Free memory on device" in msg or "unbalanced" in msg:
-        return ("Other processes hold GPU memory: stop them (nvidia-smi) or lower "
-                "--gpu-memory-utilization / --mem-fraction-static below the free fraction.")
-    if engine == "vllm" or "gpu_memory_utilization" in msg:
-        return "Raise --gpu-memory-utilization or lower --max-model-len so the KV cache fits."
-    return ("Raise --mem-fraction-static (e.g. 0.85) so the KV cache fits after the weights, or "
-            "lower --context-length / --max-total-tokens; check nvidia-smi for other processes.")
-
-
-def _port_hint(_engine: str, _phase: Phase, msg: str) -> str:
-    m = _PORT.search(msg)
-    port = m.group(1) if m else "<port>"
-    return (f"Port {port} is taken: pick another --port, or stop the process holding it "
-            f"(ss -ltnp | grep {port}).")
-
-
-_Hint = Callable[[str, Phase, str], str]
-# vLLM given "method": "eagle" with an EAGLE-3 draft: it wraps the draft's architecture as an
-# EAGLE-1 model ("Eagle" + LlamaForCausalLMEagle3) and refuses it at startup (vLLM 0.32, measured)
-_EAGLE1_OF_EAGLE3 = re.compile(r"architectures \['Eagle\w*Eagle3\w*'\] are not supported")
-_EAGLE1_OF_EAGLE3_HINT = (  # the fix first: a banner cut short must still show it
-    'Use "method": "eagle3" in --speculative-config and relaunch: the draft is an EAGLE-3 '
-    'checkpoint, and with "method": "eagle" vLLM looks for an EAGLE-1 model of it (Eagle + its '
-    "architecture), which does not exist.")
 _VALIDATION_HEAD = re.compile(r"validation errors? for \w+")
 REFINE_LINES = 3  # pydantic prints the failing value this many lines below its header at most
-
-
-_HINTS: dict[str, _Hint] = {
-    "cuda_oom": _oom_hint,
-    "not_enough_memory": _nem_hint,
-    "port_in_use": _port_hint,
-    "nccl": lambda e, p, m: (
-        "Check that every GPU is visible and healthy (nvidia-smi, nvidia-smi topo -m); rerun "
-        "with NCCL_DEBUG=INFO to see the failing link; on one node try NCCL_P2P_DISABLE=1 or "
-        "NCCL_IB_DISABLE=1, and make sure no other job uses these GPUs."),
-    "model_not_found": lambda e, p, m: (
-        "Check the model path or Hugging Face id (--model-path / --speculative-draft-model-path / "
-        "the served model); for gated or private models run `hf auth login`; offline, make sure "
-        "the files are in the local cache (HF_HUB_OFFLINE=1)."),
-    "watchdog_timeout": lambda e, p, m: (
-        "A forward step hung past --watchdog-timeout: read the stack dump above for the stuck "
-        "call (often a collective or a deadlocked kernel); raise --watchdog-timeout only if "
-        "steps are legitimately that slow."),
-    "config_error": lambda e, p, m: _EAGLE1_OF_EAGLE3_HINT if _EAGLE1_OF_EAGLE3.search(m) else (
-        "A launch argument or config value was rejected: fix the flag named in the message "
-        "(see --help for the allowed values) and relaunch."),
-    "engine_dead": lambda e, p, m: (
-        "An engine process died: the root cause is usually logged just above; also check "
-        "`dmesg -T | grep -i oom` (host OOM killer) and GPU health (nvidia-smi)."),
-    "killed": lambda e, p, m: (
-        "The process tree was killed. With no error above, suspect the host OOM killer "
-        "(`dmesg -T | grep -i oom`): lower host memory use or give the container more RAM."),
-    "other_traceback": lambda e, p, m: (
-        "An uncaught exception stopped the server: the exception type and message on this line "
-        "name the cause; the frames above show where it was raised."),
-}
-
-
-def hint_for(kind: str, engine: str = "unknown", phase: Phase = Phase.NONE,
-             message: str = "") -> str:
-    """A concrete, one-line fix for a crash kind (tuned by engine, phase and message)."""
-    return _HINTS.get(kind, _HINTS["other_traceback"])(engine, phase, message)
 
 
 def kind_of(message: str) -> str | None:
@@ -242,7 +173,7 @@ def kind_of(message: str) -> str | None:
     died = _SCHED_DIED.search(message)
     if died is not None:
         return "killed" if died.group(1) == "-9" else "engine_dead"
-    if _DEAD.search(message):
+    if _rules()[0].search(message):
         return "engine_dead"
     if _KILLED.search(message):
         return "killed"
@@ -342,7 +273,7 @@ class CrashTracker:
             "Traceback (most recent call last):"
         ):
             self._in_tb, self._after_frame, self._frames = True, False, 0
-            if _FATAL_CONTEXT.search(stripped):
+            if _rules()[1].search(stripped):
                 self._mark_context(lineno, stripped, time)
             return []
         if not stripped:
@@ -412,7 +343,7 @@ class CrashTracker:
             message = f"{head.message}: {stripped}"
             return [CrashEvent(head.kind, head.lineno, _truncate(message),
                                hint_for(head.kind, engine, phase, message), head.time)]
-        if _FATAL_CONTEXT.search(stripped):
+        if _rules()[1].search(stripped):
             self._mark_context(lineno, stripped, time)
         kind = kind_of(stripped)
         if kind is None and _FATAL_PLAIN.search(stripped):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from eagle_tui.model.engines import profile_of, profiles
 from eagle_tui.model.events import CrashEvent, Engine, LineKind, Phase
 from eagle_tui.model.ingest.framing import SCAN_CHARS
 
@@ -57,9 +58,6 @@ class Inferred:
     lineno: int
     reason: str
 
-
-_SGLANG_PATH = re.compile(r"[/\\]sglang[/\\]srt[/\\]|\bsglang\.srt\.")
-_VLLM_PATH = re.compile(r"[/\\]vllm[/\\][\w/\\]*\.py\b|\bvllm\.(?:v1|engine|entrypoints|worker)\.")
 
 # (phase, pattern, reason): the first that matches a traceback or error line wins
 _LINE_RULES: tuple[tuple[Phase, re.Pattern[str], str], ...] = tuple(
@@ -100,11 +98,19 @@ def engine_in_line(text: str) -> tuple[Engine, str] | None:
     """The engine a traceback or error line's source path names, with the reason (read in its
     first ``SCAN_CHARS``: bounded work on an over-long line)."""
     text = text[:SCAN_CHARS]
-    if _SGLANG_PATH.search(text):
-        return "sglang", "a traceback through sglang/srt/"
-    if _VLLM_PATH.search(text):
-        return "vllm", "a traceback through vllm/"
+    for profile in profiles():
+        path = profile.logs.traceback_path
+        if path is not None and path.search(text):
+            marker = profile.logs.traceback_marker or profile.label
+            return profile.name, f"a traceback through {marker}"
     return None
+
+
+def corrects(inferred: Engine, found: Engine) -> bool:
+    """Whether a traceback through ``found``'s code replaces an engine inferred as ``inferred``
+    from an earlier one: ``found`` calls into ``inferred``'s code (its ``logs.calls_into``)."""
+    profile = profile_of(found)
+    return profile is not None and inferred in profile.logs.calls_into
 
 
 def phase_in_line(text: str) -> tuple[Phase, str] | None:
@@ -144,9 +150,12 @@ def _port_phase(msg: str, engine: Engine) -> tuple[Phase, str]:
         return Phase.INIT, "an address-in-use error at the NCCL rendezvous"
     if "is not available in" in msg:
         return Phase.INIT, "a port check at start"
-    if "error while attempting to bind" in msg or engine != "vllm":
+    profile = profile_of(engine)
+    if "error while attempting to bind" in msg or profile is None or \
+            not profile.logs.binds_port_first:
         return Phase.HTTP_SERVER, "an address-in-use error (the HTTP server binds its port)"
-    return Phase.INIT, "an address-in-use error (vLLM binds its port before the engine starts)"
+    return Phase.INIT, (f"an address-in-use error ({profile.label} binds its port before the "
+                        "engine starts)")
 
 
 def serving_inferred(phase: Phase) -> bool:
@@ -160,6 +169,7 @@ __all__ = [
     "SERVING_FROM_DECODE",
     "SERVING_FROM_SPEC",
     "Inferred",
+    "corrects",
     "engine_in_line",
     "phase_in_line",
     "phase_of_crash",

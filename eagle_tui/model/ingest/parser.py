@@ -12,8 +12,10 @@ The contract other layers code against::
 
 Bytes as read (a partial last line, an over-long line) are the framer's business
 (:mod:`.framing`): the parser only ever sees whole lines. A line goes through each stage once:
-sanitize (:mod:`.normalize`), classify (:mod:`.classify`), engine parse (:mod:`.sglang`,
-:mod:`.vllm`, the crash tracker), events. *Bulk* lines (``Decode batch`` / ``Prefill batch``
+sanitize (:mod:`.normalize`), classify (:mod:`.classify`), prefix (:mod:`.prefix`), engine
+parse (the engine profile's ``logs.parser``, one per engine and stream, made when first asked;
+while the engine is unknown each registered engine's in turn, the first that recognises a
+message wins), the crash tracker, events. *Bulk* lines (``Decode batch`` / ``Prefill batch``
 stats, uvicorn access lines, ``[EAGLE3-DEBUG]`` prints — 99 % of a busy log) only yield stats /
 hidden-dims events read from their raw text, and never touch the crash or phase machinery.
 Every other line is normalized, its logger prefix split off, and handed to the engine parser
@@ -47,6 +49,11 @@ from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, cast
 
+from eagle_tui.model.engines import UNKNOWN, EngineProfile, profile_of, profiles
+
+# The bulk stats shapes (``classify.CLASS_B``) are SGLang's scheduler lines: their readers live
+# with SGLang's parser, and the fast path reads them whichever engine is detected.
+from eagle_tui.model.engines.sglang.logs import decode_stats, prefill_stats
 from eagle_tui.model.events import (
     CrashEvent,
     DecodeStats,
@@ -65,19 +72,17 @@ from eagle_tui.model.ingest.classify import (
     DIM_S,
     GEN_S,
     LineClass,
-    Prefixed,
     classify,
     number,
-    read_prefix,
     small_int,
 )
 from eagle_tui.model.ingest.crash import CrashTracker
 from eagle_tui.model.ingest.framing import CUT_MARK, PARSE_CHARS, SCAN_CHARS
 from eagle_tui.model.ingest.normalize import normalize, sanitize, to_text
-from eagle_tui.model.ingest.sglang import SglangParser, decode_stats, prefill_stats
-from eagle_tui.model.ingest.vllm import VllmParser
+from eagle_tui.model.ingest.prefix import Prefixed, engine_of, split_prefix
 
 if TYPE_CHECKING:
+    from eagle_tui.model.engines.facets.logs import LineParser
     from eagle_tui.model.ingest.bulk import Row, Stretch
 
 _STAMP = re.compile(r"\[(?:(\d{4}-\d\d-\d\d) )?(\d\d:\d\d:\d\d)", re.ASCII)
@@ -97,6 +102,19 @@ _BULK_KIND = {
     LineClass.ACCESS: LineKind.ACCESS,
     LineClass.DEBUG: LineKind.DEBUG,
 }
+
+
+def _bulk_engine(cls: LineClass, text: str) -> Engine | None:
+    """The engine a bulk line names (asked only while the engine is unknown): its stats lines,
+    or the prefix it puts before a uvicorn access line."""
+    for profile in profiles():
+        logs = profile.logs
+        if cls is LineClass.ACCESS:
+            if logs.access_opener is not None and text.startswith(logs.access_opener):
+                return profile.name
+        elif cls is not LineClass.DEBUG and logs.bulk_stats:
+            return profile.name
+    return None
 
 
 def odd_lines(buf: bytes | bytearray, start: int, end: int) -> list[int]:
@@ -163,12 +181,11 @@ class LogParser:
 
     def reset(self) -> None:
         self.lineno = 0
-        self.engine: Engine = "unknown"
+        self.engine: Engine = UNKNOWN
         self.phase = Phase.NONE  # furthest phase before any crash (for hints and policy)
         self.crashed = False
         self.last_dim: int | None = None
-        self._sglang = SglangParser()
-        self._vllm = VllmParser()
+        self._parsers: dict[str, LineParser] = {}  # one per engine, made when first asked
         self.crash = CrashTracker()
         self.skipped = 0  # lines whose parsing raised (shown plain, reported)
 
@@ -221,7 +238,7 @@ class LogParser:
         from eagle_tui.model.ingest import bulk
 
         rows, shapes, kinds, others = stretch
-        if self.engine == "unknown":  # a bulk line may detect the engine: one by one till known
+        if self.engine == UNKNOWN:  # a bulk line may detect the engine: one by one till known
             self._one_by_one(rows, out)
             return
         k = len(rows)
@@ -249,7 +266,7 @@ class LogParser:
         for row in rows:
             self.lineno += 1
             shape = row[bulk.SHAPE]
-            if shape in ("D", "P") and self.engine != "unknown":  # (access: the line path)
+            if shape in ("D", "P") and self.engine != UNKNOWN:  # (access: the line path)
                 built = bulk.build([row], [shape], [LineKind.STATS], self.lineno, self.host, None)
                 assert built is not None  # (no dims in a stats row)
                 out.extend(built[0])
@@ -280,7 +297,7 @@ class LogParser:
                 else [note]
 
     def _detected(self, engine: Engine | None, lineno: int, out: list[Event]) -> None:
-        if engine is not None and self.engine == "unknown":
+        if engine is not None and self.engine == UNKNOWN:
             self.engine = engine
             out.append(EngineDetected(engine, lineno))
 
@@ -300,13 +317,8 @@ class LogParser:
         if emit_line:
             out.append(LogLine(lineno, sanitize(text), _BULK_KIND[cls], self.host))
         text = text[:PARSE_CHARS]  # (what is read of an over-long line: see framing)
-        if self.engine == "unknown":
-            if cls in (LineClass.DECODE, LineClass.PREFILL) or (
-                cls is LineClass.ACCESS and text.startswith("[")
-            ):
-                self._detected("sglang", lineno, out)
-            elif cls is LineClass.ACCESS and text.startswith("("):
-                self._detected("vllm", lineno, out)
+        if self.engine == UNKNOWN:
+            self._detected(_bulk_engine(cls, text), lineno, out)
         m = _STAMP.match(text)
         time = (f"{m.group(1)} {m.group(2)}" if m.group(1) else m.group(2)) if m else None
         if cls is LineClass.DECODE:
@@ -333,19 +345,21 @@ class LogParser:
     def _full(self, raw: str | bytes, lineno: int, emit_line: bool) -> list[Event]:
         norm = normalize(raw)
         long = len(norm.text) > PARSE_CHARS  # parse its prefix only (see framing.PARSE_CHARS)
-        pre, engine = read_prefix(norm.text[:PARSE_CHARS] if long else norm.text, norm.process)
+        pre = split_prefix(norm.text[:PARSE_CHARS] if long else norm.text)
         msg, time = pre.msg, pre.time or norm.stamp
         scan = msg[:SCAN_CHARS]  # what the crash and kind scans read
         out: list[Event] = []
         line_at = len(out)
-        self._detected(engine, lineno, out)
+        if self.engine == UNKNOWN:  # (the engine's markers are read only till it is known)
+            self._detected(engine_of(pre, norm.process), lineno, out)
         was_tb = self.crash.in_traceback
         source = self.crash.is_source_line(scan)
         kind: LineKind | None = None
         if not source:
             events, kind = self._engine_events(pre, msg, lineno, time)
             if long:
-                self._sglang.line_cut()
+                for parser in self._parsers.values():
+                    parser.line_cut()
             for ev in events:
                 if isinstance(ev, PhaseEvent):
                     self._advance(ev.phase)
@@ -371,19 +385,34 @@ class LogParser:
             if _ACCESS_TEXT.match(msg):
                 return [], LineKind.ACCESS
             if "Application startup complete" in msg:
-                phase = Phase.READY if self.engine == "vllm" else Phase.HTTP_SERVER
+                own = profile_of(self.engine)
+                phase = Phase.READY if own is not None and own.logs.ready_at_app_startup \
+                    else Phase.HTTP_SERVER
                 return [PhaseEvent(phase, lineno, time, msg.strip())], LineKind.MILESTONE
             if any(t in msg for t in _UVICORN_HTTP):
                 return [PhaseEvent(Phase.HTTP_SERVER, lineno, time, msg.strip())], \
                     LineKind.MILESTONE
             return [], None
         prefixed = pre.time is not None or pre.level is not None
-        if self.engine == "vllm":
-            return self._vllm.parse(msg, lineno, time)
-        events, kind = self._sglang.parse(msg, lineno, time, prefixed)
-        if events or kind is not None or self.engine == "sglang":
-            return events, kind
-        return self._vllm.parse(msg, lineno, time)
+        if self.engine != UNKNOWN:
+            parser = self._parsers.get(self.engine) or self._parser(profile_of(self.engine))
+            return parser.parse(msg, lineno, time, prefixed) if parser else ([], None)
+        for profile in profiles():  # unknown: the first engine that recognises the message
+            parser = self._parser(profile)
+            if parser is not None:
+                events, kind = parser.parse(msg, lineno, time, prefixed)
+                if events or kind is not None:
+                    return events, kind
+        return [], None
+
+    def _parser(self, profile: EngineProfile | None) -> LineParser | None:
+        """The engine's parser of this stream (``None``: it has none, or is not registered)."""
+        if profile is None or profile.logs.parser is None:
+            return None
+        parser = self._parsers.get(profile.name)
+        if parser is None:
+            parser = self._parsers[profile.name] = profile.logs.parser()
+        return parser
 
     def _kind(self, kind: LineKind | None, pre: Prefixed, msg: str, crashed: bool,
               in_tb: bool) -> LineKind:

@@ -1,4 +1,4 @@
-"""Parse an SGLang or vLLM launch command the way the engine's own argparse would.
+"""Parse an engine's launch command the way the engine's own argparse would.
 
 A lint that reads flags differently from the engine is worse than none: ``--speculative-algo
 EAGLE`` *is* ``--speculative-algorithm EAGLE`` to SGLang (argparse accepts any unambiguous
@@ -6,7 +6,9 @@ prefix), ``--speculative_config`` is ``--speculative-config`` to vLLM (its parse
 underscores into dashes), and ``--speculative-config.method eagle3`` sets one key of that JSON.
 So this module re-implements exactly the parts of argparse that decide *which flag a token is*
 and *which tokens are its value*, driven by a :class:`FlagTable` dumped from the installed
-engine's own parser (``eagle_tui/data/flags/``; see ``tests/realserver/dump_flags.py``).
+engine's own parser (``eagle_tui/data/flags/``; see ``tests/realserver/dump_flags.py``, or given
+inline by the engine's profile). Which engine a command starts is asked of the registered
+profiles' entry points (``engines/<name>/launch.py``), never decided here by name.
 
 Pure: no I/O. The tables are loaded by ``eagle_tui.probe.tables``. Work is bounded: the command
 is at most :data:`MAX_TOKENS` tokens of at most :data:`MAX_TOKEN` characters each (longer
@@ -17,18 +19,28 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from eagle_tui.errors import UsageError
 from eagle_tui.model.boundary import shellwords
 from eagle_tui.model.boundary.loaders import LoadError, load_json
+from eagle_tui.model.engines import EngineProfile, profile_of, profiles
+from eagle_tui.model.engines.facets.launch import SERVE
 from eagle_tui.model.events import Engine
-from eagle_tui.model.record import Record, record
+from eagle_tui.model.launching.flags import (
+    MAX_JSON,
+    FlagSpec,
+    FlagTable,
+    Given,
+    ParsedCommand,
+    Problem,
+    as_json,
+    json_or_text,
+)
 
 MAX_TOKENS = 2_000
 MAX_TOKEN = 64_000
-MAX_JSON = 64_000
 
 #: Programs that run the next word as the command (``nohup``, ``setsid``, ...), with how many
 #: of their own option words to skip when one of these options is seen.
@@ -42,88 +54,6 @@ _ENV_WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*=")  # (lookbehi
 _SHELL_STOP = frozenset({">", ">>", "2>", "2>>", "&>", "&", "|", "||", "&&", ";", "2>&1", "1>"})
 _PYTHON = re.compile(r"(?:^|/)python(?:\d+(?:\.\d+)*)?$")
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
-
-
-@record
-class FlagSpec(Record):
-    """One option of the engine's parser, as its argparse defines it."""
-
-    opts: tuple[str, ...]
-    dest: str
-    nargs: int | str | None  # argparse's: None one value, 0 a switch, "?", "*", "+", or a count
-    choices: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class FlagTable:
-    """The flags of one engine version (``underscores``: vLLM accepts ``_`` for ``-``)."""
-
-    engine: Engine
-    version: str
-    flags: tuple[FlagSpec, ...]
-    allow_abbrev: bool = True
-    underscores: bool = False
-    dotted: bool = False  # vLLM: ``--a.b v`` sets key ``b`` of the JSON value of ``--a``
-    by_opt: dict[str, FlagSpec] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self.by_opt:
-            self.by_opt.update({opt: spec for spec in self.flags for opt in spec.opts})
-
-    def long_opts(self) -> list[str]:
-        return [opt for opt in self.by_opt if opt.startswith("--")]
-
-
-@record
-class Given(Record):
-    """A flag as the user typed it: the token(s), and the value argparse would store."""
-
-    spec: FlagSpec
-    typed: str  # the option as typed (``--speculative-algo``)
-    value: Any  # str, list[str], bool, dict (JSON), or None (an optional value left out)
-    index: int  # position of the option token in the engine arguments
-
-
-@record
-class Problem(Record):
-    """A token argparse would reject (the engine would not start)."""
-
-    kind: str  # "unknown" | "ambiguous" | "missing-value" | "choice" | "json" | "cut"
-    token: str
-    message: str
-    suggestion: str | None = None
-
-
-@dataclass(frozen=True)
-class ParsedCommand:
-    """A launch command split into its parts and parsed against the engine's flag table."""
-
-    engine: Engine
-    entry: str  # how the engine was started: "python -m sglang.launch_server", "vllm serve", ...
-    env: tuple[tuple[str, str], ...]  # leading ``K=V`` words (values kept: redact before storing)
-    prefix: tuple[str, ...]  # the words before the engine's own arguments
-    args: tuple[str, ...]  # the engine's own arguments
-    given: tuple[Given, ...]
-    positionals: tuple[str, ...]
-    problems: tuple[Problem, ...]
-    table_version: str
-
-    def get(self, dest: str, default: Any = None) -> Any:
-        """The value argparse would store for ``dest`` (the last one given wins, as there)."""
-        for g in reversed(self.given):
-            if g.spec.dest == dest:
-                return g.value
-        return default
-
-    def typed(self, dest: str) -> str | None:
-        """The option as the user typed it, for messages in the user's own words."""
-        for g in reversed(self.given):
-            if g.spec.dest == dest:
-                return g.typed
-        return None
-
-    def has(self, dest: str) -> bool:
-        return any(g.spec.dest == dest for g in self.given)
 
 
 class CommandError(UsageError):
@@ -171,38 +101,74 @@ def find_engine(words: list[str]) -> tuple[Engine, str, int, list[tuple[str, str
             while j < n and words[j].startswith("-") and words[j] != "-m":
                 j += 2 if words[j] in ("-X", "-W") else 1
             if j + 1 < n and words[j] == "-m":
-                module = words[j + 1]
-                if module in ("sglang.launch_server", "sglang.srt.server"):
-                    return "sglang", f"python -m {module}", j + 2, env
-                if module.startswith("vllm.entrypoints.openai.api_server") or module in (
-                        "vllm.entrypoints.api_server",):
-                    return "vllm", f"python -m {module}", j + 2, env
-                if module in ("vllm", "vllm.entrypoints.cli.main") and j + 2 < n \
-                        and words[j + 2] == "serve":
-                    return "vllm", "vllm serve", j + 3, env
-                if module == "sglang" and j + 2 < n and words[j + 2] == "serve":
-                    return "sglang", "sglang serve", j + 3, env
+                found = _module_entry(words[j + 1], j + 2 < n and words[j + 2] == SERVE)
+                if found is not None:
+                    engine, entry, served = found
+                    return engine, entry, j + 3 if served else j + 2, env
             # a console script as /proc shows it: its shebang's python, then the script's path
-            # (``.../bin/python3 .../bin/vllm serve ...`` is what ``vllm serve ...`` runs)
+            # (``.../bin/python3 .../bin/SCRIPT serve ...`` is what ``SCRIPT serve ...`` runs)
             script = words[j].rsplit("/", 1)[-1] if j < n else ""
-            if script in ("vllm", "sglang") and j + 1 < n and words[j + 1] == "serve":
-                return ("vllm" if script == "vllm" else "sglang"), f"{script} serve", j + 2, env
-            raise CommandError(f"not an SGLang or vLLM launch command ({w} does not run "
-                               "sglang.launch_server or a vLLM server)")
-        if base == "vllm" and i + 1 < n and words[i + 1] == "serve":
-            return "vllm", "vllm serve", i + 2, env
-        if base == "sglang" and i + 1 < n and words[i + 1] == "serve":
-            return "sglang", "sglang serve", i + 2, env
+            by_script = _script_engine(script) if j + 1 < n and words[j + 1] == SERVE else None
+            if by_script is not None:
+                return by_script, f"{script} {SERVE}", j + 2, env
+            raise CommandError(f"not an {engine_labels()} launch command ({w} does not run "
+                               f"{_either(_modules_named())})")
+        by_script = _script_engine(base) if i + 1 < n and words[i + 1] == SERVE else None
+        if by_script is not None:
+            return by_script, f"{base} {SERVE}", i + 2, env
         raise CommandError(
-            f"not an SGLang or vLLM launch command (starts with {w!r}; expected "
-            "`python -m sglang.launch_server ...`, `sglang serve ...`, `vllm serve ...` or "
-            "`python -m vllm.entrypoints.openai.api_server ...`)")
+            f"not an {engine_labels()} launch command (starts with {w!r}; "
+            f"expected {_either(f'`{e} ...`' for p in profiles() for e in p.launch.examples())})")
     raise CommandError("empty command")
+
+
+def _module_entry(module: str, serve: bool) -> tuple[Engine, str, bool] | None:
+    """The engine ``python -m module`` starts, its entry as shown, and whether ``serve`` is
+    the subcommand (then a word of the command, not one of the engine's arguments)."""
+    for p in profiles():
+        launch = p.launch
+        if module in launch.modules or module.startswith(launch.module_prefixes):
+            return p.name, f"python -m {module}", False
+        if serve and module in launch.serve_modules:
+            shown = launch.scripts[0] if launch.scripts else f"python -m {module}"
+            return p.name, f"{shown} {SERVE}", True
+    return None
+
+
+def _script_engine(script: str) -> Engine | None:
+    for p in profiles():
+        if script in p.launch.scripts:
+            return p.name
+    return None
+
+
+def _modules_named() -> list[str]:
+    return [e.removeprefix("python -m ") for p in profiles() for e in p.launch.examples()
+            if e.startswith("python -m ")]
+
+
+def _either(items: Iterable[str]) -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    words = list(items)
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
+
+
+def engine_labels() -> str:
+    """Every known engine's label, for messages (``SGLang or vLLM``)."""
+    return _either(p.label for p in profiles())
+
+
+def launch_profile(engine: Engine) -> EngineProfile:
+    """The profile of a parsed command's engine (one the reader recognised, so registered)."""
+    profile = profile_of(engine)
+    if profile is None:
+        raise CommandError(f"no engine named {engine!r} is registered")
+    return profile
 
 
 def _looks_like_program(word: str) -> bool:
     base = word.rsplit("/", 1)[-1]
-    return bool(_PYTHON.search(word)) or base in ("vllm", "sglang") or base in _WRAPPERS
+    return bool(_PYTHON.search(word)) or _script_engine(base) is not None or base in _WRAPPERS
 
 
 def parse_command(argv: list[str] | str, tables: dict[Engine, FlagTable]) -> ParsedCommand:
@@ -222,7 +188,9 @@ def parse_command(argv: list[str] | str, tables: dict[Engine, FlagTable]) -> Par
                                     f"was cut to {MAX_TOKEN:,}"))
             w = w[:MAX_TOKEN]
         cut.append(w)
-    table = tables[engine]
+    table = tables.get(engine)
+    if table is None:
+        raise CommandError(f"no flag table for {launch_profile(engine).label}")
     given, positionals, more = parse_args(cut, table)
     return ParsedCommand(engine, entry, tuple(env), tuple(words[:start]), tuple(cut),
                          tuple(given), tuple(positionals), tuple(problems + more), table.version)
@@ -362,7 +330,7 @@ def _dotted(args: list[str], i: int, key: str, eq: str, explicit: str,
         path[-1] = path[-1][:-1]
         value = text.split(",")
     else:
-        value = _json_or_text(text)
+        value = json_or_text(text)
     entry = dotted.setdefault(spec.opts[0], (i, typed, {}))
     node = entry[2]
     for part in path[:-1]:
@@ -391,15 +359,6 @@ def _check_json(value: str, typed: str, problems: list[Problem]) -> None:
             problems.append(Problem("json", typed, str(exc)))
 
 
-def _json_or_text(text: str) -> Any:
-    if len(text) > MAX_JSON:
-        return text
-    try:
-        return load_json(text, "a JSON value", max_bytes=MAX_JSON)
-    except LoadError:
-        return text
-
-
 def _find_value(given: list[Given], dest: str) -> Any:
     for g in reversed(given):
         if g.spec.dest == dest:
@@ -417,16 +376,6 @@ def _merge_json(base: Any, update: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def as_json(value: Any) -> dict[str, Any] | None:
-    """A JSON-object flag value (``--speculative-config '{...}'``) as a dict, else ``None``."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str) and value.lstrip().startswith("{"):
-        obj = _json_or_text(value)
-        return obj if isinstance(obj, dict) else None
-    return None
-
-
 __all__ = ["MAX_TOKENS", "CommandError", "Engine", "FlagSpec", "FlagTable", "Given",
-           "ParsedCommand", "Problem", "as_json", "find_engine", "parse_args", "parse_command",
-           "split_command"]
+           "ParsedCommand", "Problem", "as_json", "engine_labels", "find_engine", "launch_profile",
+           "parse_args", "parse_command", "split_command"]

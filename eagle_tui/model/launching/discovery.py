@@ -1,12 +1,13 @@
-"""Find the SGLang and vLLM servers among a host's processes (pure: the rows come from a scan).
+"""Find the engines' servers among a host's processes (pure: the rows come from a scan).
 
 A server is one *launcher* process — a command line that :mod:`.cmdline` parses as an engine
-launch (``python -m sglang.launch_server``, ``sglang serve``, ``vllm serve``, the OpenAI API
-server module) — plus every process below it (SGLang's scheduler and detokenizer, vLLM's API
-server, EngineCore and workers). A launcher below another launcher (vLLM's API server under
-``vllm serve``) belongs to the outer one. Nothing else is ever taken for a server: eagle-tui's
-own processes (its remote ``tail``, its ``sh -c`` helpers, ``python -m eagle_tui``) are never
-launchers, so a dropped connection can never read as a crashed server.
+launch (an entry point of a registered engine's profile: ``python -m sglang.launch_server``,
+``sglang serve``, ``vllm serve``, the OpenAI API server module) — plus every process below it
+(SGLang's scheduler and detokenizer, vLLM's API server, EngineCore and workers). A launcher
+below another launcher (vLLM's API server under ``vllm serve``) belongs to the outer one.
+Nothing else is ever taken for a server: eagle-tui's own processes (its remote ``tail``, its
+``sh -c`` helpers, ``python -m eagle_tui``) are never launchers, so a dropped connection can
+never read as a crashed server.
 
 Where the log is comes from the launcher's stdout/stderr: a file (shown, and followed), or a
 pipe, a terminal, a socket (a container's or journald's log) or nothing — then the user is
@@ -24,6 +25,7 @@ from eagle_tui.model.launching.cmdline import (
     Engine,
     FlagTable,
     ParsedCommand,
+    launch_profile,
     parse_command,
 )
 from eagle_tui.model.record import Record, record
@@ -61,27 +63,17 @@ class Found:
 
     @property
     def algorithm(self) -> str | None:
-        if self.engine == "sglang":
-            value = self.cmd.get("speculative_algorithm")
-            return str(value).upper() if value else None
-        from eagle_tui.model.launching.lint import spec_plan
-
-        return spec_plan(self.cmd).algorithm
+        return launch_profile(self.engine).launch.read_plan(self.cmd).algorithm
 
     @property
     def tp(self) -> int:
-        dest = "tp_size" if self.engine == "sglang" else "tensor_parallel_size"
-        value = self.cmd.get(dest)
+        value = self.cmd.get(launch_profile(self.engine).launch.tp_dest)
         return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 5 else 1
 
     @property
     def draft(self) -> str | None:
-        if self.engine == "sglang":
-            value = self.cmd.get("speculative_draft_model_path")
-            return value if isinstance(value, str) else None
-        from eagle_tui.model.launching.lint import spec_plan
-
-        return spec_plan(self.cmd).draft
+        value = launch_profile(self.engine).launch.read_plan(self.cmd).draft
+        return value if isinstance(value, str) else None
 
     def describe(self) -> str:
         algo = self.algorithm or "no speculation"
@@ -197,8 +189,9 @@ def find_servers(rows: list[ProcRow], tables: dict[Engine, FlagTable]) -> list[F
             if k2 in ("file", "deleted"):
                 kind, path = k2, p2
         # the command line is the host's, not the user's: its port and host pass the grammar
-        number = _port(cmd.get("port"), 30000 if cmd.engine == "sglang" else 8000)
-        host = _host(cmd.get("host"))
+        profile = launch_profile(cmd.engine)
+        number = _port(cmd.get(profile.launch.port_dest), profile.default_port)
+        host = _host(cmd.get(profile.launch.host_dest))
         found.append(Found(cmd.engine, row, cmd, tuple(sorted(tree, key=lambda r: r.pid)),
                            kind, path, number, f"http://{host}:{number}"))
     return found

@@ -12,11 +12,7 @@ Each record's module holds the views that read only it (``state.startup.ready``,
 ``state.clock.elapsed``); views across records are modules of their own (:mod:`..figures`,
 :mod:`..liveness`, :mod:`..alerts`, …) and import this package, which imports none of them.
 
-Log *text* is deliberately not kept here beyond a short tail (``log.recent_lines``): the bounded
-line buffer (:class:`~eagle_tui.model.buffers.logbuffer.LogBuffer`) lives beside this state, fed
-with the same ``LogLine`` events, so a 50k lines/s log never copies a 10,000-line tuple per batch.
-Which line is an error is the buffer's rule (``ERROR_KINDS``); ``log.first_error_line`` is its
-stream line number.
+More in docs/architecture.md, "Module notes", ``model/state/__init__``.
 """
 
 from __future__ import annotations

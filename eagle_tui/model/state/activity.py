@@ -4,19 +4,9 @@ During startup a server can be silent for minutes for good reasons (a 400 GB dow
 torch.compile / Triton / DeepGEMM JIT pass, weights streaming into GPU memory) and for bad ones
 (a rank waiting forever on a collective, a dead peer, a lock). The phase stepper alone cannot tell
 them apart: the same ``loading weights`` step reads the same whether the disk is busy or the
-process is asleep. The signals that can:
+process is asleep. This module reads the signals that can (listed in the notes).
 
-* **time since the last log line** (while the log talks, its own lines say what happens);
-* **weight-file growth** in the Hugging Face cache (``blobs/*.incomplete`` files that grow);
-* **the process tree's reads** (bytes read per second: a loader reading safetensors);
-* **GPU memory of the server's processes** (growing: weights or KV cache being allocated);
-* **the tree's CPU** (busy with no I/O and no GPU growth: compiling);
-* **the GPUs' utilisation** (busy with a silent log and no tokens: a kernel or a collective that
-  does not finish — see :func:`stuck_collective`, which alerts and counts down to the watchdog).
-
-:class:`ActivityTrack` is the little memory this needs (when each signal last moved), folded by
-the reducer from the events; the verdicts read from it are :mod:`.activity_views`. Nothing here
-reads a clock: ``state.now`` is the events' time.
+More in docs/architecture.md, "Module notes", ``model/state/activity``.
 """
 
 from __future__ import annotations

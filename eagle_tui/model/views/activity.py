@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from eagle_tui.model.engines import profile_of
 from eagle_tui.model.events import Phase
 from eagle_tui.model.state.activity import (
     CPU_BUSY,
@@ -15,7 +16,6 @@ from eagle_tui.model.state.activity import (
     NCCL_TIMEOUT_S,
     QUIET_S,
     RECENT_S,
-    SGLANG_WATCHDOG_S,
     STUCK_AFTER_S,
     Kind,
 )
@@ -125,10 +125,12 @@ class Stuck:
 def watchdog(state: DashboardState) -> tuple[float, str]:
     """The engine's own deadline for a hung step, and its name."""
     wd = state.activity.watchdog_s
+    profile = profile_of(state.startup.engine)
     if wd is not None and wd < NCCL_TIMEOUT_S:
         return wd, f"SGLang's --watchdog-timeout ({wd:g} s)"
-    if wd is None and state.startup.engine == "sglang":
-        return SGLANG_WATCHDOG_S, f"SGLang's default --watchdog-timeout ({SGLANG_WATCHDOG_S:g} s)"
+    if wd is None and profile is not None and profile.logs.default_watchdog_s is not None:
+        dflt = profile.logs.default_watchdog_s
+        return dflt, f"{profile.label}'s default {profile.logs.watchdog_flag} ({dflt:g} s)"
     return NCCL_TIMEOUT_S, f"NCCL's default timeout ({NCCL_TIMEOUT_S:g} s)"
 
 

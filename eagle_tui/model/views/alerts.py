@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from eagle_tui.model.engines import profile_of
+from eagle_tui.model.engines.facets.logs import AlertWording
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.activity import stuck_collective, stuck_message
 from eagle_tui.model.views.figures import accept_len, tok_s
@@ -56,18 +58,11 @@ def _expected_concat_dim(state: DashboardState) -> int | None:
     return 3 * width if width else None
 
 
-def _algorithm_flag(state: DashboardState) -> str:
-    """The flag that picks the speculative method, in the engine's own spelling."""
-    if state.startup.engine == "vllm":
-        return "the \"method\" in --speculative-config"
-    return "--speculative-algorithm"
-
-
-def _eagle3_fix(state: DashboardState) -> str:
-    if state.startup.engine == "vllm":
-        return ("Relaunch with --speculative-config '{\"method\": \"eagle3\", \"model\": ...}' "
-                "(\"eagle3\", not \"eagle\").")
-    return "Relaunch with --speculative-algorithm EAGLE3."
+def _wording(state: DashboardState) -> AlertWording:
+    """How the engine spells its speculative settings (the default spelling for an engine that
+    gives none, or an unknown one)."""
+    profile = profile_of(state.startup.engine)
+    return profile.logs.wording if profile is not None else AlertWording()
 
 
 def rule_drafts_rejected(state: DashboardState) -> Alert | None:
@@ -79,7 +74,7 @@ def rule_drafts_rejected(state: DashboardState) -> Alert | None:
         "critical",
         f"Drafts are being rejected: accept length {vals[-1]:.2f} (≤ {REJECT_ACCEPT_LEN:.2f} on "
         f"{REJECT_CONSECUTIVE}+ consecutive stats lines). Speculative decoding is costing time, "
-        f"not saving it. Check the draft model and {_algorithm_flag(state)}.",
+        f"not saving it. Check the draft model and {_wording(state).algorithm_flag}.",
     )
 
 
@@ -96,9 +91,7 @@ def rule_hidden_dims(state: DashboardState) -> Alert | None:
         detail = "expected 3× the target hidden size"
     if not bad:
         return None
-    launched = ('--speculative-config \'{"method": "eagle"}\' instead of "eagle3"'
-                if state.startup.engine == "vllm"
-                else "--speculative-algorithm EAGLE instead of EAGLE3")
+    launched = _wording(state).eagle_not_eagle3
     return Alert(
         "hidden_dims",
         "critical",
@@ -114,23 +107,25 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
     if not _draft_is_eagle3(state):
         return None
     draft = (state.config.spec.draft_model if state.config.spec else None) or "the draft"
-    if state.startup.engine == "vllm":  # measured on vLLM 0.32: refused at startup, not degraded
+    profile = profile_of(state.startup.engine)
+    wording = _wording(state)
+    runs = wording.runs_method.format(algo=algo.lower(), upper=algo)
+    if profile is not None and profile.logs.eagle3_as_eagle_refused:
         refused = state.startup.crash is not None and state.startup.crash.kind == "config_error"
-        what = ("vLLM refused it at startup (it has no EAGLE-1 model of an EAGLE-3 draft)"
-                if refused else "the draft cannot get the 3 concatenated layers it needs")
+        what = (f"{profile.label} refused it at startup (it has no EAGLE-1 model of an EAGLE-3 "
+                "draft)" if refused else "the draft cannot get the 3 concatenated layers it needs")
         return Alert(
             "eagle3_draft_with_eagle",
             "critical",
-            f'{draft} is an EAGLE-3 checkpoint but the server runs "method": "{algo.lower()}" '
-            f"in --speculative-config: {what}. {_eagle3_fix(state)}",
+            f"{draft} is an EAGLE-3 checkpoint but the server runs {runs}: {what}. "
+            f"{wording.eagle3_fix}",
         )
-    runs = f"--speculative-algorithm {algo}"
     return Alert(
         "eagle3_draft_with_eagle",
         "critical",
         f"{draft} is an EAGLE-3 checkpoint but the server runs {runs}: "
         "the draft gets final hidden states instead of 3 concatenated layers and acceptance "
-        f"collapses silently. {_eagle3_fix(state)}",
+        f"collapses silently. {wording.eagle3_fix}",
     )
 
 

@@ -8,36 +8,9 @@ across versions), so whoever shows a number must also say which one it is. This 
 one place that picks: the status line, the Metrics pane, the alert rules and the headless
 output all read :func:`figures` (or one of its functions), so they can never disagree.
 
-The rules (those :mod:`.state` used, where the status line, the Metrics pane and the alert rules
-used to decide each on its own):
+The rules that pick are listed in the notes.
 
-- **tok/s** and **accept length**: the log's series when it has any point, else ``/metrics'``.
-  The log is per stats line and says what the server itself measured; ``/metrics`` only fills
-  in for a log that is not watched or not verbose. (The ``drafts_rejected`` rule used to look at
-  the log alone; it now follows this rule, so a server watched through ``/metrics`` only is
-  also told that its drafts are being rejected.)
-- **lifetime accept length**: ``/server_info``'s ``avg_spec_accept_length``. A different number
-  (an average since the server started, not a current value), so it is its own figure, never the
-  accept length; the Metrics pane shows it only while no accept length is known.
-- **acceptance rate** and **per-position acceptance**: the log's, else ``/metrics'``.
-- **speedup**: the median of the last ten tok/s points (the log's, else ``/metrics'`` when the
-  log's median is zero or unknown) over the non-speculative baseline.
-- **requests** (running, queued, KV usage): the reducer already prefers the log's (``/metrics``
-  only fills them while no stats line was seen); the figure says which one that was.
-- **accept mean** (the Metrics pane's "mean", the headless and ``report`` window figure): over
-  the last :data:`WINDOW` intervals, each weighed by its work (:mod:`.acceptance`), so it agrees
-  with the counters' ``1 + Δaccepted / Δdrafts`` over the same intervals. From ``/metrics`` it
-  is the newest sample: already a counter ratio over the scraper's window.
-- **acceptance distribution**: P(exactly j drafts accepted) from the per-position rates of the
-  window, each interval weighed by its drafts (the log's), else ``/metrics'``, else the
-  client's (SGLang's per-request ``spec_correct_drafts_histogram``, :class:`SpecHistogram`).
-
-Every figure is stamped with the server's :mod:`.liveness`: ``freshness`` is ``"current"``
-while it works, else ``"last_active"`` (idle: the last figures of the load), ``"stale"`` (no
-data; ``age_s`` says how old) or ``"dead"``. Idle intervals never enter a series (the reducer
-skips them), so neither speedup nor acceptance is ever computed from them.
-
-Pure: a function of the state, no clock, no I/O.
+More in docs/architecture.md, "Module notes", ``model/views/figures``.
 """
 
 from __future__ import annotations
@@ -211,7 +184,7 @@ def stamp(fig: Figure[T], live: Liveness, metrics_age_s: float | None = None) ->
 
     A ``/metrics`` figure whose scrapes stopped (``metrics_age_s`` over :data:`METRICS_STALE_S`:
     the source failing, or every scrape skipped) is ``stale`` with its own age even while
-    other data says the server is active: it is not a reading of now (issue 17).
+    other data says the server is active: it is not a reading of now.
     """
     if not fig.known:
         return fig

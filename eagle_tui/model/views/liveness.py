@@ -2,29 +2,10 @@
 
 A number without its state misleads: an idle, correctly configured server that shows
 ``tok/s 0.0 accept 1.00 speedup 0.00×`` looks exactly like the real failure, and a killed server
-whose status line still says ``SERVING 176.9 tok/s`` looks healthy. The states:
+whose status line still says ``SERVING 176.9 tok/s`` looks healthy. So every view shows a
+figure with one of a few states, decided here.
 
-- **active**: stats arrived within :data:`IDLE_AFTER_S` and the newest says work was done.
-- **idle**: the server is up and says it has nothing to do: its newest stats interval ran no
-  request, had none waiting and generated nothing (vLLM prints such a line once when the load
-  ends; ``/metrics`` says ``running 0``), or no stats line came for :data:`IDLE_AFTER_S` while
-  something else says it is up (``/health`` ready, the process alive, ``/metrics`` answering).
-  (Requests waiting with none running is not idle: it is a server that does not serve.) SGLang
-  prints no ``Decode batch`` line at all without a running request, so silence *is* its idle.
-  A ready server that never served yet is idle too. The figures keep their last active values,
-  marked ``last_active``; idle intervals never enter tok/s, acceptance or speedup.
-- **stale**: no stats for :data:`IDLE_AFTER_S` and nothing fresh says the server is up (a log
-  that is only tailed, a source that stopped answering): the figures are shown with their age,
-  never as current.
-- **dead**: the watched process exited or disappeared, or ``/health`` stopped answering after it
-  had been ready (no listener at once, other failures after :data:`DEAD_AFTER_S`). The figures
-  are the last ones of a server that is gone.
-- **""**: nothing served yet (startup), or a crash (the crash is the state then).
-
-A restart (a new pid, a log that starts over, counters that went down) begins a new run: the
-reducer empties the series; ``restarted_ago`` says how long ago, for :data:`RESTART_SHOWN_S`.
-
-Pure: a function of the state (its ``now`` is the clock).
+More in docs/architecture.md, "Module notes", ``model/views/liveness``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
 - :mod:`.tail`: the remote ``tail -F`` command and its byte-exact resume.
 - :mod:`.http`: HTTP (``/metrics``, ``/server_info``) tunnelled through ``direct-tcpip``.
 
-Importing this package does not import paramiko (0.3 s); the first connection does.
+Importing this package does not import paramiko (a slow import); the first connection does.
 """
 
 from __future__ import annotations

@@ -8,14 +8,7 @@ the ones OpenSSH users expect: ``HostName``, ``User``, ``Port``, ``IdentityFile`
 ``ssh``. Jump hosts are resolved through the same config (OpenSSH does the same), so a
 ``ProxyJump bastion`` whose ``bastion`` is itself an alias works.
 
-A destination that did not come from the user's typing (a fleet ``instance`` label through
-``--ssh-map``, a discovered host) is resolved with ``outside=True``: it must pass the grammar gate
-(:func:`eagle_tui.model.boundary.grammar.destination`) first, and every ``Match`` block with an
-``exec`` criterion is dropped from the config before the lookup, so no command of the config runs
-for it (paramiko runs ``Match exec`` through a shell with ``%h`` substituted).
-
-Why this is its own module: it is pure parsing with no network, so every rule is unit-testable,
-and the transport only ever sees a fully resolved :class:`SshTarget`.
+More in docs/architecture.md, "Module notes", ``transport/ssh/config``.
 """
 
 from __future__ import annotations
@@ -118,7 +111,7 @@ def _load_config(path: Path | None, *, outside: bool = False) -> object | None:
     """
     if path is None or not path.is_file():
         return None
-    from paramiko.config import SSHConfig  # lazy: paramiko costs 0.3 s to import
+    from paramiko.config import SSHConfig  # lazy: a command that never connects skips paramiko
 
     try:
         config = SSHConfig.from_path(str(path))

@@ -131,7 +131,7 @@ class Connection:
 
     def _open_blocking(self) -> Link:
         """Connect + host key + auth, then one exec: sshd sets TCP_NODELAY on the first exec,
-        and HTTP through a direct-tcpip channel stalls ~44 ms per request until it has. All of
+        and HTTP through a direct-tcpip channel stalls on Nagle's algorithm until it has. All of
         it within one :class:`~.link.Attempt` (``connect_timeout``)."""
         known = self._options.known_hosts()
         attempt = Attempt(self._options.connect_timeout)

@@ -1,25 +1,14 @@
 """One framing for every remote command: its output between random per-call markers.
 
-sshd runs a command through the user's login shell, and that shell's rc files may print (a
-``.bashrc`` echo, conda's or ``module``'s messages) on stdout and stderr before the command, or
-from an exit trap after it. So every exec is wrapped::
+sshd runs a command through the user's login shell, whose rc files may print (a ``.bashrc``
+echo, conda's messages) before the command or from an exit trap after it. So every exec is
+wrapped::
 
     printf 'EAGLE-%s-BEGIN\\n' HEX; printf 'EAGLE-%s-BEGIN\\n' HEX >&2
     COMMAND
     e=$?; printf '\\nEAGLE-%s-END %d\\n' HEX "$e"; printf '\\nEAGLE-%s-END %d\\n' HEX "$e" >&2
 
-and :class:`Deframer` passes on only what lies between the markers of each stream. ``HEX`` is
-128 random bits per call, so neither noise nor the command's own output can hold the marker; it
-travels as a separate ``printf`` argument, so the assembled marker is not in any process's
-command line either (a command that prints command lines, such as the discovery scan, cannot
-forge it). A command that replaces the shell (``tail``, a stream) has no END: the login shell
-runs ``exec sh``, a plain ``sh`` that prints the BEGIN markers and execs the command in turn
-(``eval "exec $2"``, so the process is the session's own child as before), nothing can run
-after it, and its exit status is the channel's.
-
-The END marker starts with a newline of its own (output without a final newline still ends it)
-and carries the command's exit status, which wins over the channel's: an exit trap cannot change
-what the command returned.
+More in docs/architecture.md, "Module notes", ``transport/ssh/frame``.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ class KnownHosts:
     """The union of several known_hosts files, and the one file new keys are written to."""
 
     def __init__(self, files: Sequence[Path], write_to: Path) -> None:
-        from paramiko.hostkeys import HostKeys  # lazy import (0.3 s)
+        from paramiko.hostkeys import HostKeys  # lazy: paramiko is a slow import
 
         self.files = tuple(files)
         self.write_to = write_to

@@ -10,12 +10,7 @@ classifies "no listener" the same way in both cases.
 Hosts and ports in URLs are as seen *from the remote host*: ``http://localhost:30000`` is the
 server's own loopback, opened by the remote sshd.
 
-When the *SSH connection* is down (rather than the server), requests raise the transport's
-:class:`~eagle_tui.transport.base.ConnectionLost` instead of an httpx error: "no listener" would
-be a lie — the server may be fine — and a source that fails is retried by the session and shown
-as failing, while the last known health stays on screen.
-
-Blocking paramiko calls run in the transport's executor; each read has httpx's timeout.
+More in docs/architecture.md, "Module notes", ``transport/ssh/http``.
 """
 
 from __future__ import annotations

@@ -6,18 +6,12 @@ hosts it tunnels through); when it dies it is thrown away and a new one is opene
 transports cannot be revived.
 
 Why an app-level keepalive (``keepalive@openssh.com`` with ``wait=True``): paramiko's own
-``set_keepalive`` expects no reply, so a hung host (SIGSTOPped sshd, a dropped network) went
-unnoticed for more than 30 s (MEASURED.md). A request that *needs* an answer, sent every second
-with a 2 s deadline, noticed both within 2.8 s. ``TCP_USER_TIMEOUT`` on the socket is the kernel's
-backstop for unacknowledged writes.
+``set_keepalive`` expects no reply, so a hung host (SIGSTOPped sshd, a dropped network) goes
+unnoticed for long (docs/reliability.md). A request that *needs* an answer, sent every second
+with a short deadline, notices both within a few seconds. ``TCP_USER_TIMEOUT`` on the socket
+is the kernel's backstop for unacknowledged writes.
 
-Deadlines: one :class:`Attempt` per connection attempt holds one deadline
-(``SshOptions.connect_timeout``, derived from the command's own ``--timeout``/``--duration``)
-that every phase draws from: the TCP connect, the server's banner and the key exchange
-(paramiko's ``banner_timeout``/``handshake_timeout`` and ``start_client``), each authentication
-request (``auth_timeout``), the first channel. A server that accepts TCP and never answers, or
-stalls later, fails the attempt with the phase it stalled in, within the budget; closing the
-transport closes an attempt in flight at once.
+More in docs/architecture.md, "Module notes", ``transport/ssh/link``.
 """
 
 from __future__ import annotations
@@ -252,7 +246,7 @@ def _handshake(
     target: SshTarget, sock: Any, options: SshOptions, known: KnownHosts, below: list[Link],
     attempt: Attempt,
 ) -> Link:
-    import paramiko  # lazy: 0.3 s
+    import paramiko  # lazy: a slow import, paid at the first connection
 
     _quiet_paramiko()
 

@@ -11,11 +11,7 @@ gives it back, so a consumer that falls behind (catching up on a 2 GB log) stops
 stops reading the channel, which lets SSH's window close and the remote ``tail`` block. Memory
 stays bounded at ``_MAX_QUEUED`` chunks.
 
-The stream ends in exactly one of two ways: the command exited (``exit_code`` is set; -1 when it
-died from a signal) or the connection died (:class:`~eagle_tui.transport.base.ConnectionLost`).
-
-Every command is a :class:`~.frame.Framed` one and the chunks handed on are the command's own
-output: the login shell's noise before and after the markers is dropped here (:mod:`.frame`).
+More in docs/architecture.md, "Module notes", ``transport/ssh/stream``.
 """
 
 from __future__ import annotations

@@ -5,29 +5,9 @@ not delivered — no line lost, none repeated. The follower counts the bytes it 
 resumes with ``tail -c +OFFSET+1``. Bytes received but not yet yielded (the part of a line after
 its last ``\\n``/``\\r``) are dropped on a reconnect and read again by the new tail.
 
-The remote script (MEASURED.md's recipe, extended with the inode):
+The remote script (``tail -F`` that also reports the file's inode) is drawn in the notes.
 
-* refuse a path that exists and is not a regular file (a FIFO, a device: ``tail`` of a FIFO
-  without a writer never ends, of ``/dev/zero`` never stops) with exit :data:`NOT_REGULAR_EXIT`
-  and the kind ``stat`` names;
-* ``stat`` the file; if it is now *shorter* than the offset it was truncated, and if its inode
-  differs from the one we were reading it was replaced: either way start again at byte 0;
-* print the effective ``offset inode size`` as the first stdout line, so the client knows whether
-  a restart happened without guessing, and where the backlog ends (``TailChunk.at_eof``);
-* ``exec tail -c +N -F -s 0.2 --pid=$PPID`` (the ``sh`` itself replaces the login shell:
-  :func:`tail_command` is framed with ``replaces_shell``): ``-F`` waits for a missing file and
-  follows a replaced one; ``--pid`` ends the remote tail when this SSH session dies, so killed
-  connections leave nothing behind; ``-s 0.2`` because with ``--pid`` GNU tail checks a missing,
-  truncated or replaced file only once per sleep interval (default 1 s, measured: a new file was
-  seen 2 s late).
-
-While the tail runs, GNU tail reports a truncation or replacement on stderr ("file truncated",
-"has been replaced", "has appeared") and continues from byte 0 of the new content. The notice
-(stderr) and the new content (stdout) reach us through two pipes in no guaranteed order, so the
-first bytes of the new file may already have been counted as the old one's: on a notice the
-transport announces the restart and starts a fresh tail at byte 0, so everything after the
-restart marker is exactly the new file. The script runs under ``sh`` so its syntax does not
-depend on the user's login shell.
+More in docs/architecture.md, "Module notes", ``transport/ssh/tail``.
 """
 
 from __future__ import annotations

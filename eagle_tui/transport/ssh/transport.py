@@ -6,19 +6,7 @@ command, a ``direct-tcpip`` channel per HTTP connection. paramiko blocks, so it 
 (an executor for short calls, one reader thread per stream, one keepalive thread) and hands data
 to asyncio through queues; nothing above this module sees paramiko.
 
-Faults: a keepalive that needs an answer notices a hung host or a dead network within ~3 s; a
-killed session is noticed at once by the readers. The connection (:mod:`.conn`) then drops
-the link and reconnects with backoff, publishing
-:class:`~eagle_tui.model.events.ConnectionState` events to every :meth:`connection_events`
-subscriber. :meth:`tail` resumes at the exact byte after a reconnect, so
-a log survives a cut connection with nothing lost and nothing repeated; one-shot calls and
-streams raise :class:`ConnectionLost` and the calling source retries. A host-key problem is never
-retried: the state becomes ``failed`` and every call raises the :class:`HostKeyError`.
-
-Quoting: every argv element is passed through :func:`shlex.quote`; paths are never interpolated
-into a command unquoted, whatever they contain (spaces, quotes, ``;``, ``$(...)``, newlines).
-Framing: every command (``run``, ``stream_lines``, ``tail``) goes through :func:`.frame.frame`,
-so what the login shell prints around it never reaches a parser.
+More in docs/architecture.md, "Module notes", ``transport/ssh/transport``.
 """
 
 from __future__ import annotations

@@ -3,17 +3,12 @@
 Textual's ``Footer`` recomposes on every change of the screen's bindings: it removes and mounts
 ~20 ``FooterKey`` widgets, styles them and lays out the whole screen (one or two layout
 passes per rebuild). The bindings change whenever the focus moves or the log's filter box opens or
-closes (its text keys stop being shortcuts). On the 2-core machine a rebuild cost 10-20 ms
-idle and 30-65 ms per layout pass under the 50k lines/s flood, and it delayed the keys that
-came after it: in the flood, the filter box probe's p50 was 190-260 ms with the rebuilds and
-40-80 ms with them switched off. Deferring the rebuild (the previous fix) only moved it onto
-the next key.
+closes (its text keys stop being shortcuts). A rebuild is a whole layout pass, slow under a
+flooding log, and it delayed the keys that came after it (docs/performance.md has the figures).
+Deferring the rebuild (the previous fix) only moved it onto the
+next key.
 
-This footer draws the same items (``key`` in the key colour, the description after it, the
-command palette key on the right behind a thin bar, keys that do not fit cut off) from one
-``render``; a change of the keys is a repaint of one row, done when the bindings change.
-Clicking a key presses it, as in ``Footer``; the key under the mouse is highlighted. Binding
-groups (``Binding.Group``) are not drawn as groups: the app has none.
+More in docs/architecture.md, "Module notes", ``ui/widgets/footer``.
 """
 
 from __future__ import annotations

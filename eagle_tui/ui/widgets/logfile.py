@@ -1,36 +1,22 @@
 """The log view's file part: rows above the in-memory buffer, read from the log file on demand.
 
-A log opened at its end (``LogOpened`` with ``start > 0``) holds only its tail in memory. Once
-the number of lines before the tail is known (``LogPrefixCounted``, or the line store's own
-index count), the view shows that many rows above the buffer, plus the tail lines the buffer
-has since pruned: scrolling up past the oldest buffered line goes on, line by line, to line 1
-of the file, and ``Home`` goes there at once.
+A log opened at its end holds only its tail in memory; once the lines before the tail are
+counted, the view shows that many rows above the buffer (plus the tail lines the buffer has
+since pruned), down to line 1 of the file. A plain object the view holds; it does no I/O: rows
+not read yet are asked for through the :class:`FileLines` handle the app gives (the line store,
+on the session's thread), show a placeholder until the answer comes back as a
+:class:`FileAnswer` message, and are then drawn like buffered lines.
 
-The view does no I/O: the rows on screen (and :data:`~eagle_tui.model.buffers.linewindow.
-PREFETCH_ROWS` around them) that are not read yet are asked for with ``request(intent,
-reply)`` on the :class:`FileLines` handle the app gives (the line store,
-``sources/linestore.py``, on the session's thread); a row shows a placeholder until its answer
-comes back as a :class:`FileAnswer` message, and is then drawn like a buffered line (the same
-sanitizing, kinds and highlighting). Decoded lines are kept in a :class:`~eagle_tui.model.
-linewindow.FileWindow`, bounded in bytes.
-
-When there is no file part: a replay, stdin, a log shorter than its tail (``start == 0``), no
-handle (tests, a record file), a multi-node log (the hosts' lines interleave in the buffer) and
-while a filter or a host selection narrows the rows: filter and search cover the in-memory
-lines only, and the status line says so ("filter: last N lines"). eagle-tui's own polls are
-folded in the buffer only; the file part shows the file as it is. With wrap on, file rows are
-not wrapped (a row per line, cut at the view's width).
+When there is no file part, and the reasons: docs/architecture.md, "Module notes",
+``ui/widgets/logfile``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from rich.cells import cell_len
-from textual.geometry import Region
 from textual.message import Message
-from textual.strip import Strip
 
 from eagle_tui.model.buffers.linewindow import (
     PREFETCH_ROWS,
@@ -41,8 +27,8 @@ from eagle_tui.model.buffers.linewindow import (
     LinesRead,
     Reply,
 )
+from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine, LogOpened, LogPrefixCounted
-from eagle_tui.ui.widgets.logrender import LogRender
 
 
 class FileLines(Protocol):
@@ -60,45 +46,36 @@ class FileAnswer(Message):
         self.reply = reply
 
 
-class LogFilePart(LogRender):
-    """:class:`LogRender` with the file part's rows above the buffer's."""
+class FilePart:
+    """The rows above ``buffer``'s: what they are, when they change, and asking for them.
 
-    file_lines: FileLines | None = None  # the app's handle (None: no file part)
+    ``post`` hands a store's answer to the UI thread (the view posts a :class:`FileAnswer`);
+    ``changed`` gets by how many rows the part grew when it appeared, went or was recounted
+    (the view keeps its place);
+    ``status`` when the status line's words about the file may have changed; ``filled`` when
+    lines were read (the view may widen and repaints).
+    """
 
-    def _file_init(self) -> None:
-        self.file: FileWindow | None = None
-        self.file_cursor: int | None = None  # a jump's target in the file part (0-based)
-        self._file_rows = 0
+    def __init__(self, buffer: LogBuffer, *, post: Callable[[Reply], None],
+                 changed: Callable[[int], None], status: Callable[[], None],
+                 filled: Callable[[Sequence[LogLine]], None]) -> None:
+        self.buffer = buffer
+        self.lines: FileLines | None = None  # the app's handle (None: no file part)
+        self.window: FileWindow | None = None
+        self.cursor: int | None = None  # a jump's target in the file part (0-based)
+        self.rows = 0
+        self.post = post
+        self._changed = changed
+        self._status = status
+        self._filled = filled
 
-    def jump_to_file_line(self, line: int) -> bool:
-        """Show the file's line ``line`` (1-based, the file's own number) when it lies in the
-        file part (above the buffer), marked as a jump's target; False if it does not."""
-        if not 1 <= line <= self._file_rows:
-            return False
-        self.follow = False
-        self.buffer.cursor = None
-        self.file_cursor = line - 1
-        self._cache.clear()
-        self._scroll_to_row(line - 1)
-        self.refresh()
-        self._post_status()
-        return True
+    def line(self, line: int) -> LogLine | None:
+        """The file's 0-based line ``line``, None while it is being read."""
+        return self.window.line(line) if self.window is not None else None
 
-    # ------------------------------------------------------------------ what the rows are
-    @property
-    def file_rows(self) -> int:
-        return self._file_rows
-
-    def _file_line(self, line: int) -> LogLine | None:
-        return self.file.line(line) if self.file is not None else None
-
-    @property
-    def _file_target(self) -> int | None:
-        return self.file_cursor
-
-    def _count_file_rows(self) -> int:
+    def _count(self) -> int:
         """Lines of the file before the oldest buffered one, when the file part is shown."""
-        f, b = self.file, self.buffer
+        f, b = self.window, self.buffer
         # (the fold of eagle-tui's own polls applies to the buffer only: the file part shows
         # the file as it is, else a --url run, whose log always has them, had no file part)
         if (f is None or f.prefix is None or b.filter is not None
@@ -111,51 +88,53 @@ class LogFilePart(LogRender):
             before = b.hosts.stream
         return max(0, f.prefix + before)
 
-    def _recount_file(self) -> int:
+    def recount(self) -> int:
         """Recount the file rows; returns by how many they changed."""
-        old, self._file_rows = self._file_rows, self._count_file_rows()
-        return self._file_rows - old
+        old, self.rows = self.rows, self._count()
+        return self.rows - old
+
+    def _recounted(self) -> None:
+        """The part appeared, went or changed: recount, and tell the view if the rows moved."""
+        shift = self.recount()
+        if shift:
+            self._changed(shift)
 
     # ------------------------------------------------------------------ events from the batch
-    def file_event(self, ev: LogOpened | LogPrefixCounted) -> None:
+    def event(self, ev: LogOpened | LogPrefixCounted) -> None:
         """A log was opened at its end, or its lines before the tail were counted."""
         if isinstance(ev, LogOpened):
-            f = self.file
+            f = self.window
             if f is not None and f.host != ev.host:
                 return  # a second host's log: the file part stays the first's (see above)
             if f is not None and (f.path, f.start) == (ev.path, ev.start):
                 return  # the same opening again (a reconnect): the index still holds
-            self._close_file()
-            if ev.start <= 0 or self.file_lines is None:
+            self.close()
+            if ev.start <= 0 or self.lines is None:
                 return
-            self.file = FileWindow(ev.path, ev.host, ev.start)
-            self.file_lines.request(IndexFile(ev.path, ev.host, ev.start), self._post_answer)
-        elif self._is_ours(ev.path, ev.host):
-            assert self.file is not None
-            self.file.prefix = ev.lines
-            self._file_changed()
+            self.window = FileWindow(ev.path, ev.host, ev.start)
+            self.lines.request(IndexFile(ev.path, ev.host, ev.start), self.post)
+        elif self.is_ours(ev.path, ev.host):
+            assert self.window is not None
+            self.window.prefix = ev.lines
+            self._recounted()
 
-    def file_restarted(self, host: str) -> None:
+    def restarted(self, host: str) -> None:
         """The file was truncated or replaced: its old lines are gone from it."""
-        if self.file is not None and self.file.host == host:
-            self._close_file()
+        if self.window is not None and self.window.host == host:
+            self.close()
 
-    def _close_file(self) -> None:
-        if self.file is not None:
-            self.file = None
-            self._file_changed()
+    def close(self) -> None:
+        if self.window is not None:
+            self.window = None
+            self._recounted()
 
-    def _is_ours(self, path: str, host: str) -> bool:
-        return self.file is not None and (self.file.path, self.file.host) == (path, host)
+    def is_ours(self, path: str, host: str) -> bool:
+        return self.window is not None and (self.window.path, self.window.host) == (path, host)
 
-    def _post_answer(self, reply: Reply) -> None:
-        """On the store's thread: hand the answer to the UI (``post_message`` is thread-safe)."""
-        self.post_message(FileAnswer(reply))
-
-    def on_file_answer(self, message: FileAnswer) -> None:
-        reply = message.reply
-        window = self.file
-        if window is None or not self._is_ours(reply.path, reply.host):
+    def answer(self, reply: Reply) -> None:
+        """A line store's answer (an index's progress or lines read) on the UI thread."""
+        window = self.window
+        if window is None or not self.is_ours(reply.path, reply.host):
             return
         if isinstance(reply, IndexProgress):
             window.progress = reply
@@ -163,66 +142,36 @@ class LogFilePart(LogRender):
                 window.error = reply.error
             elif reply.done and window.prefix is None:
                 window.prefix = reply.lines
-                self._file_changed()
-            self._post_status()
+                self._recounted()
+            self._status()
         elif isinstance(reply, LinesRead) and window.fill(reply):
-            if not self.buffer.wrap and reply.lines:
-                widest = max(cell_len(e.text) for e in reply.lines)
-                if widest > self._max_width:
-                    self._max_width = widest
-                    self._update_virtual_size()
-            self.refresh()
+            self._filled(reply.lines)
         elif isinstance(reply, LinesRead) and reply.error:
-            self._post_status()
-
-    def _file_changed(self) -> None:
-        """The file part appeared, went or changed size: keep the view where it was."""
-        shift = self._recount_file()
-        if not shift:
-            return
-        self._update_virtual_size()
-        if self.follow:
-            self._scroll_to_row(None)
-        else:
-            self._set_scroll(max(0.0, self.scroll_y + shift))
-        self.refresh()
-        self._post_status()
+            self._status()
 
     # ------------------------------------------------------------------ asking for rows
-    def render_lines(self, crop: Region) -> list[Strip]:
-        self._ask_for_rows()
-        return super().render_lines(crop)
-
-    def _ask_for_rows(self) -> None:
-        """Ask for the file rows on screen (and around them) that nobody asked for yet."""
-        window, rows, handle = self.file, self._file_rows, self.file_lines
+    def ask_for_rows(self, top: int, height: int) -> None:
+        """Ask for the file rows on screen (``height`` rows from ``top``) and around them that
+        nobody asked for yet."""
+        window, rows, handle = self.window, self.rows, self.lines
         if window is None or not rows or handle is None:
             return
-        top = int(self.scroll_y)
         if top >= rows + PREFETCH_ROWS:
             return
-        height = self.scrollable_content_region.height
         lo = max(0, top - PREFETCH_ROWS)
         hi = min(rows, top + height + PREFETCH_ROWS)
         for intent in window.wanted(lo, hi, limit=rows):
-            handle.request(intent, self._post_answer)
+            handle.request(intent, self.post)
 
     # ------------------------------------------------------------------ for the status line
-    def search_status(self) -> str:
-        """A search of the file under way, in words (see ``logsearch.py``)."""
-        return ""
-
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if self._file_rows and not self.follow:  # "line N of M (file)" follows the scroll
-            self._post_status()
-
-    def file_status(self) -> tuple[int | None, str, int | None]:
-        """``(prefix, scrollback, at_line)`` for :class:`~.logtext.LogStatus`."""
-        window = self.file
+    def status(self, searching: str, follow: bool,
+               scroll_y: float) -> tuple[int | None, str, int | None]:
+        """``(prefix, scrollback, at_line)`` for :class:`~.logtext.LogStatus`; ``searching``:
+        a search of the file under way, in words (see ``logsearch.py``)."""
+        window = self.window
         if window is None:
             return None, "", None
-        state = self.search_status()
+        state = searching
         if window.error:
             state = f"file unreadable: {window.error}"
         elif window.prefix is None and not state:
@@ -230,9 +179,9 @@ class LogFilePart(LogRender):
             pct = 100 * p.scanned // max(1, p.start) if p is not None else 0
             state = f"indexing the file {pct}%"
         at = None
-        if not self.follow and self._file_rows and self.scroll_y < self._file_rows:
-            at = int(self.scroll_y) + 1
+        if not follow and self.rows and scroll_y < self.rows:
+            at = int(scroll_y) + 1
         return window.prefix, state, at
 
 
-__all__ = ["FileAnswer", "FileLines", "LogFilePart"]
+__all__ = ["FileAnswer", "FileLines", "FilePart"]

@@ -1,32 +1,30 @@
 """Drawing the log buffer's rows: highlighting, match and cursor styles, host tags, a strip cache.
 
-The middle layer of the log view (:class:`~eagle_tui.ui.widgets.logscroll.LogScroll` scrolls,
-this draws, :class:`~eagle_tui.ui.widgets.logview.LogView` feeds and handles keys). Only the
-rows on screen are ever highlighted and rendered, and each cropped strip is cached by the line's
-sequence number, so following a busy log costs one render per *new* row. The text is trusted
+A plain object the log view holds (:class:`~eagle_tui.ui.widgets.logview.LogView` scrolls,
+feeds and handles keys; this draws a row it is asked for). Only the rows on screen are ever
+highlighted and rendered, and each cropped strip is cached by the line's sequence number, so
+following a busy log costs one render per *new* row. The text is trusted
 (the parser sanitized it); the drawn rows alone get a cheap :func:`inert` check on the way to
 the terminal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Collection, Sequence
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual.cache import LRUCache
-from textual.geometry import Region
 from textual.strip import Strip
 
 from eagle_tui.model.buffers.linewindow import placeholder
 from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine
-from eagle_tui.ui.frames import FRAME_INTERVAL
-from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule, highlight
+from eagle_tui.ui.highlight import HighlightRule, highlight
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.widgets.logscroll import LogScroll
+from eagle_tui.ui.widgets.logfile import FilePart
 from eagle_tui.ui.widgets.logtext import HostTags, wrap_cuts
 
 
@@ -37,45 +35,52 @@ def row_chars(scroll_x: int, width: int) -> int:
     return scroll_x + width + 64
 
 
-class LogRender(LogScroll):
-    """Renders ``buffer``'s rows through the Line API (``render_line``)."""
+class RowRenderer:
+    """Renders ``buffer``'s rows (and the file part's) as cropped, cached strips.
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {*COMPONENT_CLASSES, "log--host"}
+    ``components`` are the view's component classes and ``component_style`` looks one up (the
+    view's CSS); ``console`` gives the console that renders the text.
+    """
 
-    def __init__(self, buffer: LogBuffer, rules: Sequence[HighlightRule] = (), *,
-                 frame_interval: float = FRAME_INTERVAL, id: str | None = None,
-                 classes: str | None = None) -> None:
-        super().__init__(frame_interval=frame_interval, id=id, classes=classes)
+    def __init__(self, buffer: LogBuffer, rules: Sequence[HighlightRule],
+                 components: Collection[str], component_style: Callable[[str], Style],
+                 console: Callable[[], Console]) -> None:
         self.buffer = buffer
         buffer.cutter = wrap_cuts
         self.rules = tuple(rules)
-        self._max_width = max((cell_len(e.text) for e in buffer.lines), default=0)
-        self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)
+        self.max_width = max((cell_len(e.text) for e in buffer.lines), default=0)
+        self.cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(1024)
+        self.tags = HostTags()
+        self.base_style: Style | None = None  # the view's own style, once per style change
         self._styles: dict[str, Style] = {}
-        self._base_style: Style | None = None
-        self._tags = HostTags()
-        self._frame = (0, 0, 0)
+        self._components = components
+        self._component_style = component_style
+        self._console_of = console
 
-    @property
-    def row_count(self) -> int:
-        return self.file_rows + self.buffer.row_count
+    def widen(self, lines: Sequence[LogLine]) -> bool:
+        """Take new lines' widths into the widest row's; True if it grew."""
+        widest = max(len(t) if t.isascii() else cell_len(t) for t in (e.text for e in lines))
+        if widest <= self.max_width:
+            return False
+        self.max_width = widest
+        return True
 
     def content_width(self) -> int:
+        """Cells of the widest row (the view's virtual width)."""
         b = self.buffer
-        return (b.wrap_width if b.wrap else self._max_width) + self._tags.width
+        return (b.wrap_width if b.wrap else self.max_width) + self.tags.width
 
-    # ------------------------------------------------------------------ rendering
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
+    def style_changed(self) -> None:
+        """The view's CSS changed: every style and strip is stale."""
         self._styles.clear()
-        self._base_style = None
-        self._cache.clear()
+        self.base_style = None
+        self.cache.clear()
 
-    def _style(self, name: str) -> Style:
+    def style(self, name: str) -> Style:
         style = self._styles.get(name)
         if style is None:
-            if name in self.COMPONENT_CLASSES:
-                style = self.get_component_rich_style(name, partial=True)
+            if name in self._components:
+                style = self._component_style(name)
             else:
                 try:
                     style = Style.parse(name)
@@ -84,114 +89,90 @@ class LogRender(LogScroll):
             self._styles[name] = style
         return style
 
-    def _line_text(self, seq: int, start: int = 0, end: int | None = None) -> Text:
-        """One buffered entry's ``[start:end]``, highlighted (see :meth:`_styled`)."""
+    def line_text(self, seq: int, start: int = 0, end: int | None = None) -> Text:
+        """One buffered entry's ``[start:end]``, highlighted (see :meth:`styled`)."""
         b = self.buffer
-        return self._styled(b.entry(seq), seq in b.special, seq == b.cursor, start, end)
+        return self.styled(b.entry(seq), seq in b.special, seq == b.cursor, start, end)
 
-    def _styled(self, entry: LogLine, special: bool, current: bool, start: int = 0,
-                end: int | None = None) -> Text:
+    def styled(self, entry: LogLine, special: bool, current: bool, start: int = 0,
+               end: int | None = None) -> Text:
         """One line's ``[start:end]``, highlighted. Its text was sanitized by the parser;
         :func:`inert` here is the terminal's last guard, paid only per row drawn (a strip is
         cached), never per line appended: one regex search on a clean line, which it returns
         unchanged. Only the piece a row shows is styled: a 1 MiB line costs a row its width,
-        not its length (issue 17: every row of a screen of such lines was ~1 MB of work)."""
+        not its length (styling whole lines made a screen of such lines megabytes of work)."""
         b = self.buffer
         text_ = entry.text
         shown = inert(text_ if start == 0 and (end is None or end >= len(text_))
                       else text_[start:end])
         text = Text(shown, no_wrap=True, end="")
         if special:
-            text.stylize(self._style("log--marker"))
+            text.stylize(self.style("log--marker"))
         else:
             for span in highlight(shown, entry.kind, self.rules):
-                text.stylize(self._style(span.style), span.start, span.end)
+                text.stylize(self.style(span.style), span.start, span.end)
             pattern = b.search or b.filter
             if pattern is not None:
-                match_style = self._style("log--match")
+                match_style = self.style("log--match")
                 for count, m in enumerate(pattern.finditer(shown)):
                     if count >= 64:
                         break
                     if m.end() > m.start():
                         text.stylize(match_style, m.start(), m.end())
         if current:
-            text.stylize_before(self._style("log--current"))
+            text.stylize_before(self.style("log--current"))
         return text
 
-    # ------------------------------------------------------------------ the file part
-    @property
-    def file_rows(self) -> int:
-        """Rows of the file part above the buffer's (0: none; see ``logfile.py``)."""
-        return 0
+    def row(self, idx: int, file: FilePart, scroll_x: int, width: int, base: Style) -> Strip:
+        """Row ``idx`` of the view: the file part's rows come first, then the buffer's."""
+        file_rows = file.rows
+        if idx >= file_rows + self.buffer.row_count:
+            return Strip.blank(width, base)
+        if idx < file_rows:
+            return self.file_strip(idx, file.line, idx == file.cursor, scroll_x, width, base)
+        return self.buffer_strip(idx - file_rows, scroll_x, width, base)
 
-    def _file_line(self, line: int) -> LogLine | None:
-        """The file's 0-based line ``line``, None while it is being read."""
-        return None
-
-    @property
-    def _file_target(self) -> int | None:
-        """The file line a jump went to (drawn as the current line)."""
-        return None
-
-    def _file_strip(self, line: int, scroll_x: int, width: int, base: Style) -> Strip:
-        """One row of the file part: cached once read; a placeholder, not cached, before."""
+    def file_strip(self, line: int, entry_of: Callable[[int], LogLine | None], current: bool,
+                   scroll_x: int, width: int, base: Style) -> Strip:
+        """One row of the file part (its 0-based ``line``, read through ``entry_of``; None
+        while it is being read): cached once read; a placeholder, not cached, before."""
         key = (-1 - line, 0, scroll_x, width)
-        strip = self._cache.get(key)
+        strip = self.cache.get(key)
         if strip is not None:
             return strip
-        entry = self._file_line(line)
+        entry = entry_of(line)
         if entry is None:
-            text = Text(placeholder(line).text, self._style("log--marker"), no_wrap=True, end="")
+            text = Text(placeholder(line).text, self.style("log--marker"), no_wrap=True, end="")
         else:
-            text = self._styled(entry, False, line == self._file_target, 0,
-                                row_chars(scroll_x, width))
+            text = self.styled(entry, False, current, 0, row_chars(scroll_x, width))
         text.stylize_before(base)
-        full = Strip(text.render(self.app.console), text.cell_len)
+        full = Strip(text.render(self._console_of()), text.cell_len)
         strip = full.crop_extend(scroll_x, scroll_x + width, base)
         if entry is not None:
-            self._cache[key] = strip
+            self.cache[key] = strip
         return strip
 
-    def render_lines(self, crop: Region) -> list[Strip]:
-        # scroll offset and width once per frame, not once per row (they are computed props)
-        scroll_x, scroll_y = self.scroll_offset
-        self._frame = (scroll_x, scroll_y, self.scrollable_content_region.width)
-        return super().render_lines(crop)
-
-    def render_line(self, y: int) -> Strip:
-        """One screen row: cached per (line, wrap piece, horizontal scroll, width).
+    def buffer_strip(self, row: int, scroll_x: int, width: int, base: Style) -> Strip:
+        """The buffer's ``row``: cached per (line, wrap piece, horizontal scroll, width).
 
         Following a log scrolls every row on every batch; keying the *cropped* strip by the
         line's sequence number (not its screen row) makes a scroll a cache hit for all rows but
         the new ones. No mouse offsets are attached: the view has no text selection, and
         ``apply_offsets`` would force a new strip per row per frame.
         """
-        scroll_x, scroll_y, width = self._frame
-        if not width:  # called outside render_lines (tests): compute the frame now
-            scroll_x, scroll_y = self.scroll_offset
-            width = self.scrollable_content_region.width
-        base = self._base_style
-        if base is None:
-            base = self._base_style = self.rich_style
-        idx = scroll_y + y
-        if idx >= self.row_count:
-            return Strip.blank(width, base)
-        file_rows = self.file_rows
-        if idx < file_rows:
-            return self._file_strip(idx, scroll_x, width, base)
-        seq, start, end = self.buffer.row(idx - file_rows)
+        seq, start, end = self.buffer.row(row)
         key = (seq, start, scroll_x, width)
-        strip = self._cache.get(key)
+        strip = self.cache.get(key)
         if strip is None:
-            text = self._line_text(seq, start, min(end, start + row_chars(scroll_x, width)))
-            if self._tags.width:
-                tag = self._tags.tag(self.buffer.entry(seq).host, start == 0)
-                text = Text(tag, self._style("log--host"), no_wrap=True, end="").append_text(text)
+            text = self.line_text(seq, start, min(end, start + row_chars(scroll_x, width)))
+            if self.tags.width:
+                tag = self.tags.tag(self.buffer.entry(seq).host, start == 0)
+                text = Text(tag, self.style("log--host"), no_wrap=True, end="").append_text(text)
             text.stylize_before(base)
-            full = Strip(text.render(self.app.console), text.cell_len)
+            full = Strip(text.render(self._console_of()), text.cell_len)
             strip = full.crop_extend(scroll_x, scroll_x + width, base)
-            self._cache[key] = strip
+            self.cache[key] = strip
         return strip
 
 
-__all__ = ["LogRender"]
+__all__ = ["RowRenderer", "row_chars"]

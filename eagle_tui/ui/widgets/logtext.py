@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.cells import cell_len, get_character_cell_size
 
-from eagle_tui.model.buffers.logbuffer import LogHostSet
+from eagle_tui.model.buffers.logbuffer import LogBuffer, LogHostSet
 from eagle_tui.model.events import LogLine
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.safety import inert
@@ -172,6 +172,33 @@ class LogStatus:
     refused: str = ""  # why the filter (or search) query is refused: it hides and finds nothing
 
 
+def log_status(b: LogBuffer, follow: bool, unseen: int,
+               file_status: tuple[int | None, str, int | None], file_rows: int) -> LogStatus:
+    """The status of a view of ``b``; ``file_status`` is its file part's ``(prefix,
+    scrollback, at_line)``."""
+    prefix, scrollback, at_line = file_status
+    return LogStatus(
+        follow=follow,
+        unseen=unseen,
+        total=b.line_count,
+        shown=b.row_count if b.narrowed else b.line_count,
+        filter=b.filter_text,
+        search=b.search_text,
+        refused=b.filter_error or b.search_error,
+        wrap=b.wrap,
+        dropped=b.dropped + b.skipped,
+        stream=b.hosts.stream,
+        host=b.hosts.selected,
+        hosts=len(b.hosts.seen),
+        own=b.own_lines,
+        own_shown=not b.fold_own,
+        prefix=prefix,
+        scrollback=scrollback,
+        at_line=at_line,
+        file_rows=file_rows,
+    )
+
+
 def write_lines(path: Path, lines: Sequence[LogLine], *, with_hosts: bool = False) -> int:
     """Save ``lines`` as UTF-8 text; ``with_hosts`` keeps a multi-node log's ``host: `` prefix
     (its lines alone could not be told apart). Returns the number of lines written."""
@@ -223,5 +250,5 @@ class HostTags:
         self.width = width
 
 
-__all__ = ["TAG_CHARS", "HostTags", "LogStatus", "QueryLine", "short_host",
+__all__ = ["TAG_CHARS", "HostTags", "LogStatus", "QueryLine", "log_status", "short_host",
            "wrap_cuts", "write_lines"]

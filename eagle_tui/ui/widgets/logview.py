@@ -2,42 +2,48 @@
 
 Modelled on Textual's own ``widgets/_log.py``: lines are kept as the parser's ``LogLine`` objects
 (no copy, no pre-rendering) and only the rows on screen are highlighted and rendered, through an
-LRU cache of strips. That is what keeps a 50k lines/s log cheap: appending is a list extend plus a
-bounded prune, whatever the rate.
+LRU cache of strips: appending is a list extend plus a bounded prune, whatever the rate.
 
-What the log *knows* (entries, pruning, the row table, filter, search cursor, hosts, the first
-error) is the model's buffer, pure and tested on its own. The view is three layers: it scrolls
-(:class:`~eagle_tui.ui.widgets.logscroll.LogScroll`: follow/pause, throttled repaints), draws
-rows (:class:`~eagle_tui.ui.widgets.logrender.LogRender`), and here feeds the buffer and handles
-keys. Text is trusted: ``LogLine`` text is sanitized once, by the parser, so the view does not
-re-check it (the separator texts made here go through :func:`inert`).
-
-Hosts: a multi-node run's lines share the one buffer; showing one host is a row-table filter like
-the text filter (the buffer and its bound are unchanged), and while all hosts are shown each row
-gets a short host tag drawn at render time (:class:`~eagle_tui.ui.widgets.logtext.HostTags`).
+What the log *knows* (entries, pruning, the row table, filter, search cursor, hosts) is the
+model's buffer. The view is one widget holding plain parts it calls (no mixins, no base classes
+of its own): :class:`~.logscroll.Scroller` (follow, throttled repaints),
+:class:`~.logrender.RowRenderer` (rows), :class:`~.logfile.FilePart` (the file's rows above the
+buffer's) and :class:`~.logsearch.Finder` (``n``/``N``); it feeds the buffer and handles keys.
+More (trusted text, hosts): docs/architecture.md, "Module notes", ``ui/widgets/logview``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ClassVar
 
-from rich.cells import cell_len
+from textual import events
+from textual.actions import SkipAction
+from textual.geometry import Region, Size
 from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
-from eagle_tui.model.buffers.linewindow import placeholder
+from eagle_tui.model.buffers.linewindow import FileMatch, FileWindow, Reply, placeholder
 from eagle_tui.model.buffers.logbuffer import Appended, LogBuffer
-from eagle_tui.model.events import LogLine
+from eagle_tui.model.events import LogLine, LogOpened, LogPrefixCounted
 from eagle_tui.ui.frames import FRAME_INTERVAL
-from eagle_tui.ui.highlight import HighlightRule
+from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.widgets.logsearch import LogFileSearch
-from eagle_tui.ui.widgets.logtext import LogStatus, wrap_cuts, write_lines
+from eagle_tui.ui.widgets.forward import Forward
+from eagle_tui.ui.widgets.logfile import FileAnswer, FileLines, FilePart
+from eagle_tui.ui.widgets.logrender import RowRenderer
+from eagle_tui.ui.widgets.logscroll import Scroller
+from eagle_tui.ui.widgets.logsearch import Finder
+from eagle_tui.ui.widgets.logtext import LogStatus, log_status, wrap_cuts, write_lines
 from eagle_tui.userpattern import compile_query
 
 
-class LogView(LogFileSearch, can_focus=True):
+class LogView(ScrollView, can_focus=True):
     """Bounded, lazily highlighted log view. Feed it with :meth:`append`."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {*COMPONENT_CLASSES, "log--host"}
 
     class StatusChanged(Message):
         def __init__(self, status: LogStatus) -> None:
@@ -54,37 +60,59 @@ class LogView(LogFileSearch, can_focus=True):
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
+        super().__init__(id=id, classes=classes)
         if buffer is None:
             buffer = LogBuffer(max_lines)
         buffer.compile = compile_query  # what is typed in the view's boxes: RE2, never ``re``
-        super().__init__(buffer, rules, frame_interval=frame_interval, id=id, classes=classes)
-        self._file_init()
-        self._search_init()
+        self.buffer = buffer
+        self._scroller = Scroller(self, lambda: self.row_count, self._post_status, frame_interval)
+        self._draw = RowRenderer(buffer, rules, self.COMPONENT_CLASSES,
+                                 lambda name: self.get_component_rich_style(name, partial=True),
+                                 lambda: self.app.console)
+        self._file = FilePart(buffer, post=self._post_answer, changed=self._file_changed,
+                              status=self._post_status, filled=self._file_filled)
+        self._finder = Finder(self, buffer, self._file, goto=self._goto,
+                              jump=self.jump_to_file_line, status=self._post_status)
+        self._frame = (0, 0, 0)  # scroll x, scroll y and width of the frame being rendered
         self._markers = 0
         self._last_status: LogStatus | None = None
         self.status_sink: Callable[[LogStatus], None] | None = None
 
+    # ------------------------------------------------------------------ the parts' state
+    follow = Forward[bool]("_scroller")
+    unseen = Forward[int]("_scroller", doc="Lines appended while paused (not shown yet).")
+    frame_interval = Forward[float]("_scroller")
+    paint_pending = Forward[bool]("_scroller", readonly=True, doc="A throttled repaint is due.")
+    rules = Forward[tuple[HighlightRule, ...]]("_draw")
+    content_width = Forward[Callable[[], int]]("_draw", readonly=True, doc="The virtual width.")
+    file_lines = Forward[FileLines | None](
+        "_file", "lines", doc="The app's handle on the line store (None: no file part).")
+    file = Forward[FileWindow | None]("_file", "window", doc="The file part's lines, or None.")
+    file_cursor = Forward[int | None]("_file", "cursor", doc="A jump's target in the file part.")
+    file_rows = Forward[int]("_file", "rows", readonly=True, doc="Rows above the buffer's.")
+    file_event = Forward[Callable[[LogOpened | LogPrefixCounted], None]](
+        "_file", "event", readonly=True, doc="A log was opened at its end, or counted.")
+    file_restarted = Forward[Callable[[str], None]](
+        "_file", "restarted", readonly=True, doc="The host's file was truncated or replaced.")
+    search_status = Forward[Callable[[], str]](
+        "_finder", "status", readonly=True, doc="A search of the file under way, in words.")
+    cancel_file_search = Forward[Callable[[], None]](
+        "_finder", "cancel", readonly=True, doc="A search under way no longer answers.")
+
     # ------------------------------------------------------------------ queries
-    @property
-    def max_lines(self) -> int:
-        return self.buffer.max_lines
+    max_lines = Forward[int]("buffer", readonly=True)
+    skipped = Forward[int]("buffer", readonly=True, doc="Lines over max_lines in one batch.")
+    line_count = Forward[int]("buffer", readonly=True)
+    wrap = Forward[bool]("buffer", readonly=True)
+    filter_text = Forward[str]("buffer", readonly=True)
+    search_text = Forward[str]("buffer", readonly=True)
+    cursor_lineno = Forward[int | None]("buffer", readonly=True)
+    fold_own = Forward[bool]("buffer", readonly=True)
 
     @property
-    def skipped(self) -> int:
-        """Lines never buffered because a batch exceeded max_lines."""
-        return self.buffer.skipped
-
-    @property
-    def line_count(self) -> int:
-        return self.buffer.line_count
-
-    @property
-    def wrap(self) -> bool:
-        return self.buffer.wrap
-
-    @property
-    def filter_text(self) -> str:
-        return self.buffer.filter_text
+    def row_count(self) -> int:
+        """Rows in the view (the virtual height)."""
+        return self._file.rows + self.buffer.row_count
 
     @property
     def hosts(self) -> tuple[str, ...]:
@@ -96,14 +124,6 @@ class LogView(LogFileSearch, can_focus=True):
         """The one host shown, or None for all."""
         return self.buffer.hosts.selected
 
-    @property
-    def search_text(self) -> str:
-        return self.buffer.search_text
-
-    @property
-    def cursor_lineno(self) -> int | None:
-        return self.buffer.cursor_lineno
-
     def entries(self) -> tuple[LogLine, ...]:
         """The buffered lines (sanitized), oldest first."""
         return tuple(self.buffer.lines)
@@ -114,35 +134,15 @@ class LogView(LogFileSearch, can_focus=True):
 
     def row_text(self, y: int) -> str:
         """Plain text of screen row ``y`` of the virtual view (for tests and search)."""
-        rows = self._file_rows
+        rows = self._file.rows
         if y < rows:
-            entry = self._file_line(y)
+            entry = self._file.line(y)
             return entry.text if entry is not None else placeholder(y).text
         return self.buffer.row_text(y - rows)
 
     def status(self) -> LogStatus:
-        b = self.buffer
-        prefix, scrollback, at_line = self.file_status()
-        return LogStatus(
-            follow=self.follow,
-            unseen=self.unseen,
-            total=b.line_count,
-            shown=b.row_count if b.narrowed else b.line_count,
-            filter=b.filter_text,
-            search=b.search_text,
-            refused=b.filter_error or b.search_error,
-            wrap=b.wrap,
-            dropped=b.dropped + b.skipped,
-            stream=b.hosts.stream,
-            host=b.hosts.selected,
-            hosts=len(b.hosts.seen),
-            own=b.own_lines,
-            own_shown=not b.fold_own,
-            prefix=prefix,
-            scrollback=scrollback,
-            at_line=at_line,
-            file_rows=self._file_rows,
-        )
+        return log_status(self.buffer, self.follow, self.unseen, self.file_status(),
+                          self._file.rows)
 
     # ------------------------------------------------------------------ feeding
     def append(self, lines: Sequence[LogLine]) -> None:
@@ -163,32 +163,19 @@ class LogView(LogFileSearch, can_focus=True):
 
     def _hosts_changed(self) -> None:
         """A second host (or a new selection): the tag column changes, so wrapped rows narrow."""
-        self._tags.update(self.buffer.hosts)
+        self._draw.tags.update(self.buffer.hosts)
         if self.buffer.wrap:
             self.buffer.wrap_width = self._text_width()
 
     def _appended(self, done: Appended) -> None:
-        lines = self.buffer.lines
-        new = lines[max(0, done.first_seq - self.buffer.dropped):]
+        new = self.buffer.lines[max(0, done.first_seq - self.buffer.dropped):]
         if new:
-            widest = max(len(t) if t.isascii() else cell_len(t) for t in (e.text for e in new))
-            self._max_width = max(self._max_width, widest)
+            self._draw.widen(new)
         if done.new_host:
-            self._cache.clear()
+            self._draw.cache.clear()
         # pruned lines move from the buffer to the file part: a paused view stays put
-        shift = self._recount_file() - done.removed_rows
-        self._quiet = True  # the scroll below repaints through _request_paint, throttled
-        try:
-            self._update_virtual_size()
-            if self.follow:
-                self._scroll_to_row(None)
-            else:
-                self.unseen += done.added_rows
-                if shift:
-                    self._set_scroll(max(0.0, self.scroll_y + shift))
-        finally:
-            self._quiet = False
-        self._request_paint()
+        shift = self._file.recount() - done.removed_rows
+        self._scroller.appended(done.added_rows, shift, self._update_virtual_size)
 
     # ------------------------------------------------------------------ status
     @property
@@ -211,15 +198,10 @@ class LogView(LogFileSearch, can_focus=True):
             else:
                 self.post_message(self.StatusChanged(status))
 
-    def _followed(self) -> None:
-        self.buffer.cursor = None
-        self.file_cursor = None
-        self._cache.clear()
-
     # ------------------------------------------------------------------ filter, search, jumps
     def _rows_changed(self) -> None:
-        self._cache.clear()
-        self._recount_file()  # a filter hides the file part, clearing it shows it again
+        self._draw.cache.clear()
+        self._file.recount()  # a filter hides the file part, clearing it shows it again
         self._update_virtual_size()
 
     def set_filter(self, query: str) -> None:
@@ -231,10 +213,6 @@ class LogView(LogFileSearch, can_focus=True):
             return
         self._rows_changed()
         self._reposition(self.buffer.cursor)
-
-    @property
-    def fold_own(self) -> bool:
-        return self.buffer.fold_own
 
     def set_fold_own(self, fold: bool) -> None:
         """Fold (hide) or show eagle-tui's own /health, /metrics, /server_info access lines."""
@@ -261,48 +239,29 @@ class LogView(LogFileSearch, can_focus=True):
         self._rows_changed()
 
     def _text_width(self) -> int:
-        return max(1, self.scrollable_content_region.width - self._tags.width)
+        return max(1, self.scrollable_content_region.width - self._draw.tags.width)
 
     def _reposition(self, anchor: int | None) -> None:
         """After the rows changed: stay at the end when following, else keep ``anchor`` shown."""
         if self.follow:
-            self._scroll_to_row(None)
+            self._scroller.scroll_to_row(None)
         elif anchor is not None and (row := self.buffer.row_of_seq(anchor)) is not None:
-            self._scroll_to_row(self._file_rows + row)
+            self._scroller.scroll_to_row(self._file.rows + row)
         self.refresh()
         self._post_status()
 
     def set_search(self, query: str) -> None:
         if not self.buffer.set_search(query):
             return
-        self.cancel_file_search()
-        self._cache.clear()
+        self._finder.cancel()
+        self._draw.cache.clear()
         self.refresh()
         self._post_status()
 
     def find(self, forward: bool = True) -> tuple[bool, bool]:
-        """Move to the next/previous line matching the search (else the filter) query.
-
-        Returns ``(found, wrapped)``. Starts after the current hit, or from the top (forward) or
-        bottom (backward) of the visible rows.
-        """
-        b = self.buffer
-        in_file = self.file_find(forward)  # with a file part, the search goes on into it
-        if in_file is not None:
-            return in_file
-        if (b.search or b.filter) is None or not b.lines or not b.row_count:
-            return False, False
-        if b.cursor is not None:
-            origin = b.cursor
-        else:
-            top = min(max(0, int(self.scroll_y) - self._file_rows), b.row_count - 1)
-            bottom = min(top + self.scrollable_content_region.height - 1, b.row_count - 1)
-            origin = b.row(top)[0] - 1 if forward else b.row(max(top, bottom))[0] + 1
-        seq, wrapped = b.find(forward, origin)
-        if seq is None:
-            return False, False
-        self._goto(seq)
-        return True, wrapped
+        """Move to the next/previous match; ``(found, wrapped)`` (see :meth:`.Finder.find`)."""
+        return self._finder.find(forward, int(self.scroll_y),
+                                 self.scrollable_content_region.height)
 
     def _goto(self, seq: int) -> None:
         b = self.buffer
@@ -311,13 +270,25 @@ class LogView(LogFileSearch, can_focus=True):
         if b.row_of_seq(seq) is None and b.hosts.selected is not None:
             self.set_host(None)  # ... or by the host selection
         row = b.row_of_seq(seq)
-        if row is None:
-            return
+        if row is not None:
+            self._show(self._file.rows + row, seq, None)
+
+    def jump_to_file_line(self, line: int) -> bool:
+        """Show the file's line ``line`` (1-based, the file's own number) when it lies in the
+        file part (above the buffer), marked as a jump's target; False if it does not."""
+        if not 1 <= line <= self._file.rows:
+            return False
+        self._show(line - 1, None, line - 1)
+        return True
+
+    def _show(self, row: int, seq: int | None, file_line: int | None) -> None:
+        """Pause with ``row`` in view, marked as the current line: the buffered entry ``seq``,
+        or the file part's (0-based) ``file_line``."""
         self.follow = False
-        b.cursor = seq
-        self.file_cursor = None
-        self._cache.clear()
-        self._scroll_to_row(self._file_rows + row)
+        self.buffer.cursor = seq
+        self._file.cursor = file_line
+        self._draw.cache.clear()
+        self._scroller.scroll_to_row(row)
         self.refresh()
         self._post_status()
 
@@ -348,11 +319,126 @@ class LogView(LogFileSearch, can_focus=True):
         if self.buffer.wrap and self._text_width() != self.buffer.wrap_width:
             self.set_wrap(True)
         elif self.follow:
-            self._scroll_to_row(None)
+            self._scroller.scroll_to_row(None)
 
     def save(self, path: Path) -> int:
         """Write the buffered lines to ``path`` (UTF-8); returns the number of lines written."""
         return write_lines(path, self.buffer.lines, with_hosts=self.buffer.hosts.multi)
+
+    # ------------------------------------------------------------------ the file part
+    def file_status(self) -> tuple[int | None, str, int | None]:
+        """``(prefix, scrollback, at_line)`` for :class:`~.logtext.LogStatus`."""
+        return self._file.status(self._finder.status(), self.follow, self.scroll_y)
+
+    def _post_answer(self, reply: Reply) -> None:
+        """On the store's thread: hand the answer to the UI (``post_message`` is thread-safe)."""
+        self.post_message(FileAnswer(reply))
+
+    def on_file_answer(self, message: FileAnswer) -> None:
+        if isinstance(message.reply, FileMatch):
+            self._finder.matched(message.reply)
+        else:
+            self._file.answer(message.reply)
+
+    def _file_filled(self, lines: Sequence[LogLine]) -> None:
+        """File lines were read: the view may widen (without wrap), and repaints."""
+        if not self.buffer.wrap and lines and self._draw.widen(lines):
+            self._update_virtual_size()
+        self.refresh()
+
+    def _file_changed(self, shift: int) -> None:
+        """The file part appeared, went or changed size by ``shift`` rows: stay put."""
+        self._update_virtual_size()
+        self._scroller.keep_place(shift)
+        self.refresh()
+        self._post_status()
+
+    # ------------------------------------------------------------------ drawing
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._draw.style_changed()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        if self._file.rows:  # ask for the file rows on screen (and around them) not asked yet
+            self._file.ask_for_rows(int(self.scroll_y), self.scrollable_content_region.height)
+        # scroll offset and width once per frame, not once per row (they are computed props)
+        scroll_x, scroll_y = self.scroll_offset
+        self._frame = (scroll_x, scroll_y, self.scrollable_content_region.width)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        """One screen row (see :class:`~.logrender.RowRenderer` for the strip cache)."""
+        scroll_x, scroll_y, width = self._frame
+        if not width:  # called outside render_lines (tests): compute the frame now
+            scroll_x, scroll_y = self.scroll_offset
+            width = self.scrollable_content_region.width
+        base = self._draw.base_style
+        if base is None:
+            base = self._draw.base_style = self.rich_style
+        return self._draw.row(scroll_y + y, self._file, scroll_x, width, base)
+
+    # ------------------------------------------------------------------ scrolling and follow
+    def _update_virtual_size(self) -> None:
+        self._scroller.set_virtual_size(Size(self._draw.content_width(), self.row_count))
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        if not self._scroller.absorbed():
+            super().watch_scroll_y(old_value, new_value)
+            follow = self._scroller.follow_wanted(old_value, new_value)
+            if follow is not None:
+                self.set_follow(follow)
+        if self._file.rows and not self.follow:  # "line N of M (file)" follows the scroll
+            self._post_status()
+
+    def set_follow(self, follow: bool) -> None:
+        self.follow = follow
+        if follow:
+            self.unseen = 0
+            self.buffer.cursor = None
+            self._file.cursor = None
+            self._draw.cache.clear()
+            self._update_virtual_size()
+            self._scroller.scroll_to_row(None)
+            self.refresh()
+        self._post_status()
+
+    def action_scroll_end(self) -> None:
+        self.set_follow(True)
+
+    # Scrolling up pauses *before* the scroll starts, and keys scroll without animation: left
+    # to watch_scroll_y, a key's animated scroll raced the next batch's scroll-to-end (a PgUp
+    # in a fast flood was undone before it showed), and a running animation undid a quick End.
+    def _pause_for_scroll_up(self) -> None:
+        if self._scroller.pause_wanted():
+            self.set_follow(False)
+
+    def _key_scroll(self, scroll: Callable[..., object], up: bool) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction
+        if up:
+            self._pause_for_scroll_up()
+        scroll(animate=False)
+
+    def action_scroll_up(self) -> None:
+        self._key_scroll(self.scroll_up, up=True)
+
+    def action_page_up(self) -> None:
+        self._key_scroll(self.scroll_page_up, up=True)
+
+    def action_scroll_home(self) -> None:
+        self._key_scroll(self.scroll_home, up=True)
+
+    def action_scroll_down(self) -> None:
+        self._key_scroll(self.scroll_down, up=False)
+
+    def action_page_down(self) -> None:
+        self._key_scroll(self.scroll_page_down, up=False)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        """Pause following first; Textual's own handler (``Widget``'s, run after) scrolls."""
+        if not (event.ctrl or event.shift):
+            self._pause_for_scroll_up()
+
 
 # the helpers: re-exported
 __all__ = ["FRAME_INTERVAL", "LogStatus", "LogView", "compile_query", "wrap_cuts"]

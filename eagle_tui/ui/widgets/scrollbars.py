@@ -3,7 +3,7 @@
 Textual's ``_scroll_update`` sets a scroll view's bar sizes and then repaints *both* bars. A
 followed log changes its virtual size on every batch, so each streaming frame re-rendered the
 25-row vertical bar and the 157-column horizontal one: at 200 lines/s that was the largest single
-cost of a frame (~5 ms per bar render, more than the log rows themselves). A bar is drawn in
+cost of a frame (more than the log rows themselves). A bar is drawn in
 eighths of a cell (``ScrollBarRender``); :func:`thumb` computes the same geometry, and
 :func:`sync_scrollbars` stores the new values without repainting and repaints a bar only when its
 thumb moved by at least an eighth of a cell or the bar changed length.

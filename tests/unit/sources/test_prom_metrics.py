@@ -17,9 +17,9 @@ import pytest
 from eagle_tui.model.events import HealthSample, MetricsSample
 from eagle_tui.sources.metrics import RateWindow
 from eagle_tui.sources.prom_metrics import (
-    EXPOSED,
     PromMetricsSource,
     events_of,
+    exposed_names,
     instance_queries,
     reading_of,
 )
@@ -112,8 +112,8 @@ def test_queries_quote_the_instance_and_ask_both_spellings() -> None:
     up, series = instance_queries('a"b:1')
     assert 'instance="a\\"b:1"' in up and 'instance="a\\"b:1"' in series
     assert "sglang_spec_verify_calls_total" in series and "sglang:num_running_reqs" in series
-    assert EXPOSED["sglang_num_running_reqs"] == "sglang:num_running_reqs"
-    assert EXPOSED["vllm:generation_tokens_total"] == "vllm:generation_tokens_total"
+    assert exposed_names()["sglang_num_running_reqs"] == "sglang:num_running_reqs"
+    assert exposed_names()["vllm:generation_tokens_total"] == "vllm:generation_tokens_total"
 
 
 def test_source_polls_skips_a_scrape_already_seen_and_fails_on_errors() -> None:

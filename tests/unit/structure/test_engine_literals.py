@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
-
 from tests.support.paths import REPO
 
 PACKAGE = REPO / "eagle_tui"
@@ -57,7 +55,6 @@ def offenders() -> dict[str, list[int]]:
     return found
 
 
-@pytest.mark.xfail(strict=True, reason="the move into the engines' home is under way")
 def test_engine_names_appear_only_in_the_engines_home() -> None:
     extra = {f: lines for f, lines in offenders().items() if f not in ALLOWED}
     assert extra == {}, "engine names as code literals outside model/engines/ and sim/: " + \

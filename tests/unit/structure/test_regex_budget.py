@@ -163,9 +163,10 @@ def test_every_text_module_is_searched() -> None:
     """The collection finds the patterns that matter (a guard against collecting nothing)."""
     names = set(PATTERNS)
     assert len(PATTERNS) > 80
-    for must in ("model.ingest.sglang._TQDM", "model.ingest.classify.", "model.ingest.crash.",
-                 "model.ingest.parser.",
-                 "model.ingest.vllm.", "model.ingest.evidence.", "model.ingest.normalize."):
+    for must in ("model.engines.sglang.logs._TQDM", "model.ingest.classify.", "model.ingest.crash.",
+                 "model.ingest.parser.", "model.ingest.prefix.", "model.engines.sglang.logrules.",
+                 "model.engines.vllm.logrules.", "model.engines.vllm.logs.",
+                 "model.ingest.evidence.", "model.ingest.normalize."):
         assert any(n.startswith(must) for n in names), must
 
 

@@ -61,7 +61,7 @@ TEXT_KEYWORDS = {"value", "placeholder", "label", "text", "title", "prompt", "ur
 INPUT_TEXTS = {"value", "placeholder"}
 CLEANERS = {"inert", "inert_lines", "checked", "checked_text"}
 # ``.update(`` receivers in ui/ that are not widgets (a model object, a set).
-NOT_WIDGETS = {"self.history", "self._tags", "self.order", "merged"}
+NOT_WIDGETS = {"self.history", "self._draw.tags", "self.order", "merged"}
 # ``.write(`` receivers in ui/ that are files (saving the log), not a Log/RichLog widget.
 FILES = {"fh", "os"}
 

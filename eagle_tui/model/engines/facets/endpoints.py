@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from eagle_tui.model.events import ServerInfo
 
 
 @dataclass(frozen=True)
@@ -12,7 +15,10 @@ class Endpoints:
     health: str = "/health"
     metrics: str = "/metrics"
     models: str = "/v1/models"
-    server_info: str | None = None
+    server_info: str | None = None  # what it says about itself (settings, lifetime figures)
+    server_info_aliases: tuple[str, ...] = ()  # older names of it, asked after it
+    # its JSON (and the time it was read) → the event; with ``server_info``
+    read_server_info: Callable[[object, float], ServerInfo] | None = None
 
 
 __all__ = ["Endpoints"]

@@ -1,17 +1,57 @@
-"""How an engine is started: its entry points, its flag table, its lint."""
+"""How an engine is started: its entry points, its flag table, the dests the generic code
+reads, and its lint rules.
+
+The generic command-line reader, lint, host scan and launcher ask this facet; they never name
+an engine. An engine's package fills it in (``engines/<name>/launch.py``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from eagle_tui.model.launching.checks import LintRule, PlanReader, no_plan
+from eagle_tui.model.launching.flags import FlagTable
+
+SERVE = "serve"  # the subcommand a console script starts the server with
+
 
 @dataclass(frozen=True)
 class LaunchFacet:
-    """Entry points a command line starts the engine with, and its dumped flag table's name."""
+    """Entry points, flag table, parser quirks, dests and rules of one engine."""
 
-    modules: tuple[str, ...] = ()  # ``python -m MODULE``
-    scripts: tuple[str, ...] = ()  # console scripts followed by ``serve``
-    flag_table: str = ""  # the stem of its table in ``eagle_tui/data/flags/`` (``NAME-VERSION``)
+    # entry points: what the command-line reader recognises as starting this engine
+    modules: tuple[str, ...] = ()  # ``python -m MODULE ARGS``
+    module_prefixes: tuple[str, ...] = ()  # ``python -m MODULE... ARGS`` (any module so named)
+    serve_modules: tuple[str, ...] = ()  # ``python -m MODULE serve ARGS`` (a script's module)
+    scripts: tuple[str, ...] = ()  # console scripts: ``SCRIPT serve ARGS``
+    usage: tuple[str, ...] = ()  # the entry points as a user types them, for messages
+    process_titles: tuple[str, ...] = ()  # words in the titles its worker processes set
+    # the flag table: the stem of its files in ``eagle_tui/data/flags/`` (``STEM-VERSION.json``)
+    # or a table given inline; and the parser's quirks the table files do not record
+    flag_table: str | FlagTable = ""
+    underscores: bool = False  # ``--a_b`` is ``--a-b``
+    dotted: bool = False  # ``--a.b v`` sets key ``b`` of the JSON value of ``--a``
+    # the dests (argparse's names) and the options as messages name them
+    model_dest: str = "model"
+    model_positional: bool = False  # the model may be the first positional argument
+    model_flag: str = "--model"  # how messages name where the model is given
+    port_dest: str = "port"
+    host_dest: str = "host"
+    device_dest: str = "device"
+    tp_dest: str = "tensor_parallel_size"
+    tp_flag: str = "--tensor-parallel-size"
+    mem_dest: str | None = None  # the fraction of each GPU's memory the server takes
+    mem_flag: str = ""
+    mem_default: float | None = None  # ``None``: the engine chooses it itself
+    cpu_env: tuple[tuple[str, str], ...] = ()  # ``(NAME, value)``: a CPU build of the engine
+    # the speculative plan read the engine's way, and the engine's own lint rules
+    read_plan: PlanReader = no_plan
+    rules: tuple[LintRule, ...] = ()
+
+    def examples(self) -> tuple[str, ...]:
+        """The entry points for messages (``usage``, else made from the modules and scripts)."""
+        return self.usage or (*(f"python -m {m}" for m in self.modules),
+                              *(f"{s} {SERVE}" for s in self.scripts))
 
 
-__all__ = ["LaunchFacet"]
+__all__ = ["SERVE", "LaunchFacet"]

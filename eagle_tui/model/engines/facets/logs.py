@@ -1,17 +1,111 @@
-"""How an engine's log is recognised and read."""
+"""How an engine's log is recognised and read, and what its log's findings mean for it.
+
+Generic code (``model/ingest``, the reducer, the alert and activity views) never names an
+engine: it iterates the registry's profiles and asks this facet. An engine nobody fills in here
+is still shown line by line; it is just never detected, parsed or advised about.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
+
+from eagle_tui.model.events import Event, LineKind, Phase
+
+
+class LineParser(Protocol):
+    """An engine's stateful message parser (one per log stream, made by ``LogFacet.parser``)."""
+
+    def parse(self, msg: str, lineno: int, time: str | None,
+              prefixed: bool) -> tuple[list[Event], LineKind | None]:
+        """Events and a line kind for one message (logger prefix removed; ``prefixed``: it had
+        one). ``([], None)``: nothing this engine recognises."""
+        ...
+
+    def line_cut(self) -> None:
+        """The line just parsed was read in part (over ``framing.PARSE_CHARS``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class LogPrefix:
+    """The logger prefix an engine's own lines start with.
+
+    ``pattern`` is matched at the start of a line that begins with one of ``first_chars`` (a
+    cheap dispatch before any regex); ``time`` and ``level`` are its group numbers (0: none)
+    and ``date`` a group read before the time (SGLang prints a date in some builds only).
+    ``uvicorn_after``: uvicorn's ``INFO:     `` may follow (the engine logs its HTTP server's
+    lines through its own logger).
+    """
+
+    pattern: re.Pattern[str]
+    first_chars: str
+    time: int
+    level: int = 0
+    date: int = 0
+    uvicorn_after: bool = False
+
+
+# (kind, phase, message, mine) → the engine's hint, or None (the generic one). ``mine``: the log
+# is this engine's; a hint may also claim a message of an unknown engine by its wording.
+CrashHint = Callable[[str, Phase, str, bool], str | None]
+
+
+@dataclass(frozen=True)
+class AlertWording:
+    """How the alerts name this engine's speculative settings (its flags, in its spelling)."""
+
+    algorithm_flag: str = "--speculative-algorithm"  # the flag that picks the method
+    eagle3_fix: str = "Relaunch with --speculative-algorithm EAGLE3."
+    eagle_not_eagle3: str = "--speculative-algorithm EAGLE instead of EAGLE3"
+    # ``{algo}``: the method it runs (lower case), ``{upper}``: the same upper case
+    runs_method: str = "--speculative-algorithm {upper}"
 
 
 @dataclass(frozen=True)
 class LogFacet:
-    """What in a log line names this engine."""
+    """What in a log line names this engine, how its lines are read, and its rules."""
 
     text_markers: tuple[str, ...] = ()  # a message holding one of these was printed by it
     logger_hints: tuple[str, ...] = ()  # a logger name holding one of these (lower case) is its
     traceback_marker: str | None = None  # a traceback frame path only its code has
+    # --- detection
+    prefix: LogPrefix | None = None  # its own logger prefix (its shape alone names the engine)
+    logger_starts: tuple[str, ...] = ()  # a logger name starting so (lower case) is its
+    process: re.Pattern[str] | None = None  # searched in a process tag (``(EngineCore pid=1)``)
+    # a traceback or error line through its source (searched in the line's first SCAN_CHARS)
+    traceback_path: re.Pattern[str] | None = None
+    # Engines whose code this one's tracebacks may pass through: a traceback through this
+    # engine's own path replaces an engine inferred from theirs (old SGLang builds call into
+    # ``vllm/distributed``, so a vLLM frame first does not make the log vLLM's).
+    calls_into: tuple[str, ...] = ()
+    # The bulk lines (``classify.LineClass``) that name it while the engine is unknown: its
+    # ``Decode batch`` / ``Prefill batch`` stats, and the opening character of the prefix it puts
+    # before a uvicorn access line (``[`` of a stamp, ``(`` of a process tag).
+    bulk_stats: bool = False
+    access_opener: str | None = None
+    # --- reading
+    parser: Callable[[], LineParser] | None = None  # a fresh parser for one log stream
+    # uvicorn's "Application startup complete" means ready (the engine was built before its
+    # HTTP app starts) rather than only the HTTP server being up
+    ready_at_app_startup: bool = False
+    # --- rules
+    crash_hint: CrashHint | None = None
+    dead: re.Pattern[str] | None = None  # a line saying one of its processes died
+    fatal_context: re.Pattern[str] | None = None  # a line saying the traceback after it is fatal
+    # An address-in-use error without other context happens before the engine starts: it binds
+    # its API socket first (else uvicorn's bind at the HTTP server, after the engine is built).
+    binds_port_first: bool = False
+    # An EAGLE-3 draft given the EAGLE(-1) method is refused at startup (a config error), rather
+    # than running with acceptance collapsed: the alert says which happened.
+    eagle3_as_eagle_refused: bool = False
+    wording: AlertWording = AlertWording()
+    # the engine's own deadline for a hung step when it was not set (``None``: it has none, so
+    # NCCL's timeout is what ends it)
+    default_watchdog_s: float | None = None
+    watchdog_flag: str = ""  # the flag that sets it
 
 
-__all__ = ["LogFacet"]
+__all__ = ["AlertWording", "CrashHint", "LineParser", "LogFacet", "LogPrefix"]

@@ -1,25 +1,22 @@
 """SGLang (``python -m sglang.launch_server``, ``sglang serve``)."""
 
-from eagle_tui.model.engines.facets import (
-    Endpoints,
-    FleetFacet,
-    LaunchFacet,
-    LogFacet,
-    MetricsFacet,
-)
+from eagle_tui.model.engines.facets import Endpoints
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.sglang.launch import LAUNCH
+from eagle_tui.model.engines.sglang.logrules import LOGS
+from eagle_tui.model.engines.sglang.metrics import FLEET, METRICS
+from eagle_tui.model.engines.sglang.server_info import parse_server_info
 
 PROFILE = EngineProfile(
     name="sglang",
     label="SGLang",
     default_port=30000,
-    logs=LogFacet(logger_hints=("sglang", "sgl"), traceback_marker="sglang/srt/"),
-    metrics=MetricsFacet(prefix="sglang:"),
-    fleet=FleetFacet(markers=("sglang:num_running_reqs", "sglang:num_requests_running",
-                              "sglang:generation_tokens_total")),
-    endpoints=Endpoints(server_info="/get_server_info"),
-    launch=LaunchFacet(modules=("sglang.launch_server",), scripts=("sglang",),
-                       flag_table="sglang"),
+    logs=LOGS,
+    metrics=METRICS,
+    fleet=FLEET,
+    endpoints=Endpoints(server_info="/server_info", server_info_aliases=("/get_server_info",),
+                        read_server_info=parse_server_info),
+    launch=LAUNCH,
 )
 
 __all__ = ["PROFILE"]

@@ -1,24 +1,20 @@
 """vLLM (``vllm serve``, ``python -m vllm.entrypoints.openai.api_server``)."""
 
-from eagle_tui.model.engines.facets import (
-    Endpoints,
-    FleetFacet,
-    LaunchFacet,
-    LogFacet,
-    MetricsFacet,
-)
+from eagle_tui.model.engines.facets import Endpoints
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.vllm.launch import LAUNCH
+from eagle_tui.model.engines.vllm.logrules import LOGS
+from eagle_tui.model.engines.vllm.metrics import FLEET, METRICS
 
 PROFILE = EngineProfile(
     name="vllm",
     label="vLLM",
     default_port=8000,
-    logs=LogFacet(logger_hints=("vllm",), traceback_marker="vllm/"),
-    metrics=MetricsFacet(prefix="vllm:"),
-    fleet=FleetFacet(markers=("vllm:num_requests_running", "vllm:generation_tokens_total")),
+    logs=LOGS,
+    metrics=METRICS,
+    fleet=FLEET,
     endpoints=Endpoints(),
-    launch=LaunchFacet(modules=("vllm.entrypoints.openai.api_server",), scripts=("vllm",),
-                       flag_table="vllm"),
+    launch=LAUNCH,
 )
 
 __all__ = ["PROFILE"]

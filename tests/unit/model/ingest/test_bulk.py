@@ -15,10 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eagle_tui.model.events import DecodeStats, Event, LineKind, LogLine, PrefillStats
-from eagle_tui.model.ingest import bulk
-from eagle_tui.model.ingest.parser import LogParser
-from eagle_tui.model.ingest.sglang import (
+from eagle_tui.model.engines.sglang.logs import (
     DECODE_FIELDS,
     PREFILL_FIELDS,
     decode_stats,
@@ -26,6 +23,9 @@ from eagle_tui.model.ingest.sglang import (
     prefill_stats,
     prefill_stats_generic,
 )
+from eagle_tui.model.events import DecodeStats, Event, LineKind, LogLine, PrefillStats
+from eagle_tui.model.ingest import bulk
+from eagle_tui.model.ingest.parser import LogParser
 from tests.support.bench import bench_module
 from tests.support.parsing import framed
 from tests.support.paths import TESTS

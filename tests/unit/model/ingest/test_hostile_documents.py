@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from eagle_tui.cli import main
+from eagle_tui.model.engines.vllm import logs as vllm
 from eagle_tui.model.events import CrashEvent, SourceFailed
-from eagle_tui.model.ingest import vllm
 from eagle_tui.model.ingest.crash import CrashTracker
 from eagle_tui.model.ingest.framing import LineFramer
 from eagle_tui.model.ingest.logfeed import LogFeed

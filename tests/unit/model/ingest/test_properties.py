@@ -61,11 +61,15 @@ def test_memory_stays_bounded_on_an_endless_line_and_many_distinct_lines() -> No
     for _ in range(40):
         feed.feed(b"x" * 100_000)  # 4 MB without a newline
         assert feed.framer.partial <= MAX_LINE_BYTES + 100_000
+    v = LogParser()  # (p's engine is SGLang from its first line: v reads the vLLM lines)
     for i in range(5000):
         p.feed_line(f"[2025-11-20 10:14:45] Load weight end. type=Arch{i}ForCausalLM, x")
-        p.feed_line(f"(APIServer pid=1) INFO 10-30 14:18:55 [model.py:1] Resolved architecture: "
-                    f"Arch{i}")
-    assert len(p._sglang._archs) <= 16 and len(p._vllm._archs) <= 16
+        for q in (p, v):
+            q.feed_line(f"(APIServer pid=1) INFO 10-30 14:18:55 [model.py:1] Resolved "
+                        f"architecture: Arch{i}")
+    assert "sglang" in p._parsers and "vllm" in v._parsers
+    assert all(len(q._archs) <= 16  # type: ignore[attr-defined]
+               for q in (*p._parsers.values(), *v._parsers.values()))
 
 
 # ------------------------------------------------------------------------------ equivalence

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from eagle_tui.model.engines.sglang.logs import cli_spec, fields, server_args_spec
 from eagle_tui.model.events import (
     DecodeStats,
     EngineDetected,
@@ -21,7 +22,6 @@ from eagle_tui.model.events import (
     SpecConfig,
 )
 from eagle_tui.model.fold.reducer import reduce
-from eagle_tui.model.ingest.sglang import cli_spec, fields, server_args_spec
 from eagle_tui.model.state import DashboardState
 from tests.support.parsing import parse
 

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from eagle_tui.cli import main
+from eagle_tui.model.engines.sglang.logs import server_args_spec, weighted_accept_len
 from eagle_tui.model.events import DecodeStats, DraftConfig, EngineDetected, SpecConfig
 from eagle_tui.model.fold.reducer import reduce
-from eagle_tui.model.ingest.sglang import server_args_spec, weighted_accept_len
 from eagle_tui.model.state import DashboardState
 from tests.support.parsing import parse
 from tests.support.paths import TESTS

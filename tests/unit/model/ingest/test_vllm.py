@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from eagle_tui.model.engines.vllm.logs import spec_from_text
 from eagle_tui.model.events import (
     DecodeStats,
     EngineDetected,
@@ -19,7 +20,6 @@ from eagle_tui.model.events import (
     SpecStats,
 )
 from eagle_tui.model.fold.reducer import reduce
-from eagle_tui.model.ingest.vllm import spec_from_text
 from eagle_tui.model.state import DashboardState
 from tests.support.parsing import parse
 

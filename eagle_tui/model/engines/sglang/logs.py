@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from eagle_tui.model.events import (
     DecodeStats,
@@ -27,12 +26,11 @@ from eagle_tui.model.events import (
     PhaseEvent,
     PrefillStats,
     Progress,
-    SpecConfig,
 )
 from eagle_tui.model.ingest.classify import ACC_S, GEN_S, number, small_int
+from eagle_tui.model.ingest.msgfields import MAX_MODELS, SpecFields, fields
 from eagle_tui.model.numbers import strict_float
 
-MAX_MODELS = 16  # distinct architectures remembered (bounded state on adversarial input)
 _DECODE_HEAD = re.compile(r"Decode batch(?: \[\d+\])?[.,] ?")
 # The rest of a ``Decode batch`` line after its head in every common shape of FORMATS.md §1.3
 # (dense or full-token usage, accept len/rate optional, cuda/cpu/npu graph optional, trailing
@@ -130,16 +128,6 @@ def _bool(value: str | None) -> bool | None:
     return {"True": True, "False": False}.get(value.strip())
 
 
-def fields(rest: str) -> dict[str, str]:
-    """``"a: 1, b c: 2, "`` → ``{"a": "1", "b c": "2"}``; first occurrence of a key wins."""
-    out: dict[str, str] = {}
-    for part in rest.rstrip().rstrip(",").split(", "):
-        key, sep, value = part.partition(": ")
-        if sep:
-            out.setdefault(key.strip(), value.strip())
-    return out
-
-
 def decode_stats(text: str, lineno: int, time: str | None, values_from: str) -> DecodeStats:
     """A ``Decode batch`` line. ``values_from`` is the text accept len / tok/s are read from.
 
@@ -217,38 +205,6 @@ def prefill_stats_generic(text: str, lineno: int, time: str | None) -> PrefillSt
         queued=_int(f.get("#queue-req")),
         input_tps=_num(f.get("input throughput (token/s)")),
     )
-
-
-@dataclass(slots=True)
-class SpecFields:
-    """Speculative settings merged from every line that mentions them."""
-
-    values: dict[str, object] = field(default_factory=dict)
-
-    def merge(self, found: dict[str, object]) -> SpecConfig | None:
-        changed = False
-        for key, value in found.items():
-            if value is not None and self.values.get(key) != value:
-                self.values[key] = value
-                changed = True
-        if not changed or not (self.values.get("algorithm") or self.values.get("draft_model")):
-            return None
-        v = self.values
-        return SpecConfig(
-            algorithm=_opt_str(v.get("algorithm")),
-            draft_model=_opt_str(v.get("draft_model")),
-            num_steps=_opt_int(v.get("num_steps")),
-            eagle_topk=_opt_int(v.get("eagle_topk")),
-            num_draft_tokens=_opt_int(v.get("num_draft_tokens")),
-        )
-
-
-def _opt_str(v: object) -> str | None:
-    return v if isinstance(v, str) and v else None
-
-
-def _opt_int(v: object) -> int | None:
-    return v if isinstance(v, int) else None
 
 
 def server_args_spec(text: str) -> dict[str, object]:

@@ -29,7 +29,7 @@ from eagle_tui.model.events import (
     SpecStats,
 )
 from eagle_tui.model.ingest.classify import small_int
-from eagle_tui.model.ingest.sglang import MAX_MODELS, SpecFields, fields
+from eagle_tui.model.ingest.msgfields import MAX_MODELS, SpecFields, fields
 from eagle_tui.model.numbers import strict_float
 
 _SHARDS = re.compile(
@@ -233,8 +233,13 @@ class VllmParser:
         v = self.spec.values.get("num_steps")
         return v if isinstance(v, int) else None
 
-    def parse(self, msg: str, lineno: int,
-              time: str | None) -> tuple[list[Event], LineKind | None]:
+    def line_cut(self) -> None:
+        """(Nothing of vLLM's spans lines.)"""
+
+    def parse(self, msg: str, lineno: int, time: str | None,
+              prefixed: bool = True) -> tuple[list[Event], LineKind | None]:
+        """Events and a line kind for one message (``prefixed`` unused: no vLLM message
+        continues on unprefixed lines)."""
         if "Avg prompt throughput" in msg or "Avg generation throughput" in msg:
             return [engine_stats(msg, lineno, time)], LineKind.STATS
         if "SpecDecoding metrics:" in msg:

@@ -1,0 +1,138 @@
+"""SGLang's ``/metrics``, and its series as the fleet reads them.
+
+SGLang exports gauges that are already interval values (``gen_throughput``,
+``spec_accept_length``, ``spec_accept_rate``, ``num_running_reqs``, ``num_queue_reqs``,
+``token_usage``): they are passed through, except where the newer counters exist:
+``spec_verify_calls_total`` with ``generation_tokens_total`` give the accept length over the
+window as Δgeneration_tokens / Δverify_calls (SGLang's own per-request ``completion_tokens /
+spec_verify_ct``) and tok/s as Δgeneration_tokens / Δt. A window with no verify call has no
+accept length (the gauge then still holds the last busy interval's value: not a reading).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from eagle_tui.model.engines.facets.fleet import Figure, FleetFacet, FleetReading, RateOf
+from eagle_tui.model.engines.facets.metrics import (
+    Delta,
+    MetricsFacet,
+    Scrape,
+    first,
+    whole,
+)
+from eagle_tui.model.events import MetricsSample
+
+PREFIX = "sglang:"
+VERIFY = "sglang:spec_verify_calls"
+GEN = "sglang:generation_tokens"
+GEN_TPS = "sglang:gen_throughput"
+ACCEPT_LEN = "sglang:spec_accept_length"
+ACCEPT_RATE = "sglang:spec_accept_rate"
+RUNNING = ("sglang:num_running_reqs", "sglang:num_requests_running")
+QUEUED = ("sglang:num_queue_reqs", "sglang:num_requests_waiting")
+KV = "sglang:token_usage"
+GAUGES = (GEN_TPS, ACCEPT_LEN, ACCEPT_RATE, *RUNNING, *QUEUED, KV)
+COUNTERS = (VERIFY, GEN)
+
+
+def gauge_sample(now: Scrape) -> MetricsSample:
+    """The gauges alone (an SGLang without ``spec_verify_calls``)."""
+    g = now.gauges
+    return MetricsSample(
+        t=now.t,
+        engine=now.engine,
+        gen_tps=first(g, GEN_TPS),
+        accept_len=first(g, ACCEPT_LEN + "#mean"),
+        acceptance_rate=first(g, ACCEPT_RATE + "#mean"),
+        running=whole(first(g, *RUNNING)),
+        queued=whole(first(g, *QUEUED)),
+        kv_usage=first(g, KV + "#mean"),
+    )
+
+
+def windowed(now: Scrape) -> bool:
+    """Only the verify-call counter makes a window worth keeping."""
+    return VERIFY in now.counters
+
+
+def read(now: Scrape, base: Scrape, reset: bool) -> MetricsSample:
+    """The gauges, or, with ``spec_verify_calls``, accept length and tok/s from the counters'
+    deltas over the window (``base`` its oldest scrape)."""
+    gauge = gauge_sample(now)
+    if not windowed(now):
+        return gauge
+    dt = now.t - base.t
+    gen_tps = accept = None
+    if base is not now and dt > 0:
+        gen = now.counters.get(GEN, 0.0) - base.counters.get(GEN, 0.0)
+        verify = now.counters[VERIFY] - base.counters.get(VERIFY, 0.0)
+        if GEN in now.counters:
+            gen_tps = gen / dt
+            accept = gen / verify if verify > 0 else None
+    return MetricsSample(
+        t=now.t, engine=now.engine, gen_tps=gen_tps if gen_tps is not None else gauge.gen_tps,
+        accept_len=accept, acceptance_rate=gauge.acceptance_rate if accept else None,
+        running=gauge.running, queued=gauge.queued,
+        kv_usage=gauge.kv_usage, counter_reset=reset,
+    )
+
+
+def window_accept(delta: Delta, gen: float | None) -> tuple[float, float, str] | None:
+    """Tokens per verify step over a benchmark window."""
+    verify = delta(VERIFY)
+    if verify and gen is not None:
+        return gen / verify, verify, "counter deltas, tokens per verify step"
+    return None
+
+
+METRICS = MetricsFacet(prefix=PREFIX, gauges=GAUGES, counters=COUNTERS, windowed=windowed,
+                       read=read, window_counters=(GEN, VERIFY), gen_counter=GEN,
+                       window_accept=window_accept,
+                       missing_hint="SGLang needs --enable-metrics for it")
+
+
+def fleet_read(figure: Figure, _positions: Mapping[int, float]) -> FleetReading:
+    """With verify calls the accept length is ``rate(generation_tokens) / rate(verify_calls)``;
+    without the counter, the last-interval gauge while tokens flow."""
+    tok_s = figure("tok_s")
+    if tok_s is None:
+        tok_s = figure("tps_gauge")
+    verify = figure("verify")
+    if verify:
+        # generation tokens are counted when a request finishes, verify calls at every step:
+        # over a window shorter than a request the ratio can fall below 1, which no server
+        # can do — not a reading (and no false "drafts rejected")
+        ratio = (figure("tok_s") or 0.0) / verify
+        accept_len = ratio if ratio >= 1.0 else None
+        return FleetReading(tok_s, True, accept_len,
+                            figure("rate_gauge") if accept_len else None)
+    if verify is None:
+        gauge = figure("accept_gauge")
+        if gauge is not None and (tok_s or 0.0) > 0:  # the gauge holds the last busy interval
+            return FleetReading(tok_s, True, gauge, figure("rate_gauge"))
+    return FleetReading(tok_s)
+
+
+def _accept(rate: RateOf) -> str:
+    return f"{rate((GEN + '_total',))} / {rate((VERIFY + '_total',))}"
+
+
+FLEET = FleetFacet(
+    markers=("sglang:num_running_reqs", "sglang:num_requests_running", GEN + "_total"),
+    gen_tokens=(GEN + "_total",),
+    verify=(VERIFY + "_total",),
+    running=RUNNING,
+    queued=QUEUED,
+    kv=(KV,),
+    tps_gauge=(GEN_TPS,),
+    accept_gauge=(ACCEPT_LEN,),
+    rate_gauge=(ACCEPT_RATE,),
+    ttft=("sglang:time_to_first_token_seconds_bucket",),
+    itl=("sglang:inter_token_latency_seconds_bucket",),
+    itl_old=("sglang:time_per_output_token_seconds_bucket",),
+    read=fleet_read,
+    accept=_accept,
+)
+
+__all__ = ["FLEET", "METRICS", "gauge_sample", "read"]
