@@ -11,10 +11,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from pathlib import Path
 
 import eagle_tui
 from eagle_tui import errors
+from tests.support.paths import REPO
 
 # Replaced by errors.UsageError in the assembly work of issue 11 (owned by another change);
 # listed here so this test does not depend on the order the two land in.
@@ -44,7 +44,7 @@ def test_every_eagle_tui_exception_derives_from_eagle_error() -> None:
 
 def test_every_leaf_is_drawn_in_the_errors_tree() -> None:
     # the tree is drawn in docs/architecture.md ("Errors: one tree"), errors.py points there
-    arch = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    arch = (REPO / "docs" / "architecture.md").read_text()
     doc = arch.split("## Errors: one tree", 1)[1].split("\n## ", 1)[0]
     missing = sorted(name for name, cls in _exception_classes().items()
                      if issubclass(cls, errors.EagleError) and cls.__name__ not in doc)
