@@ -19,26 +19,33 @@ none=$(mktemp -d)
 trap 'rm -rf "$none"' EXIT
 export EAGLE_TUI_VLLM_ROOT=$none EAGLE_TUI_SGLANG_ROOT=$none EAGLE_TUI_SSHD=$none/sshd
 
-echo "== ruff"; $PY -m ruff check eagle_tui tests benchmarks
-echo "== mypy --strict eagle_tui"; $PY -m mypy
+# Every step runs; the exit status says whether any failed, and the last line which.
+failed=()
+pytest_run() {  # exit 5 (a -k that selects nothing in one of the two halves) is no failure
+    local rc=0
+    $PY -m pytest "$@" || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 5 ]
+}
+echo "== ruff"; $PY -m ruff check eagle_tui tests benchmarks || failed+=(ruff)
+echo "== mypy --strict eagle_tui"; $PY -m mypy || failed+=(mypy)
 echo "== import contracts, cycles, module sizes, AST scans (tests/unit/structure)"
-$PY -m pytest -q tests/unit/structure
+$PY -m pytest -q tests/unit/structure || failed+=(tests/unit/structure)
 echo "== tests without real servers"
 sel=(-q --ignore=tests/unit/structure -m "not realserver and not sshd and not tmux and not slow"
      --ignore=tests/integration/test_fleet_prometheus.py)  # it starts a real Prometheus if any
 if [ "${CHECK_JOBS:-2}" = 1 ]; then
-    $PY -m pytest "${sel[@]}" tests "$@"
-    exit
+    pytest_run "${sel[@]}" tests "$@" || failed+=(tests)
+    [ ${#failed[@]} = 0 ] || { echo "== failed: ${failed[*]}"; exit 1; }
+    exit 0
 fi
 # Two pytest processes, one a core, of about the same length: tests/unit, tests/sim and
 # tests/integration in the background (their output is shown when they end), every other folder
 # in the foreground.
 bg=(tests/unit tests/sim tests/integration)
-$PY -m pytest "${sel[@]}" "${bg[@]}" "$@" > "$none/unit.log" 2>&1 &
+pytest_run "${sel[@]}" "${bg[@]}" "$@" > "$none/unit.log" 2>&1 &
 unit=$!
-rc=0
-$PY -m pytest "${sel[@]}" "${bg[@]/#/--ignore=}" tests "$@" || rc=$?
-wait "$unit" || rc=$?
+pytest_run "${sel[@]}" "${bg[@]/#/--ignore=}" tests "$@" || failed+=("tests but ${bg[*]}")
+wait "$unit" || failed+=("${bg[*]}")
 echo "== ${bg[*]}"
 cat "$none/unit.log"
-exit "$rc"
+[ ${#failed[@]} = 0 ] || { echo "== failed: ${failed[*]}"; exit 1; }
