@@ -36,11 +36,9 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
-
-from fleet_helpers import PrometheusServer, free_port, write_config  # noqa: E402
 
 from eagle_tui.sources.prometheus import FleetPoller  # noqa: E402
+from tests.support.fleet_helpers import PrometheusServer, free_port, write_config  # noqa: E402
 
 WINDOW = "10s"
 SCRAPE = "2s"

@@ -1,7 +1,7 @@
 """Export the documentation screenshots with the app itself (``App.save_screenshot``).
 
 Each image is the real dashboard, built by ``build_app`` on a scripted session (the scenarios of
-the UI tests, ``tests/ui/ui_scenarios.py``), so the pictures in ``docs/img/`` always match what
+the UI tests, ``tests/support/ui_scenarios.py``), so the pictures in ``docs/img/`` always match what
 the code draws. Re-run after a visible change:
 
     python docs/make_images.py          # all of them
@@ -15,12 +15,11 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "ui"))
-
-from ui_helpers import make_app, settle  # noqa: E402
-from ui_scenarios import SCENARIOS  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # a script: tests.support is found from the checkout
 
 from eagle_tui.ui.config import UiConfig  # noqa: E402
+from tests.support.ui_helpers import make_app, settle  # noqa: E402
+from tests.support.ui_scenarios import SCENARIOS  # noqa: E402
 
 TOASTS = {"misconfigured-160x48", "oom-banner-160x48"}  # images that show the notifications
 
@@ -62,7 +61,7 @@ async def export(name: str, scenario: str, size: tuple[int, int], theme: str,
 
 async def export_fleet(out: Path, size: tuple[int, int] = (160, 20)) -> Path:
     """The fleet screen on the scripted fleet of its Pilot tests (tests/ui/test_fleet_app.py)."""
-    from test_fleet_app import make, snap
+    from tests.ui.test_fleet_app import make, snap
 
     app = make(snap())
     async with app.run_test(size=size) as pilot:

@@ -3,8 +3,8 @@
 They accept only :data:`~eagle_tui.model.boundary.termtext.Inert` text, so ``mypy --strict`` refuses
 a string that did not pass the one sanitizer (:func:`~eagle_tui.model.boundary.termtext.inert`): a
 server's model id, an HTTP error body, a file name or an exception message cannot reach the terminal
-raw. ``tests/unit/test_terminal_sinks.py`` fails when code outside the sink modules writes to a
-standard stream (``print``, ``sys.stdout.write``, a ``TextIO`` parameter's ``write``) instead.
+raw. ``tests/unit/structure/test_terminal_sinks.py`` fails when code outside the sink modules writes
+to a standard stream (``print``, ``sys.stdout.write``, a ``TextIO`` parameter's ``write``) instead.
 The text is checked once more here (one C-level check when clean): the type is a promise that
 mypy keeps, this keeps it at run time too.
 """

@@ -8,8 +8,8 @@ that raises them. Anything else that reaches ``cli.main`` is a bug: one line and
 
 UsageError, ConfigError and InputError are also ValueErrors, so callers that catch the
 ValueError of a bad argument, file or record line keep working; TransportError is not.
-``tests/unit/test_errors.py`` checks that every exception class defined in eagle_tui is in the
-tree. This module is a leaf: it imports nothing, so every layer (the pure model included) may
+``tests/unit/structure/test_errors.py`` checks that every exception class defined in eagle_tui is in
+the tree. This module is a leaf: it imports nothing, so every layer (the pure model included) may
 use it.
 """
 

@@ -10,8 +10,8 @@ check and the open is refused too. A path holding a NUL byte names no file: it i
 encoding (UTF-16/32, a byte-order mark) is read through :func:`open_log`.
 
 Stdlib and the pure model only, no asyncio: ``report`` imports it before its first output.
-``tests/unit/test_openers.py`` fails when an ``open``/``os.open``/``read_text``/``read_bytes``
-of an outside path appears anywhere else.
+``tests/unit/structure/test_openers.py`` fails when an
+``open``/``os.open``/``read_text``/``read_bytes`` of an outside path appears anywhere else.
 """
 
 from __future__ import annotations

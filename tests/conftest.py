@@ -98,7 +98,8 @@ def _own_directories(request: pytest.FixtureRequest,
 
 
 class Guard:
-    """What tests/unit/test_isolation.py checks the guard with (conftest is not importable)."""
+    """What tests/unit/structure/test_isolation.py checks the guard with (conftest is not
+    importable)."""
 
     user_dirs = USER_DIRS
     fingerprint = staticmethod(fingerprint)

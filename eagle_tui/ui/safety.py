@@ -2,7 +2,7 @@
 
 The parser already sanitizes every log line, but Textual passes ESC straight to the terminal
 (a log line can retitle the tmux pane, clear the screen, leave the alternate screen:
-``tests/unit/test_hostile_documents.py`` and the UI tests feed such lines).
+``tests/unit/model/ingest/test_hostile_documents.py`` and the UI tests feed such lines).
 
 Crash messages, alert texts, model names and GPU process names also come from the server, so
 every widget runs them through :func:`inert` anyway: one C-level check on a clean line is cheap

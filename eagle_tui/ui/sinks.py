@@ -10,8 +10,8 @@ or as a ``Content``/``Text`` object, whose plain text is checked here (one C-lev
 and rebuilt from :func:`~eagle_tui.model.boundary.termtext.inert` text if a part slipped through
 raw. Widgets' ``render`` methods return :func:`checked` content for the same reason.
 
-``tests/unit/test_terminal_sinks.py`` fails when code in ``eagle_tui/`` calls a widget's setter
-directly instead (``.notify(``, ``.update(``, ``add_row``, ``update_cell``, a title assignment).
+``tests/unit/structure/test_terminal_sinks.py`` fails when code in ``eagle_tui/`` calls a widget's
+setter instead (``.notify(``, ``.update(``, ``add_row``, ``update_cell``, a title assignment).
 Markup is never parsed: notifications pass ``markup=False``, the rest is ``Content``/``Text``.
 """
 

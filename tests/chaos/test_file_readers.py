@@ -2,9 +2,9 @@
 
 The scrollback's reader (``read_range``) opened a log replaced by a FIFO with a plain
 ``os.open``: its thread blocked and ``q`` could not end the app. Now every reader goes through
-:mod:`eagle_tui.files` (``tests/unit/test_openers.py`` keeps it so), and each is checked here
-against a FIFO without a writer, ``/dev/zero``, a socket and a directory: refused at once with a
-line naming the kind, never read. A path swapped for a FIFO between a check and the open is
+:mod:`eagle_tui.files` (``tests/unit/structure/test_openers.py`` keeps it so), and each is checked
+here against a FIFO without a writer, ``/dev/zero``, a socket and a directory: refused at once with
+a line naming the kind, never read. A path swapped for a FIFO between a check and the open is
 refused too (the kind is read from the open descriptor).
 """
 

@@ -20,7 +20,11 @@ from typing import Any
 
 import httpx
 import pytest
-from fleet_helpers import (
+
+from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
+from eagle_tui.sources.metrics import parse_metrics
+from eagle_tui.sources.prometheus import FleetPoller
+from tests.support.fleet_helpers import (
     Load,
     PrometheusServer,
     Sim,
@@ -29,10 +33,6 @@ from fleet_helpers import (
     wait_serving,
     write_config,
 )
-
-from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
-from eagle_tui.sources.metrics import parse_metrics
-from eagle_tui.sources.prometheus import FleetPoller
 
 pytestmark = pytest.mark.skipif(not prometheus_available(),
                                 reason="Debian's prometheus is not installed (tests/install.sh)")

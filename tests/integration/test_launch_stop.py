@@ -51,7 +51,7 @@ def free_port() -> int:
 def reap_runs(data_dir: Path) -> None:
     """Kill every process of every run recorded in ``data_dir`` (a test's cleanup, pass or
     fail: a launched server outlives the test otherwise)."""
-    from test_stop_membership import kill_carriers
+    from tests.integration.test_stop_membership import kill_carriers
 
     if (data_dir / "runs.sqlite3").exists():
         kill_carriers([r.token for r in RunStore(data_dir / "runs.sqlite3").list(demo=None)
@@ -248,7 +248,7 @@ def _worker_pid(log: str) -> int:
 
 
 def _kill_token(token: str) -> None:
-    from test_stop_membership import kill_carriers
+    from tests.integration.test_stop_membership import kill_carriers
 
     kill_carriers([token])
 
@@ -343,7 +343,7 @@ def test_a_start_whose_answer_is_lost_can_still_be_stopped(
     asyncio.run(go())
     run = store.get("lost")
     assert run.state == "failed" and run.pid is None and run.token
-    from test_stop_membership import members
+    from tests.integration.test_stop_membership import members
 
     worker = _worker_pid(run.log_path or "")
     # the server and its worker run, recorded nowhere but by the token

@@ -11,13 +11,12 @@ import asyncio
 import os
 from pathlib import Path
 
-from test_logtail import Follower, append, data_of
-
 from eagle_tui.model.events import LogLine
 from eagle_tui.model.ingest.framing import is_cut
 from eagle_tui.sources.logtail import LogTail
 from eagle_tui.transport.base import TailChunk
 from eagle_tui.transport.local import LocalTransport
+from tests.integration.test_logtail import Follower, append, data_of
 
 
 async def test_rotated_log_restarts_on_the_new_file(tmp_path: Path) -> None:

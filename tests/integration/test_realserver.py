@@ -23,7 +23,6 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from window_checks import window_agrees
 
 from eagle_tui.model.events import DecodeStats, Event, MetricsSample, SpecStats
 from eagle_tui.session import Session
@@ -32,6 +31,7 @@ from eagle_tui.sources.logtail import LogTail
 from eagle_tui.sources.metrics import MetricsScraper, parse_metrics
 from eagle_tui.sources.serverinfo import ServerInfoSource
 from eagle_tui.transport.local import LocalTransport
+from tests.support.window_checks import window_agrees
 
 # the fixture's class lives in conftest.py (not importable by name: one conftest per directory)
 RealServer = Any

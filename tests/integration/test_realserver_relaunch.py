@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from relaunch_helpers import (
+
+from eagle_tui.ui.control import EditScreen
+from tests.support.relaunch_helpers import (
     ROOT_DIR,
     START_LIMIT_S,
     Command,
@@ -31,8 +33,6 @@ from relaunch_helpers import (
     load,
     until,
 )
-
-from eagle_tui.ui.control import EditScreen
 
 pytestmark = [pytest.mark.realserver, pytest.mark.realserver_sglang, pytest.mark.slow]
 

@@ -17,7 +17,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from window_checks import window_agrees
+
+from tests.support.window_checks import window_agrees
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 

@@ -15,11 +15,18 @@ from pathlib import Path
 
 import httpx
 import pytest
-from relaunch_helpers import PROMPTS, START_LIMIT_S, Command, free_port, launched_dashboard, until
 
 from eagle_tui.model.views import figures
 from eagle_tui.ui.control import EditScreen
 from eagle_tui.ui.textual_private import screen_text
+from tests.support.relaunch_helpers import (
+    PROMPTS,
+    START_LIMIT_S,
+    Command,
+    free_port,
+    launched_dashboard,
+    until,
+)
 
 pytestmark = [pytest.mark.realserver, pytest.mark.slow]
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from sim_helpers import alive
+
+from tests.support.sim_helpers import alive
 
 pytestmark = pytest.mark.slow
 

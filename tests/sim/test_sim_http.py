@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from sim_helpers import SimProc, health_states, running_sim
+
+from tests.support.sim_helpers import SimProc, health_states, running_sim
 
 pytestmark = pytest.mark.slow
 

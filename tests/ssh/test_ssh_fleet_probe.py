@@ -22,9 +22,7 @@ from pathlib import Path
 import pytest
 
 from eagle_tui.probe.fleet_prober import FleetProber
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from test_launch_stop import free_port
+from tests.integration.test_launch_stop import free_port
 
 pytestmark = [pytest.mark.sshd]
 

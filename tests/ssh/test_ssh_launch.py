@@ -18,8 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from test_launch_stop import SHIM, cli, free_port, group_alive, reap_runs
+from tests.integration.test_launch_stop import SHIM, cli, free_port, group_alive, reap_runs
 
 pytestmark = [pytest.mark.sshd]
 
@@ -89,11 +88,10 @@ def test_remote_stop_finds_a_setsid_daemon(tmp_path: Path, sshd: object) -> None
     import signal
     import subprocess
 
-    from test_stop_membership import DAEMON, SLEEPER, alive, kill_carriers, until
-
     from eagle_tui.launch.members import scanner_for
     from eagle_tui.launch.process import new_token, start_detached
     from eagle_tui.launch.stopping import StopReport, stop_run
+    from tests.integration.test_stop_membership import DAEMON, SLEEPER, alive, kill_carriers, until
 
     pidfile = tmp_path / "pids"
     clean = {k: v for k, v in os.environ.items() if k != "EAGLE_TUI_RUN"}

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ssh_quoting import HOSTILE, MARK, markers
 
 from eagle_tui.model.buffers.linewindow import IndexFile, IndexProgress, LinesRead, ReadLines, Reply
 from eagle_tui.sources.linestore import Scrollback
 from eagle_tui.transport.base import MAX_RANGE_BYTES, TransportError
+from tests.ssh.test_ssh_quoting import HOSTILE, MARK, markers
 
 pytestmark = pytest.mark.sshd
 

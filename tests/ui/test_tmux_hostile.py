@@ -9,17 +9,16 @@ unchanged, the alternate screen still on and the dashboard still drawn.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.support.bench import bench_module
+
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_hostile.py"
 
 
 def _bench() -> ModuleType:
@@ -27,12 +26,7 @@ def _bench() -> ModuleType:
         if os.environ.get("EAGLE_TUI_REQUIRE_TMUX"):
             pytest.fail("tmux is required (EAGLE_TUI_REQUIRE_TMUX is set) but not installed")
         pytest.skip("tmux not installed")
-    sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("bench_hostile", BENCH)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_module("bench_hostile")
 
 
 @pytest.mark.parametrize("name", ["escapes", "digits"])

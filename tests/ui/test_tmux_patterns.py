@@ -10,19 +10,18 @@ answered probes, all of them.
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.support.bench import bench_module
+
 pytestmark = [pytest.mark.tmux, pytest.mark.slow]
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_tui.py"
 SHAPES = ["(a+)+$", "(a|aa)+$", "(.*a){20}", "((a*)*)*b"]
 
 
@@ -31,8 +30,7 @@ def _bench() -> ModuleType:
         if os.environ.get("EAGLE_TUI_REQUIRE_TMUX"):
             pytest.fail("tmux is required (EAGLE_TUI_REQUIRE_TMUX is set) but not installed")
         pytest.skip("tmux not installed")
-    sys.path.insert(0, str(BENCH.parent))
-    return importlib.import_module("bench_tui")
+    return bench_module("bench_tui")
 
 
 def test_hostile_patterns_in_tmux_leave_every_key_answered(tmp_path: Path) -> None:

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 from textual.events import Paste
-from ui_helpers import make_app, settle
-from ui_scenarios import SCENARIOS
 
 from eagle_tui.model.events import Event, LineKind, LogLine, LogRestarted, Tick
 from eagle_tui.model.fold.reducer import reduce
@@ -25,6 +23,8 @@ from eagle_tui.ui.widgets.gpus import GpuPane
 from eagle_tui.ui.widgets.logpane import LogPane, LogStatusBar
 from eagle_tui.ui.widgets.logview import LogView
 from eagle_tui.ui.widgets.startup import RootCause
+from tests.support.ui_helpers import make_app, settle
+from tests.support.ui_scenarios import SCENARIOS
 
 WIDE = (160, 48)
 COMPACT = (80, 24)

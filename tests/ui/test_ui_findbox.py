@@ -12,11 +12,11 @@ import tty
 import pytest
 from textual import events
 from textual.message import Message
-from ui_helpers import make_app
 
 from eagle_tui.ui.driver import ESCAPE_WAIT, IDLE_WAIT, EscapeDriver, EscapeParser, escape_wait
 from eagle_tui.ui.widgets.logpane import FindBox, find_box_content
 from eagle_tui.ui.widgets.logtext import QueryLine
+from tests.support.ui_helpers import make_app
 
 # ---------------------------------------------------------------------------- the line editor
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ui_helpers import make_app, settle
-from ui_scenarios import SCENARIOS
-
 from eagle_tui.ui.screens.help import HelpScreen
 from eagle_tui.ui.textual_private import screen_text
 from eagle_tui.ui.widgets.footer import KeyFooter
+from tests.support.ui_helpers import make_app, settle
+from tests.support.ui_scenarios import SCENARIOS
 
 
 def footer_line(text: str) -> str:

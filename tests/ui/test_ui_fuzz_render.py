@@ -1,4 +1,4 @@
-"""The widget half of the full-path fuzz (``tests/unit/test_fuzz_full_path.py``).
+"""The widget half of the full-path fuzz (``tests/unit/model/buffers/test_fuzz_full_path.py``).
 
 Hostile logs (escape sequences, controls, Rich markup, invalid UTF-8, huge numbers, mutated
 engine lines), parsed as the dashboard parses them, appended to the real ``LogView`` in a

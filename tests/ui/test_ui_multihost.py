@@ -14,8 +14,6 @@ from typing import Any
 
 from textual.content import Content
 from textual.pilot import Pilot
-from ui_helpers import make_app, settle
-from ui_scenarios import GIB, H200_TOTAL, LINK_ERROR, T0, two_hosts
 
 from eagle_tui.model.events import (
     ConnectionState,
@@ -38,6 +36,8 @@ from eagle_tui.ui.widgets.connections import ConnectionList, connection_content
 from eagle_tui.ui.widgets.gpus import GpuPane
 from eagle_tui.ui.widgets.logpane import LogPane
 from eagle_tui.ui.widgets.status import status_line
+from tests.support.ui_helpers import make_app, settle
+from tests.support.ui_scenarios import GIB, H200_TOTAL, LINK_ERROR, T0, two_hosts
 
 WIDE = (160, 48)
 # Rich markup, an OSC retitle, a screen clear and a newline, as a hostile sshd could send them

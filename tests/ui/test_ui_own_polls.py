@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from ui_helpers import make_app, settle
-
 from eagle_tui.model.bench.windows import marker_query, own_path
 from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.ui.textual_private import screen_text
+from tests.support.ui_helpers import make_app, settle
 
 
 def _access(n: int, path: str) -> LogLine:

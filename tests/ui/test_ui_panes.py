@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from ui_scenarios import GIB, H200_TOTAL, SCENARIOS
-
 from eagle_tui.model.events import (
     CrashEvent,
     DraftConfig,
@@ -21,6 +19,7 @@ from eagle_tui.ui.widgets.gpus import gpu_row, imbalanced
 from eagle_tui.ui.widgets.metrics import dims_check, metrics_content
 from eagle_tui.ui.widgets.startup import crash_title, startup_content, step_states
 from eagle_tui.ui.widgets.status import status_line
+from tests.support.ui_scenarios import GIB, H200_TOTAL, SCENARIOS
 
 
 def state_of(name: str) -> DashboardState:

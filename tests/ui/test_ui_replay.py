@@ -7,8 +7,6 @@ import io
 from pathlib import Path
 
 import pytest
-from ui_helpers import settle
-from ui_scenarios import SCENARIOS
 
 from eagle_tui.assembly.open import prepare_dashboard, run_headless, ui_config, wants_dashboard
 from eagle_tui.assembly.spec import DashboardSpec, spec_from_args
@@ -16,6 +14,8 @@ from eagle_tui.cli import main
 from eagle_tui.session import Session
 from eagle_tui.sources.scripted import ScriptedSource
 from eagle_tui.ui.config import ConfigError, UiConfig
+from tests.support.ui_helpers import settle
+from tests.support.ui_scenarios import SCENARIOS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
-from ui_scenarios import FROZEN_CLOCK
 
 from eagle_tui.model.buffers.lineindex import DEFAULT_INDEX_BYTES
 from eagle_tui.model.events import LineKind, LogLine, LogOpened, LogPrefixCounted
@@ -21,6 +20,7 @@ from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.textual_private import screen_text
 from eagle_tui.ui.widgets.logpane import status_content
 from eagle_tui.ui.widgets.logview import LogView
+from tests.support.ui_scenarios import FROZEN_CLOCK
 
 LINES = 200_000
 TAIL = 5_000  # lines the tail parsed (relative numbers 1..TAIL)

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
-from ui_helpers import settle
-from ui_scenarios import SCENARIOS
 
 from eagle_tui.assembly.open import open_dashboard
 from eagle_tui.assembly.spec import DashboardSpec
@@ -24,6 +22,8 @@ from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.inbox import BatchInbox, SessionBatch
 from eagle_tui.ui.textual_private import screen_text
+from tests.support.ui_helpers import settle
+from tests.support.ui_scenarios import SCENARIOS
 
 
 def closing_opener(opened: Session | Callable[[], Session], closed: list[bool]) -> Opener:
@@ -157,7 +157,7 @@ async def test_stop_before_release_never_builds_the_session() -> None:
 
 
 async def test_the_test_app_runs_the_users_wiring_and_a_burst_arrives_merged() -> None:
-    from ui_helpers import make_app
+    from tests.support.ui_helpers import make_app
 
     events: list[Event] = [Tick(1.0), *(LogLine(i, f"line {i}") for i in range(1, 5001))]
     app = make_app(events)

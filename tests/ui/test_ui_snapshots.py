@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from ui_helpers import make_app, settle
-from ui_scenarios import SCENARIOS
 
 from eagle_tui.ui.app import EagleApp
 from eagle_tui.ui.config import UiConfig
+from tests.support.ui_helpers import make_app, settle
+from tests.support.ui_scenarios import SCENARIOS
 
 # which compact tab shows the scenario's point
 COMPACT_TAB = {

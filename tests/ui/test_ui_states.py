@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ui_helpers import make_app, settle
-
 from eagle_tui.model.events import (
     Baseline,
     DecodeStats,
@@ -19,6 +17,7 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.ui.textual_private import screen_text
+from tests.support.ui_helpers import make_app, settle
 
 LOG = (Path(__file__).resolve().parents[1] / "fixtures" / "vllm-cpu" /
        "server-eagle3.log").read_text().splitlines()

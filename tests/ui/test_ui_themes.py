@@ -8,7 +8,6 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from ui_helpers import scripted_session
 
 from eagle_tui.ui.app_factory import build_app
 from eagle_tui.ui.config import ConfigError, UiConfig
@@ -21,6 +20,7 @@ from eagle_tui.ui.theme import (
     user_themes,
     variable_defaults,
 )
+from tests.support.ui_helpers import scripted_session
 
 ROOT = Path(__file__).resolve().parents[2]
 HEX = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b|\brgb\(")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from ui_helpers import make_app, settle
 
 from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.ui.app import EagleApp
@@ -21,6 +20,7 @@ from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.textual_private import screen_text
 from eagle_tui.ui.widgets.logpane import LogPane
+from tests.support.ui_helpers import make_app, settle
 
 SHAPES = ["(a+)+$", "(a|aa)+$", "(.*a){20}", "((a*)*)*b", "(a|a?)+$"]
 LINES = [LogLine(i + 1, "a" * 40 + "!", LineKind.PLAIN) for i in range(300)]

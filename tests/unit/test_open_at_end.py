@@ -4,7 +4,6 @@ summary of the lines before it, merged by the session into what a full parse sho
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from eagle_tui.session import Session
 from eagle_tui.sources.logtail import LogTail
 from eagle_tui.sources.replay import ReplaySource
 from eagle_tui.transport.local import LocalTransport
+from tests.support.bench import bench_module
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LOGS = sorted([*FIXTURES.glob("samples/*.log"), *FIXTURES.glob("sglang-cpu/*.log"),
@@ -98,8 +98,7 @@ def test_split_equals_full_parse_on_fixtures(path: Path) -> None:
 
 
 def test_split_equals_full_parse_on_a_generated_log(tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    import bench_report
+    bench_report = bench_module("bench_report")
 
     log = tmp_path / "200k.log"
     bench_report.generate(log, 200_000)

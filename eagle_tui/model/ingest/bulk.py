@@ -30,8 +30,8 @@ those goes to the line path. A debug row starts with ``[EAGLE3-DEBUG]``, holds n
 ``(token/s)`` nor ``accept len``, and one ``_states`` whose ``DIM_S`` match has its dim. The
 engine must be known (else a bulk line may announce it) and the dims of a segment must be the
 last one (else a ``HiddenStateDims`` goes between its lines): otherwise rows go one by one.
-``tests/unit/test_bulk.py`` checks the result against ``feed_line`` on every fixture, the
-benchmark mix and generated logs cut at arbitrary chunk boundaries.
+``tests/unit/model/ingest/test_bulk.py`` checks the result against ``feed_line`` on every fixture,
+the benchmark mix and generated logs cut at arbitrary chunk boundaries.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ C1 control, no Unicode line separator or bidi override); a line the framer cut e
 
 Work: a line is shown whole, but only its first ``framing.PARSE_CHARS`` characters are parsed
 and its first ``framing.SCAN_CHARS`` scanned for crashes and its kind, so one line costs
-bounded work however long it is (``tests/unit/test_regex_budget.py``, ``test_line_budget.py``).
+bounded work however long it is (``tests/unit/structure/test_regex_budget.py``,
+``test_line_budget.py``).
 
 Failure: a line whose parsing raises (a bug met by a hostile line) is shown as a plain line and
 reported once as a :class:`~.events.SourceFailed` of ``"log parser"`` that counts the lines

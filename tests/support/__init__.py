@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: ``from tests.support.<module> import ...``."""

@@ -1,0 +1,93 @@
+"""DashboardSpec: the one typed description a dashboard (or its headless presenter) opens from."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from eagle_tui.assembly.build import build_session
+from eagle_tui.assembly.spec import DashboardSpec, check_sources, spec_from_args
+from eagle_tui.commands import replay, watch
+from eagle_tui.errors import UsageError
+from tests.support.paths import TESTS
+
+FIXTURES = TESTS / "fixtures"
+
+
+def parse(command: str, *argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    {"watch": watch, "replay": replay}[command].register(sub)
+    return parser.parse_args([command, *argv])
+
+
+def test_the_command_line_becomes_one_frozen_spec(tmp_path: Path) -> None:
+    args = parse("watch", "--log", str(tmp_path / "s.log"), "--url", "127.0.0.1:30000/health",
+                 "--pid", "42", "--baseline", "90", "--gpu", "smi", "--record",
+                 str(tmp_path / "r.jsonl"), "--theme", "eagle-light", "--max-lines", "500",
+                 "--headless", "--duration", "3")
+    spec = spec_from_args(args, "watch")
+    assert spec.url == "http://127.0.0.1:30000"  # normalized once, here
+    assert (spec.log, spec.pid, spec.baseline, spec.gpu) == (str(tmp_path / "s.log"), 42, 90.0,
+                                                             "smi")
+    assert (spec.theme, spec.max_lines, spec.headless, spec.duration) == ("eagle-light", 500,
+                                                                         True, 3.0)
+    assert spec.record == tmp_path / "r.jsonl" and spec.replay is None and not spec.is_remote
+    assert spec.health_decides() and spec.source_label("box") == "box:s.log"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.url = "http://elsewhere"  # type: ignore[misc]
+
+
+def test_bad_specs_are_usage_errors_before_anything_starts(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="at least one of"):
+        spec_from_args(parse("watch"), "watch")
+    with pytest.raises(UsageError, match="is a directory"):
+        spec_from_args(parse("watch", "--log", str(tmp_path)), "watch")
+    with pytest.raises(UsageError, match="need --ssh"):
+        spec_from_args(parse("watch", "--log", "x", "--accept-new-host-key"), "watch")
+    with pytest.raises(UsageError, match="given twice"):
+        spec_from_args(parse("watch", "--log", "x", "--ssh", "a", "--ssh", "a"), "watch")
+    with pytest.raises(UsageError, match="no such file"):
+        spec_from_args(parse("replay", str(tmp_path / "missing.jsonl")), "replay")
+    with pytest.raises(UsageError, match="--gpu"):  # a spec built in code gets the same checks
+        check_sources(DashboardSpec(log="x", gpu="cuda"))
+
+
+def test_a_replay_spec_builds_one_replay_source_without_a_ticker() -> None:
+    log = FIXTURES / "vllm-cpu" / "server-eagle3.log"
+    spec = spec_from_args(parse("replay", str(log), "--speed", "2"), "replay")
+    assert spec.replay is not None and spec.replay.speed == 2.0
+    assert spec.source_label() == "replay server-eagle3.log"
+    session = build_session(spec)
+    assert [type(s).__name__ for s in session.sources] == ["ReplaySource"]
+    assert session.tick_interval is None
+
+
+def test_a_live_spec_builds_the_sources_it_names(tmp_path: Path) -> None:
+    spec = check_sources(DashboardSpec(log=str(tmp_path / "s.log"), gpu="none", baseline=50.0))
+    names = sorted(type(s).__name__ for s in build_session(spec).sources)
+    # (a log to watch also gets the model-download watcher: the startup's verdict)
+    assert names == ["DownloadWatcher", "DraftConfigSource", "LogTail", "ProcessWatcher"]
+
+
+def test_open_dashboard_headless_runs_the_presenter_over_the_threaded_session() -> None:
+    import io
+    import threading
+
+    from eagle_tui.assembly.open import open_dashboard
+    from eagle_tui.assembly.threaded import session_opener
+    from eagle_tui.model.events import LogLine, Tick
+    from eagle_tui.session import Session
+    from eagle_tui.sources.scripted import ScriptedSource
+
+    session = Session([ScriptedSource([Tick(1.0), LogLine(1, "hello")])], tick_interval=None)
+    threads: set[str] = set()
+    out = io.StringIO()
+    rc = open_dashboard(DashboardSpec(headless=True), opener=session_opener(session), out=out,
+                        subscribers=[lambda _s, _e: threads.add(threading.current_thread().name)])
+    assert rc == 0 and "phase: none" in out.getvalue()
+    assert threads == {"eagle-session"}  # the same session thread as the dashboard's
+    assert session.finished and session.state.log.lines == 1
