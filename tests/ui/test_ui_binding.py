@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import pytest
 from textual.app import App, ComposeResult
-from ui_helpers import make_app, settle
 
 from eagle_tui.model.events import ConnectionState, LogLine, Tick
 from eagle_tui.model.state import RECORDS, DashboardState
@@ -20,6 +19,7 @@ from eagle_tui.ui.widgets.gpus import GpuPane
 from eagle_tui.ui.widgets.metrics import MetricsPane
 from eagle_tui.ui.widgets.startup import StartupPane, Stepper
 from eagle_tui.ui.widgets.status import StatusLine
+from tests.support.ui_helpers import make_app, settle
 
 PANES: tuple[type[RecordView], ...] = (StatusLine, StartupPane, Stepper, MetricsPane, GpuPane,
                                        AlertsPane)
