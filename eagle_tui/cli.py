@@ -78,6 +78,14 @@ def _run(argv: Sequence[str] | None) -> int:
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = args_list[0] if args_list else None
+    if os.environ.get("EAGLE_TUI_ENGINES"):  # engines from outside the package
+        from eagle_tui.commands import plugins
+
+        try:
+            plugins.load_engines(os.environ["EAGLE_TUI_ENGINES"])
+        except EagleError as exc:
+            warn(inert_lines(f"eagle-tui: error: {exc}"))
+            return 2
     parser = build_parser(first)
     args = parser.parse_args(args_list)
     func = getattr(args, "func", None)
