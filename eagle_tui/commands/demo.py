@@ -1,25 +1,16 @@
 """``eagle-tui demo``: a simulated launch from nothing to serving, watched like a real server.
 
-The simulator (:mod:`eagle_tui.sim`) runs as a child process in its own process group, writing
-its log to a temporary directory that also holds the draft's ``config.json`` and a fake
-``nvidia-smi``. The simulator is just what the demo's
-:class:`~eagle_tui.assembly.spec.DashboardSpec` points at: the log, the URL, the process and
-the draft config, GPUs through the streamed ``nvidia-smi`` path that remote hosts use, with a
-90 tok/s baseline; it is opened by
-:func:`~eagle_tui.assembly.open.open_dashboard` like ``watch``'s, and once the server is ready a
-small bounded load (:func:`~eagle_tui.commands.bench.run_bench`) makes the metrics move.
+The simulator (:mod:`eagle_tui.sim`) runs as a child process in its own process group; the
+demo's :class:`~eagle_tui.assembly.spec.DashboardSpec` points at its log, URL, process and
+draft config, and it is opened by :func:`~eagle_tui.assembly.open.open_dashboard` like
+``watch``'s. On a terminal the simulated server is launched instead, as ``eagle-tui launch``
+would start a real one (``commands/demo_launch.py``), so ``K``/``R``/``E`` work on it. With
+``--headless`` or without a TTY it behaves like ``wait`` (progress lines, a diagnosis on a
+crash) and then prints live metrics for a few seconds.
 
-On a terminal the simulated server is launched instead, as ``eagle-tui launch`` would start a
-real one (``commands/demo_launch.py``), so ``K``/``R``/``E`` work on it: ``--scenario
-misconfigured`` runs the engine's command with ``--speculative-algorithm EAGLE``, and ``E``
-fixes it. With ``--headless`` or without a TTY it behaves like
-``wait`` (progress lines, a diagnosis on a crash) and then prints live metrics for a few
-seconds. Exit: 0 when the server served (healthy or misconfigured, whose alerts are printed),
-1 with the diagnosis when it crashed, 3 on a startup timeout, 2 on bad options.
-
-Every exit path cleans up (Ctrl-C, SIGTERM/SIGHUP, a crash, an exception): the session stops,
-the simulator's whole process group is terminated (then killed), ``PATH`` is restored and the
-temporary directory is removed.
+Exit: 0 when the server served (healthy or misconfigured, whose alerts are printed), 1 with the
+diagnosis when it crashed, 3 on a startup timeout, 2 on bad options. Every exit path cleans up
+(docs/architecture.md, "Module notes", says what).
 """
 
 from __future__ import annotations
@@ -61,7 +52,7 @@ from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
 from eagle_tui.sim.standins import ENGINES as SIM_ENGINES
 from eagle_tui.sim.timeline import build_timeline
 
-DEFAULT_SPEED = 7.0  # a healthy 8-GPU launch (~146 s simulated) in ~21 s
+DEFAULT_SPEED = 7.0  # a healthy launch plays out in well under a minute: a demo, not a wait
 STOP_GRACE_S = 3.0
 
 

@@ -1,15 +1,12 @@
 """The dashboard demo: the simulated server started as a launched run, so K/R/E work on it.
 
 ``eagle-tui demo`` on a terminal starts the simulator through the same machinery as
-``eagle-tui launch``: the engine's own command line (``python -m sglang.launch_server ...
---speculative-algorithm EAGLE --speculative-draft-model-path <workdir>/draft``, or ``vllm serve
-... --speculative-config '{"method": "eagle", ...}'``) is linted, started detached in its own
+``eagle-tui launch``: the engine's own command line is linted, started detached in its own
 process group and recorded in the run history (``demo=1``: kept apart from real runs). The
-``python`` and ``vllm`` it runs are the demo's: a bin folder first on ``PATH`` in the launched
-environment links ``python`` to this interpreter and holds a ``vllm`` script, and the stand-in
-``sglang`` package (``eagle_tui/sim/engines``) is on ``PYTHONPATH``. So a user can press ``E``,
-fix ``EAGLE`` → ``EAGLE3`` (or ``"method": "eagle3"``), relaunch and see the new run beside the
-old one. Every run's session drives the demo's small load once it is ready.
+``python`` and ``vllm`` it runs are the demo's (a bin folder first on ``PATH``, the stand-in
+``sglang`` package on ``PYTHONPATH``), so a user can press ``E``, fix ``EAGLE`` → ``EAGLE3``,
+relaunch and see the new run beside the old one. Every run's session drives the demo's small
+load once it is ready.
 
 On exit the current run's group is stopped (the demo leaves nothing running), ``PATH`` is
 restored and the temporary folder is removed. ``--headless`` keeps the simulator as a child

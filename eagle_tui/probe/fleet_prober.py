@@ -2,24 +2,15 @@
 
 Why: Prometheus alone reads a loading server and a dead one the same (``up == 0``). For an
 instance whose host maps to an SSH destination (``--ssh-map``, ``~/.ssh/config``), the prober
-looks on that host with the ordinary, nothing-installed tools: discovery's process scan (the
-one ``eagle-tui attach`` uses: the engine launcher serving that port) and the end of its log
-(``tail -c``), read by the dashboard's own parser (:func:`~eagle_tui.model.fleet.probe.
-probe_hint`). The answers become the poller's per-instance ``hints``.
+looks on that host with the ordinary, nothing-installed tools: discovery's process scan and
+the end of its log (``tail -c``), read by the dashboard's own parser
+(:func:`~eagle_tui.model.fleet.probe.probe_hint`). The answers become the poller's
+per-instance ``hints``.
 
-Bounded, so a fleet of hundreds of down instances cannot stall anything:
-
-* it never runs in the refresh: :meth:`FleetProber.observe` (called after each snapshot)
-  starts background probes and :meth:`FleetProber.hints` returns what is known so far, so a
-  hint shows one refresh after its probe ends;
-* at most ``max_hosts`` hosts are probed at once (one connection each, kept for the next
-  probes: the one-connection SSH transport), each probe within ``deadline_s``;
-* an answer is cached for ``ttl_s`` (a refresh interval or two), and a host that failed is not
-  asked again before then either; only instances Prometheus reads as down are probed, once per
-  host for all of that host's down instances.
-
-The log of a server seen once is remembered, so a server that crashed and exited still reads
-``crashed: …`` (from its log's tail) rather than only ``down``.
+Bounded, so a fleet of hundreds of down instances cannot stall anything: probes run in the
+background, never in the refresh; at most ``max_hosts`` hosts at once, each within
+``deadline_s``; answers (and failures) cached for ``ttl_s``. docs/architecture.md ("Module
+notes") has the details, and why a server seen once is remembered.
 """
 
 from __future__ import annotations

@@ -4,19 +4,12 @@ Parsing is prometheus-client's own text parser (``text_string_to_metric_families
 exposition format has enough corner cases (escapes, ``_created`` series, histograms, ``NaN``)
 that a hand-written parser would be a bug farm.
 
-What is read, and how, is each engine's (its profile's :class:`MetricsFacet`, FORMATS.md §1.7,
-§2.5, §3): the names it exports, which are lifetime counters, and the reading of one scrape
-(with the oldest scrape of a sliding window behind it) into a sample. Here: the HTTP, the
-parsing, which engine a scrape is (its names' prefix), and the window itself. A counter that
-goes *down* means the server restarted: the window starts over and the sample says
-``counter_reset``.
-
-Counter names are matched with and without the ``_total`` suffix, and old names
-(``vllm:gpu_cache_usage_perc``) are accepted where the new ones are missing.
-
-Ranks: a series that differs from another only in a rank label (``tp_rank``, ``pp_rank``, ...)
-is the same number seen by each rank of one engine, counted once (gauges and counters alike);
-series of different engines (vLLM's ``engine="0"``, ``"1"`` of data parallelism) are summed.
+What is read, and how, is each engine's (its profile's :class:`MetricsFacet`): the names it
+exports, which are lifetime counters, and the reading of one scrape (with the oldest scrape of
+a sliding window behind it) into a sample. Here: the HTTP, the parsing, which engine a scrape
+is (its names' prefix), and the window itself. A counter that goes *down* means the server
+restarted: the window starts over and the sample says ``counter_reset``. Names with and
+without ``_total``, old names, and ranks: docs/architecture.md ("Module notes").
 """
 
 from __future__ import annotations

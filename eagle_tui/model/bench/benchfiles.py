@@ -11,9 +11,8 @@ Two formats, read as their tools write them (pure: the caller reads the file):
   ``spec_decode_acceptance_length`` and ``spec_decode_num_drafts`` (its own ``/metrics`` deltas
   over the run).
 
-``/metrics`` deltas: each engine's profile names the counters and says how they give an
-acceptance length (vLLM's ``1 + Δaccepted / Δdrafts``; SGLang's ``Δgeneration_tokens /
-Δspec_verify_calls``, tokens per verify step); tok/s is ``Δgeneration_tokens / duration``.
+``/metrics`` deltas: each engine's profile names the counters and how they give an acceptance
+length (docs/architecture.md, "Module notes"); tok/s is ``Δgeneration_tokens / duration``.
 """
 
 from __future__ import annotations

@@ -1,36 +1,17 @@
 """eagle-tui's own requests in a server's access log, and benchmark windows on the timeline.
 
-Why a mark in the query string: eagle-tui polls ``/health``, ``/metrics`` and ``/server_info``
-every few seconds, and an idle server's log is then mostly those access lines. Over SSH every
-client is 127.0.0.1, so the client address cannot tell eagle-tui apart from a user's ``curl``;
-the request line can: uvicorn (vLLM and SGLang both serve through it) logs the path *with* its
-query string, and both engines ignore an unknown query parameter. So every poll asks for
-``/health?eagle-tui`` (:func:`own_path`) and the log view folds the lines that show it
-(:func:`is_own_access`).
+Every poll asks for ``/health?eagle-tui`` (:func:`own_path`) and the log view folds the lines
+that show it (:func:`is_own_access`): over SSH every client is 127.0.0.1, so only the request
+line tells eagle-tui's polls apart from a user's ``curl``.
 
 Benchmark windows: ``eagle-tui bench`` sends ``GET /health?eagle-tui-bench=ID&at=start&t=T``
-before its load and ``...&at=end&t=T&tokens=N&events=E&requests=R`` after it (its load
-requests are left as they are: a user's filter on ``POST /v1/`` still finds them). The
-markers are in the server's own log, so a bench run from another terminal (or another
-machine) is a window for every dashboard and ``report`` that reads that log; the end marker
-carries what the client saw, so the window has the client-side figures without any other
-channel. ``T`` is the bench's clock: the window's length is ``t_end - t_start`` on one clock,
-whatever the log's timestamps say (vLLM's access lines have none).
+before its load and ``...&at=end&t=T&tokens=N&events=E&requests=R`` after it, so the markers
+are in the server's own log and a bench run from any terminal is a window for every dashboard
+and ``report`` that reads that log. Per window :class:`WindowTracker` adds up the log's stats
+intervals, weighted by their work.
 
-Per window :class:`WindowTracker` adds up the log's stats intervals, weighted by their work:
-vLLM's acceptance length is ``1 + Σaccepted / Σdrafts`` (drafts of an interval recovered from
-its printed mean, ``accepted / (mean - 1)``), its tokens ``Σ gen_tps × dt`` with the interval's
-length ``dt = accepted / accepted_tps`` (both printed on the SpecDecoding line, to four
-significant digits, where the line's second-resolution stamp would be off by up to 50 %), at
-most the window's usual interval (see :func:`_vllm_tokens`).
-SGLang's decode lines print an interval's figures only: acceptance is weighted by the running
-requests (the verify steps of an interval are ``decode_log_interval × running``), tokens are
-``decode_log_interval × running × accept_len``; the steps after the last decode line of a
-window are never logged, and half an interval of them is added (their expected number).
-
-Which stats line belongs to a window: those after its start marker, and after the end marker
-the next interval line (it covers the load's tail) with the SpecDecoding line that follows it;
-the one after that seals the window.
+docs/architecture.md ("Module notes") has the reasons for the mark, each engine's arithmetic
+and which stats lines belong to a window.
 """
 
 from __future__ import annotations

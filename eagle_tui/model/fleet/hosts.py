@@ -10,13 +10,9 @@ host part is rarely what ``ssh`` wants (a jump host, another user, a ``Host`` al
     *                                     {host}
 
 ``{host}`` and ``{instance}`` are replaced. Without a matching rule, a host named by a ``Host``
-line of ``~/.ssh/config`` (exact names, no patterns) is its own destination; anything else has
-none (the drill-down then shows Prometheus' figures only).
-
-The label comes from Prometheus, not from the user, so the destination a rule makes of it must
-pass the grammar gate (:func:`~.grammar.checked_destination`: a user name, a host name or
-address, a port) before anything resolves, connects or runs with it; a label such as
-``x;touch${IFS}/tmp/F;y:8000`` raises :class:`~.grammar.GrammarError` instead.
+line of ``~/.ssh/config`` is its own destination; anything else has none. A rule's destination
+must pass the grammar gate (:func:`~.grammar.checked_destination`) before anything resolves,
+connects or runs with it: the label comes from Prometheus, not from the user.
 """
 
 from __future__ import annotations

@@ -2,21 +2,14 @@
 
 Why this shape: the refresh must cost the same for 10 and 1,000 instances, so no query is ever
 per instance. Each *figure* (tok/s, drafts/s, running requests, TTFT p99, ...) is one PromQL
-expression covering every registered engine at once (a ``__name__=~"vllm:…|sglang:…"``
-selector: an instance exports one engine's names only), and the figures of one *group* travel in
-one HTTP request: each expression is tagged with ``label_replace(…, "fleet_q", NAME, "", "")``
-and the tagged vectors are joined with ``or`` (their label sets differ by the tag, so nothing
-is dropped). A group that fails costs only its own figures; the others still answer.
+expression covering every registered engine at once, and the figures of one *group* travel in
+one HTTP request, tagged with ``label_replace(…, "fleet_q", NAME, "", "")`` and joined with
+``or``. A group that fails costs only its own figures; the others still answer.
 
-Counting a number once: SGLang repeats a gauge per parallel rank (``tp_rank``, ``pp_rank``…), so
-every figure first takes ``max without (<rank labels>)`` and then sums ``by (instance)`` what is
-left (vLLM's data-parallel ``engine="0"``, ``"1"``), the same rule as ``sources/metrics.py``
-applies to one server's ``/metrics``.
-
-Which series feed which figure is each engine's (its profile's ``FleetFacet``: the engines' real
-names, FORMATS.md §1.7, §2.5, the recorded ``/metrics`` of the real CPU servers in
-``tests/fixtures``, old names included where an engine renamed one); so is the ``engine`` figure
-of each engine (``engine_NAME``: an instance that exported one of its marker series).
+Every figure counts a number once: ``max without (<rank labels>)``, then a sum ``by
+(instance)``, the same rule as ``sources/metrics.py`` applies to one server's ``/metrics``.
+Which series feed which figure is each engine's (its profile's ``FleetFacet``).
+docs/architecture.md ("Module notes") has the details.
 """
 
 from __future__ import annotations

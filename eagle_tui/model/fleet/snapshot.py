@@ -7,19 +7,10 @@ here knows HTTP, so every rule (state, acceptance maths, flags, stale marking) i
 canned vectors.
 
 The maths of each engine is its profile's (``FleetFacet.read``), and matches the single-server
-metrics source (``sources/metrics.py``): e.g. vLLM's accept length ``1 + rate(accepted) /
-rate(drafts)``, SGLang's ``rate(generation_tokens) / rate(verify_calls)``. The engine of an
-instance is the one whose ``engine_NAME`` figure names it (of two, the higher metrics
-precedence).
-
-An instance without an ``up`` series of its own (its series come through an exporter or a
-federation that serves many instances, scraped with ``honor_labels``) counts as up while its
-series are live. State from Prometheus alone: ``up == 0`` is a dead server *or* one still
-starting (nothing answers ``/metrics`` yet on either), so it reads ``down or starting`` unless a
-caller that can reach the host says which (``hints``: ``starting``, ``down`` or ``crashed:
-…``, see :mod:`.fleet_probe`). ``up == 1`` without engine series yet
-is ``starting``; with them, ``serving`` (requests running or tokens flowing), ``ready`` (never
-generated a token) or ``idle``.
+metrics source (``sources/metrics.py``). A row's state is ``down or starting`` for ``up == 0``
+unless a caller that can reach the host says which (``hints``, see :mod:`.fleet_probe`);
+``starting``, ``serving``, ``ready`` or ``idle`` for ``up == 1``. docs/architecture.md
+("Module notes") has the rules in full.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The stats events' part of ``reduce``: ranks, work weights, idle intervals, ``/metrics``.
 
 Split out of :mod:`.state` (the dispatch and the state's shape live there) because these rules
-are the ones issue 12 is about and each has its own tests
+are the subtle ones of the weighted figures and each has its own tests
 (``tests/unit/model/views/test_weighted_numbers.py``, ``tests/unit/model/views/test_liveness.py``):
 
 - a stats line's numbers (:func:`decode`): another tensor-parallel rank's copy of a ``Decode

@@ -1,37 +1,17 @@
-"""The column-wise path for bulk lines: whole runs of common lines → events, ~4-5x cheaper.
+"""The column-wise path for bulk lines: whole runs of common lines → events, in a few C passes.
 
 A server under load writes tens of thousands of lines a second, nearly all of four shapes:
-SGLang ``Decode batch`` / ``Prefill batch`` stats, uvicorn access lines and ``[EAGLE3-DEBUG]
-hidden_states shape=...`` prints. Line by line each costs a classification regex, a decode,
-``sanitize``, a ``key: value`` split with a dozen ``_num`` calls and frozen-dataclass
-constructions. The parser's chunk method (``LogParser.feed_lines``) drives this module, which
-holds no state and knows nothing of the parser:
+SGLang ``Decode batch`` / ``Prefill batch`` stats, uvicorn access lines and ``[EAGLE3-DEBUG]``
+prints. Line by line each costs a classification regex, a decode, ``sanitize``, a field split
+and frozen-dataclass constructions. The parser's chunk method (``LogParser.feed_lines``) drives
+this module, which holds no state and knows nothing of the parser: :func:`scan` cuts a chunk
+into clean stretches (decoded once, rows read by one :data:`_ROW` ``findall``) and the lines
+that need the parser's line path; :func:`build` and :class:`Records` make the objects of a
+segment field by field under ``map``.
 
-* **Per stretch, not per line.** :func:`scan` looks for bytes that are not printable ASCII
-  (TAB allowed) with one C pass. Between them lie *clean* stretches, decoded once; their lines
-  need no ``sanitize`` (it returns such text unchanged). A line holding another byte (UTF-8,
-  ESC, CR, a control) comes out alone for the parser's line path.
-* **One regex per stretch.** :data:`_ROW` ``findall`` gives a row per line: its text, and the
-  fields of the line when the *whole* line has one of the common shapes (:class:`Stretch` says
-  which rows those are). The other rows (startup, crash, vLLM, an unusual
-  Decode shape) go through the parser's line path with their text, in order, so state (engine,
-  phase, crash tracker, last dim) evolves exactly as line by line.
-* **Column-wise objects.** The rows between two such lines (a *segment*) become ``LogLine`` /
-  ``DecodeStats`` / ``PrefillStats`` objects field by field under ``map`` (:func:`build`,
-  :class:`Records`), with no Python frame or temporary object per line.
-
-Why a common-shape row gives exactly ``_bulk``'s events: after its strict SGLang stamp a
-stamped row holds no ``]`` but in ``Decode batch [N],``, and no ESC or CR, so whichever stamp
-branch ``classify.classify`` takes it finds the kind after the only ``"] "``: Decode, Prefill or
-access as the row says. Its values are those ``decode_stats`` / ``prefill_stats`` read (see
-``sglang.DECODE_FIELDS``), the time is what ``parser._STAMP`` reads, and it holds no
-``_states``, nor ``accept len``/``gen throughput (`` for a Prefill row; an access row quoting
-those goes to the line path. A debug row starts with ``[EAGLE3-DEBUG]``, holds neither
-``(token/s)`` nor ``accept len``, and one ``_states`` whose ``DIM_S`` match has its dim. The
-engine must be known (else a bulk line may announce it) and the dims of a segment must be the
-last one (else a ``HiddenStateDims`` goes between its lines): otherwise rows go one by one.
-``tests/unit/model/ingest/test_bulk.py`` checks the result against ``feed_line`` on every fixture,
-the benchmark mix and generated logs cut at arbitrary chunk boundaries.
+A common-shape row gives exactly the line path's events (docs/architecture.md, "Module notes",
+says why); ``tests/unit/model/ingest/test_bulk.py`` checks the result against ``feed_line`` on
+every fixture, the benchmark mix and generated logs cut at arbitrary chunk boundaries.
 """
 
 from __future__ import annotations
@@ -55,9 +35,9 @@ class Records(Generic[T]):
     """Builds many instances of a frozen slotted dataclass at once, one C-level pass per field.
 
     The generated ``__init__`` of a frozen dataclass calls ``object.__setattr__`` once per field
-    through a global: ~1 µs for a ``LogLine`` on a loaded 2-core machine, more than parsing its
-    line. Here ``object.__new__`` and each slot's own setter run under ``map``, no Python frame
-    per object (~5x cheaper). The objects are the same (type, fields, equality, hash); a class
+    through a global, which for a ``LogLine`` costs more than parsing its line. Here
+    ``object.__new__`` and each slot's own setter run under ``map``, no Python frame per
+    object. The objects are the same (type, fields, equality, hash); a class
     this cannot build exactly (no slots, a ``__post_init__``) is refused.
     """
 
@@ -135,7 +115,7 @@ def scan(data: bytes) -> list[Stretch | bytes]:
     """The complete lines ``data`` in file order, in one call: clean stretches of whole lines
     (decoded once, rows read by one ``findall``), and every line holding another byte alone,
     as ``bytes`` without its newline (it needs ``sanitize``)."""
-    if not data.translate(None, _CLEAN):  # the usual case: a C pass ~15x faster than a search
+    if not data.translate(None, _CLEAN):  # the usual case: one C pass, far cheaper than a search
         return [_stretch(data.decode("ascii"))]
     out: list[Stretch | bytes] = []
     pos, end = 0, len(data)

@@ -1,27 +1,15 @@
 """Crash classifier: which fatal error a log shows, on which line, and what to do about it.
 
 The classifier reads normalized messages (logger prefix removed) one at a time and keeps just
-enough state to tell a root cause from noise:
+enough state to tell a root cause from noise: source lines quoted in a traceback's frames are
+not errors; the most specific kind wins (``KIND_SPECIFICITY``: a CUDA OOM beats
+``other_traceback``, which beats ``engine_dead``, which beats ``killed``), the reducer keeping
+the most specific of the events emitted; a frame outside a traceback starts one (the visible
+tail of a long log can begin mid-traceback); a traceback is fatal only in a fatal context
+(after ``Scheduler hit an exception``, before the server was ready, or right before the process
+dies); warnings and a deliberate shutdown's teardown never crash.
 
-* **Tracebacks.** Inside ``Traceback (most recent call last):`` the indented lines after a
-  ``File "...", line N`` frame are *source code*: ``raise RuntimeError("Not enough memory")``
-  quoted there is not an error. The first un-indented line after the frames is the exception
-  line, which is classified; chained tracebacks are followed.
-* **Specificity.** Kinds are ordered (``KIND_SPECIFICITY``): a CUDA OOM, NCCL error, port clash,
-  missing model, memory budget, watchdog or rejected argument beats ``other_traceback``, which
-  beats ``engine_dead`` (an engine died, cause unknown), which beats ``killed`` (SIGQUIT/SIGKILL
-  of the tree). Events are emitted as soon as a fatal line is seen; a more specific cause later in
-  the log is emitted again and the reducer keeps the most specific. So ``Capture cuda graph
-  failed: CUDA out of memory`` is ``cuda_oom`` and an NCCL error followed by sigquit is ``nccl``.
-* **A traceback without its head.** An indented ``File "...", line N`` frame outside a
-  traceback starts one: the visible tail of a long log can begin in the middle of a traceback
-  whose ``Traceback (most recent call last):`` lies in the summarized part.
-* **Context.** A traceback is fatal when it follows ``Scheduler hit an exception`` (and the like),
-  when it happens before the server was ready (startup aborts), or when the process dies right
-  after it. A traceback logged by a serving vLLM for one bad request is not a crash.
-* **Noise.** Warnings (vLLM ``WARNING`` level, ``UserWarning:``, ``NCCL WARN``, c10d ``[W...]``)
-  never crash. After a deliberate shutdown (SIGTERM, Ctrl-C, uvicorn ``Shutting down``) the
-  teardown's ``EngineDeadError`` and NCCL complaints are not crashes either.
+docs/architecture.md ("Module notes") has each rule in full.
 """
 
 from __future__ import annotations

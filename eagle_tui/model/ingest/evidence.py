@@ -3,21 +3,10 @@
 Logs pasted in engine issues are fragments: a few decode lines, a traceback without the startup
 banner. The milestones the parsers look for (``Load weight begin``, ``Capture cuda graph
 begin``…) are not there, so the observed phase is ``none`` and the engine ``unknown``, although
-the lines say more. These rules read what a fragment still shows:
-
-* a **decode or spec-metrics line** means the server was serving;
-* a **CUDA-graph capture failure** (``Capture cuda graph failed``, a frame ``in capture`` of
-  ``cuda_graph_runner.py``, vLLM's ``capture_model``) happened in the CUDA-graph phase;
-* **KV-cache sizing errors** (``Not enough memory… --mem-fraction-static``, ``No available memory
-  for the cache blocks``, frames through ``profile_max_num_token`` / ``determine_num_available_
-  blocks``) happened in the KV-cache phase;
-* **NCCL init errors** (``ncclCommInitRank``, ``init_distributed_environment``,
-  ``initialize_model_parallel``) happened in init;
-* an **address-in-use** error happened at the HTTP server (uvicorn's bind), except where the
-  port is taken before the engine starts: a current vLLM binds its socket first, SGLang checks
-  its ports at start, and NCCL's rendezvous is init;
-* a **traceback through** ``sglang/srt/…`` is SGLang's, through ``vllm/…`` vLLM's (old SGLang
-  builds call into ``vllm/distributed``: an ``sglang/srt`` frame wins over a ``vllm`` one).
+the lines say more. These rules read what a fragment still shows: a decode line means serving,
+a CUDA-graph capture failure the CUDA-graph phase, a KV-cache sizing error the KV-cache phase,
+an NCCL init error init, an address-in-use error the HTTP server, a traceback's frames the
+engine (docs/architecture.md, "Module notes", lists each rule's markers).
 
 An inference never overrides what the log says outright: it only raises the phase beyond the
 furthest milestone seen, and sets the engine only while it is unknown (an ``EngineDetected``

@@ -3,28 +3,11 @@
 Every reader of a log (the live tail, the raw-log replay) hands its bytes to a
 :class:`LineFramer` and the frames it gives to the parser (:class:`~.logfeed.LogFeed` does both,
 with the stats thinning of a catch-up). The framer owns, and is the only place that decides:
-
-* **the byte offset.** ``offset`` is the file offset just after the last byte handed out in a
-  frame: a reader that resumes there (a dropped SSH link) loses and repeats nothing. A frame
-  knows its own ``start``; ``frame.start + len(frame.data)`` is the next frame's start.
-* **the partial last line.** Bytes after the last newline are held until their newline arrives
-  (or :meth:`LineFramer.finish`, at the end of a finished file); they are not part of
-  ``offset`` yet.
-* **the over-long cut.** A line still unterminated after :data:`MAX_LINE_BYTES` bytes (binary
-  garbage, a runaway print) is handed out as a *cut* frame of that many bytes (backed up to a
-  UTF-8 character boundary); its rest follows as further lines. The parser marks such a line's
-  text with :data:`CUT_MARK`, so the view can show that it was cut.
-* **catch-up vs visible.** Attaching to a log that already holds a million lines must not build a
-  million ``LogLine`` s nobody will scroll to. While catching up, complete lines are *held*; once
-  the reader is at the end of the file (:meth:`LineFramer.caught_up`) the held lines are handed
-  out, all but the last ``tail_lines`` lines (and at most ``tail_bytes`` bytes) as catch-up
-  frames (``visible=False``: the parser's derived events only), the rest visible. Lines pushed
-  out of the held tail go out at once as catch-up frames. After that every read is visible, but
-  a read larger than the tail (a burst after a stall) shows only its tail, like an attach.
-  ``visible_from`` instead says where the visible part starts, in bytes: lines that start
-  before it are catch-up frames, all the others visible at once, and nothing is held (so a
-  later reader can show the end of a large file first while another summarizes the rest;
-  ``visible_from=0``: every line visible).
+the byte ``offset`` a reader resumes at (nothing lost or repeated), the partial last line (held
+until its newline or :meth:`LineFramer.finish`), the over-long cut (a line past
+:data:`MAX_LINE_BYTES` is handed out as a *cut* frame, marked :data:`CUT_MARK` by the parser),
+and catch-up vs visible (attaching to a log of a million lines must not build a million
+``LogLine`` s nobody will scroll to). docs/architecture.md ("Module notes") has each in full.
 
 Every buffer is bounded in bytes: the partial line by ``max_line``, the held tail by
 ``tail_bytes`` (and ``tail_lines``), so a file without a single newline cannot grow memory.
@@ -44,10 +27,10 @@ TAIL_LINES = 10_000  # lines a catch-up (or a burst) makes visible
 TAIL_BYTES = 8 << 20  # ... and at most this many bytes of them
 CUT_MARK = " \u2026[line cut at 1 MiB]"  # appended to the text of a cut line (see ``is_cut``)
 # What the parsers read of a line: its first PARSE_CHARS characters for the engine parsers (the
-# longest real line that carries a value is SGLang 0.5.x's ~19 KB ``server_args`` dump), its
+# longest real line that carries a value is SGLang 0.5.x's ``server_args`` dump), its
 # first SCAN_CHARS for the crash, kind and evidence scans (an exception names its cause at its
 # start). The whole line (up to MAX_LINE_BYTES) is still shown. So the work per line is bounded,
-# whatever its length: 200 lines of 1 MB once cost 92 s of CPU in these scans.
+# whatever its length: a few megabyte lines once stalled the parser in these scans.
 PARSE_CHARS = 32 << 10
 SCAN_CHARS = 8 << 10
 

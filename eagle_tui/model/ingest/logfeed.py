@@ -34,11 +34,11 @@ class StatsThinner:
     """Thins the stats events of a catch-up to what the state can still show.
 
     Reducing an event costs far more than parsing its line (the state is immutable), and a busy
-    server's history is almost all ``Decode batch``/``Engine 000`` stats lines: catching up on
-    300,000 of them took ~30 s. The state's series keep their last 600 points, so of each run of
-    stats events between two other events (a phase, a crash, ...) only the first (it marks when
-    serving began) and the last ``keep`` of each type can still change what is shown; the rest
-    are dropped here, before they are reduced.
+    server's history is almost all ``Decode batch``/``Engine 000`` stats lines, so a catch-up
+    that reduced every one of them stalled for long. The state's series keep their last 600
+    points, so of each run of stats events between two other events (a phase, a crash, ...)
+    only the first (it marks when serving began) and the last ``keep`` of each type can still
+    change what is shown; the rest are dropped here, before they are reduced.
     The order of every kept event is preserved, a repeated ``HiddenStateDims`` is dropped (the
     state keeps distinct dimensions only), and nothing else is touched.
     """

@@ -3,23 +3,14 @@
 Server logs reach us through terminals, ``tee``, docker, docker-compose, Ray and GitHub issues, and
 each adds something around the line the engine printed. Everything downstream (parsers, the crash
 classifier, the log view) wants exactly the engine's text, and the log view must never receive a
-byte that a terminal would interpret: MEASURED.md shows a log line with ``\\x1b]0;...`` retitling a
-tmux pane and ``\\x1b[?1049l`` leaving the alternate screen, because Textual does not strip escapes.
+byte that a terminal would interpret: Textual does not strip escapes, so a logged ``\\x1b]0;...``
+would retitle the user's tmux pane and ``\\x1b[?1049l`` leave the alternate screen.
 
-:func:`normalize` does, in this order:
-
-1. **decode** bytes as UTF-8 with replacement (a log is not guaranteed to be valid UTF-8);
-2. **strip escape sequences**: CSI, OSC, DCS/SOS/PM/APC strings (terminated or not), two-byte
-   ``ESC x`` sequences and their 8-bit C1 forms. No ESC survives;
-3. **collapse ``\\r`` redraws**: a tqdm bar rewritten in place arrives as ``a\\rb\\rc``; the last
-   non-blank state is what a terminal showed (a trailing ``\\r`` from CRLF output is dropped);
-4. **replace remaining controls** (C0 but TAB, DEL, C1, Unicode line/paragraph separators and
-   bidi overrides) with U+FFFD, so the text is visibly odd but harmless;
-5. **strip wrapper prefixes**, repeatedly: ``(APIServer pid=1) ``, nested Ray prefixes such as
-   ``(ServeReplica:app:LLM pid=5) (EngineCore pid=7) ``, docker ``--timestamps`` RFC 3339 stamps,
-   docker-compose ``svc-1  | `` and Markdown quote markers ``> `` / ``>   | ``.
-
-The common case (a clean ASCII line without wrappers) costs two C-level checks.
+:func:`normalize` decodes (UTF-8 with replacement), strips escape sequences whole (no ESC
+survives), collapses ``\\r`` redraws to what a terminal showed, replaces the remaining controls
+with U+FFFD, and strips wrapper prefixes (vLLM's process prefix, Ray, docker ``--timestamps``,
+docker-compose, Markdown quotes) repeatedly. docs/architecture.md ("Module notes") lists each
+step. The common case (a clean ASCII line without wrappers) takes two C-level checks.
 """
 
 from __future__ import annotations

@@ -11,35 +11,8 @@ The contract other layers code against::
     p.lineno                    # lines seen so far
 
 Bytes as read (a partial last line, an over-long line) are the framer's business
-(:mod:`.framing`): the parser only ever sees whole lines. A line goes through each stage once:
-sanitize (:mod:`.normalize`), classify (:mod:`.classify`), prefix (:mod:`.prefix`), engine
-parse (the engine profile's ``logs.parser``, one per engine and stream, made when first asked;
-while the engine is unknown each registered engine's in turn, the first that recognises a
-message wins), the crash tracker, events. *Bulk* lines (``Decode batch`` / ``Prefill batch``
-stats, uvicorn access lines, ``[EAGLE3-DEBUG]`` prints — 99 % of a busy log) only yield stats /
-hidden-dims events read from their raw text, and never touch the crash or phase machinery.
-Every other line is normalized, its logger prefix split off, and handed to the engine parser
-and the crash tracker. Because bulk lines cannot change any state, ``feed_lines`` may batch
-them: it hands whole clean stretches of common lines to :mod:`.bulk` (column-wise, one call per
-chunk and one per run of common lines) and is tested to emit exactly the events of
-``feed_line``, ``LogLine`` included. ``report`` finds the other lines of a chunk with one regex
-pass (:func:`split_lines`, ``\\n(?!SHAPES)``) and extracts its numbers from the runs in between
-(``report.reader.read_chunks`` reads the file).
-
-Text: every ``LogLine.text`` is sanitized here, once (no ESC, no C0 control but TAB, no DEL or
-C1 control, no Unicode line separator or bidi override); a line the framer cut ends with
-``framing.CUT_MARK``.
-
-Work: a line is shown whole, but only its first ``framing.PARSE_CHARS`` characters are parsed
-and its first ``framing.SCAN_CHARS`` scanned for crashes and its kind, so one line costs
-bounded work however long it is (``tests/unit/structure/test_regex_budget.py``,
-``test_line_budget.py``).
-
-Failure: a line whose parsing raises (a bug met by a hostile line) is shown as a plain line and
-reported once as a :class:`~.events.SourceFailed` of ``"log parser"`` that counts the lines
-skipped so far; the lines after it are parsed as usual, so a later crash is still found. A
-raise out of the parser would have failed the whole log source, whose retry reads the same line
-again: the log would stop there for good.
+(:mod:`.framing`): the parser only ever sees whole lines. docs/architecture.md ("Module notes")
+has the stages a line goes through, the bulk path, the bounds on work and the failure rule.
 """
 
 from __future__ import annotations
@@ -206,7 +179,7 @@ class LogParser:
     def feed_lines(self, data: bytes, emit_lines: bool = True) -> list[Event]:
         """The events of the complete lines ``data`` (it ends with a newline), exactly what
         :meth:`feed_line` on each would give; ``emit_lines=False`` (catching up) drops the
-        ``LogLine`` s: the column-wise path plus a filter is ~2x cheaper than without them.
+        ``LogLine`` s: building no line objects is the cheaper column-wise path.
 
         Whole clean stretches of common lines go through :mod:`.bulk` at once (imported here:
         ``report`` never feeds, and its start should not compile its regexes).

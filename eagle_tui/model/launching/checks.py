@@ -133,7 +133,7 @@ def is_eagle3(plan: SpecPlan) -> bool:
 
 
 def is_eagle3_config(cfg: dict[str, Any]) -> bool:
-    """EAGLE-3 markers in a draft's config (any one suffices; FORMATS.md §1.5)."""
+    """EAGLE-3 markers in a draft's config (any one suffices: trainers mark drafts differently)."""
     archs = cfg.get("architectures")
     if isinstance(archs, list) and any(
             isinstance(a, str) and any(m in a.lower() for m in _EAGLE3_MARKERS) for a in archs):

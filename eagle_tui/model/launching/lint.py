@@ -2,18 +2,16 @@
 
 The costly mistakes of speculative decoding do not fail: an EAGLE-3 draft launched with
 ``--speculative-algorithm EAGLE`` (vLLM: ``"method": "eagle"``) runs, answers correctly, and
-collapses acceptance length to ~1.0 (FORMATS.md §1.5). Only comparing the command with the
-checkpoints' ``config.json`` shows it, and minutes of loading are saved by doing it first.
+collapses acceptance length to ~1.0. Only comparing the command with the checkpoints'
+``config.json`` shows it, and minutes of loading are saved by doing it first.
 
 Pure: :func:`lint` takes the parsed command (:mod:`.cmdline`) and the facts gathered about the
 host (``eagle_tui.probe.facts``: configs, port, GPUs) and returns findings. Each finding has a
 level (``error``: the server will fail or run wrong; ``warning``: likely not what was meant;
 ``info``: what was checked or could not be), a stable ``code`` for scripts, and a fix in the
-engine's own terms where there is one.
-
-The checks run in the order a user should fix them: the command's own problems and paths (for
-every engine), the engine's rules (its profile's ``launch.rules``: the speculative settings read
-its way), then the host (port, GPUs, memory; every engine, through the dests its profile names).
+engine's own terms where there is one. The checks run in the order a user should fix them: the
+command's own problems and paths, the engine's rules (its profile's ``launch.rules``), then the
+host (port, GPUs, memory).
 """
 
 from __future__ import annotations

@@ -8,14 +8,9 @@ On a multi-node run the status line and the pane's title name the host shown ("a
 one host): with ``h`` switching hosts, a view that silently held only some lines would mislead.
 
 The filter/search box is drawn *in the status row* while it is open, and the pane edits its
-query from the keys that bubble up from the (still focused) log view. An ``Input`` below the
-status line cost ~50 ms per open or close on the 2-core machine (instrumented in tmux): the
-``-finding`` class restyled the pane's subtree, the focus move restyled it again (``.pane:
-focus-within``) and the log view twice more (each restyle of the view re-resolves its 15
-component classes and drops its cached rows, so every visible row was highlighted again), and
-showing the input changed the layout (a full compositor pass). Now ``/`` and ``Esc`` repaint
-one row. The footer still changes (``check_consume_key`` hides the keys that type, the
-pane's ``Enter``/``Esc`` bindings show): :class:`~.footer.KeyFooter` repaints its one row.
+query from the keys that bubble up from the (still focused) log view: an ``Input`` widget
+restyled the pane and the log view and forced a full layout pass on every open and close
+(docs/architecture.md, "Module notes"). Now ``/`` and ``Esc`` repaint one row.
 """
 
 from __future__ import annotations

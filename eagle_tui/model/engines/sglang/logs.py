@@ -1,4 +1,4 @@
-"""SGLang log lines → events, for every format era in FORMATS.md §1.
+"""SGLang log lines → events, for every format era of its releases.
 
 Messages arrive with the logger prefix already removed (``classify.split_prefix``), so this module
 only looks at what SGLang said. It searches for phrases rather than positions: the ``Decode
@@ -32,7 +32,7 @@ from eagle_tui.model.ingest.msgfields import MAX_MODELS, SpecFields, fields
 from eagle_tui.model.numbers import strict_float
 
 _DECODE_HEAD = re.compile(r"Decode batch(?: \[\d+\])?[.,] ?")
-# The rest of a ``Decode batch`` line after its head in every common shape of FORMATS.md §1.3
+# The rest of a ``Decode batch`` line after its head in every common shape of the releases
 # (dense or full-token usage, accept len/rate optional, cuda/cpu/npu graph optional, trailing
 # ", " or not); groups: running, tokens, usage, accept len, accept rate, graph, gen tps, queued.
 # Each key appears once and no value holds ", " or ": ", so ``fields`` would split it into
@@ -68,7 +68,7 @@ _SHARDS = re.compile(
     r":\s*\d+% Completed \| (\d+)/(\d+)"
 )
 # Bounded repeats, and a number starts only after a non-digit: ``(\d+)%`` retried at every digit
-# of a 40,000-digit run made this quadratic (20 s of CPU for one line).
+# of a long digit run made this quadratic in the line's length.
 _TQDM = re.compile(r"(?<!\d)(\d{1,15})%\|[^|]{0,512}\| (\d{1,15})/(\d{1,15})(?!\d)")
 _BS = re.compile(r"\((bs=\d+)")
 _CAPTURE = re.compile(
@@ -78,7 +78,7 @@ _CAPTURE = re.compile(
 _TYPE = re.compile(r"\btype=([\w.]+)")
 _DRAFT_ARCH = re.compile(r"Eagle|EAGLE|MTP|NextN|Nextn|Draft|Medusa|Speculator", re.ASCII)
 # Both ``server_args`` forms: ``ServerArgs(speculative_algorithm='EAGLE', ...)`` (older) and
-# 0.5.x's dict ``{'speculative_algorithm': 'EAGLE', ...}`` (one ~19 KB line). Only these keys are
+# 0.5.x's dict ``{'speculative_algorithm': 'EAGLE', ...}`` (one very long line). Only these keys are
 # read, each by one linear search (never an eval): the key, ``=`` or ``': ``, then a quoted string
 # of at most 4096 characters without quotes or backslashes (else left unread), an int, or None.
 _ARG_SEP = r"(?:=|': )"
@@ -132,8 +132,8 @@ def decode_stats(text: str, lineno: int, time: str | None, values_from: str) -> 
     """A ``Decode batch`` line. ``values_from`` is the text accept len / tok/s are read from.
 
     Bulk lines pass their raw text there (the chunk fast path reads exactly that), others pass
-    the normalized text. The common shapes are read by one :data:`DECODE_FIELDS` match (about
-    3x cheaper than splitting); any other rest of the line by :func:`decode_stats_generic`.
+    the normalized text. The common shapes are read by one :data:`DECODE_FIELDS` match (cheaper
+    than splitting); any other rest of the line by :func:`decode_stats_generic`.
     """
     m = _DECODE_HEAD.search(text)
     f = DECODE_FIELDS.fullmatch(text, m.end()) if m else None

@@ -3,8 +3,8 @@
 Messages arrive without the ``(Proc pid=N) LEVEL MM-DD HH:MM:SS [file.py:N]`` prefix. Stats are
 read by field name: the ``Engine 000:`` / ``N Engines Aggregated:`` line gained optional parts
 over releases (``Preemptions``, ``Deferred``, ``Corrupted``, cache hit rates), and the
-``SpecDecoding metrics:`` line exists in three formats (FORMATS.md §2.4), one of which prints no
-mean acceptance length — it is derived there as ``1 + accepted / (drafted / k)`` when the
+``SpecDecoding metrics:`` line exists in three formats, one of which prints no mean acceptance
+length — it is derived there as ``1 + accepted / (drafted / k)`` when the
 speculative settings gave ``k``. The V0 ``Speculative metrics:`` line derives it as
 ``emitted / (draft tokens / k)`` with the ``k`` it prints itself.
 
