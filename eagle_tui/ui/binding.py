@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from textual.dom import DOMNode
-from textual.reactive import var
+from textual.reactive import Reactive, var
 from textual.widget import Widget
 
 from eagle_tui.model.state import RECORDS, DashboardState
@@ -96,7 +96,9 @@ class RecordView(Widget):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.RECORDS = tuple(n for n in RECORDS if PREFIX + n in cls._reactives)
+        declared = {name for klass in cls.__mro__ for name, value in vars(klass).items()
+                    if isinstance(value, Reactive)}  # (Textual's own table is private)
+        cls.RECORDS = tuple(n for n in RECORDS if PREFIX + n in declared)
         for name in cls.RECORDS:  # a watcher the widget defines itself is kept
             watcher = f"_watch_{PREFIX}{name}"
             if getattr(cls, watcher, None) in (None, RecordView._mark_stale):
