@@ -81,9 +81,9 @@ def test_the_examples() -> None:
 
 
 async def test_the_relaunch_editor_shows_and_submits_the_command_intact() -> None:
-    """The editor's line holds nothing a terminal acts on, and Enter sends back the same words."""
+    """The editor's lines hold nothing a terminal acts on, and Enter sends back the same words."""
     from textual.app import App, ComposeResult
-    from textual.widgets import Input, Static
+    from textual.widgets import Static, TextArea
 
     from eagle_tui.model.launching.control import Relaunch
     from eagle_tui.ui.control import EditScreen
@@ -101,8 +101,8 @@ async def test_the_relaunch_editor_shows_and_submits_the_command_intact() -> Non
     app = Host()
     async with app.run_test() as pilot:
         await pilot.pause()
-        box = app.screen.query_one("#edit-command", Input)
-        assert is_inert(box.value) and "PWNED" in box.value  # spelled, not acted on
+        box = app.screen.query_one("#edit-command", TextArea)
+        assert is_inert(box.text, newlines=True) and "PWNED" in box.text  # spelled, not acted on
         assert is_inert(str(app.screen.query_one(".control-box").border_title))
         await pilot.press("enter")
         await pilot.pause()
@@ -233,7 +233,7 @@ def test_a_name_that_is_not_utf8_is_a_run_like_any_other(tmp_path: Path,
 
 
 # ------------------------------------------------------------------ end to end, in tmux
-# The editor (its Input) and the history's printing commands in a real terminal: afterwards the
+# The editor (its TextArea) and the history's printing commands in a real terminal: afterwards the
 # pane title is the one tmux gave, BEFORE is still on screen, the payload's words are nowhere.
 EDITOR_APP = """
 import sys

@@ -124,7 +124,7 @@ class EditScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="control-box") as box:
             set_border_title(box, inert(f"edit and relaunch {self.label}"))
-            yield CommandArea(inert("\n".join(self.start_lines)), id="edit-command",
+            yield CommandArea("\n".join(inert(x) for x in self.start_lines), id="edit-command",
                               soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
             yield Static("", id="edit-diff")
             yield Static("", classes="control-findings", id="edit-findings")
@@ -199,7 +199,8 @@ class EditScreen(ModalScreen[None]):
         if len(changes) > 9:
             rows.append(f"… and {len(changes) - 9} more")
         head = "changes from the running command:" if rows else "no change from the running command"
-        show(self.query_one("#edit-diff", Static), inert("\n".join([head, *rows])))
+        show(self.query_one("#edit-diff", Static),
+             Content("\n".join(inert(x) for x in [head, *rows])))
 
     def show_findings(self, lines: tuple[str, ...], text: str) -> None:
         """The lint found errors in ``text``: list them; Enter again launches anyway."""
