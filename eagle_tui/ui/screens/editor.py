@@ -42,9 +42,10 @@ from eagle_tui.model.launching.control import Relaunch
 from eagle_tui.model.launching.flags import FlagTable
 from eagle_tui.model.launching.redact import redact_words
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.sinks import set_border_title, show
+from eagle_tui.ui.sinks import set_border_title, show, static
 
 EDITOR_CSS = """
+EditScreen { align: center middle; }
 .control-box {
     width: 90%;
     max-width: 140;
@@ -128,7 +129,7 @@ class EditScreen(ModalScreen[None]):
                               soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
             yield Static("", id="edit-diff")
             yield Static("", classes="control-findings", id="edit-findings")
-            yield Static(Content(HINT), classes="control-hint", id="edit-hint")
+            yield static(Content(HINT), classes="control-hint", id="edit-hint")
 
     def on_mount(self) -> None:
         area = self.area
