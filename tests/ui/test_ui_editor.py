@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from eagle_tui.assembly.control import restore_secrets
 from eagle_tui.model.boundary.shellwords import join, split
+from eagle_tui.model.launching.cmdlines import lines_argv
 from eagle_tui.model.launching.control import Relaunch
 from eagle_tui.ui.control import EditScreen as ReExported
 from eagle_tui.ui.screens.editor import CommandArea, EditScreen
@@ -191,3 +192,16 @@ async def test_an_unclosed_quote_is_named_not_sent() -> None:
         assert "line 2" in str(screen.query_one("#edit-findings", Static).render())
         assert isinstance(screen.area, CommandArea)
     assert sent == []
+
+
+def test_each_mask_goes_back_to_its_own_flag_when_lines_move() -> None:
+    real = ["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz", *SG, "--speculative-num-draft-tokens", "4",
+            "--api-key", "sk-secret-value-123456"]
+    ls = EditScreen("#1", join(real), lambda r: None).start_lines
+    assert "--speculative-num-draft-tokens '***'" in ls  # (the wide rule: "token" in the name)
+    moved = [ls[-1], *ls[:-1]]  # the --api-key line first
+    words = restore_secrets(lines_argv("\n".join(moved), None), real)
+    assert words[words.index("--api-key") + 1] == "sk-secret-value-123456"
+    assert words[words.index("--speculative-num-draft-tokens") + 1] == "4"
+    renamed = restore_secrets(["--key", "***", "--speculative-num-draft-tokens", "***"], real)
+    assert renamed[1] == "sk-secret-value-123456" and renamed[3] == "4"  # then in order
