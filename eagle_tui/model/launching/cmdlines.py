@@ -61,7 +61,7 @@ def command_lines(command: list[str] | str,
     lines = [shellwords.join([w]) for w in words[:len(env)]]
     head = words[len(env):start]
     args = words[start:]
-    groups = _by_options(args)
+    groups = _by_options(args, dotted=table is not None and table.dotted)
     if groups and not _is_option(groups[0][0]):  # ``serve MODEL``: the model is the entry's
         head = head + groups.pop(0)
     if head:
@@ -73,14 +73,21 @@ def command_lines(command: list[str] | str,
     return lines
 
 
-def _by_options(words: list[str]) -> list[list[str]]:
-    """Words grouped so that each option starts a group (its values follow it)."""
+def _by_options(words: list[str], dotted: bool = False) -> list[list[str]]:
+    """Words grouped so that each option starts a group (its values follow it); with
+    ``dotted``, a ``--opt.key`` takes the next word whatever it is and no more, as that
+    parser does (a word after it is a group of its own)."""
     groups: list[list[str]] = []
+    take = closed = False
     for w in words:
-        if _is_option(w) or not groups:
+        if (_is_option(w) and not take) or not groups or closed:
             groups.append([w])
         else:
             groups[-1].append(w)
+        closed = take
+        take = dotted and not take and w.startswith("--") and "=" not in w and "." in w
+        closed = closed or (dotted and "=" in w and "." in w.partition("=")[0]
+                            and w.startswith("--"))
     return groups
 
 
@@ -113,16 +120,17 @@ def _option_of(word: str, table: FlagTable) -> str | None:
 def _fields(group: list[str], expand: set[str]) -> list[str] | None:
     """``--opt '{"a": 1}'`` as ``--opt.a 1`` lines, or ``None`` when it is not that shape."""
     opt, eq, explicit = group[0].partition("=")
-    if opt not in expand or len(group) != (1 if eq else 2):
+    if opt not in expand or len(group) < (1 if eq else 2):
         return None
     text = explicit if eq else group[1]
+    rest = group[1:] if eq else group[2:]  # positionals after the value: a line of their own
     obj = json_or_text(text)
     if not isinstance(obj, dict) or not obj:
         return None
     out: list[str] = []
     if not _flatten(obj, opt, out):
         return None
-    return out
+    return out + ([shellwords.join(rest)] if rest else [])
 
 
 def _flatten(obj: dict[str, Any], prefix: str, out: list[str]) -> bool:
@@ -195,6 +203,8 @@ def _join_fields(words: list[str], table: FlagTable) -> list[str]:
         key, eq, _ = words[i].partition("=")
         opt = _option_of(key, table) if key.startswith("--") and "." in key else None
         if opt is None or opt in whole or eq or i + 1 >= len(words):
+            if opt is not None:
+                whole.add(opt)  # a field the editor would not show so: all stay as typed
             i += 1
             continue
         found.setdefault(opt, []).append((i, key, words[i + 1]))
@@ -202,7 +212,7 @@ def _join_fields(words: list[str], table: FlagTable) -> list[str]:
     joined: dict[int, list[str]] = {}  # index of the first field: the words instead
     skip: set[int] = set()
     for opt, fields in found.items():
-        obj = _object(opt, fields)
+        obj = None if opt in whole else _object(opt, fields)
         if obj is None:
             continue
         joined[fields[0][0]] = [opt, json.dumps(obj)]

@@ -181,7 +181,8 @@ def commands(draw: st.DrawFn) -> list[str]:
         elif part == "json" and flags is VL_FLAGS:
             body += ["--speculative-config", json.dumps(draw(JSONOBJ))]
         elif part == "dotted" and flags is VL_FLAGS:
-            body += [f"--speculative-config.{draw(KEY)}", draw(PLAIN)]
+            key, value = f"--speculative-config.{draw(KEY)}", draw(PLAIN)
+            body += [f"{key}={value}"] if draw(st.booleans()) else [key, value]
     return [*env, *head, *body]
 
 
@@ -200,3 +201,13 @@ def test_lines_to_argv_to_lines_round_trips(argv: list[str]) -> None:
     ls = lines(argv)
     assert lines(back(ls)) == ls
     assert all("\n" not in x for x in ls)  # one argument, one line
+
+
+def test_a_dotted_key_takes_the_next_word_whatever_it_is() -> None:
+    for odd in (["--speculative-config.k", "--port", "1"], ["--speculative-config.k", "-="],
+                ["--speculative-config.k=v", "extra"]):
+        cmd = ["vllm", "serve", "m", *odd]
+        ls = lines(cmd)
+        assert meaning(back(ls)) == meaning(cmd) and lines(back(ls)) == ls
+    assert lines(["vllm", "serve", "m", "--speculative-config.k", "--port", "1"])[1:] == [
+        "--speculative-config.k --port", "1"]
