@@ -5,8 +5,9 @@ characters and all: Textual draws an ``Input``'s text as it is, so an ESC in a m
 retitled the terminal and cleared it (and the AST scan of sinks knew only ``Static``/``Label``).
 The mechanism: commands are quoted by ``model.shellwords`` (controls spelled as ANSI-C escapes,
 read back by the same module's splitter), every text widget is a sink the scan knows, and the
-editor's line is made by ``sinks.line_input``. Proven here with generated words: the quoting is
-inert and lossless, real ``bash`` reads it as we do, and the editor shows and submits it intact.
+editor's lines (a ``TextArea`` now, one argument a line) are each quoted so. Proven here with
+generated words: the quoting is inert and lossless, real ``bash`` reads it as we do, and the
+editor shows and submits it intact.
 """
 
 from __future__ import annotations
