@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -256,6 +257,7 @@ class LineChange:
     new: str | None
 
 
+@lru_cache(maxsize=4096)  # (an edit changes one line: the others' keys are read again)
 def line_key(line: str) -> str:
     """What a line sets: its option (``--port``, ``--speculative-config.method``), its env
     variable (``HF_TOKEN=``), or the line itself (the entry, a positional)."""
