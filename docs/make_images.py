@@ -6,6 +6,7 @@ the code draws. Re-run after a visible change:
 
     python docs/make_images.py          # all of them
     python docs/make_images.py fleet    # only the fleet screen
+    python docs/make_images.py editor   # only the relaunch editor
 """
 
 from __future__ import annotations
@@ -74,13 +75,31 @@ async def export_fleet(out: Path, size: tuple[int, int] = (160, 20)) -> Path:
     return path
 
 
+async def export_editor(out: Path, size: tuple[int, int] = (120, 40)) -> Path:
+    """The relaunch editor over the misconfigured run, the fix typed (its snapshot test's)."""
+    from tests.support.editor_scenario import editor_screen
+
+    app = make_app(SCENARIOS["misconfigured"](), UiConfig(theme="eagle-dark"))
+    app.animation_level = "none"
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        app.clear_notifications()
+        await app.push_screen(editor_screen())
+        await settle(pilot, app)
+        path = Path(app.save_screenshot(f"editor-{size[0]}x{size[1]}.svg", str(out)))
+    return path
+
+
 async def main() -> None:
     out = HERE / "img"
     out.mkdir(exist_ok=True)
-    only_fleet = sys.argv[1:] == ["fleet"]
-    for spec in () if only_fleet else IMAGES:
+    only = sys.argv[1:2]
+    for spec in () if only else IMAGES:
         print(await export(*spec, out))
-    print(await export_fleet(out))
+    if only in ([], ["fleet"]):
+        print(await export_fleet(out))
+    if only in ([], ["editor"]):
+        print(await export_editor(out))
 
 
 if __name__ == "__main__":

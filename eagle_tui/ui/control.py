@@ -7,9 +7,10 @@ handed to the control, and the control's answer comes back as a :class:`ControlR
 (posted from the control's thread; ``post_message`` is thread-safe). A ``relaunched`` answer carries
 the new run's session, which the app then shows instead of the old one.
 
-``E``: the command line is edited in one input; Enter lints it on the run's host. Errors are
-listed in the modal and the launch needs a second Enter ("launch anyway"); changing the line
-asks for a new lint. Esc cancels at any point, nothing is stopped until the relaunch goes.
+``E``: the command is edited one argument per line (:mod:`eagle_tui.ui.screens.editor`, which
+says how); Enter lints it on the run's host, errors are listed in the modal and the launch needs
+a second Enter ("launch anyway"). Esc cancels at any point, nothing is stopped until the
+relaunch goes.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from eagle_tui.model.boundary.termtext import Inert
-from eagle_tui.model.launching.control import Intent, Kill, Outcome, Relaunch, Restart
+from eagle_tui.model.launching.control import Intent, Kill, Outcome, Restart
 from eagle_tui.ui.keys import CONTROL_OFF
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.sinks import line_input, notify, set_border_title, show, static
+from eagle_tui.ui.screens.editor import EditScreen
+from eagle_tui.ui.sinks import notify, static
 
 MODAL_CSS = """
 .control-box {
@@ -42,7 +44,6 @@ MODAL_CSS = """
     background: $surface;
     padding: 1 2;
 }
-.control-box Input { margin: 1 0; }
 .control-findings { color: $error; height: auto; }
 .control-hint { color: $text-muted; }
 """
@@ -89,70 +90,6 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
-
-
-class EditScreen(ModalScreen[None]):
-    """Edit the run's command, lint it, relaunch it (see the module docstring)."""
-
-    DEFAULT_CSS = MODAL_CSS
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", show=False),
-    ]
-
-    def __init__(self, label: str, command: str, submit: Callable[[Relaunch], None]) -> None:
-        super().__init__()
-        self.label = label
-        self.command = command
-        self._submit = submit
-        self.armed: str | None = None  # the line whose lint errors were shown: Enter forces
-        self.waiting = False
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="control-box") as box:
-            set_border_title(box, inert(f"edit and relaunch {self.label}"))
-            yield line_input(inert(self.command), id="edit-command")
-            yield Static("", classes="control-findings", id="edit-findings")
-            yield Static(Content("Enter: lint, then stop the run and launch the edit as a new "
-                                 "run · Esc: cancel"), classes="control-hint", id="edit-hint")
-
-    @property
-    def input(self) -> Input:
-        return self.query_one("#edit-command", Input)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if self.waiting:
-            return
-        text = event.value
-        force = self.armed is not None and self.armed == text
-        self.waiting = True
-        self._hint("linting…" if not force else "launching anyway…")
-        self._submit(Relaunch(text, force=force))
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if self.armed is not None and event.value != self.armed:
-            self.armed = None
-            self._hint("changed: Enter lints the new line")
-
-    def show_findings(self, lines: tuple[str, ...], text: str) -> None:
-        """The lint found errors in ``text``: list them; Enter again launches anyway."""
-        self.waiting = False
-        self.armed = text
-        show(self.query_one("#edit-findings", Static),
-             Content("\n".join(inert(x) for x in lines)))
-        self._hint("lint found errors: Enter again launches anyway · edit to re-lint · "
-                   "Esc: cancel")
-
-    def failed(self, message: str) -> None:
-        self.waiting = False
-        show(self.query_one("#edit-findings", Static), inert(message))
-        self._hint("Enter: try again · Esc: cancel")
-
-    def _hint(self, text: str) -> None:
-        show(self.query_one("#edit-hint", Static), inert(text))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 UNAVAILABLE = CONTROL_OFF
@@ -229,7 +166,7 @@ class ControlledApp(App[int]):
         outcome = message.outcome
         edit = self._edit
         if outcome.kind == "lint_errors" and edit is not None:
-            edit.show_findings(outcome.findings, edit.input.value)
+            edit.show_findings(outcome.findings, edit.submitted)
             return
         if outcome.kind == "failed":
             if edit is not None:

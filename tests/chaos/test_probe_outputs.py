@@ -5,8 +5,9 @@ characters and all: Textual draws an ``Input``'s text as it is, so an ESC in a m
 retitled the terminal and cleared it (and the AST scan of sinks knew only ``Static``/``Label``).
 The mechanism: commands are quoted by ``model.shellwords`` (controls spelled as ANSI-C escapes,
 read back by the same module's splitter), every text widget is a sink the scan knows, and the
-editor's line is made by ``sinks.line_input``. Proven here with generated words: the quoting is
-inert and lossless, real ``bash`` reads it as we do, and the editor shows and submits it intact.
+editor's lines (a ``TextArea`` now, one argument a line) are each quoted so. Proven here with
+generated words: the quoting is inert and lossless, real ``bash`` reads it as we do, and the
+editor shows and submits it intact.
 """
 
 from __future__ import annotations
@@ -81,9 +82,9 @@ def test_the_examples() -> None:
 
 
 async def test_the_relaunch_editor_shows_and_submits_the_command_intact() -> None:
-    """The editor's line holds nothing a terminal acts on, and Enter sends back the same words."""
+    """The editor's lines hold nothing a terminal acts on, and Enter sends back the same words."""
     from textual.app import App, ComposeResult
-    from textual.widgets import Input, Static
+    from textual.widgets import Static, TextArea
 
     from eagle_tui.model.launching.control import Relaunch
     from eagle_tui.ui.control import EditScreen
@@ -101,8 +102,8 @@ async def test_the_relaunch_editor_shows_and_submits_the_command_intact() -> Non
     app = Host()
     async with app.run_test() as pilot:
         await pilot.pause()
-        box = app.screen.query_one("#edit-command", Input)
-        assert is_inert(box.value) and "PWNED" in box.value  # spelled, not acted on
+        box = app.screen.query_one("#edit-command", TextArea)
+        assert is_inert(box.text, newlines=True) and "PWNED" in box.text  # spelled, not acted on
         assert is_inert(str(app.screen.query_one(".control-box").border_title))
         await pilot.press("enter")
         await pilot.pause()
@@ -233,7 +234,7 @@ def test_a_name_that_is_not_utf8_is_a_run_like_any_other(tmp_path: Path,
 
 
 # ------------------------------------------------------------------ end to end, in tmux
-# The editor (its Input) and the history's printing commands in a real terminal: afterwards the
+# The editor (its TextArea) and the history's printing commands in a real terminal: afterwards the
 # pane title is the one tmux gave, BEFORE is still on screen, the payload's words are nowhere.
 EDITOR_APP = """
 import sys

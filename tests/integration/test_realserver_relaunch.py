@@ -73,8 +73,9 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
             await pilot.press("E")
             edit = app.screen
             assert isinstance(edit, EditScreen)
-            edit.input.value = edit.input.value.replace("--speculative-algorithm EAGLE ",
-                                                        "--speculative-algorithm EAGLE3 ")
+            edit.area.text = "\n".join(
+                "--speculative-algorithm EAGLE3" if x == "--speculative-algorithm EAGLE" else x
+                for x in edit.area.text.split("\n"))
             await pilot.pause()
             await pilot.press("enter")  # lint: no error now, so it relaunches at once
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)

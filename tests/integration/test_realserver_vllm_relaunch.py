@@ -66,9 +66,10 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
             await pilot.press("E")
             edit = app.screen
             assert isinstance(edit, EditScreen)
-            assert '"method": "eagle"' in edit.input.value
-            edit.input.value = edit.input.value.replace('"method": "eagle"',
-                                                        '"method": "eagle3"')
+            lines = edit.area.text.split("\n")
+            assert "--speculative-config.method eagle" in lines
+            edit.area.text = "\n".join(x + "3" if x == "--speculative-config.method eagle" else x
+                                        for x in lines)
             await pilot.pause()
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)

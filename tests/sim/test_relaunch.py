@@ -154,13 +154,14 @@ async def test_edit_lints_fixes_eagle_and_acceptance_recovers(launched: Launched
         await pilot.press("E")
         edit = app.screen
         assert isinstance(edit, EditScreen)
-        assert "--speculative-algorithm EAGLE " in edit.input.value
+        assert "--speculative-algorithm EAGLE" in edit.area.text.split("\n")
         # first: the same mistake is refused by the lint, with the reason in the modal
         await pilot.press("enter")
         await until(pilot, lambda: edit.armed is not None, "the lint's findings")
         assert app.session is old_session
-        edit.input.value = edit.input.value.replace("--speculative-algorithm EAGLE ",
-                                                    "--speculative-algorithm EAGLE3 ")
+        edit.area.text = "\n".join(
+            "--speculative-algorithm EAGLE3" if x == "--speculative-algorithm EAGLE" else x
+            for x in edit.area.text.split("\n"))
         await pilot.pause()
         assert edit.armed is None  # changed: linted again
         await pilot.press("enter")
@@ -304,9 +305,11 @@ async def test_the_vllm_demo_loop_crash_then_E(tmp_path: Path) -> None:
             old = app.session
             await pilot.press("E")
             edit = app.screen
-            assert isinstance(edit, EditScreen) and '"method": "eagle"' in edit.input.value
-            edit.input.value = edit.input.value.replace('"method": "eagle"',
-                                                        '"method": "eagle3"')
+            assert isinstance(edit, EditScreen)
+            lines = edit.area.text.split("\n")
+            assert "--speculative-config.method eagle" in lines
+            edit.area.text = "\n".join(x + "3" if x == "--speculative-config.method eagle" else x
+                                        for x in lines)
             await pilot.pause()
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not old, "the relaunch")

@@ -63,3 +63,18 @@ def test_snapshot_filter_box_open(snap_compare: Any) -> None:
     app = snapshot_app("ready_metrics", "eagle-dark")
     keys = ("slash", *"debug", "left")
     assert snap_compare(app, terminal_size=SIZES["160x48"], run_before=before(app, keys))
+
+
+def test_snapshot_relaunch_editor(snap_compare: Any) -> None:
+    """``E`` (or the fix key) over the dashboard: one argument a line, the diff under it."""
+    from tests.support.editor_scenario import editor_screen
+
+    app = snapshot_app("misconfigured", "eagle-dark")
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await settle(pilot, app)
+        app.clear_notifications()
+        await app.push_screen(editor_screen())
+        await settle(pilot, app)
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=run)
