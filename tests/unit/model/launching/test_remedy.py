@@ -283,3 +283,38 @@ def test_the_alerts_with_a_known_fix_carry_the_engines_edit() -> None:
             cmd = parse_command(words, TABLES)
             fixed = parse_command(apply(cmd, r, TABLES[p.name]), TABLES)
             assert p.launch.read_plan(fixed).algorithm in ("EAGLE3", "eagle3")
+
+
+def test_cli_lint_fix_prints_the_fixed_command_and_json_argv() -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "eagle_tui", "lint", "--fix"]
+    cmd = ["python", "-m", "sglang.launch_server", "--model-path", str(FIX / "target"),
+           "--speculative-algo=EAGLE", "--speculative-draft-model-path",
+           str(FIX / "eagle3-sglang"), "--device", "cpu"]
+    p = subprocess.run([*base, "--", *cmd], capture_output=True, text=True, timeout=60,
+                       check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(p.stdout.splitlines()) == 1
+    fixed = shlex.split(p.stdout)
+    assert fixed == [w if w != "--speculative-algo=EAGLE" else "--speculative-algo=EAGLE3"
+                     for w in cmd]
+    assert "fixed spec-eagle3-draft-as-eagle" in p.stderr
+    p = subprocess.run([*base, "--json", "--", *cmd], capture_output=True, text=True,
+                       timeout=60, check=False)
+    out = json.loads(p.stdout)
+    assert p.returncode == 0 and out["argv"] == fixed and out["errors"] == 0
+    assert [f["code"] for f in out["fixed"]] == ["spec-eagle3-draft-as-eagle"]
+    assert out["left"] == []
+    # an error with no remedy stays: exit 0 all the same (nothing fixable is left)
+    nodraft = ["python", "-m", "sglang.launch_server", "--model-path", str(FIX / "target"),
+               "--speculative-algorithm", "EAGLE3", "--device", "cpu"]
+    p = subprocess.run([*base, "--", *nodraft], capture_output=True, text=True, timeout=60,
+                       check=False)
+    assert p.returncode == 0 and shlex.split(p.stdout) == nodraft
+    assert "left (spec-eagle3-no-draft)" in p.stderr
+    p = subprocess.run([*base, "--", "python", "train.py"], capture_output=True, text=True,
+                       timeout=60, check=False)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
