@@ -15,7 +15,7 @@ asks for a new lint. Esc cancels at any point, nothing is stopped until the rela
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Protocol
 
 from textual.app import App, ComposeResult
@@ -28,6 +28,7 @@ from textual.widgets import Input, Static
 
 from eagle_tui.model.boundary.termtext import Inert
 from eagle_tui.model.launching.control import Intent, Kill, Outcome, Relaunch, Restart
+from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.ui.keys import CONTROL_OFF
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import line_input, notify, set_border_title, show, static
@@ -58,6 +59,11 @@ class RunControl(Protocol):
     def command(self) -> str: ...
 
     def request(self, intent: Intent, reply: Callable[[Outcome], None]) -> None: ...
+
+    @property
+    def remedies(self) -> tuple[Remedy, ...]: ...
+
+    def fixed(self, remedies: Sequence[Remedy]) -> str | None: ...
 
 
 class ControlReply(Message):
