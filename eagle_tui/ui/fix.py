@@ -26,7 +26,7 @@ from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.ui.control import ControlledApp, EditScreen
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.sinks import notify, static
+from eagle_tui.ui.sinks import notify, set_line, static
 
 
 def _words(command: str) -> list[str]:
@@ -84,9 +84,9 @@ class FixScreen(EditScreen):
         text = self.fixed_command if self.showing_fix else self.original
         for editor in self.query("#edit-command"):
             if isinstance(editor, Input):
-                editor.value = text
+                set_line(editor, inert(text))
             elif isinstance(editor, TextArea):
-                editor.load_text(text)
+                editor.load_text(inert(text))
 
 
 def fix_titles(remedies: Sequence[Remedy]) -> list[str]:
