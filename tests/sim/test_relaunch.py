@@ -191,7 +191,8 @@ async def test_fix_key_relaunches_with_the_known_fix(launched: Launched) -> None
                     "an alert with a fix")
         await until(pilot, lambda: app.fix_offered, "F to be offered")
         assert "Fix" in str(app.query_one("KeyFooter").render())
-        assert "F fix" in str(app.query_one(AlertsPane).render())
+        await until(pilot, lambda: "F fix" in str(app.query_one(AlertsPane).render()),
+                    "the alert's F fix", 10)  # (the panes repaint at most every interval)
         old_session = app.session
         await pilot.press("F")
         fix = app.screen
