@@ -118,7 +118,7 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     try:
         await connect_one(transport)
         prep = await prepare(transport, words, cwd=args.cwd, env=env)
-        if args.fix:
+        if getattr(args, "fix", False):  # (a Namespace built by a caller may lack it)
             prep, fixed = await prepare_fixed(transport, prep, cwd=args.cwd, env=env)
             for f in fixed.applied:
                 if f.remedy is not None:
