@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from eagle_tui.launch.plan import Prepared
     from eagle_tui.launch.process import Launched
     from eagle_tui.model.launching.lint import Finding
+    from eagle_tui.model.launching.remedy import Remedy
     from eagle_tui.transport.base import Transport
 
 Reply = Callable[[Outcome], None]
@@ -151,6 +152,29 @@ class LaunchControl:
     def command(self) -> str:
         """The current run's command as the editor shows it: shell-quoted, secrets masked."""
         return join(redact_words(self._argv))
+
+    @property
+    def remedies(self) -> tuple[Remedy, ...]:
+        """The lint's remedies for the current run's command (less a busy port: the run's own
+        port is freed before a relaunch starts)."""
+        return tuple(f.remedy for f in self._findings(self._prep) if f.remedy is not None)
+
+    def fixed(self, remedies: Sequence[Remedy]) -> str | None:
+        """The current command with ``remedies`` applied, as the editor shows it (secrets
+        masked; the relaunch puts them back); ``None`` when they change nothing."""
+        from eagle_tui.model.launching.cmdline import CommandError, parse_command
+        from eagle_tui.model.launching.remedy import apply
+        from eagle_tui.probe.tables import load_tables
+
+        tables = load_tables()
+        words = list(self._argv)
+        for remedy in dict.fromkeys(remedies):
+            try:
+                cmd = parse_command(words, tables)
+                words = apply(cmd, remedy, tables[cmd.engine])
+            except (CommandError, KeyError):  # a flag this engine's table lacks: not its fix
+                continue
+        return join(redact_words(words)) if words != self._argv else None
 
     def attach(self, session: ThreadedSession) -> None:
         """The session the dashboard shows for the current run (its state is the summary

@@ -1,4 +1,4 @@
-"""``eagle-tui launch [--ssh DEST] [--log PATH] [--name NAME] [--env K[=V]]... [--force]
+"""``eagle-tui launch [--ssh DEST] [--log PATH] [--name NAME] [--env K[=V]]... [--force] [--fix]
 [--no-tui] [--read-only] -- CMD...``: lint, start detached, record, then watch.
 
 Exit codes (``--no-tui``, like ``wait``): 0 ready, 1 the server crashed, 2 usage or refused
@@ -50,6 +50,9 @@ def register(subparsers: Any) -> None:
                    help="folder to start the server in (default: here; the login folder "
                    "over SSH)")
     p.add_argument("--force", action="store_true", help="launch despite lint errors")
+    p.add_argument("--fix", action="store_true",
+                   help="apply the lint's known fixes to the command before starting it (what "
+                   "changed is printed)")
     p.add_argument("--no-tui", action="store_true",
                    help="no dashboard: print progress like `wait` and exit with its codes")
     p.add_argument("--read-only", action="store_true",
@@ -94,9 +97,11 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     """Lint and start; returns (exit code if finished, the started run)."""
     from eagle_tui.commands.lint import print_text
     from eagle_tui.history.store import HistoryError, RunStore
-    from eagle_tui.launch.plan import env_values, prepare, start
+    from eagle_tui.launch.plan import env_values, prepare, prepare_fixed, start
     from eagle_tui.launch.process import LaunchError
+    from eagle_tui.model.boundary.shellwords import join
     from eagle_tui.model.launching.cmdline import CommandError
+    from eagle_tui.model.launching.redact import redact_words
     from eagle_tui.transport.base import TransportError
 
     try:
@@ -113,6 +118,15 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
     try:
         await connect_one(transport)
         prep = await prepare(transport, words, cwd=args.cwd, env=env)
+        if getattr(args, "fix", False):  # (a Namespace built by a caller may lack it)
+            prep, fixed = await prepare_fixed(transport, prep, cwd=args.cwd, env=env)
+            for f in fixed.applied:
+                if f.remedy is not None:
+                    warn(inert_lines(f"eagle-tui launch: fixed {f.code}: "
+                                     f"{f.remedy.describe()}"), err)
+            if fixed.applied:
+                warn(inert_lines(f"eagle-tui launch: command: {join(redact_words(prep.argv))}"),
+                     err)
         if not prep.result.ok or prep.result.count("warning"):
             print_text(prep.cmd, prep.result, err, transport.host)
         if not prep.result.ok and not args.force:

@@ -18,7 +18,7 @@ from eagle_tui.history.store import RunStore, data_dir
 from eagle_tui.launch.process import Launched, new_token, start_detached
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
-from eagle_tui.model.launching.lint import LintResult, lint
+from eagle_tui.model.launching.lint import Fixed, LintResult, fix, lint
 from eagle_tui.model.launching.redact import redact_words
 from eagle_tui.probe.facts import gather
 from eagle_tui.probe.tables import load_tables
@@ -73,6 +73,16 @@ async def prepare(transport: Transport, argv: list[str], *, cwd: str | None = No
     where = cwd or (os.getcwd() if not transport.host else ".")
     facts = await gather(cmd, transport, cwd=where, environ=env if transport.host else None)
     return Prepared(list(argv), cmd, lint(cmd, facts), where, {**dict(cmd.env), **(env or {})})
+
+
+async def prepare_fixed(transport: Transport, prep: Prepared, *, cwd: str | None = None,
+                        env: dict[str, str] | None = None) -> tuple[Prepared, Fixed]:
+    """``prep`` with its lint's remedies applied, parsed and linted again on the same host
+    (``prep`` itself, and nothing applied, when no finding has a remedy)."""
+    fixed = fix(prep.cmd, prep.result, load_tables()[prep.cmd.engine])
+    if not fixed.applied:
+        return prep, fixed
+    return await prepare(transport, fixed.words, cwd=cwd, env=env), fixed
 
 
 def run_argv(argv: list[str]) -> list[str]:

@@ -96,6 +96,23 @@ async def port_in_use(transport: Transport, port: int) -> bool | None:
     return False if seen else None
 
 
+async def free_port(transport: Transport, port: int, tries: int = 100) -> int | None:
+    """The first port above ``port`` nothing listens on (``None``: cannot tell, or none)."""
+    tables: list[str] = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            raw = await asyncio.wait_for(transport.read_file(name, 8 << 20), TIMEOUT_S)
+        except (TransportError, TimeoutError):
+            continue
+        tables.append(raw.decode("ascii", "replace"))
+    if not tables:
+        return None
+    for cand in range(port + 1, min(port + 1 + tries, 65536)):
+        if not any(_listening(t, cand) for t in tables):
+            return cand
+    return None
+
+
 async def gpus(transport: Transport) -> tuple[tuple[GpuFact, ...] | None, str]:
     """The host's GPUs from one ``nvidia-smi --query-gpu`` (no NVML needed remotely)."""
     argv = ["nvidia-smi", "--query-gpu=index,name,memory.total,memory.free",
@@ -148,8 +165,10 @@ async def gather(cmd: ParsedCommand, transport: Transport, *, cwd: str | None = 
         port_in_use(transport, port),
         none() if is_cpu else gpus(transport))
     gpu_list, note = gpu_info if gpu_info is not None else (None, "CPU build")
+    free = await free_port(transport, port) if in_use else None
     return LintFacts(host=transport.host, model=model_fact, draft=draft_fact,
-                     port_in_use=in_use, gpus=gpu_list, gpu_note=note, cpu_build=is_cpu)
+                     port_in_use=in_use, free_port=free, gpus=gpu_list, gpu_note=note,
+                     cpu_build=is_cpu)
 
 
-__all__ = ["cpu_build", "gather", "gpus", "model_path", "port_in_use", "read_config"]
+__all__ = ["cpu_build", "free_port", "gather", "gpus", "model_path", "port_in_use", "read_config"]

@@ -18,7 +18,7 @@ from eagle_tui.model.events import Event, UserMarker
 from eagle_tui.model.fold.prefix import line_text
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.config import UiConfig
-from eagle_tui.ui.control import ControlledApp
+from eagle_tui.ui.fix import FixingApp
 from eagle_tui.ui.keys import KEYS
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.sinks import notify
@@ -48,7 +48,7 @@ class SessionLike(Protocol):
     def stop(self) -> None: ...
 
 
-class KeyActions(ControlledApp):
+class KeyActions(FixingApp):
     """The actions behind the keys that act on the log view and the screen; the app
     (:class:`~eagle_tui.ui.app.EagleApp`) lays the panes out and shows them."""
 

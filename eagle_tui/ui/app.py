@@ -272,6 +272,7 @@ class EagleApp(KeyActions, RecordSource):
         self._shown_phase = state.startup.phase
         self.model.feed_gpus(state)
         publish(self, state)  # each pane bound to a replaced record repaints
+        self.sync_fix(state.alerts)
         self._show_summary(state)
         if state.startup.crash is not None and not self._crash_shown:
             self._crash_shown = True
@@ -386,6 +387,8 @@ class EagleApp(KeyActions, RecordSource):
             return self._log_hosts > 1
         if action in ("kill_run", "restart_run", "edit_run"):
             return self.control is not None
+        if action == "fix_run":
+            return self.fix_offered
         return True
 
 

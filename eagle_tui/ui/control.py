@@ -16,7 +16,7 @@ relaunch goes.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar, Protocol
 
 from textual.app import App, ComposeResult
@@ -29,6 +29,7 @@ from textual.widgets import Static
 
 from eagle_tui.model.boundary.termtext import Inert
 from eagle_tui.model.launching.control import Intent, Kill, Outcome, Restart
+from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.ui.keys import CONTROL_OFF
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.editor import EditScreen
@@ -59,6 +60,11 @@ class RunControl(Protocol):
     def command(self) -> str: ...
 
     def request(self, intent: Intent, reply: Callable[[Outcome], None]) -> None: ...
+
+    @property
+    def remedies(self) -> tuple[Remedy, ...]: ...
+
+    def fixed(self, remedies: Sequence[Remedy]) -> str | None: ...
 
 
 class ControlReply(Message):

@@ -62,6 +62,11 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("E", "E", "edit_run", "Edit",
             "Edit the launched run's command, lint it and relaunch it as a new run.", True,
             CONTROL_OFF),
+    KeySpec("F", "F", "fix_run", "Fix",
+            "Relaunch with the fix eagle-tui knows (an alert's or the lint's): the relaunch "
+            "dialog opens on the fixed command, the change shown; Enter lints and relaunches.",
+            True, "F is off: no known fix for this run (or it was not launched by eagle-tui "
+            "here, or the dashboard is --read-only)."),
     KeySpec("ctrl+s", "ctrl+s", "save_log", "Save log",
             "Save the log buffer to a text file (the notification names it)."),
     KeySpec("t", "t", "cycle_theme", "Theme", "Cycle dark → light → high-contrast themes.", True),
@@ -92,6 +97,7 @@ LOCAL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("K / R confirmation", "y / Enter · n / Esc", "go ahead · cancel"),
     ("E command editor", "Enter", "lint the line; with errors shown, Enter again launches"),
     ("E command editor", "Esc", "cancel (nothing is stopped)"),
+    ("F fix dialog", "ctrl+r", "switch the line between the fix and the running command"),
     ("Anywhere", "Tab / Shift+Tab", "move focus between panes"),
     ("Anywhere", "ctrl+p", "command palette: every action by name"),
 )

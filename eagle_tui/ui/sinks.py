@@ -77,6 +77,11 @@ def line_input(value: Inert = _EMPTY, **kwargs: Any) -> Input:
     return Input(inert(value), **kwargs)
 
 
+def set_line(widget: Input, value: Inert) -> None:
+    """``widget.value`` of a one-line input, made inert as :func:`line_input` makes it."""
+    widget.value = inert(value)
+
+
 def set_border_title(widget: Widget, title: Inert | Content | None) -> None:
     """``widget.border_title`` (one line: a newline in a title is shown as U+FFFD)."""
     widget.border_title = None if title is None else _one_line(title)
@@ -105,4 +110,4 @@ def _one_line(title: Inert | Content) -> Content:
 
 
 __all__ = ["add_row", "checked", "checked_text", "line_input", "notify", "set_border_subtitle",
-           "set_border_title", "set_tooltip", "show", "static"]
+           "set_border_title", "set_line", "set_tooltip", "show", "static"]

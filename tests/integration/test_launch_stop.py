@@ -180,6 +180,24 @@ def test_launch_refused_on_lint_errors_unless_forced(tmp_path: Path,
         assert cli(["stop", "last", "--yes"], shim_env).returncode == 0
 
 
+def test_launch_fix_applies_the_lints_remedies_and_says_so(
+        tmp_path: Path, shim_env: dict[str, str]) -> None:
+    fix = Path(__file__).resolve().parents[1] / "fixtures" / "lint"
+    port = free_port()
+    cmd = ["--", "python", "-m", "sglang.launch_server", "--model-path", str(fix / "target"),
+           "--speculative-algo=EAGLE", "--speculative-draft-model-path",
+           str(fix / "eagle3-sglang"), "--port", str(port), "--device", "cpu"]
+    p = cli(["launch", "--no-tui", "--fix", "--json", "--timeout", "30", *cmd], shim_env)
+    try:
+        assert p.returncode == 0, p.stderr
+        assert "fixed spec-eagle3-draft-as-eagle" in p.stderr
+        assert "--speculative-algo=EAGLE3" in p.stderr and "refused" not in p.stderr
+        run = RunStore(tmp_path / "data" / "runs.sqlite3").list(demo=None)[0]
+        assert "--speculative-algo=EAGLE3" in (run.command or "")
+    finally:
+        assert cli(["stop", "last", "--yes"], shim_env).returncode == 0
+
+
 def test_attach_discovers_the_launched_server(tmp_path: Path, shim_env: dict[str, str]) -> None:
     target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
     port = free_port()

@@ -111,3 +111,46 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
     finally:
         await asyncio.to_thread(dash.close)
         await asyncio.to_thread(control.stop_current, 60.0)
+
+
+async def test_launch_force_then_F_relaunches_with_the_fix(
+        sglang_command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fix in one key: the critical alert offers ``F``; ``F`` then ``Enter`` relaunches
+    with ``--speculative-algorithm EAGLE3`` (the alert's and the lint's remedy) as a new run
+    with its parent, and the fixed run serves with at least twice the accept length."""
+    from eagle_tui.ui.fix import FixScreen
+
+    monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
+    argv, env = sglang_command("EAGLE", free_port())
+    started, store, control, dash = await launched_dashboard(argv, env, tmp_path, "fix")
+    app = dash.app
+    first = started.run
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.startup.ready, "the misconfigured server",
+                        START_LIMIT_S)
+            await asyncio.to_thread(load, started.prep.url)
+            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
+            bad = accept_of(app) or 0.0
+            await until(pilot, lambda: app.fix_offered, "F to be offered", 30)
+            assert any(a.remedy is not None and a.severity == "critical"
+                       for a in app.state.alerts), app.state.alerts
+            old_session = app.session
+            await pilot.press("F")
+            fix = app.screen
+            assert isinstance(fix, FixScreen)
+            assert "--speculative-algorithm EAGLE3 " in fix.input.value
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
+            await until(pilot, lambda: app.state.startup.ready, "the fixed server", START_LIMIT_S)
+            await asyncio.to_thread(load, started.prep.url)
+            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
+            good = accept_of(app) or 0.0
+            print(f"F: accept len {good:.2f} (was {bad:.2f})")
+            assert good >= 2.5 and good >= 2 * bad
+            rows = sorted(store.list(), key=lambda r: r.id)
+            assert [r.parent for r in rows] == [None, first.id]
+            assert "EAGLE3" in (rows[1].command or "")
+    finally:
+        await asyncio.to_thread(dash.close)
+        await asyncio.to_thread(control.stop_current, 60.0)

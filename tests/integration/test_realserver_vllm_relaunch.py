@@ -89,3 +89,46 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
     finally:
         await asyncio.to_thread(dash.close)
         await asyncio.to_thread(control.stop_current, 60.0)
+
+
+async def test_vllm_refusal_offers_F_in_the_banner_and_F_fixes_the_json(
+        vllm_command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same refusal: the crash banner offers ``F``; ``F`` opens the dialog with
+    ``"method": "eagle3"`` set inside the JSON (the lint's remedy) and ``Enter`` relaunches."""
+    from textual.widgets import Static
+
+    from eagle_tui.ui.fix import FixScreen
+
+    monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
+    argv, env = vllm_command("eagle", free_port())
+    started, store, control, dash = await launched_dashboard(argv, env, tmp_path, "vllm-fix")
+    print(f"remedies of the running command: {control.remedies}")
+    app = dash.app
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await until(pilot, lambda: app.state.startup.crash is not None, "the refusal", 240)
+            await until(pilot, lambda: app.fix_offered, "F to be offered", 10)
+            await pilot.pause(0.5)
+            hint = str(app.query_one("#crash-hint", Static).render())
+            assert "F: relaunch with the known fix" in hint, hint
+            old_session = app.session
+            await pilot.press("F")
+            fix = app.screen
+            assert isinstance(fix, FixScreen)
+            assert '"method": "eagle3"' in fix.input.value
+            assert '"method": "eagle"' in fix.original
+            await pilot.press("enter")
+            await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
+            await until(pilot, lambda: app.state.startup.ready, "the fixed vLLM server",
+                        START_LIMIT_S)
+            await asyncio.to_thread(completions, started.prep.url)
+            await until(pilot, lambda: figures.accept_len(app.state).value is not None,
+                        "its acceptance", 60)
+            print(f"vLLM F: accept len {figures.accept_len(app.state).value:.2f}")
+            assert (figures.accept_len(app.state).value or 0) > 1.0
+            rows = sorted(store.list(), key=lambda r: r.id)
+            assert [r.parent for r in rows] == [None, rows[0].id]
+            assert '"method": "eagle3"' in (rows[1].command or "")
+    finally:
+        await asyncio.to_thread(dash.close)
+        await asyncio.to_thread(control.stop_current, 60.0)

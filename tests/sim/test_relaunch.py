@@ -181,6 +181,41 @@ async def test_edit_lints_fixes_eagle_and_acceptance_recovers(launched: Launched
         assert "prev #1    accept 1." in screen_text(app)
 
 
+async def test_fix_key_relaunches_with_the_known_fix(launched: Launched) -> None:
+    from eagle_tui.ui.fix import FixScreen
+    from eagle_tui.ui.widgets.alerts import AlertsPane
+
+    app, store = launched.app, launched.store
+    first = store.list(demo=True)[0]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: any(a.remedy is not None for a in app.state.alerts),
+                    "an alert with a fix")
+        await until(pilot, lambda: app.fix_offered, "F to be offered")
+        assert "Fix" in str(app.query_one("KeyFooter").render())
+        await until(pilot, lambda: "F fix" in str(app.query_one(AlertsPane).render()),
+                    "the alert's F fix", 10)  # (the panes repaint at most every interval)
+        old_session = app.session
+        await pilot.press("F")
+        fix = app.screen
+        assert isinstance(fix, FixScreen)
+        line = fix.input.value
+        assert "--speculative-algorithm EAGLE3 " in line and line == fix.fixed_command
+        assert fix.original == launched.demo.control.command != line
+        assert "EAGLE3" in str(fix.query_one("#fix-diff").render())
+        await pilot.press("ctrl+r")  # back to the running command, and to the fix again
+        assert fix.input.value == fix.original
+        await pilot.press("ctrl+r")
+        assert fix.input.value == line
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not old_session, "the relaunch")
+        assert not isinstance(app.screen, FixScreen)
+        await until(pilot, lambda: (serving_accept(app) or 0) > 2.0, "acceptance to recover")
+        new = max(store.list(demo=True), key=lambda r: r.id)
+        assert new.parent == first.id and "EAGLE3" in (new.command or "")
+        await until(pilot, lambda: not app.fix_offered, "F to go with the fix")
+        assert "Fix" not in str(app.query_one("KeyFooter").render())
+
+
 async def test_read_only_has_no_keys(tmp_path: Path) -> None:
     demo = DemoLaunch(demo_args("healthy"), store=RunStore(tmp_path / "runs.sqlite3"))
     dash: Dashboard | None = None
@@ -190,7 +225,7 @@ async def test_read_only_has_no_keys(tmp_path: Path) -> None:
         app = dash.app
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.pause()
-            for key in ("kill_run", "restart_run", "edit_run"):
+            for key in ("kill_run", "restart_run", "edit_run", "fix_run"):
                 assert app.check_action(key, ()) is False
             await pilot.press("K")
             await pilot.press("E")

@@ -118,6 +118,17 @@ def test_alert_order_root_cause_first_and_stable_within_a_batch() -> None:
     assert alerts_content([a]).plain == "✗ CRITICAL A"
 
 
+def test_an_alert_with_a_fix_says_f_only_when_f_applies() -> None:
+    from eagle_tui.model.launching.remedy import set_flag
+
+    fixable = Alert("eagle3_draft_with_eagle", "critical", "A",
+                    remedy=set_flag("--speculative-algorithm", "EAGLE3"))
+    other = Alert("drafts_rejected", "critical", "B")
+    assert alerts_content([fixable, other], fix=True).plain == \
+        "✗ CRITICAL A  F fix\n✗ CRITICAL B"
+    assert "F fix" not in alerts_content([fixable, other]).plain  # no control: no F
+
+
 def test_status_line_priorities_fit_80_columns() -> None:
     s = state_of("misconfigured")
     line = status_line(s, "a-very-long-source-label-that-should-go-first", 80).plain

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from eagle_tui.model.launching.flags import ParsedCommand
+from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.model.record import Record, record
 
 Level = Literal["error", "warning", "info"]
@@ -30,6 +31,7 @@ class Finding(Record):
     message: str
     flag: str | None = None
     fix: str | None = None
+    remedy: Remedy | None = None  # the fix as edits of the command, when it is certain
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class LintFacts:
     model: ConfigFact | None = None
     draft: ConfigFact | None = None
     port_in_use: bool | None = None
+    free_port: int | None = None  # the next port up that nothing listens on (when in use)
     gpus: tuple[GpuFact, ...] | None = None
     gpu_note: str = ""  # why the GPUs are not known ("no NVIDIA driver", ...)
     cpu_build: bool = False

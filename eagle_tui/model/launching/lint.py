@@ -34,7 +34,9 @@ from eagle_tui.model.launching.checks import (
     expected_hidden,
     is_eagle3_config,
 )
-from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile
+from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
+from eagle_tui.model.launching.flags import FlagTable
+from eagle_tui.model.launching.remedy import Remedy, apply, set_flag
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,10 @@ def host(c: LintInput) -> list[Finding]:
     if facts.port_in_use:
         out.append(Finding("error", "port-in-use", f"port {port} is already in use{where} (the "
                            "server fails at the HTTP server with 'address already in use')",
-                           "--port", "choose a free --port, or stop the server using it"))
+                           launch.port_flag, "choose a free --port, or stop the server using it",
+                           set_flag(launch.port_flag, str(facts.free_port),
+                                    f"use the free port {facts.free_port}")
+                           if facts.free_port else None))
     device = str(cmd.get(launch.device_dest) or "")
     if facts.cpu_build or device == "cpu":
         out.append(Finding("info", "gpu-not-applicable", "GPU checks: not applicable (a CPU "
@@ -140,6 +145,7 @@ def host(c: LintInput) -> list[Finding]:
         frac = launch.mem_default
     if frac is not None:
         typed = cmd.typed(launch.mem_dest) or launch.mem_flag
+        remedy = _fitting_fraction(visible[:tp], launch.mem_flag)
         for g in visible[:tp]:
             if g.total_mib > 0 and g.free_mib / g.total_mib < frac:
                 out.append(Finding(
@@ -147,8 +153,43 @@ def host(c: LintInput) -> list[Finding]:
                     "gpu-memory", f"GPU {g.index} ({g.name}): {g.free_mib / 1024:.1f} of "
                     f"{g.total_mib / 1024:.1f} GiB free ({g.free_mib / g.total_mib:.0%}), but "
                     f"{typed} {frac:g} asks for {frac:.0%} of it", typed,
-                    "free the GPU, or lower " + typed))
+                    "free the GPU, or lower " + typed, remedy))
     return out
+
+
+def _fitting_fraction(gpus: list[GpuFact], flag: str) -> Remedy | None:
+    """The largest fraction (in hundredths, rounded down) that every GPU has free."""
+    ratios = [g.free_mib / g.total_mib for g in gpus if g.total_mib > 0]
+    if not ratios or not flag:
+        return None
+    value = int(min(ratios) * 100) / 100
+    return set_flag(flag, f"{value:g}", f"take {value:.0%} of the GPU memory (what is free)") \
+        if value >= 0.05 else None
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A command with the lint's remedies applied: its words and what was changed."""
+
+    words: list[str]
+    applied: tuple[Finding, ...]
+
+
+def fix(cmd: ParsedCommand, result: LintResult, table: FlagTable) -> Fixed:
+    """Every remedy of ``result``'s findings applied to ``cmd``, in the lint's order (each
+    edit on the command as the previous ones left it; one remedy found twice is made once)."""
+    words = [*cmd.prefix, *cmd.args]
+    done: list[Remedy] = []
+    applied: list[Finding] = []
+    for f in result.findings:
+        if f.remedy is None:
+            continue
+        if f.remedy not in done:
+            words = apply(cmd, f.remedy, table)
+            cmd = parse_command(words, {cmd.engine: table})
+            done.append(f.remedy)
+        applied.append(f)
+    return Fixed(words, tuple(applied))
 
 
 def _visible(cmd: ParsedCommand, gpus: tuple[GpuFact, ...]) -> list[GpuFact]:
@@ -164,5 +205,5 @@ def _visible(cmd: ParsedCommand, gpus: tuple[GpuFact, ...]) -> list[GpuFact]:
 BEFORE: tuple[LintRule, ...] = (problems, paths)
 AFTER: tuple[LintRule, ...] = (host,)
 
-__all__ = ["AFTER", "BEFORE", "LEVELS", "ConfigFact", "Finding", "GpuFact", "LintFacts",
-           "LintResult", "SpecPlan", "is_eagle3_config", "lint", "spec_plan"]
+__all__ = ["AFTER", "BEFORE", "LEVELS", "ConfigFact", "Finding", "Fixed", "GpuFact",
+           "LintFacts", "LintResult", "SpecPlan", "fix", "is_eagle3_config", "lint", "spec_plan"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eagle_tui.model.events import Severity
+from eagle_tui.model.launching.remedy import Remedy
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,6 +16,7 @@ class Alert:
     severity: Severity
     message: str
     lineno: int | None = None
+    remedy: Remedy | None = None  # the edit of the launch command that fixes it, when known
 
     def as_dict(self) -> dict[str, str]:
         return {"kind": self.kind, "severity": self.severity, "message": self.message}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from eagle_tui.model.engines import profile_of
 from eagle_tui.model.engines.facets.logs import AlertWording
+from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.activity import stuck_collective, stuck_message
 from eagle_tui.model.views.figures import accept_len, tok_s
@@ -65,6 +66,12 @@ def _wording(state: DashboardState) -> AlertWording:
     return profile.logs.wording if profile is not None else AlertWording()
 
 
+def _eagle3_remedy(state: DashboardState) -> Remedy | None:
+    """The engine's edit that makes the server run the draft as EAGLE-3 (``None``: unknown)."""
+    profile = profile_of(state.startup.engine)
+    return profile.launch.eagle3_remedy if profile is not None else None
+
+
 def rule_drafts_rejected(state: DashboardState) -> Alert | None:
     vals = accept_len(state).series.values(last_n=REJECT_CONSECUTIVE)
     if len(vals) < REJECT_CONSECUTIVE or any(v > REJECT_ACCEPT_LEN for v in vals):
@@ -97,6 +104,7 @@ def rule_hidden_dims(state: DashboardState) -> Alert | None:
         "critical",
         f"EAGLE-3 aux hidden states not captured: was the server launched with "
         f"{launched}? hidden_states dim is {dim}, {detail}.",
+        remedy=_eagle3_remedy(state),
     )
 
 
@@ -119,6 +127,7 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
             "critical",
             f"{draft} is an EAGLE-3 checkpoint but the server runs {runs}: {what}. "
             f"{wording.eagle3_fix}",
+            remedy=_eagle3_remedy(state),
         )
     return Alert(
         "eagle3_draft_with_eagle",
@@ -126,6 +135,7 @@ def rule_eagle3_draft_with_eagle(state: DashboardState) -> Alert | None:
         f"{draft} is an EAGLE-3 checkpoint but the server runs {runs}: "
         "the draft gets final hidden states instead of 3 concatenated layers and acceptance "
         f"collapses silently. {wording.eagle3_fix}",
+        remedy=_eagle3_remedy(state),
     )
 
 

@@ -47,7 +47,8 @@ class AlertOrder:
         return sorted(alerts, key=lambda a: self._seen[a.kind])
 
 
-def alerts_content(alerts: Sequence[Alert]) -> Content:
+def alerts_content(alerts: Sequence[Alert], fix: bool = False) -> Content:
+    """One line per alert; ``fix``: the alerts with a remedy say that ``F`` applies it."""
     if not alerts:
         return Content.styled("no alerts", "$text-muted")
     lines = []
@@ -56,6 +57,7 @@ def alerts_content(alerts: Sequence[Alert]) -> Content:
         lines.append(Content.assemble(
             (f"{SEVERITY_ICON.get(a.severity, '·')} {a.severity.upper():<8} ", f"{style} bold"),
             (inert(a.message), style if a.severity == "critical" else "$text"),
+            ("  F fix" if fix and a.remedy is not None else "", "$accent bold"),
         ))
     return Content("\n").join(lines)
 
@@ -68,6 +70,7 @@ class AlertsPane(RecordView):
         self.border_title = "Alerts"
         self.order = AlertOrder()
         self.alerts: list[Alert] = []
+        self.fix_offered = False  # the app's ``F`` has a fix to apply (``ui/fix.py``)
 
     def repaint(self) -> None:
         alerts = self.state_alerts
@@ -78,7 +81,7 @@ class AlertsPane(RecordView):
         self.refresh(layout=True)
 
     def render(self) -> Content:
-        return checked(alerts_content(self.alerts))
+        return checked(alerts_content(self.alerts, self.fix_offered))
 
 
 __all__ = ["AlertOrder", "AlertsPane", "alerts_content"]

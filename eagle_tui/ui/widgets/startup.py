@@ -288,6 +288,7 @@ class StartupPane(RecordView, Vertical):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = "Startup"
+        self.fix_offered = False  # the app's ``F`` has a fix to apply (``ui/fix.py``)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="crash"):
@@ -313,7 +314,9 @@ class StartupPane(RecordView, Vertical):
             show(cause, Content.assemble((f" ▸ {where}: ", "$accent bold"),
                                          (inert(crash.message), "$text")))
             show(self.query_one("#crash-hint", Static),
-                 Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text")))
+                 Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text"),
+                                  (" · F: relaunch with the known fix" if self.fix_offered
+                                   else "", "$accent bold")))
 
 
 __all__ = ["STEPS", "RootCause", "StartupPane", "crash_title", "note_parts", "startup_content",

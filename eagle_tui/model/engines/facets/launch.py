@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from eagle_tui.model.launching.checks import LintRule, PlanReader, no_plan
 from eagle_tui.model.launching.flags import FlagTable
+from eagle_tui.model.launching.remedy import Remedy
 
 SERVE = "serve"  # the subcommand a console script starts the server with
 
@@ -36,6 +37,7 @@ class LaunchFacet:
     model_positional: bool = False  # the model may be the first positional argument
     model_flag: str = "--model"  # how messages name where the model is given
     port_dest: str = "port"
+    port_flag: str = "--port"
     host_dest: str = "host"
     device_dest: str = "device"
     tp_dest: str = "tensor_parallel_size"
@@ -47,6 +49,8 @@ class LaunchFacet:
     # the speculative plan read the engine's way, and the engine's own lint rules
     read_plan: PlanReader = no_plan
     rules: tuple[LintRule, ...] = ()
+    # the edit that makes a running server capture EAGLE-3's aux layers (an alert's fix)
+    eagle3_remedy: Remedy | None = None
 
     def examples(self) -> tuple[str, ...]:
         """The entry points for messages (``usage``, else made from the modules and scripts)."""

@@ -19,6 +19,7 @@ from eagle_tui.model.launching.checks import (
     is_eagle3_config,
 )
 from eagle_tui.model.launching.flags import ParsedCommand
+from eagle_tui.model.launching.remedy import Remedy, set_flag
 
 ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "UNO", "DSPARK",
               "FROZEN_KV_MTP")
@@ -73,14 +74,21 @@ def draft_fits_algorithm(c: LintInput) -> list[Finding]:
             f"draft its final hidden state ({width}) instead of their concatenation ({triple}); "
             "the draft's fc projection is then skipped without any error and acceptance length "
             "collapses to ~1.0 — slower than no speculation", flag,
-            "--speculative-algorithm EAGLE3")]
+            "--speculative-algorithm EAGLE3", algorithm_remedy("EAGLE3"))]
     if wants3 and not draft3:
         return [Finding(
             "error", "spec-eagle3-wrong-draft",
             f"{flag} {algo} with a draft that is not an EAGLE-3 checkpoint ({arch(draft_cfg)} "
             f"at {c.plan.draft}: no Eagle3 architecture, eagle_config or draft_vocab_size)", flag,
-            "use the EAGLE-3 draft, or the algorithm this draft was trained for (EAGLE)")]
+            "use the EAGLE-3 draft, or the algorithm this draft was trained for (EAGLE)",
+            # only an EAGLE(-1) draft is certainly fixed by the algorithm; another needs its own
+            algorithm_remedy("EAGLE") if "eagle" in arch(draft_cfg).lower() else None)]
     return []
+
+
+def algorithm_remedy(algorithm: str) -> Remedy:
+    """Run the draft as ``algorithm``: the fix of a draft/algorithm mismatch."""
+    return set_flag("--speculative-algorithm", algorithm, f"run the draft as {algorithm}")
 
 
 def aux_layer_ids(c: LintInput) -> list[Finding]:
@@ -111,11 +119,14 @@ def draft_shape(c: LintInput) -> list[Finding]:
         out.append(Finding("warning", "spec-draft-tokens-adjusted", f"--speculative-eagle-topk "
                            f"1 with --speculative-num-draft-tokens {ndt}: SGLang adjusts it to "
                            f"num-steps + 1 = {steps + 1}", "--speculative-num-draft-tokens",
-                           f"--speculative-num-draft-tokens {steps + 1}"))
+                           f"--speculative-num-draft-tokens {steps + 1}",
+                           set_flag("--speculative-num-draft-tokens", str(steps + 1))))
     elif ndt is not None and ndt > steps * topk + 1:
         out.append(Finding("error", "spec-draft-tokens-tree", f"--speculative-num-draft-tokens "
                            f"{ndt} exceeds the draft tree (num-steps × topk + 1 = "
-                           f"{steps * topk + 1})", "--speculative-num-draft-tokens"))
+                           f"{steps * topk + 1})", "--speculative-num-draft-tokens",
+                           f"--speculative-num-draft-tokens {steps * topk + 1}",
+                           set_flag("--speculative-num-draft-tokens", str(steps * topk + 1))))
     return out
 
 
@@ -133,8 +144,9 @@ LAUNCH = LaunchFacet(
     mem_flag="--mem-fraction-static",
     cpu_env=(("SGLANG_USE_CPU_ENGINE", "1"),),
     read_plan=read_plan,
+    eagle3_remedy=algorithm_remedy("EAGLE3"),
     rules=(known_algorithm, eagle3_needs_draft, draft_fits_algorithm, hidden_width,
            aux_layer_ids, draft_shape),
 )
 
-__all__ = ["ALGORITHMS", "LAUNCH", "read_plan"]
+__all__ = ["ALGORITHMS", "LAUNCH", "algorithm_remedy", "read_plan"]

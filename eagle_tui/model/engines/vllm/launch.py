@@ -19,6 +19,7 @@ from eagle_tui.model.launching.checks import (
     is_eagle3_config,
 )
 from eagle_tui.model.launching.flags import ParsedCommand, as_json
+from eagle_tui.model.launching.remedy import Remedy, set_flag, set_key
 
 _NEEDS_TOKENS = ("eagle", "eagle3", "draft_model", "ngram")
 
@@ -79,13 +80,15 @@ def draft_fits_method(c: LintInput) -> list[Finding]:
             f"With {algo} vLLM (0.32, measured) refuses to start: it looks for an EAGLE-1 model "
             "of the draft (Eagle + its architecture) and finds none; an EAGLE-3 draft needs the "
             f"three aux layers' concatenation ({triple}), not the final hidden state ({width})",
-            flag, "\"method\": \"eagle3\" in --speculative-config")]
+            flag, "\"method\": \"eagle3\" in --speculative-config", method_remedy(c.cmd, "eagle3"))]
     if wants3 and not draft3:
         return [Finding(
             "error", "spec-eagle3-wrong-draft",
             f"{flag} {algo} with a draft that is not an EAGLE-3 checkpoint ({arch(draft_cfg)} "
             f"at {c.plan.draft}: no Eagle3 architecture, eagle_config or draft_vocab_size)", flag,
-            "use the EAGLE-3 draft, or the algorithm this draft was trained for (eagle)")]
+            "use the EAGLE-3 draft, or the algorithm this draft was trained for (eagle)",
+            # only an EAGLE(-1) draft is certainly fixed by the method; another needs its own
+            method_remedy(c.cmd, "eagle") if "eagle" in arch(draft_cfg).lower() else None)]
     return []
 
 
@@ -101,7 +104,22 @@ def num_tokens(c: LintInput) -> list[Finding]:
         return []
     return [Finding("error", "spec-num-tokens", "--speculative-config has no "
                     "\"num_speculative_tokens\" (vLLM requires it)", "--speculative-config",
-                    "add \"num_speculative_tokens\": 3")]
+                    "add \"num_speculative_tokens\": 3", _tokens_remedy(c.cmd))]
+
+
+def method_remedy(cmd: ParsedCommand | None, method: str) -> Remedy:
+    """Set the method where the command gives it: the JSON (or its dotted keys), else
+    ``--spec-method`` when that is how it was given (the JSON wins over it, as in vLLM)."""
+    title = f"run the draft as {method}"
+    if cmd is not None and cmd.has("spec_method") and not cmd.has("speculative_config"):
+        return set_flag("--spec-method", method, title)
+    return set_key("--speculative-config", "method", method, title)
+
+
+def _tokens_remedy(cmd: ParsedCommand) -> Remedy:
+    if cmd.has("spec_method") and not cmd.has("speculative_config"):
+        return set_flag("--spec-tokens", "3", "speculate 3 tokens")
+    return set_key("--speculative-config", "num_speculative_tokens", 3, "speculate 3 tokens")
 
 
 LAUNCH = LaunchFacet(
@@ -122,8 +140,9 @@ LAUNCH = LaunchFacet(
     mem_default=0.9,
     cpu_env=(("VLLM_TARGET_DEVICE", "cpu"),),
     read_plan=read_plan,
+    eagle3_remedy=method_remedy(None, "eagle3"),
     rules=(method_inferred, eagle3_needs_draft, draft_fits_method, hidden_width, aux_layer_ids,
            num_tokens),
 )
 
-__all__ = ["LAUNCH", "read_plan"]
+__all__ = ["LAUNCH", "method_remedy", "read_plan"]

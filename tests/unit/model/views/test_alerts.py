@@ -7,6 +7,7 @@ from eagle_tui.model.events import (
     CrashEvent,
     DecodeStats,
     DraftConfig,
+    EngineDetected,
     Event,
     HealthSample,
     HiddenStateDims,
@@ -76,6 +77,23 @@ def test_eagle3_draft_launched_as_eagle_from_config_or_log() -> None:
     assert rule_eagle3_draft_with_eagle(st(spec)) is None  # draft unknown: no guess
     assert is_eagle3_architecture("Eagle3LlamaForCausalLM")
     assert not is_eagle3_architecture(None) and not is_eagle3_architecture("")
+
+
+def test_the_algorithm_alerts_carry_their_engines_fix() -> None:
+    from eagle_tui.model.engines import profile_of
+
+    cfg = DraftConfig("/d", ("LlamaForCausalLMEagle3",), True, 7168)
+    for engine in ("sglang", "vllm"):
+        profile = profile_of(engine)
+        assert profile is not None and profile.launch.eagle3_remedy is not None
+        s = st(EngineDetected(engine), SpecConfig("EAGLE", "/d"), cfg, HiddenStateDims(7168, 1))
+        fired = {a.kind: a for a in s.alerts}
+        for kind in ("eagle3_draft_with_eagle", "hidden_dims"):
+            assert fired[kind].remedy == profile.launch.eagle3_remedy, (engine, kind)
+        assert all(a.remedy is None for a in s.alerts if a.kind not in
+                   ("eagle3_draft_with_eagle", "hidden_dims"))
+    unknown = st(SpecConfig("EAGLE", "/d"), cfg, HiddenStateDims(7168, 1))
+    assert all(a.remedy is None for a in unknown.alerts)  # no engine: no edit to offer
 
 
 def test_below_baseline_uses_the_log_then_metrics_and_ignores_idle_zeros() -> None:
