@@ -28,6 +28,7 @@ from eagle_tui.assembly.open import Dashboard, prepare_dashboard
 from eagle_tui.commands.demo_launch import DemoLaunch, demo_subscribers
 from eagle_tui.history.store import RunStore
 from eagle_tui.model.events import Phase
+from eagle_tui.model.launching.cmdline import split_command
 from eagle_tui.model.views import figures
 from eagle_tui.model.views.runsummary import ready_seconds
 from eagle_tui.ui.app import EagleApp
@@ -198,14 +199,16 @@ async def test_fix_key_relaunches_with_the_known_fix(launched: Launched) -> None
         await pilot.press("F")
         fix = app.screen
         assert isinstance(fix, FixScreen)
-        line = fix.input.value
-        assert "--speculative-algorithm EAGLE3 " in line and line == fix.fixed_command
-        assert fix.original == launched.demo.control.command != line
+        line = fix.command_text()
+        assert "--speculative-algorithm EAGLE3" in line
+        assert fix.argv() == split_command(fix.fixed_command)
+        assert fix.original == launched.demo.control.command != fix.fixed_command
         assert "EAGLE3" in str(fix.query_one("#fix-diff").render())
+        assert "EAGLE3" in str(fix.query_one("#edit-diff").render())  # the editor's own diff
         await pilot.press("ctrl+r")  # back to the running command, and to the fix again
-        assert fix.input.value == fix.original
+        assert fix.argv() == split_command(fix.original)
         await pilot.press("ctrl+r")
-        assert fix.input.value == line
+        assert fix.command_text() == line
         await pilot.press("enter")
         await until(pilot, lambda: app.session is not old_session, "the relaunch")
         assert not isinstance(app.screen, FixScreen)
