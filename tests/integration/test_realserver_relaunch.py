@@ -139,7 +139,7 @@ async def test_launch_force_then_F_relaunches_with_the_fix(
             await pilot.press("F")
             fix = app.screen
             assert isinstance(fix, FixScreen)
-            assert "--speculative-algorithm EAGLE3 " in fix.input.value
+            assert "--speculative-algorithm EAGLE3" in fix.command_text()
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
             await until(pilot, lambda: app.state.startup.ready, "the fixed server", START_LIMIT_S)

@@ -11,6 +11,7 @@ start (seconds) and one real start; run apart from the shared vLLM server's test
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import httpx
@@ -115,7 +116,10 @@ async def test_vllm_refusal_offers_F_in_the_banner_and_F_fixes_the_json(
             await pilot.press("F")
             fix = app.screen
             assert isinstance(fix, FixScreen)
-            assert '"method": "eagle3"' in fix.input.value
+            words = fix.argv()
+            config = json.loads(words[words.index("--speculative-config") + 1])
+            assert config["method"] == "eagle3"  # the editor's field, joined back into the JSON
+            assert "--speculative-config.method eagle3" in fix.text
             assert '"method": "eagle"' in fix.original
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
