@@ -11,8 +11,10 @@ every consumer uses it: the tests under ``tests/unit/model/engines/`` check that
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from eagle_tui.model.engines import EngineProfile
+from eagle_tui.model.engines import EngineProfile, register, unregister
 from eagle_tui.model.engines.facets import FleetFacet, LaunchFacet, LogFacet, MetricsFacet
 from eagle_tui.model.engines.facets.fleet import Figure, FleetReading
 from eagle_tui.model.engines.facets.logs import LogPrefix
@@ -41,7 +43,7 @@ class ToyParser:
         pass
 
 
-def _read(now: Scrape, base: Scrape, reset: bool) -> MetricsSample:
+def read_scrape(now: Scrape, base: Scrape, reset: bool) -> MetricsSample:
     dt = now.t - base.t
     tps = accept = None
     if base is not now and dt > 0:
@@ -53,7 +55,7 @@ def _read(now: Scrape, base: Scrape, reset: bool) -> MetricsSample:
                          running=None if running is None else int(running), counter_reset=reset)
 
 
-def _fleet(figure: Figure, _positions: object) -> FleetReading:
+def read_fleet(figure: Figure, _positions: object) -> FleetReading:
     tok_s, steps = figure("tok_s"), figure("verify")
     return FleetReading(tok_s, bool(steps), (tok_s or 0.0) / steps if steps else None)
 
@@ -64,12 +66,12 @@ TABLE = FlagTable("toyllm", "1.0", (
     FlagSpec(("--mem",), "mem", None)))
 
 
-def _plan(cmd: ParsedCommand) -> SpecPlan:
+def read_plan(cmd: ParsedCommand) -> SpecPlan:
     draft = cmd.get("draft")
     return SpecPlan("toy" if draft else None, "--draft", draft=draft)
 
 
-def _needs_tp(c: LintInput) -> list[Finding]:
+def needs_tp(c: LintInput) -> list[Finding]:
     return [] if c.cmd.has("tp") else [Finding("warning", "toy-tp", "toyllm wants --tp", "--tp")]
 
 
@@ -82,14 +84,25 @@ PROFILE = EngineProfile(
         parser=ToyParser,
     ),
     metrics=MetricsFacet(prefix="toy:", gauges=("toy:running",),
-                         counters=("toy:tokens", "toy:steps"), read=_read,
+                         counters=("toy:tokens", "toy:steps"), read=read_scrape,
                          window_counters=("toy:tokens", "toy:steps"), gen_counter="toy:tokens"),
     fleet=FleetFacet(markers=("toy:running",), gen_tokens=("toy:tokens_total",),
-                     verify=("toy:steps_total",), running=("toy:running",), read=_fleet),
+                     verify=("toy:steps_total",), running=("toy:running",), read=read_fleet),
     launch=LaunchFacet(modules=("toyllm.server",), scripts=("toyllm",), flag_table=TABLE,
                        tp_dest="tp", tp_flag="--tp", mem_dest="mem", mem_flag="--mem",
-                       mem_default=0.5, read_plan=_plan, rules=(_needs_tp,)),
+                       mem_default=0.5, read_plan=read_plan, rules=(needs_tp,)),
 )
+
+
+@contextmanager
+def registered(profile: EngineProfile) -> Iterator[EngineProfile]:
+    """``profile`` registered for the block, forgotten after it."""
+    register(profile)
+    try:
+        yield profile
+    finally:
+        unregister(profile.name)
+
 
 LOG = """<toy 10:00:00> Toy server version 1.0
 <toy 10:00:01> loading the toy model

@@ -8,45 +8,23 @@ from collections.abc import Iterator
 
 import pytest
 
-from eagle_tui.model.engines import EngineProfile, profiles, register, unregister
-from eagle_tui.model.engines.facets.launch import LaunchFacet
-from eagle_tui.model.launching.checks import Finding, LintFacts, LintInput, SpecPlan
+from eagle_tui.model.engines import EngineProfile, profiles
+from eagle_tui.model.launching.checks import LintFacts
 from eagle_tui.model.launching.cmdline import CommandError, find_engine, parse_command
 from eagle_tui.model.launching.discovery import ProcRow, find_servers
-from eagle_tui.model.launching.flags import FlagSpec, FlagTable, ParsedCommand
 from eagle_tui.model.launching.lint import lint
 from eagle_tui.probe.discover import scan_script, scan_words
 from eagle_tui.probe.facts import model_path
 from eagle_tui.probe.tables import available, load_table, load_tables
-
-TOY_TABLE = FlagTable("toyllm", "1.0", (
-    FlagSpec(("--model",), "model", None), FlagSpec(("--port",), "port", None),
-    FlagSpec(("--tp",), "tp", None), FlagSpec(("--draft",), "draft", None),
-    FlagSpec(("--mem",), "mem", None)))
-
-
-def _plan(cmd: ParsedCommand) -> SpecPlan:
-    draft = cmd.get("draft")
-    return SpecPlan("toy" if draft else None, "--draft", draft=draft)
-
-
-def _needs_tp(c: LintInput) -> list[Finding]:
-    return [] if c.cmd.has("tp") else [Finding("warning", "toy-tp", "toyllm wants --tp", "--tp")]
-
-
-TOY = EngineProfile(name="toyllm", label="ToyLLM", default_port=9123, launch=LaunchFacet(
-    modules=("toyllm.server",), scripts=("toyllm",), flag_table=TOY_TABLE, tp_dest="tp",
-    tp_flag="--tp", mem_dest="mem", mem_flag="--mem", mem_default=0.5, read_plan=_plan,
-    rules=(_needs_tp,)))
+from tests.support.toy_engine import PROFILE as TOY
+from tests.support.toy_engine import TABLE as TOY_TABLE
+from tests.support.toy_engine import registered
 
 
 @pytest.fixture
 def toy() -> Iterator[EngineProfile]:
-    register(TOY)
-    try:
-        yield TOY
-    finally:
-        unregister(TOY.name)
+    with registered(TOY) as profile:
+        yield profile
 
 
 def test_a_third_engine_is_read_by_its_entry_points_and_inline_table(toy: EngineProfile) -> None:

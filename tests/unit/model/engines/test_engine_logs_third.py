@@ -7,12 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from eagle_tui.model.engines import EngineProfile, register, unregister
+from eagle_tui.model.engines import EngineProfile
 from eagle_tui.model.engines.facets.logs import LogFacet, LogPrefix
 from eagle_tui.model.events import EngineDetected, Event, LineKind, Phase, PhaseEvent
 from eagle_tui.model.ingest import evidence
 from eagle_tui.model.ingest.crash import hint_for, kind_of
 from eagle_tui.model.ingest.parser import LogParser
+from tests.support.toy_engine import registered
 
 
 class ToyParser:
@@ -46,11 +47,8 @@ TOY = EngineProfile(
 
 @pytest.fixture
 def toy() -> Iterator[EngineProfile]:
-    register(TOY)
-    try:
-        yield TOY
-    finally:
-        unregister(TOY.name)
+    with registered(TOY) as profile:
+        yield profile
 
 
 def test_its_prefix_names_it_and_its_parser_reads_its_lines(toy: EngineProfile) -> None:

@@ -14,13 +14,12 @@ import pytest
 from eagle_tui.model.bench.benchfiles import counter_totals, metrics_figures
 from eagle_tui.model.engines import EngineProfile, register, unregister
 from eagle_tui.model.engines.facets import FleetFacet, MetricsFacet
-from eagle_tui.model.engines.facets.fleet import Figure, FleetReading
-from eagle_tui.model.engines.facets.metrics import Delta, Scrape
-from eagle_tui.model.events import MetricsSample
+from eagle_tui.model.engines.facets.metrics import Delta
 from eagle_tui.model.fleet.queries import fleet_groups, sparkline_queries
 from eagle_tui.model.fleet.snapshot import build_snapshot, group_figures
 from eagle_tui.sources.metrics import RateWindow, parse_metrics, wanted_names
 from eagle_tui.sources.prom_metrics import exposed_names, reading_of
+from tests.support.toy_engine import read_fleet, read_scrape
 
 TEXT = """# TYPE toy:running gauge
 toy:running{{tp_rank="0"}} {r}
@@ -33,23 +32,6 @@ toy:steps_total {s}
 """
 
 
-def _read(now: Scrape, base: Scrape, reset: bool) -> MetricsSample:
-    dt = now.t - base.t
-    tps = accept = None
-    if base is not now and dt > 0:
-        gen = now.counters["toy:tokens"] - base.counters["toy:tokens"]
-        steps = now.counters["toy:steps"] - base.counters["toy:steps"]
-        tps, accept = gen / dt, (gen / steps if steps else None)
-    running = now.gauges.get("toy:running")
-    return MetricsSample(t=now.t, engine=now.engine, gen_tps=tps, accept_len=accept,
-                         running=None if running is None else int(running), counter_reset=reset)
-
-
-def _fleet(figure: Figure, _positions: object) -> FleetReading:
-    tok_s, steps = figure("tok_s"), figure("verify")
-    return FleetReading(tok_s, bool(steps), (tok_s or 0.0) / steps if steps else None)
-
-
 def _window(delta: Delta, gen: float | None) -> tuple[float, float, str] | None:
     steps = delta("toy:steps")
     return (gen / steps, steps, "toy steps") if steps and gen is not None else None
@@ -58,11 +40,11 @@ def _window(delta: Delta, gen: float | None) -> tuple[float, float, str] | None:
 TOY = EngineProfile(
     name="toy", label="Toy", default_port=9999,
     metrics=MetricsFacet(prefix="toy:", gauges=("toy:running",),
-                         counters=("toy:tokens", "toy:steps"), read=_read,
+                         counters=("toy:tokens", "toy:steps"), read=read_scrape,
                          window_counters=("toy:tokens", "toy:steps"), gen_counter="toy:tokens",
                          window_accept=_window),
     fleet=FleetFacet(markers=("toy:running",), gen_tokens=("toy:tokens_total",),
-                     verify=("toy:steps_total",), running=("toy:running",), read=_fleet,
+                     verify=("toy:steps_total",), running=("toy:running",), read=read_fleet,
                      accept=lambda rate: f"{rate(('toy:tokens_total',))} / "
                                          f"{rate(('toy:steps_total',))}"),
 )
