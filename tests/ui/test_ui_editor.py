@@ -195,13 +195,13 @@ async def test_an_unclosed_quote_is_named_not_sent() -> None:
 
 
 def test_each_mask_goes_back_to_its_own_flag_when_lines_move() -> None:
-    real = ["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz", *SG, "--speculative-num-draft-tokens", "4",
+    real = ["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz", *SG, "--admin-api-key", "admin-secret-7",
             "--api-key", "sk-secret-value-123456"]
     ls = EditScreen("#1", join(real), lambda r: None).start_lines
-    assert "--speculative-num-draft-tokens '***'" in ls  # (the wide rule: "token" in the name)
+    assert "--admin-api-key '***'" in ls and "--api-key '***'" in ls
     moved = [ls[-1], *ls[:-1]]  # the --api-key line first
     words = restore_secrets(lines_argv("\n".join(moved), None), real)
     assert words[words.index("--api-key") + 1] == "sk-secret-value-123456"
-    assert words[words.index("--speculative-num-draft-tokens") + 1] == "4"
-    renamed = restore_secrets(["--key", "***", "--speculative-num-draft-tokens", "***"], real)
-    assert renamed[1] == "sk-secret-value-123456" and renamed[3] == "4"  # then in order
+    assert words[words.index("--admin-api-key") + 1] == "admin-secret-7"
+    renamed = restore_secrets(["--key", "***", "--admin-key", "***"], real)
+    assert renamed[1] == "admin-secret-7" and renamed[3] == "sk-secret-value-123456"  # in order

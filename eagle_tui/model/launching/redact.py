@@ -4,7 +4,7 @@ A launch command carries ``--api-key sk-...`` or ``HF_TOKEN=hf_...`` as often as
 written to the run history, shown in the dashboard and printed by ``runs show``. Every such
 place goes through :func:`redact_words`: values of secret-looking flags and of secret-looking
 ``KEY=value`` words become ``***``, and so do token-shaped words wherever they stand. The rule
-is deliberately wide (a false positive hides a value; a false negative leaks one).
+reads the name's words (a flag that counts tokens is not a token).
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ import re
 from eagle_tui.model.boundary.shellwords import join, split
 
 MASK = "***"
-_SECRET_NAME = re.compile(r"(?:api[-_]?key|token|secret|passw(?:or)?d|credential|auth)",
-                          re.IGNORECASE)
+# Secret by the last word of the name (a name ends in what it holds), never a substring:
+# ``HF_TOKEN`` and ``--api-key`` are; ``--max-total-tokens``, ``--speculative-token-map`` and
+# ``--tokenizer`` are not.
+_SECRET_WORDS = frozenset({"token", "key", "apikey", "secret", "password", "passwd", "pwd",
+                           "auth"})
+_NAME_PARTS = re.compile(r"[^A-Za-z0-9]+")
 _TOKEN_SHAPE = re.compile(r"^(?:hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{16,}"
                           r"|gh[pousr]_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}"
                           r"|AKIA[0-9A-Z]{16})$")
@@ -24,7 +28,8 @@ _ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 
 def is_secret_name(name: str) -> bool:
     """A flag or variable name whose value is a secret (``--api-key``, ``HF_TOKEN``...)."""
-    return bool(_SECRET_NAME.search(name))
+    words = [w for w in _NAME_PARTS.split(name.lower()) if w]
+    return bool(words) and words[-1] in _SECRET_WORDS
 
 
 def redact_words(words: list[str] | tuple[str, ...]) -> list[str]:
