@@ -114,8 +114,9 @@ class RecordView(Widget):
             self.repaint()
 
     def repaint(self) -> None:
-        """Draw the records as they are now (one or more of them was replaced)."""
-        raise NotImplementedError
+        """Draw the records as they are now (one or more of them was replaced): by default a
+        refresh, for a widget whose ``render`` reads :meth:`records`."""
+        self.refresh()
 
     def records(self) -> DashboardState:
         """A state of this widget's records; the others at their defaults."""

@@ -244,7 +244,23 @@ def _second(clock: Clock) -> int | None:
     return int(clock.now) if clock.now is not None else None
 
 
-class Stepper(RecordView, LineDiffWidget):
+class StartupRecords(RecordView):
+    """The records the startup pane and its stepper draw (the stepper is bound to the pane's),
+    the clock repainting them only when a shown second moved."""
+
+    state_startup: var[Startup] = record(Startup)
+    state_log: var[LogCounters] = record(LogCounters)
+    state_metrics: var[ServerMetrics] = record(ServerMetrics)
+    state_live: var[LiveSources] = record(LiveSources)
+    state_gpu: var[Gpus] = record(Gpus)
+    state_activity: var[ActivityTrack] = record(ActivityTrack)
+    state_clock: var[Clock] = record(Clock)
+
+    def _watch_state_clock(self, old: Clock, new: Clock) -> None:
+        _clock_moved(self, old, new)
+
+
+class Stepper(StartupRecords, LineDiffWidget):
     """Renders :func:`startup_content` at the pane's current width, from the pane's records.
 
     While a step runs its elapsed time and the total tick every second: only those rows are
@@ -253,17 +269,6 @@ class Stepper(RecordView, LineDiffWidget):
 
     DEFAULT_CSS = f"Stepper {{ height: {STEPPER_LINES}; }}"
 
-    state_startup: var[Startup] = record(Startup)
-    state_log: var[LogCounters] = record(LogCounters)
-    state_metrics: var[ServerMetrics] = record(ServerMetrics)
-    state_live: var[LiveSources] = record(LiveSources)
-    state_gpu: var[Gpus] = record(Gpus)
-    state_activity: var[ActivityTrack] = record(ActivityTrack)
-    state_clock: var[Clock] = record(Clock)
-
-    def _watch_state_clock(self, old: Clock, new: Clock) -> None:
-        _clock_moved(self, old, new)
-
     def repaint(self) -> None:
         self.update_lines()
 
@@ -271,19 +276,8 @@ class Stepper(RecordView, LineDiffWidget):
         return startup_content(self.records(), width or 50)
 
 
-class StartupPane(RecordView, Vertical):
+class StartupPane(StartupRecords, Vertical):
     """The stepper (bound to this pane's records), the connections and the crash banner."""
-
-    state_startup: var[Startup] = record(Startup)
-    state_log: var[LogCounters] = record(LogCounters)
-    state_metrics: var[ServerMetrics] = record(ServerMetrics)
-    state_live: var[LiveSources] = record(LiveSources)
-    state_gpu: var[Gpus] = record(Gpus)
-    state_activity: var[ActivityTrack] = record(ActivityTrack)
-    state_clock: var[Clock] = record(Clock)
-
-    def _watch_state_clock(self, old: Clock, new: Clock) -> None:
-        _clock_moved(self, old, new)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
