@@ -175,6 +175,20 @@ def hidden_width(c: LintInput) -> list[Finding]:
                     f"{3 * hidden} (the [EAGLE3-DEBUG] lines should show it)")]
 
 
+def needs_draft(algorithm: str, why: str, hint: str) -> LintRule:
+    """A rule: ``algorithm`` given without a draft path is an error (``why`` the engine's
+    consequence, ``hint`` where the path goes in its terms)."""
+
+    def rule(c: LintInput) -> list[Finding]:
+        algo, flag = c.plan.algorithm, c.plan.algorithm_flag
+        if algo != algorithm or c.plan.draft:
+            return []
+        return [Finding("error", "spec-eagle3-no-draft", f"{flag} {algo} without a draft path: "
+                        f"{why}", flag, hint)]
+
+    return rule
+
+
 def aux_layers(c: LintInput, *, skip: int, meaning: str, fix: str,
                reading: str) -> list[Finding]:
     """EAGLE-3 aux layer ids against the target's depth: an id must be ≤ layers - ``skip``

@@ -17,6 +17,7 @@ from eagle_tui.model.launching.checks import (
     aux_layers,
     hidden_width,
     is_eagle3_config,
+    needs_draft,
 )
 from eagle_tui.model.launching.flags import ParsedCommand
 from eagle_tui.model.launching.remedy import Remedy, set_flag
@@ -47,14 +48,9 @@ def known_algorithm(c: LintInput) -> list[Finding]:
                     "name')", flag)]
 
 
-def eagle3_needs_draft(c: LintInput) -> list[Finding]:
-    algo, flag = c.plan.algorithm, c.plan.algorithm_flag
-    if algo != "EAGLE3" or c.plan.draft:
-        return []
-    return [Finding("error", "spec-eagle3-no-draft", f"{flag} {algo} without a draft path: "
-                    "SGLang then loads the target model as its own draft", flag,
-                    "add --speculative-draft-model-path PATH (the EAGLE-3 checkpoint)")]
-
+eagle3_needs_draft = needs_draft(
+    "EAGLE3", "SGLang then loads the target model as its own draft",
+    "add --speculative-draft-model-path PATH (the EAGLE-3 checkpoint)")
 
 def draft_fits_algorithm(c: LintInput) -> list[Finding]:
     """EAGLE vs EAGLE3: an EAGLE-3 draft run as EAGLE runs, answers right, and is useless."""

@@ -17,6 +17,7 @@ from eagle_tui.model.launching.checks import (
     aux_layers,
     hidden_width,
     is_eagle3_config,
+    needs_draft,
 )
 from eagle_tui.model.launching.flags import ParsedCommand, as_json
 from eagle_tui.model.launching.remedy import Remedy, set_flag, set_key
@@ -53,14 +54,9 @@ def method_inferred(c: LintInput) -> list[Finding]:
                     c.plan.algorithm_flag)]
 
 
-def eagle3_needs_draft(c: LintInput) -> list[Finding]:
-    algo, flag = c.plan.algorithm, c.plan.algorithm_flag
-    if algo != "eagle3" or c.plan.draft:
-        return []
-    return [Finding("error", "spec-eagle3-no-draft", f"{flag} {algo} without a draft path: "
-                    "vLLM needs the draft checkpoint in \"model\"", flag,
-                    "add \"model\": \"PATH\" to --speculative-config")]
-
+eagle3_needs_draft = needs_draft(
+    "eagle3", "vLLM needs the draft checkpoint in \"model\"",
+    "add \"model\": \"PATH\" to --speculative-config")
 
 def draft_fits_method(c: LintInput) -> list[Finding]:
     """``"method": "eagle"`` with an EAGLE-3 draft (and the other way round)."""
