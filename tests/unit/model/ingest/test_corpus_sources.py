@@ -54,7 +54,7 @@ SHAPES = {
     "hard_wrap", "line_cut", "markdown_mangled", "multi_node", "no_log_prefix", "non_ascii",
     "old_format", "padded_wrap", "process_prefix", "progress_bar", "py313_carets", "python_warning",
     "rank_prefix", "ray_prefix", "shell_trace", "single_line", "spec_stats_v0", "table_paste",
-    "traceback_header_cut", "journald_prefix",
+    "traceback_header_cut", "journald_prefix", "tui_frame",
 }
 HELDOUT_FILE = ("shared", "engines", "HELDOUT-SOURCES.txt")
 DIGESTS = CORPUS / "HELDOUT-DIGESTS.txt"
