@@ -123,6 +123,7 @@ def test_every_source_is_a_thread_of_the_engine_repository() -> None:
         match = SOURCE.fullmatch(label["source"])
         assert match, (name, label["source"])
         assert match.group("repo") == REPOS[label["engine"]], name
+        assert name.startswith(f"{label['engine']}-{match.group('number')}-"), name
 
 
 def test_no_source_is_a_thread_of_the_evaluation_set() -> None:
