@@ -1,10 +1,12 @@
-"""Poll ``GET /health`` and classify every answer, including the non-answers.
+"""Poll the server's readiness and classify every answer, including the non-answers.
 
 The blind ``until curl -sf /health; do sleep 10; done`` loop this replaces cannot tell a server
 that is still loading from one that died: both are "not 200". Here each poll becomes one
 ``HealthSample`` with a state the user can act on (listed in the notes).
 
-More in docs/architecture.md, "Module notes", ``sources/health``.
+The path is the engine's that does no work (SGLang's ``/ready``: its ``/health`` generates),
+found once per server (:class:`~eagle_tui.model.engines.readiness.ReadinessChoice`). More in
+docs/architecture.md, "Module notes", ``sources/health``.
 """
 
 from __future__ import annotations
