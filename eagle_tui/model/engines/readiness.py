@@ -77,6 +77,10 @@ class ReadinessChoice:
     def _candidates(self, paths: tuple[str, ...]) -> list[str]:
         return [p for p in paths if p not in self._tried]
 
+    def _others(self, paths: tuple[str, ...], path: str) -> bool:
+        """Whether a candidate other than ``path`` is left to ask."""
+        return any(p != path for p in self._candidates(paths))
+
     def path(self) -> str:
         engine = self._engine()
         if self.ready_path is None:
@@ -95,7 +99,8 @@ class ReadinessChoice:
         """Record the answer to ``path``; True when the next candidate should be asked now."""
         engine = self._engine()
         if status in MISSING:
-            if self.ready_path is None and path in readiness_paths(engine)[:-1]:
+            # (the engine may have become known since ``path`` was chosen: what is left counts)
+            if self.ready_path is None and self._others(readiness_paths(engine), path):
                 self._tried.append(path)
                 return True
             if self.up and self.alive_path is None and path in alive_paths(engine):

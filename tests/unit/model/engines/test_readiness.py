@@ -143,3 +143,15 @@ def test_no_candidate_there_reports_the_last_one() -> None:
 def test_the_verdict_names_the_path_that_said_ready() -> None:
     s = reduce(DashboardState(), [HealthSample("ready", 2.0, 200, path="/ready")])
     assert verdict(s, has_url=True) == ("ready", "/ready answered 200")
+
+
+def test_the_engine_known_between_the_question_and_the_answer() -> None:
+    """/ready was asked while the engine was unknown; the log said vLLM before its 404 came:
+    the 404 still hands over to /health (it once stuck on /ready, 404 after 404)."""
+    engine: list[str | None] = [None]
+    c = ReadinessChoice(lambda: engine[0])
+    assert c.path() == "/ready"
+    engine[0] = "vllm"
+    assert c.answered("/ready", 404)
+    assert poll(c, vllm()) == (["/health"], 200)
+    assert poll(c, vllm()) == (["/health"], 200)
