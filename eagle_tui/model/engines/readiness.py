@@ -106,8 +106,8 @@ class ReadinessChoice:
             if self.up and self.alive_path is None and path in alive_paths(engine):
                 self._tried.append(path)
                 return True
-        if status is None:
-            self.up = self.up and path != self.alive_path
+        if status is None:  # no answer from a liveness path: the readiness path says next
+            self.up = self.up and path == self.ready_path
             return False
         if self.ready_path is None:
             self.ready_path = path
