@@ -187,5 +187,4 @@ def format_window(window: dict[str, Any]) -> list[str]:
 
 
 __all__ = ["counters", "format_window", "log_window", "marker_path", "new_bench_id",
-           "save_window",
-           "send_marker", "wait_for_log_window", "window_dict"]
+           "save_window", "send_marker", "wait_for_log_window", "window_dict"]
