@@ -180,7 +180,8 @@ def rule_health_lost(state: DashboardState) -> Alert | None:
     if h is None or not state.live.ever_ready_health or h.state == "ready":
         return None
     return Alert("health_lost", "critical",
-                 f"/health was ready and is now {h.state}{': ' + h.error if h.error else ''}.")
+                 f"{h.path or '/health'} was ready and is now {h.state}"
+                 f"{': ' + h.error if h.error else ''}.")
 
 
 def rule_stuck_collective(state: DashboardState) -> Alert | None:
