@@ -38,10 +38,12 @@ from eagle_tui.model.fleet.snapshot import (
     Answers,
     FleetSnapshot,
     Labels,
+    RatePlan,
     Vector,
     build_snapshot,
     split_tagged,
 )
+from eagle_tui.model.fleet.windows import format_duration, parse_duration, parse_targets, tiers
 from eagle_tui.sources.http_budget import BodyTooLarge, DeadlineExceeded, get_bounded
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -49,6 +51,7 @@ DEFAULT_DEADLINE_S = 5.0
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # far above what a thousand instances' groups take
 DEFAULT_INTERVAL_S = 5.0
 SPARK_POINTS = 30
+TARGETS_EVERY_S = 60.0  # how often the scrape intervals (/api/v1/targets) are read again
 
 
 class PrometheusError(TransportError):
@@ -106,14 +109,49 @@ class FleetPoller:
     # called with each snapshot (the SSH prober starts its probes of the down rows from it)
     observe: Callable[[FleetSnapshot], None] | None = None
     last: FleetSnapshot | None = None
-    requests: int = 0
+    # rate windows that adapt to each instance's scrape interval and serving age
+    # (model/fleet/windows.py); False: every rate over ``window``
+    adaptive: bool = True
+    requests: int = 0  # query requests (the targets requests are counted apart)
+    target_requests: int = 0
     bytes_received: int = 0
     groups: tuple[QueryGroup, ...] = field(default=())
+    plan: RatePlan = field(default_factory=RatePlan)
+    _targets_at: float | None = None
 
     def __post_init__(self) -> None:
         if self.interval <= 0 or self.deadline_s <= 0 or self.max_body <= 0:
             raise ValueError("interval, deadline and body cap must be positive")
-        self.groups = fleet_groups(self.selector, self.window, self.lookback)
+        self._set_plan({})
+
+    def _set_plan(self, scrape: Mapping[str, float]) -> None:
+        """The window tiers for these scrape intervals, and the groups that ask them."""
+        default_s = parse_duration(self.window)
+        shorter: tuple[tuple[str, float], ...] = ()
+        if self.adaptive and default_s is not None:
+            shorter = tuple((format_duration(w), w) for w in tiers(scrape.values(), default_s)[:-1])
+        self.plan = RatePlan(default_s, shorter, dict(scrape))
+        self.groups = fleet_groups(self.selector, self.window, self.lookback,
+                                   tuple(name for name, _ in shorter))
+
+    async def _scrape_intervals(self, client: httpx.AsyncClient) -> None:
+        """Read every target's scrape interval, at the first refresh and every
+        :data:`TARGETS_EVERY_S`; a Prometheus that does not answer it (a federated or
+        remote-read front) keeps the last ones (none: every rate over ``window`` first)."""
+        now = time.monotonic()
+        if not self.adaptive or (self._targets_at is not None
+                                 and now - self._targets_at < TARGETS_EVERY_S):
+            return
+        self._targets_at = now
+        self.target_requests += 1
+        try:
+            body = await bounded_get(client, "/api/v1/targets", {"state": "active"},
+                                     deadline_s=self.deadline_s, max_body=self.max_body)
+        except PrometheusError:
+            return
+        found = parse_targets(body)
+        if found and found != self.plan.scrape:
+            self._set_plan(found)
 
     def client(self) -> httpx.AsyncClient:
         if self.transport is not None:
@@ -152,8 +190,9 @@ class FleetPoller:
 
     async def refresh(self, client: httpx.AsyncClient) -> FleetSnapshot:
         """One refresh; never raises for Prometheus' sake (failures are in the snapshot)."""
-        now = self.clock()
+        await self._scrape_intervals(client)
         started = time.perf_counter()
+        now = self.clock()
         jobs: list[Any] = [self._group(client, g, now) for g in self.groups]
         if self.sparklines:
             jobs.append(self._sparks(client, now))
@@ -174,7 +213,7 @@ class FleetPoller:
         snap = build_snapshot(_complete(answers, self.groups, failed), failed, now,
                               prev=self.last, errors=_dedupe(errors),
                               latency_s=time.perf_counter() - started,
-                              hints=self.hints() if self.hints else None)
+                              hints=self.hints() if self.hints else None, plan=self.plan)
         if self.sparklines:
             sparks = done[-1]
             if isinstance(sparks, dict):

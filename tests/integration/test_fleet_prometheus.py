@@ -139,6 +139,52 @@ def test_rows_engines_and_the_misconfigured_flagged(fleet: Fleet) -> None:
     assert not fleet.prom.query('count({__name__="sglang:num_running_reqs"})')
 
 
+LONG_TOKENS = 8000  # a misconfigured request this long runs minutes: its counters stay flat
+FLAG_WITHIN_S = 60.0
+
+
+def test_a_collapsed_acceptance_is_flagged_within_the_first_minute_of_load(
+        fleet: Fleet, tmp_path: Path) -> None:
+    """A misconfigured SGLang instance (an EAGLE-3 draft launched as EAGLE), just started and
+    idle, then loaded with long requests: the fleet, at its default window, flags it within
+    a minute of the load's start (the engine counts tokens and verify calls when a request
+    finishes, so only the scheduler's gauge moves), over a rate window shorter than the
+    default (the instance is young, Prometheus scrapes it every second)."""
+    sim = start_sim(tmp_path / "late", "sglang", "misconfigured")
+    others = [s.target for s in fleet.sims.values() if s.proc.poll() is None]
+    load = Load([])
+    try:
+        wait_serving(sim.url)
+        fleet.set_targets([*others, sim.target])
+        fleet.prom.wait_for(f'count_over_time(up{{instance="{sim.target}"}}[1m]) >= 2',
+                            within_s=30)
+        poller = FleetPoller(fleet.prom.url, interval=1.0, deadline_s=3.0)
+        load = Load([sim.url], per_url=2, max_tokens=LONG_TOKENS).start()
+        started = time.monotonic()
+        seen: list[dict[str, object]] = []
+        row = None
+        for _ in range(int(FLAG_WITHIN_S)):  # a refresh a second at most, bounded in count
+            if time.monotonic() - started > FLAG_WITHIN_S:
+                break
+            row = by_instance(snapshot(poller)).get(sim.target)
+            if row is not None:
+                seen.append(row.as_dict())
+                if "drafts_rejected" in row.flags:
+                    break
+            time.sleep(1.0)
+        took = time.monotonic() - started
+        assert row is not None and "drafts_rejected" in row.flags, seen[-3:]
+        assert took <= FLAG_WITHIN_S
+        assert row.accept_len is not None and row.accept_len <= 1.1
+        assert row.window_s is not None and row.window_s < 60.0, row
+        assert poller.plan.scrape.get(sim.target) == 1.0  # read from /api/v1/targets
+        print(f"flagged {took:.1f} s after the load started, window {row.window_s} s")
+    finally:
+        sim.stop()  # first: the long requests end with it, so the load's threads return
+        load.stop()
+        fleet.set_targets(others)
+
+
 def _direct_url(url: str) -> tuple[float, dict[str, float]]:
     t = time.time()
     text = httpx.get(f"{url}/metrics", timeout=5.0, trust_env=False).text
@@ -226,6 +272,7 @@ def test_requests_per_refresh_do_not_grow_with_instances(fleet: Fleet) -> None:
     snaps = asyncio.run(three())
     assert len(snaps[-1].rows) >= len(SIMS)
     assert poller.requests == 3 * len(poller.groups) == 12
+    assert poller.target_requests == 1  # the scrape intervals: once a minute, not per instance
 
 
 def test_cli_json_one_object_per_refresh(fleet: Fleet) -> None:

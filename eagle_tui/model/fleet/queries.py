@@ -25,6 +25,11 @@ TAG = "fleet_q"
 FIGURE_SERIES = ("gen_tokens", "drafts", "draft_tokens", "accepted", "per_pos", "verify",
                  "running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge", "ttft",
                  "itl", "itl_old")
+# the rate figures (name, its feeding figure, grouping), asked at every window tier
+RATE_FIGURES = (("tok_s", "gen_tokens"), ("drafts", "drafts"), ("draft_tokens", "draft_tokens"),
+                ("accepted", "accepted"), ("per_pos", "per_pos"), ("verify", "verify"))
+TIER_SEP = "@"
+BY_POSITION = "instance, position"
 DEFAULT_WINDOW = "1m"
 DEFAULT_LOOKBACK = "15m"
 
@@ -124,14 +129,27 @@ def _figures(pairs: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, str]
     return tuple((n, e) for n, e in pairs if e is not None)
 
 
+def tiered(figure: str, window: str | None) -> str:
+    """A rate figure's name at a shorter window tier (``tok_s@10s``); the user's window keeps
+    the plain name."""
+    return figure if window is None else f"{figure}{TIER_SEP}{window}"
+
+
 def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
-                 lookback: str = DEFAULT_LOOKBACK) -> tuple[QueryGroup, ...]:
-    """The requests of one refresh (four, whatever the number of instances)."""
+                 lookback: str = DEFAULT_LOOKBACK,
+                 shorter: tuple[str, ...] = ()) -> tuple[QueryGroup, ...]:
+    """The requests of one refresh (four, whatever the number of instances); the rates are
+    asked at ``window`` and at each of the ``shorter`` windows, in the same request."""
     s, w = normalize_selector(selector), window
     n = {f: names_of(f) for f in FIGURE_SERIES}
 
-    def rate(f: str, by: str = "instance") -> str | None:
-        return sum_rate(n[f], s, w, by) if n[f] else None
+    def rate(f: str, by: str = "instance", win: str = w) -> str | None:
+        return sum_rate(n[f], s, win, by) if n[f] else None
+
+    def rates(win: str | None) -> tuple[tuple[str, str | None], ...]:
+        at = w if win is None else win
+        return tuple((tiered(name, win), rate(f, BY_POSITION if name == "per_pos" else
+                                             "instance", at)) for name, f in RATE_FIGURES)
 
     def now(f: str, how: Callable[[tuple[str, ...], str], str] = sum_now) -> str | None:
         return how(n[f], s) if n[f] else None
@@ -156,15 +174,13 @@ def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
             )),
             ("starts", "max by (instance) "
                        f"(changes({series('process_start_time_seconds', s)}[{lookback}]))"),
+            # how long each instance has served, for its rate window (model/fleet/windows.py)
+            ("samples", f"max by (instance) (count_over_time(up{{{s}}}[{w}]))"),
+            ("process_age",
+             f"min by (instance) (time() - {series('process_start_time_seconds', s)})"),
         )),
-        QueryGroup("rates", _figures((
-            ("tok_s", rate("gen_tokens")),
-            ("drafts", rate("drafts")),
-            ("draft_tokens", rate("draft_tokens")),
-            ("accepted", rate("accepted")),
-            ("per_pos", rate("per_pos", by="instance, position")),
-            ("verify", rate("verify")),
-        ))),
+        QueryGroup("rates", _figures(tuple(
+            pair for win in (None, *shorter) for pair in rates(win)))),
         QueryGroup("gauges", _figures((
             ("running", now("running")),
             ("queued", now("queued")),
@@ -211,7 +227,9 @@ __all__ = [
     "DEFAULT_WINDOW",
     "FIGURE_SERIES",
     "RANK_LABELS",
+    "RATE_FIGURES",
     "TAG",
+    "TIER_SEP",
     "QueryGroup",
     "engine_figure",
     "fleet_groups",
@@ -221,4 +239,5 @@ __all__ = [
     "sparkline_group",
     "sparkline_queries",
     "stored_names",
+    "tiered",
 ]
