@@ -17,6 +17,7 @@ More in docs/architecture.md, "Module notes", ``sources/prometheus``.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,8 +132,11 @@ class FleetPoller:
         if self.adaptive and default_s is not None:
             shorter = tuple((format_duration(w), w) for w in tiers(scrape.values(), default_s)[:-1])
         self.plan = RatePlan(default_s, shorter, dict(scrape))
-        self.groups = fleet_groups(self.selector, self.window, self.lookback,
-                                   tuple(name for name, _ in shorter))
+        fastest = min(scrape.values(), default=None)
+        self.groups = fleet_groups(
+            self.selector, self.window, self.lookback, tuple(name for name, _ in shorter),
+            young_samples=math.ceil(default_s / fastest) if fastest and default_s else None,
+            window_s=default_s)
 
     async def _scrape_intervals(self, client: httpx.AsyncClient) -> None:
         """Read every target's scrape interval, at the first refresh and every

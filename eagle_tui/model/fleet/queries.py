@@ -135,16 +135,31 @@ def tiered(figure: str, window: str | None) -> str:
     return figure if window is None else f"{figure}{TIER_SEP}{window}"
 
 
+def young(selector: str, window: str, samples: int, window_s: float) -> str:
+    """The instances that may read a shorter window: fewer than ``samples`` scrapes of ``up``
+    in ``window``, or a process younger than it (an old instance never pays for the tiers)."""
+    started = series("process_start_time_seconds", selector)
+    return (f"(count_over_time(up{{{selector}}}[{window}]) < {samples}) "
+            f"or on (instance) ((time() - {started}) < {window_s:g})")
+
+
 def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
-                 lookback: str = DEFAULT_LOOKBACK,
-                 shorter: tuple[str, ...] = ()) -> tuple[QueryGroup, ...]:
+                 lookback: str = DEFAULT_LOOKBACK, shorter: tuple[str, ...] = (),
+                 young_samples: int | None = None,
+                 window_s: float | None = None) -> tuple[QueryGroup, ...]:
     """The requests of one refresh (four, whatever the number of instances); the rates are
-    asked at ``window`` and at each of the ``shorter`` windows, in the same request."""
+    asked at ``window`` and at each of the ``shorter`` windows, in the same request, the
+    shorter ones for young instances only (:func:`young`) when ``young_samples`` is given."""
     s, w = normalize_selector(selector), window
     n = {f: names_of(f) for f in FIGURE_SERIES}
+    only = (young(s, w, young_samples, window_s)
+            if young_samples is not None and window_s is not None else None)
 
     def rate(f: str, by: str = "instance", win: str = w) -> str | None:
-        return sum_rate(n[f], s, win, by) if n[f] else None
+        if not n[f]:
+            return None
+        expr = sum_rate(n[f], s, win, by)
+        return f"({expr}) and on (instance) ({only})" if win != w and only else expr
 
     def rates(win: str | None) -> tuple[tuple[str, str | None], ...]:
         at = w if win is None else win
@@ -240,4 +255,5 @@ __all__ = [
     "sparkline_queries",
     "stored_names",
     "tiered",
+    "young",
 ]

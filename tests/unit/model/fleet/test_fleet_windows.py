@@ -114,6 +114,15 @@ def test_groups_ask_each_tier_in_the_same_request() -> None:
     assert "[30s]" in rates[tiered("verify", "30s")]
     assert {"samples", "process_age"} <= set(groups["state"])
     assert len(groups) == 4
+    assert " and on (instance) " not in rates[tiered("tok_s", "10s")]
+    # with the scrape interval known, the shorter tiers are asked for young instances only
+    rates = {g.name: dict(g.figures) for g in fleet_groups(
+        'job="x"', "1m", "15m", ("10s",), young_samples=60, window_s=60.0)}["rates"]
+    short = rates[tiered("per_pos", "10s")]
+    assert short.endswith(') and on (instance) ((count_over_time(up{job="x"}[1m]) < 60) or on '
+                          '(instance) ((time() - {__name__="process_start_time_seconds", '
+                          'job="x"}) < 60))'), short
+    assert " and on (instance) " not in rates["tok_s"]  # the user's window: every instance
 
 
 def _answers(age_samples: float, short_accept: bool) -> dict[str, list[tuple[dict[str, str],
