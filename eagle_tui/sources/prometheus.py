@@ -41,6 +41,7 @@ from eagle_tui.model.fleet.snapshot import (
     Labels,
     RatePlan,
     Vector,
+    any_young,
     build_snapshot,
     split_tagged,
 )
@@ -119,17 +120,20 @@ class FleetPoller:
     groups: tuple[QueryGroup, ...] = field(default=())
     plan: RatePlan = field(default_factory=RatePlan)
     _targets_at: float | None = None
+    _young: bool = True  # the first refresh asks the tiers: nothing is known of the ages yet
 
     def __post_init__(self) -> None:
         if self.interval <= 0 or self.deadline_s <= 0 or self.max_body <= 0:
             raise ValueError("interval, deadline and body cap must be positive")
         self._set_plan({})
 
-    def _set_plan(self, scrape: Mapping[str, float]) -> None:
-        """The window tiers for these scrape intervals, and the groups that ask them."""
+    def _set_plan(self, scrape: Mapping[str, float], young: bool = True) -> None:
+        """The window tiers for these scrape intervals, and the groups that ask them (no
+        shorter tier when the last refresh found no instance younger than the window)."""
+        self._young = young
         default_s = parse_duration(self.window)
         shorter: tuple[tuple[str, float], ...] = ()
-        if self.adaptive and default_s is not None:
+        if self.adaptive and default_s is not None and young:
             shorter = tuple((format_duration(w), w) for w in tiers(scrape.values(), default_s)[:-1])
         self.plan = RatePlan(default_s, shorter, dict(scrape))
         fastest = min(scrape.values(), default=None)
@@ -155,7 +159,7 @@ class FleetPoller:
             return
         found = parse_targets(body)
         if found and found != self.plan.scrape:
-            self._set_plan(found)
+            self._set_plan(found, self._young)
 
     def client(self) -> httpx.AsyncClient:
         if self.transport is not None:
@@ -194,17 +198,22 @@ class FleetPoller:
 
     async def refresh(self, client: httpx.AsyncClient) -> FleetSnapshot:
         """One refresh; never raises for Prometheus' sake (failures are in the snapshot)."""
-        await self._scrape_intervals(client)
+        if self._targets_at is None:  # the first refresh waits for the scrape intervals
+            await self._scrape_intervals(client)
+        # later ones read them alongside (a new plan serves the next refresh)
+        intervals = asyncio.ensure_future(self._scrape_intervals(client))
+        groups, plan = self.groups, self.plan
         started = time.perf_counter()
         now = self.clock()
-        jobs: list[Any] = [self._group(client, g, now) for g in self.groups]
+        jobs: list[Any] = [self._group(client, g, now) for g in groups]
         if self.sparklines:
             jobs.append(self._sparks(client, now))
         done = await asyncio.gather(*jobs, return_exceptions=True)
+        await intervals
         answers: dict[str, Vector] = {}
         failed: list[str] = []
         errors: list[str] = []
-        for g, res in zip(self.groups, done, strict=False):
+        for g, res in zip(groups, done, strict=False):
             if isinstance(res, PrometheusError):
                 failed.append(g.name)
                 errors.append(f"{g.name}: {res}")
@@ -214,10 +223,16 @@ class FleetPoller:
                 figures, warnings = res
                 answers.update(figures)
                 errors.extend(f"{g.name}: warning: {w}" for w in warnings)
-        snap = build_snapshot(_complete(answers, self.groups, failed), failed, now,
+        snap = build_snapshot(_complete(answers, groups, failed), failed, now,
                               prev=self.last, errors=_dedupe(errors),
                               latency_s=time.perf_counter() - started,
-                              hints=self.hints() if self.hints else None, plan=self.plan)
+                              hints=self.hints() if self.hints else None, plan=plan)
+        if self.adaptive and "state" not in failed:
+            # the tiers cost Prometheus a rate over every series even where no row reads
+            # them: asked only while some instance is younger than the window
+            young = any_young(answers, self.plan)
+            if young != self._young:
+                self._set_plan(self.plan.scrape, young)
         if self.sparklines:
             sparks = done[-1]
             if isinstance(sparks, dict):

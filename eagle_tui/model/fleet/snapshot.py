@@ -122,6 +122,20 @@ def _state(up: bool | None, known_engine: bool, running: int | None, tok_s: floa
 _RATES = frozenset(name for name, _ in RATE_FIGURES)
 
 
+def any_young(answers: Answers, plan: RatePlan) -> bool:
+    """Whether some instance has served less than the user's window (its rows may read a
+    shorter tier); an age nobody can tell (no scrape interval, no process start) is not."""
+    if plan.default_s is None:
+        return False
+    samples = _by_instance(answers.get("samples"))
+    started = _by_instance(answers.get("process_age"))
+    for inst in set(samples) | set(started):
+        age = serving_age(samples.get(inst), plan.scrape.get(inst), started.get(inst))
+        if age is not None and age < plan.default_s:
+            return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class _Index:
     """The answers indexed once by instance (a row then costs O(figures), not O(fleet))."""
@@ -239,6 +253,7 @@ __all__ = [
     "Labels",
     "RatePlan",
     "Vector",
+    "any_young",
     "build_snapshot",
     "group_figures",
     "instance_host",

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from eagle_tui.model.fleet.queries import fleet_groups, tiered
-from eagle_tui.model.fleet.snapshot import RatePlan, build_snapshot
+from eagle_tui.model.fleet.snapshot import RatePlan, any_young, build_snapshot
 from eagle_tui.model.fleet.windows import (
     FLOOR_S,
     MAX_TIERS,
@@ -155,3 +155,14 @@ def test_a_short_tier_without_data_falls_back_to_a_longer_one() -> None:
     plan = RatePlan(60.0, (("10s", 10.0), ("30s", 30.0)), {"v:8000": 1.0})
     row = build_snapshot(_answers(3, False), [], 1.0, plan=plan).rows[0]
     assert row.window_s == 60.0 and row.accept_len == pytest.approx(3.0)
+
+
+def test_any_young() -> None:
+    plan = RatePlan(60.0, (("10s", 10.0),), {"v:8000": 1.0})
+    inst = {"instance": "v:8000"}
+    assert any_young({"samples": [(inst, 20.0)]}, plan)  # 20 scrapes of 1 s
+    assert not any_young({"samples": [(inst, 61.0)]}, plan)
+    assert any_young({"samples": [(inst, 61.0)], "process_age": [(inst, 5.0)]}, plan)
+    # an instance whose scrape interval is not known: its age cannot be told from samples
+    assert not any_young({"samples": [({"instance": "other:1"}, 3.0)]}, plan)
+    assert not any_young({"samples": [(inst, 3.0)]}, RatePlan())
