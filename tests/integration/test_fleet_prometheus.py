@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -28,6 +30,7 @@ from tests.support.fleet_helpers import (
     Load,
     PrometheusServer,
     Sim,
+    free_port,
     prometheus_available,
     start_sim,
     wait_serving,
@@ -430,6 +433,70 @@ def test_real_servers_in_the_fleet(fleet: Fleet, real_server: Any, sglang_eagle3
         assert row.engine == name and row.up and row.model
         assert row.tok_s == pytest.approx(own_tok_s, rel=0.02), (name, row)
         assert row.accept_len == pytest.approx(own_accept, rel=0.02), (name, row)
+
+
+REAL_LONG_TOKENS = 900  # under the CPU server's 1,024-token context; about a minute at accept 1
+
+
+@pytest.mark.realserver
+@pytest.mark.realserver_sglang
+def test_real_misconfigured_sglang_flagged_within_a_minute_of_load(
+        fleet: Fleet, sglang_command: Any, tmp_path: Path) -> None:
+    """The real SGLang CPU server launched as the seed's misconfiguration (EAGLE with the
+    EAGLE-3 draft), idle in the same Prometheus, then long requests: the fleet at its default
+    window flags it within 60 s of the load's start, while no request has finished yet (its
+    counters flat: the flag comes from the scheduler's gauge)."""
+    port = free_port()
+    argv, extra = sglang_command("EAGLE", port)
+    env = {**os.environ, **extra}
+    env.pop("PYTHONPATH", None)
+    log = tmp_path / "misconf.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, cwd=tmp_path, start_new_session=True)
+    url, target = f"http://127.0.0.1:{port}", f"127.0.0.1:{port}"
+    others = [s.target for s in fleet.sims.values() if s.proc.poll() is None]
+    load = Load([])
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:  # bounded: the CPU server starts in a few minutes
+            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+            try:
+                if httpx.get(f"{url}/health", timeout=2.0, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1.0)
+        else:
+            raise AssertionError(f"not healthy in 600 s: {log.read_text(errors='replace')[-3000:]}")
+        fleet.set_targets([*others, target])
+        fleet.prom.wait_for(f'count_over_time(up{{instance="{target}"}}[1m]) >= 2', within_s=30)
+        poller = FleetPoller(fleet.prom.url, interval=1.0, deadline_s=3.0)
+        load = Load([url], per_url=2, max_tokens=REAL_LONG_TOKENS, native_sglang=True).start()
+        started = time.monotonic()
+        seen: list[dict[str, object]] = []
+        row = None
+        for _ in range(int(FLAG_WITHIN_S)):
+            if time.monotonic() - started > FLAG_WITHIN_S:
+                break
+            row = by_instance(snapshot(poller)).get(target)
+            if row is not None:
+                seen.append(row.as_dict())
+                if "drafts_rejected" in row.flags:
+                    break
+            time.sleep(1.0)
+        took = time.monotonic() - started
+        print(f"real SGLang flagged {took:.1f} s after the load started: {seen[-1:]}")
+        assert row is not None and "drafts_rejected" in row.flags, seen[-3:]
+        assert took <= FLAG_WITHIN_S and "stalled" not in row.flags
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+        load.stop()
+        fleet.set_targets(others)
 
 
 def test_prometheus_stopped_keeps_the_last_figures_marked_stale(fleet: Fleet) -> None:

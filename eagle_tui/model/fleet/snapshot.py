@@ -9,8 +9,9 @@ canned vectors.
 The maths of each engine is its profile's (``FleetFacet.read``), and matches the single-server
 metrics source (``sources/metrics.py``). A row's state is ``down or starting`` for ``up == 0``
 unless a caller that can reach the host says which (``hints``, see :mod:`.fleet_probe`);
-``starting``, ``serving``, ``ready`` or ``idle`` for ``up == 1``. docs/architecture.md
-("Module notes") has the rules in full.
+``starting``, ``serving``, ``ready`` or ``idle`` for ``up == 1``. A row's rates all come from
+one window tier (:class:`RatePlan`, :mod:`.windows`). docs/architecture.md ("Module notes") has
+the rules in full.
 """
 
 from __future__ import annotations
