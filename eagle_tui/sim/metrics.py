@@ -88,6 +88,14 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
         ("sglang:num_requests", "Number of requests processed.", e.finished_requests),
     )
     yield from _families(counters, "counter", labels, e.created)
+    # scheduler-side, at every step (the real server's increment_realtime_tokens)
+    realtime = CounterMetricFamily("sglang:realtime_tokens_total",
+                                   "Total number of tokens processed (updated on each log "
+                                   "interval). mode: prefill_compute, prefill_cache, decode.",
+                                   labels=[*labels, "mode"])
+    for mode, value in (("prefill_compute", e.prompt_tokens), ("decode", e.generation_tokens)):
+        realtime.add_metric([*labels.values(), mode], float(value), created=e.created)
+    yield realtime
     # tokenizer-side, no rank labels (as the real server: tests/fixtures/sglang-cpu/*-metrics)
     verify: tuple[Row, ...] = (
         ("sglang:spec_verify_calls", "The number of speculative verify calls.",

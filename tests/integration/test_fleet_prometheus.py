@@ -251,16 +251,35 @@ def compare_over_a_window(fleet: Fleet, servers: list[tuple[str, str, str]], sec
         # the window holds exactly the two scrapes (left-open range: + 1 ms), so rate()
         # has nothing to extrapolate
         window = f"{round((ts1 - ts0) * 1000) + 1}ms"
-        poller = FleetPoller(fleet.prom.url, window=window, clock=lambda ts=ts1: ts)
+        # exactly that window for every row: no shorter tier for a young instance
+        poller = FleetPoller(fleet.prom.url, window=window, clock=lambda ts=ts1: ts,
+                             adaptive=False)
         row = by_instance(snapshot(poller))[target]
         out[target] = (row, *own_figures(engine, c0, c1, own1 - own0))
     return out
 
 
-def test_figures_within_two_percent_of_the_servers_own_counters(fleet: Fleet) -> None:
+def test_figures_within_two_percent_of_the_servers_own_counters(fleet: Fleet,
+                                                                tmp_path: Path) -> None:
+    """vLLM under the fixture's steady load; SGLang, which counts a request's tokens and verify
+    calls when it finishes (the simulator as the engine), on a fresh idle simulator with the
+    load inside the window, so both edges are quiet (as for the real servers)."""
     wait_rows(fleet, lambda rows: serving(rows, fleet))
-    sims = [fleet.sims["vllm"], fleet.sims["sglang"]]
-    found = compare_over_a_window(fleet, [(s.engine, s.url, s.target) for s in sims], 8.0)
+    vllm = fleet.sims["vllm"]
+    found = compare_over_a_window(fleet, [(vllm.engine, vllm.url, vllm.target)], 8.0)
+    sim = start_sim(tmp_path / "quiet", "sglang", "healthy")
+    others = [s.target for s in fleet.sims.values() if s.proc.poll() is None]
+    try:
+        wait_serving(sim.url)
+        fleet.set_targets([*others, sim.target])
+        fleet.prom.wait_for(f'count_over_time(up{{instance="{sim.target}"}}[1m]) >= 2',
+                            within_s=30)
+        found |= compare_over_a_window(fleet, [(sim.engine, sim.url, sim.target)], 8.0,
+                                       load=lambda: Load([sim.url], per_url=2).start())
+    finally:
+        sim.stop()
+        fleet.set_targets(others)
+    assert set(found) == {vllm.target, sim.target}
     for target, (row, own_tok_s, own_accept) in found.items():
         assert row.tok_s == pytest.approx(own_tok_s, rel=0.02), target
         assert row.accept_len == pytest.approx(own_accept, rel=0.02), target

@@ -22,12 +22,13 @@ from eagle_tui.model.engines import EngineProfile, profiles
 RANK_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank", "moe_dp_rank")
 TAG = "fleet_q"
 # the fleet's figures that engines feed with series (each a :class:`FleetFacet` field)
-FIGURE_SERIES = ("gen_tokens", "drafts", "draft_tokens", "accepted", "per_pos", "verify",
-                 "running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge", "ttft",
-                 "itl", "itl_old")
+FIGURE_SERIES = ("gen_tokens", "live_tokens", "drafts", "draft_tokens", "accepted", "per_pos",
+                 "verify", "running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge",
+                 "ttft", "itl", "itl_old")
 # the rate figures (name, its feeding figure, grouping), asked at every window tier
-RATE_FIGURES = (("tok_s", "gen_tokens"), ("drafts", "drafts"), ("draft_tokens", "draft_tokens"),
-                ("accepted", "accepted"), ("per_pos", "per_pos"), ("verify", "verify"))
+RATE_FIGURES = (("tok_s", "gen_tokens"), ("live_tok_s", "live_tokens"), ("drafts", "drafts"),
+                ("draft_tokens", "draft_tokens"), ("accepted", "accepted"),
+                ("per_pos", "per_pos"), ("verify", "verify"))
 TIER_SEP = "@"
 BY_POSITION = "instance, position"
 DEFAULT_WINDOW = "1m"
@@ -143,6 +144,15 @@ def young(selector: str, window: str, samples: int, window_s: float) -> str:
             f"or on (instance) ((time() - {started}) < {window_s:g})")
 
 
+def _with_match(selector: str, figure: str) -> str:
+    """The user's matchers plus the label matcher an engine gives its live-token series."""
+    if figure != "live_tokens":
+        return selector
+    match = next((p.fleet.live_tokens_match for p in _ordered()
+                  if p.fleet.live_tokens and p.fleet.live_tokens_match), "")
+    return ", ".join(m for m in (selector, match) if m)
+
+
 def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
                  lookback: str = DEFAULT_LOOKBACK, shorter: tuple[str, ...] = (),
                  young_samples: int | None = None,
@@ -158,7 +168,7 @@ def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
     def rate(f: str, by: str = "instance", win: str = w) -> str | None:
         if not n[f]:
             return None
-        expr = sum_rate(n[f], s, win, by)
+        expr = sum_rate(n[f], _with_match(s, f), win, by)
         return f"({expr}) and on (instance) ({only})" if win != w and only else expr
 
     def rates(win: str | None) -> tuple[tuple[str, str | None], ...]:

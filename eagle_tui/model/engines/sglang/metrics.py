@@ -99,8 +99,10 @@ def fleet_read(figure: Figure, _positions: Mapping[int, float]) -> FleetReading:
     running = figure("running") or 0.0
     if tok_s is None or (tok_s <= 0 and running > 0):
         # the counter moves when a request finishes: flat under long requests, which are not
-        # a stall; the scheduler's throughput gauge is the figure then
-        tok_s = figure("tps_gauge") if figure("tps_gauge") is not None else tok_s
+        # a stall; the scheduler's per-step token counter is the figure then (a stall shows
+        # there), else its throughput gauge (the last decode interval's)
+        live, gauge = figure("live_tok_s"), figure("tps_gauge")
+        tok_s = live if live is not None else gauge if gauge is not None else tok_s
     verify = figure("verify")
     if verify:
         # a ratio below 1, which no server can produce (a window that splits what was
@@ -125,6 +127,8 @@ def _accept(rate: RateOf) -> str:
 FLEET = FleetFacet(
     markers=("sglang:num_running_reqs", "sglang:num_requests_running", GEN + "_total"),
     gen_tokens=(GEN + "_total",),
+    live_tokens=("sglang:realtime_tokens_total",),  # the scheduler's, at every step
+    live_tokens_match='mode="decode"',
     verify=(VERIFY + "_total",),
     running=RUNNING,
     queued=QUEUED,

@@ -100,6 +100,15 @@ def test_sglang_flat_counters_under_long_requests_read_the_gauge() -> None:
     a = answers(verify=v(s1_30000=0.0), tok_s=flat, tps_gauge=v(s1_30000=55.0))
     s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
     assert s1.tok_s == 55.0 and "stalled" not in s1.flags
+    # the scheduler's per-step counter, where exported, is the figure: a stall shows there
+    a = answers(verify=v(s1_30000=0.0), tok_s=flat, tps_gauge=v(s1_30000=55.0),
+                live_tok_s=v(s1_30000=80.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.tok_s == 80.0 and "stalled" not in s1.flags
+    a = answers(verify=v(s1_30000=0.0), tok_s=flat, tps_gauge=v(s1_30000=55.0),
+                live_tok_s=v(s1_30000=0.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.tok_s == 0.0 and "stalled" in s1.flags
     a = answers(verify=[], accept_gauge=v(s1_30000=0.0))  # tokens flow, no speculation
     s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
     assert s1.accept_len is None and not s1.spec
