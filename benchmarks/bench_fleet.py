@@ -2,6 +2,7 @@
 
     python benchmarks/bench_fleet.py                      # 10 100 1000, 20 refreshes each
     python benchmarks/bench_fleet.py --sizes 10 100 --refreshes 10 --write-docs
+    python benchmarks/bench_fleet.py --window 1m         # rates at three window tiers
 
 For each size: one synthetic exporter (``benchmarks/fleet_exporter.py``, its own process)
 serves that many instances' series; a real Prometheus (Debian's ``/usr/bin/prometheus``,
@@ -49,8 +50,10 @@ def _p(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
-async def _measure(url: str, refreshes: int) -> dict[str, Any]:
-    poller = FleetPoller(url, window=WINDOW, deadline_s=30.0, max_body=256 << 20)
+async def _measure(url: str, refreshes: int, window: str = WINDOW,
+                   adaptive: bool = True) -> dict[str, Any]:
+    poller = FleetPoller(url, window=window, deadline_s=30.0, max_body=256 << 20,
+                         adaptive=adaptive)
     latencies: list[float] = []
     cpu: list[float] = []
     rows = flagged = 0
@@ -74,7 +77,8 @@ async def _measure(url: str, refreshes: int) -> dict[str, Any]:
             "answer_kib": round((poller.bytes_received - bytes_before) / refreshes / 1024, 1)}
 
 
-def bench_size(n: int, refreshes: int, work: Path) -> dict[str, Any]:
+def bench_size(n: int, refreshes: int, work: Path, window: str = WINDOW,
+               adaptive: bool = True) -> dict[str, Any]:
     port = free_port()
     exporter = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "fleet_exporter.py"),
                                  "--instances", str(n), "--port", str(port)],
@@ -97,7 +101,7 @@ def bench_size(n: int, refreshes: int, work: Path) -> dict[str, Any]:
         time.sleep(4.0)
         idle_rate = (sum(proc.cpu_times()[:2]) - c0) / (time.monotonic() - t0)
         c1, t1 = sum(proc.cpu_times()[:2]), time.monotonic()
-        result = asyncio.run(_measure(prom.url, refreshes))
+        result = asyncio.run(_measure(prom.url, refreshes, window, adaptive))
         spent = sum(proc.cpu_times()[:2]) - c1 - idle_rate * (time.monotonic() - t1)
         result["prometheus_cpu_ms"] = round(1000 * max(0.0, spent) / refreshes, 1)
         result["instances"] = n
@@ -134,11 +138,17 @@ def main() -> None:
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     p.add_argument("--refreshes", type=int, default=20)
     p.add_argument("--write-docs", action="store_true")
+    p.add_argument("--window", default=WINDOW,
+                   help=f"the fleet's --window (default {WINDOW}; at 1m the rates are asked at "
+                   "three window tiers: 10s, 30s, 1m)")
+    p.add_argument("--fixed-window", action="store_true",
+                   help="every rate over --window (no adaptive tiers), for comparison")
     args = p.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         for n in args.sizes:
-            results.append(bench_size(n, args.refreshes, Path(tmp) / str(n)))
+            results.append(bench_size(n, args.refreshes, Path(tmp) / str(n), args.window,
+                                      not args.fixed_window))
             print(json.dumps(results[-1]), flush=True)
     text = table(results)
     print(text)

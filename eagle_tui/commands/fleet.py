@@ -47,7 +47,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--interval", metavar="SECONDS", type=argtypes.seconds, default=5.0,
                    help="seconds between refreshes (default 5)")
     p.add_argument("--window", metavar="RANGE", type=argtypes.prom_range, default="1m",
-                   help="rate window, a Prometheus duration (default 1m; ≥ 2 scrape intervals)")
+                   help="the longest rate window, a Prometheus duration (default 1m; ≥ 2 "
+                   "scrape intervals); young or often-scraped instances read a shorter one")
     p.add_argument("--lookback", metavar="RANGE", type=argtypes.prom_range, default="15m",
                    help="how far back restarts and the engine of a down instance are looked "
                    "for (default 15m)")

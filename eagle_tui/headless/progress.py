@@ -2,9 +2,9 @@
 
 :class:`ProgressPrinter` is subscribed to a session (any session: in-loop for ``wait``, the one
 :func:`eagle_tui.assembly.open.open_dashboard` builds for ``watch``/``replay``/``demo``). It
-prints a line at every phase, health or process change and every ``PROGRESS_EVERY_S``, and, once
-the state answers the question (:func:`verdict`), either ends a ``wait`` or (``decide=False``)
-prints the answer as a notice and goes on.
+prints a line at every phase, health or process change and every ``PROGRESS_EVERY_S``, one per
+GPU memory step (:mod:`.gpusteps`), and, once the state answers the question (:func:`verdict`),
+either ends a ``wait`` or (``decide=False``) prints the answer as a notice and goes on.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
 from eagle_tui.console import say
+from eagle_tui.headless.gpusteps import GpuSteps
 from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
 from eagle_tui.model.boundary.termtext import inert_json, inert_lines
 from eagle_tui.model.events import Event
@@ -83,6 +84,7 @@ class ProgressPrinter:
         self._last_print: float | None = None
         self._crash_pending = False
         self._ready_reported = False
+        self.gpu_steps = GpuSteps()
 
     def emit(self, obj: dict[str, Any], text: str) -> None:
         if self.as_json:
@@ -117,6 +119,9 @@ class ProgressPrinter:
             self.emit(progress_dict(state), progress_line(state))
             self._last_key = key
             self._last_print = loop.time()
+        elapsed = state.clock.elapsed or 0.0
+        for step in self.gpu_steps.update(state.gpu.sample):
+            self.emit(step.as_dict(elapsed), step.text(elapsed))
         found = verdict(state, has_url=self.has_url)
         if found is None or self.outcome is not None:
             return

@@ -43,6 +43,7 @@ class Request:
     start: int  # the number the counting text starts at
     arrived: float
     generated: int = 0
+    verify_ct: int = 0
     first_token_at: float | None = None
     last_token_at: float | None = None
     finish_reason: str | None = None
@@ -82,9 +83,11 @@ class ServingEngine:
         self.drafts = self.draft_tokens = self.accepted = 0
         self.accepted_per_pos = [0] * NUM_SPEC_STEPS
         self.finished_by_reason: dict[str, int] = {}
+        # SGLang's tokenizer-side counters: a request's figures added when it finishes
+        self.done_prompt_tokens = self.done_generation_tokens = self.done_verify_calls = 0
         self.ttft, self.itl, self.e2e = Histogram(), Histogram(), Histogram()
         self.last_gen_throughput = 0.0
-        self.last_accept_len = 1.0
+        self.last_accept_len = 0.0  # SGLang's gauge reads 0 until its first decode log line
         self.last_accept_rate = 0.0
         # the current stats interval
         self._i_steps = 0  # batch steps (SGLang logs every decode_log_interval of them)
@@ -191,6 +194,7 @@ class ServingEngine:
                 self.accepted_per_pos[i] += 1
                 self._i_pos[i] += 1
             req.generated += n
+            req.verify_ct += 1
             self.generation_tokens += n
             self._i_tokens += n
             if req.first_token_at is None:
@@ -210,6 +214,9 @@ class ServingEngine:
     def _finish(self, req: Request, reason: str) -> None:
         req.finish_reason = reason
         self.finished_requests += 1
+        self.done_prompt_tokens += req.prompt_tokens
+        self.done_generation_tokens += req.generated
+        self.done_verify_calls += req.verify_ct
         self.finished_by_reason[reason] = self.finished_by_reason.get(reason, 0) + 1
         self.e2e.observe(self._clock() - req.arrived)
         req.out.put_nowait(None)

@@ -79,16 +79,27 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
         ("sglang:is_cuda_graph", "Whether the batch is using CUDA graph.", 1.0),
     )
     yield from _families(gauges, "gauge", labels, e.created)
+    # tokenizer-side, counted when a request finishes (the real server's
+    # observe_one_finished_request): a long request moves them only at its end
     counters: tuple[Row, ...] = (
-        ("sglang:prompt_tokens", "Number of prefill tokens processed.", e.prompt_tokens),
+        ("sglang:prompt_tokens", "Number of prefill tokens processed.", e.done_prompt_tokens),
         ("sglang:generation_tokens", "Number of generation tokens processed.",
-         e.generation_tokens),
+         e.done_generation_tokens),
         ("sglang:num_requests", "Number of requests processed.", e.finished_requests),
     )
     yield from _families(counters, "counter", labels, e.created)
+    # scheduler-side, at every step (the real server's increment_realtime_tokens)
+    realtime = CounterMetricFamily("sglang:realtime_tokens_total",
+                                   "Total number of tokens processed (updated on each log "
+                                   "interval). mode: prefill_compute, prefill_cache, decode.",
+                                   labels=[*labels, "mode"])
+    for mode, value in (("prefill_compute", e.prompt_tokens), ("decode", e.generation_tokens)):
+        realtime.add_metric([*labels.values(), mode], float(value), created=e.created)
+    yield realtime
     # tokenizer-side, no rank labels (as the real server: tests/fixtures/sglang-cpu/*-metrics)
     verify: tuple[Row, ...] = (
-        ("sglang:spec_verify_calls", "The number of speculative verify calls.", e.drafts),
+        ("sglang:spec_verify_calls", "The number of speculative verify calls.",
+         e.done_verify_calls),
     )
     yield from _families(verify, "counter", {"engine_type": "unified",
                                              "model_name": e.cfg.served_name}, e.created)

@@ -17,6 +17,7 @@ More in docs/architecture.md, "Module notes", ``sources/prometheus``.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,10 +39,13 @@ from eagle_tui.model.fleet.snapshot import (
     Answers,
     FleetSnapshot,
     Labels,
+    RatePlan,
     Vector,
+    any_young,
     build_snapshot,
     split_tagged,
 )
+from eagle_tui.model.fleet.windows import format_duration, parse_duration, parse_targets, tiers
 from eagle_tui.sources.http_budget import BodyTooLarge, DeadlineExceeded, get_bounded
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -49,6 +53,7 @@ DEFAULT_DEADLINE_S = 5.0
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # far above what a thousand instances' groups take
 DEFAULT_INTERVAL_S = 5.0
 SPARK_POINTS = 30
+TARGETS_EVERY_S = 60.0  # how often the scrape intervals (/api/v1/targets) are read again
 
 
 class PrometheusError(TransportError):
@@ -106,14 +111,55 @@ class FleetPoller:
     # called with each snapshot (the SSH prober starts its probes of the down rows from it)
     observe: Callable[[FleetSnapshot], None] | None = None
     last: FleetSnapshot | None = None
-    requests: int = 0
+    # rate windows that adapt to each instance's scrape interval and serving age
+    # (model/fleet/windows.py); False: every rate over ``window``
+    adaptive: bool = True
+    requests: int = 0  # query requests (the targets requests are counted apart)
+    target_requests: int = 0
     bytes_received: int = 0
     groups: tuple[QueryGroup, ...] = field(default=())
+    plan: RatePlan = field(default_factory=RatePlan)
+    _targets_at: float | None = None
+    _young: bool = True  # the first refresh asks the tiers: nothing is known of the ages yet
 
     def __post_init__(self) -> None:
         if self.interval <= 0 or self.deadline_s <= 0 or self.max_body <= 0:
             raise ValueError("interval, deadline and body cap must be positive")
-        self.groups = fleet_groups(self.selector, self.window, self.lookback)
+        self._set_plan({})
+
+    def _set_plan(self, scrape: Mapping[str, float], young: bool = True) -> None:
+        """The window tiers for these scrape intervals, and the groups that ask them (no
+        shorter tier when the last refresh found no instance younger than the window)."""
+        self._young = young
+        default_s = parse_duration(self.window)
+        shorter: tuple[tuple[str, float], ...] = ()
+        if self.adaptive and default_s is not None and young:
+            shorter = tuple((format_duration(w), w) for w in tiers(scrape.values(), default_s)[:-1])
+        self.plan = RatePlan(default_s, shorter, dict(scrape))
+        fastest = min(scrape.values(), default=None)
+        self.groups = fleet_groups(
+            self.selector, self.window, self.lookback, tuple(name for name, _ in shorter),
+            young_samples=math.ceil(default_s / fastest) if fastest and default_s else None,
+            window_s=default_s)
+
+    async def _scrape_intervals(self, client: httpx.AsyncClient) -> None:
+        """Read every target's scrape interval, at the first refresh and every
+        :data:`TARGETS_EVERY_S`; a Prometheus that does not answer it (a federated or
+        remote-read front) keeps the last ones (none: every rate over ``window`` first)."""
+        now = time.monotonic()
+        if not self.adaptive or (self._targets_at is not None
+                                 and now - self._targets_at < TARGETS_EVERY_S):
+            return
+        self._targets_at = now
+        self.target_requests += 1
+        try:
+            body = await bounded_get(client, "/api/v1/targets", {"state": "active"},
+                                     deadline_s=self.deadline_s, max_body=self.max_body)
+        except PrometheusError:
+            return
+        found = parse_targets(body)
+        if found and found != self.plan.scrape:
+            self._set_plan(found, self._young)
 
     def client(self) -> httpx.AsyncClient:
         if self.transport is not None:
@@ -152,16 +198,22 @@ class FleetPoller:
 
     async def refresh(self, client: httpx.AsyncClient) -> FleetSnapshot:
         """One refresh; never raises for Prometheus' sake (failures are in the snapshot)."""
-        now = self.clock()
+        if self._targets_at is None:  # the first refresh waits for the scrape intervals
+            await self._scrape_intervals(client)
+        # later ones read them alongside (a new plan serves the next refresh)
+        intervals = asyncio.ensure_future(self._scrape_intervals(client))
+        groups, plan = self.groups, self.plan
         started = time.perf_counter()
-        jobs: list[Any] = [self._group(client, g, now) for g in self.groups]
+        now = self.clock()
+        jobs: list[Any] = [self._group(client, g, now) for g in groups]
         if self.sparklines:
             jobs.append(self._sparks(client, now))
         done = await asyncio.gather(*jobs, return_exceptions=True)
+        await intervals
         answers: dict[str, Vector] = {}
         failed: list[str] = []
         errors: list[str] = []
-        for g, res in zip(self.groups, done, strict=False):
+        for g, res in zip(groups, done, strict=False):
             if isinstance(res, PrometheusError):
                 failed.append(g.name)
                 errors.append(f"{g.name}: {res}")
@@ -171,10 +223,16 @@ class FleetPoller:
                 figures, warnings = res
                 answers.update(figures)
                 errors.extend(f"{g.name}: warning: {w}" for w in warnings)
-        snap = build_snapshot(_complete(answers, self.groups, failed), failed, now,
+        snap = build_snapshot(_complete(answers, groups, failed), failed, now,
                               prev=self.last, errors=_dedupe(errors),
                               latency_s=time.perf_counter() - started,
-                              hints=self.hints() if self.hints else None)
+                              hints=self.hints() if self.hints else None, plan=plan)
+        if self.adaptive and "state" not in failed:
+            # the tiers cost Prometheus a rate over every series even where no row reads
+            # them: asked only while some instance is younger than the window
+            young = any_young(answers, self.plan)
+            if young != self._young:
+                self._set_plan(self.plan.scrape, young)
         if self.sparklines:
             sparks = done[-1]
             if isinstance(sparks, dict):

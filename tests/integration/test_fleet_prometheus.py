@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -28,6 +30,7 @@ from tests.support.fleet_helpers import (
     Load,
     PrometheusServer,
     Sim,
+    free_port,
     prometheus_available,
     start_sim,
     wait_serving,
@@ -139,6 +142,52 @@ def test_rows_engines_and_the_misconfigured_flagged(fleet: Fleet) -> None:
     assert not fleet.prom.query('count({__name__="sglang:num_running_reqs"})')
 
 
+LONG_TOKENS = 8000  # a misconfigured request this long runs minutes: its counters stay flat
+FLAG_WITHIN_S = 60.0
+
+
+def test_a_collapsed_acceptance_is_flagged_within_the_first_minute_of_load(
+        fleet: Fleet, tmp_path: Path) -> None:
+    """A misconfigured SGLang instance (an EAGLE-3 draft launched as EAGLE), just started and
+    idle, then loaded with long requests: the fleet, at its default window, flags it within
+    a minute of the load's start (the engine counts tokens and verify calls when a request
+    finishes, so only the scheduler's gauge moves), over a rate window shorter than the
+    default (the instance is young, Prometheus scrapes it every second)."""
+    sim = start_sim(tmp_path / "late", "sglang", "misconfigured")
+    others = [s.target for s in fleet.sims.values() if s.proc.poll() is None]
+    load = Load([])
+    try:
+        wait_serving(sim.url)
+        fleet.set_targets([*others, sim.target])
+        fleet.prom.wait_for(f'count_over_time(up{{instance="{sim.target}"}}[1m]) >= 2',
+                            within_s=30)
+        poller = FleetPoller(fleet.prom.url, interval=1.0, deadline_s=3.0)
+        load = Load([sim.url], per_url=2, max_tokens=LONG_TOKENS).start()
+        started = time.monotonic()
+        seen: list[dict[str, object]] = []
+        row = None
+        for _ in range(int(FLAG_WITHIN_S)):  # a refresh a second at most, bounded in count
+            if time.monotonic() - started > FLAG_WITHIN_S:
+                break
+            row = by_instance(snapshot(poller)).get(sim.target)
+            if row is not None:
+                seen.append(row.as_dict())
+                if "drafts_rejected" in row.flags:
+                    break
+            time.sleep(1.0)
+        took = time.monotonic() - started
+        assert row is not None and "drafts_rejected" in row.flags, seen[-3:]
+        assert took <= FLAG_WITHIN_S
+        assert row.accept_len is not None and row.accept_len <= 1.1
+        assert row.window_s is not None and row.window_s < 60.0, row
+        assert poller.plan.scrape.get(sim.target) == 1.0  # read from /api/v1/targets
+        print(f"flagged {took:.1f} s after the load started, window {row.window_s} s")
+    finally:
+        sim.stop()  # first: the long requests end with it, so the load's threads return
+        load.stop()
+        fleet.set_targets(others)
+
+
 def _direct_url(url: str) -> tuple[float, dict[str, float]]:
     t = time.time()
     text = httpx.get(f"{url}/metrics", timeout=5.0, trust_env=False).text
@@ -202,16 +251,35 @@ def compare_over_a_window(fleet: Fleet, servers: list[tuple[str, str, str]], sec
         # the window holds exactly the two scrapes (left-open range: + 1 ms), so rate()
         # has nothing to extrapolate
         window = f"{round((ts1 - ts0) * 1000) + 1}ms"
-        poller = FleetPoller(fleet.prom.url, window=window, clock=lambda ts=ts1: ts)
+        # exactly that window for every row: no shorter tier for a young instance
+        poller = FleetPoller(fleet.prom.url, window=window, clock=lambda ts=ts1: ts,
+                             adaptive=False)
         row = by_instance(snapshot(poller))[target]
         out[target] = (row, *own_figures(engine, c0, c1, own1 - own0))
     return out
 
 
-def test_figures_within_two_percent_of_the_servers_own_counters(fleet: Fleet) -> None:
+def test_figures_within_two_percent_of_the_servers_own_counters(fleet: Fleet,
+                                                                tmp_path: Path) -> None:
+    """vLLM under the fixture's steady load; SGLang, which counts a request's tokens and verify
+    calls when it finishes (the simulator as the engine), on a fresh idle simulator with the
+    load inside the window, so both edges are quiet (as for the real servers)."""
     wait_rows(fleet, lambda rows: serving(rows, fleet))
-    sims = [fleet.sims["vllm"], fleet.sims["sglang"]]
-    found = compare_over_a_window(fleet, [(s.engine, s.url, s.target) for s in sims], 8.0)
+    vllm = fleet.sims["vllm"]
+    found = compare_over_a_window(fleet, [(vllm.engine, vllm.url, vllm.target)], 8.0)
+    sim = start_sim(tmp_path / "quiet", "sglang", "healthy")
+    others = [s.target for s in fleet.sims.values() if s.proc.poll() is None]
+    try:
+        wait_serving(sim.url)
+        fleet.set_targets([*others, sim.target])
+        fleet.prom.wait_for(f'count_over_time(up{{instance="{sim.target}"}}[1m]) >= 2',
+                            within_s=30)
+        found |= compare_over_a_window(fleet, [(sim.engine, sim.url, sim.target)], 8.0,
+                                       load=lambda: Load([sim.url], per_url=2).start())
+    finally:
+        sim.stop()
+        fleet.set_targets(others)
+    assert set(found) == {vllm.target, sim.target}
     for target, (row, own_tok_s, own_accept) in found.items():
         assert row.tok_s == pytest.approx(own_tok_s, rel=0.02), target
         assert row.accept_len == pytest.approx(own_accept, rel=0.02), target
@@ -226,6 +294,7 @@ def test_requests_per_refresh_do_not_grow_with_instances(fleet: Fleet) -> None:
     snaps = asyncio.run(three())
     assert len(snaps[-1].rows) >= len(SIMS)
     assert poller.requests == 3 * len(poller.groups) == 12
+    assert poller.target_requests == 1  # the scrape intervals: once a minute, not per instance
 
 
 def test_cli_json_one_object_per_refresh(fleet: Fleet) -> None:
@@ -383,6 +452,70 @@ def test_real_servers_in_the_fleet(fleet: Fleet, real_server: Any, sglang_eagle3
         assert row.engine == name and row.up and row.model
         assert row.tok_s == pytest.approx(own_tok_s, rel=0.02), (name, row)
         assert row.accept_len == pytest.approx(own_accept, rel=0.02), (name, row)
+
+
+REAL_LONG_TOKENS = 900  # under the CPU server's 1,024-token context; about a minute at accept 1
+
+
+@pytest.mark.realserver
+@pytest.mark.realserver_sglang
+def test_real_misconfigured_sglang_flagged_within_a_minute_of_load(
+        fleet: Fleet, sglang_command: Any, tmp_path: Path) -> None:
+    """The real SGLang CPU server launched as the seed's misconfiguration (EAGLE with the
+    EAGLE-3 draft), idle in the same Prometheus, then long requests: the fleet at its default
+    window flags it within 60 s of the load's start, while no request has finished yet (its
+    counters flat: the flag comes from the scheduler's gauge)."""
+    port = free_port()
+    argv, extra = sglang_command("EAGLE", port)
+    env = {**os.environ, **extra}
+    env.pop("PYTHONPATH", None)
+    log = tmp_path / "misconf.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, cwd=tmp_path, start_new_session=True)
+    url, target = f"http://127.0.0.1:{port}", f"127.0.0.1:{port}"
+    others = [s.target for s in fleet.sims.values() if s.proc.poll() is None]
+    load = Load([])
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:  # bounded: the CPU server starts in a few minutes
+            assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+            try:
+                if httpx.get(f"{url}/health", timeout=2.0, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1.0)
+        else:
+            raise AssertionError(f"not healthy in 600 s: {log.read_text(errors='replace')[-3000:]}")
+        fleet.set_targets([*others, target])
+        fleet.prom.wait_for(f'count_over_time(up{{instance="{target}"}}[1m]) >= 2', within_s=30)
+        poller = FleetPoller(fleet.prom.url, interval=1.0, deadline_s=3.0)
+        load = Load([url], per_url=2, max_tokens=REAL_LONG_TOKENS, native_sglang=True).start()
+        started = time.monotonic()
+        seen: list[dict[str, object]] = []
+        row = None
+        for _ in range(int(FLAG_WITHIN_S)):
+            if time.monotonic() - started > FLAG_WITHIN_S:
+                break
+            row = by_instance(snapshot(poller)).get(target)
+            if row is not None:
+                seen.append(row.as_dict())
+                if "drafts_rejected" in row.flags:
+                    break
+            time.sleep(1.0)
+        took = time.monotonic() - started
+        print(f"real SGLang flagged {took:.1f} s after the load started: {seen[-1:]}")
+        assert row is not None and "drafts_rejected" in row.flags, seen[-3:]
+        assert took <= FLAG_WITHIN_S and "stalled" not in row.flags
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+        load.stop()
+        fleet.set_targets(others)
 
 
 def test_prometheus_stopped_keeps_the_last_figures_marked_stale(fleet: Fleet) -> None:

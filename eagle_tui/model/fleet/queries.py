@@ -22,9 +22,15 @@ from eagle_tui.model.engines import EngineProfile, profiles
 RANK_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank", "moe_dp_rank")
 TAG = "fleet_q"
 # the fleet's figures that engines feed with series (each a :class:`FleetFacet` field)
-FIGURE_SERIES = ("gen_tokens", "drafts", "draft_tokens", "accepted", "per_pos", "verify",
-                 "running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge", "ttft",
-                 "itl", "itl_old")
+FIGURE_SERIES = ("gen_tokens", "live_tokens", "drafts", "draft_tokens", "accepted", "per_pos",
+                 "verify", "running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge",
+                 "ttft", "itl", "itl_old")
+# the rate figures (name, its feeding figure, grouping), asked at every window tier
+RATE_FIGURES = (("tok_s", "gen_tokens"), ("live_tok_s", "live_tokens"), ("drafts", "drafts"),
+                ("draft_tokens", "draft_tokens"), ("accepted", "accepted"),
+                ("per_pos", "per_pos"), ("verify", "verify"))
+TIER_SEP = "@"
+BY_POSITION = "instance, position"
 DEFAULT_WINDOW = "1m"
 DEFAULT_LOOKBACK = "15m"
 
@@ -124,14 +130,51 @@ def _figures(pairs: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, str]
     return tuple((n, e) for n, e in pairs if e is not None)
 
 
+def tiered(figure: str, window: str | None) -> str:
+    """A rate figure's name at a shorter window tier (``tok_s@10s``); the user's window keeps
+    the plain name."""
+    return figure if window is None else f"{figure}{TIER_SEP}{window}"
+
+
+def young(selector: str, window: str, samples: int, window_s: float) -> str:
+    """The instances that may read a shorter window: fewer than ``samples`` scrapes of ``up``
+    in ``window``, or a process younger than it (an old instance never pays for the tiers)."""
+    started = series("process_start_time_seconds", selector)
+    return (f"(count_over_time(up{{{selector}}}[{window}]) < {samples}) "
+            f"or on (instance) ((time() - {started}) < {window_s:g})")
+
+
+def _with_match(selector: str, figure: str) -> str:
+    """The user's matchers plus the label matcher an engine gives its live-token series."""
+    if figure != "live_tokens":
+        return selector
+    match = next((p.fleet.live_tokens_match for p in _ordered()
+                  if p.fleet.live_tokens and p.fleet.live_tokens_match), "")
+    return ", ".join(m for m in (selector, match) if m)
+
+
 def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
-                 lookback: str = DEFAULT_LOOKBACK) -> tuple[QueryGroup, ...]:
-    """The requests of one refresh (four, whatever the number of instances)."""
+                 lookback: str = DEFAULT_LOOKBACK, shorter: tuple[str, ...] = (),
+                 young_samples: int | None = None,
+                 window_s: float | None = None) -> tuple[QueryGroup, ...]:
+    """The requests of one refresh (four, whatever the number of instances); the rates are
+    asked at ``window`` and at each of the ``shorter`` windows, in the same request, the
+    shorter ones for young instances only (:func:`young`) when ``young_samples`` is given."""
     s, w = normalize_selector(selector), window
     n = {f: names_of(f) for f in FIGURE_SERIES}
+    only = (young(s, w, young_samples, window_s)
+            if young_samples is not None and window_s is not None else None)
 
-    def rate(f: str, by: str = "instance") -> str | None:
-        return sum_rate(n[f], s, w, by) if n[f] else None
+    def rate(f: str, by: str = "instance", win: str = w) -> str | None:
+        if not n[f]:
+            return None
+        expr = sum_rate(n[f], _with_match(s, f), win, by)
+        return f"({expr}) and on (instance) ({only})" if win != w and only else expr
+
+    def rates(win: str | None) -> tuple[tuple[str, str | None], ...]:
+        at = w if win is None else win
+        return tuple((tiered(name, win), rate(f, BY_POSITION if name == "per_pos" else
+                                             "instance", at)) for name, f in RATE_FIGURES)
 
     def now(f: str, how: Callable[[tuple[str, ...], str], str] = sum_now) -> str | None:
         return how(n[f], s) if n[f] else None
@@ -156,15 +199,13 @@ def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
             )),
             ("starts", "max by (instance) "
                        f"(changes({series('process_start_time_seconds', s)}[{lookback}]))"),
+            # how long each instance has served, for its rate window (model/fleet/windows.py)
+            ("samples", f"max by (instance) (count_over_time(up{{{s}}}[{w}]))"),
+            ("process_age",
+             f"min by (instance) (time() - {series('process_start_time_seconds', s)})"),
         )),
-        QueryGroup("rates", _figures((
-            ("tok_s", rate("gen_tokens")),
-            ("drafts", rate("drafts")),
-            ("draft_tokens", rate("draft_tokens")),
-            ("accepted", rate("accepted")),
-            ("per_pos", rate("per_pos", by="instance, position")),
-            ("verify", rate("verify")),
-        ))),
+        QueryGroup("rates", _figures(tuple(
+            pair for win in (None, *shorter) for pair in rates(win)))),
         QueryGroup("gauges", _figures((
             ("running", now("running")),
             ("queued", now("queued")),
@@ -211,7 +252,9 @@ __all__ = [
     "DEFAULT_WINDOW",
     "FIGURE_SERIES",
     "RANK_LABELS",
+    "RATE_FIGURES",
     "TAG",
+    "TIER_SEP",
     "QueryGroup",
     "engine_figure",
     "fleet_groups",
@@ -221,4 +264,6 @@ __all__ = [
     "sparkline_group",
     "sparkline_queries",
     "stored_names",
+    "tiered",
+    "young",
 ]

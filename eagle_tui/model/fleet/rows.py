@@ -32,6 +32,7 @@ class FleetRow:
     itl_p99: float | None = None
     restarts: int = 0
     gen_total: float | None = None
+    window_s: float | None = None  # the rate window its rates were read over
     flags: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     stale: bool = False
@@ -54,6 +55,7 @@ class FleetRow:
             "ttft_p50_s": r(self.ttft_p50, 4), "ttft_p99_s": r(self.ttft_p99, 4),
             "itl_p50_s": r(self.itl_p50, 4), "itl_p99_s": r(self.itl_p99, 4),
             "restarts": self.restarts, "generation_tokens": self.gen_total,
+            "window_s": r(self.window_s),
             "flags": list(self.flags), "reasons": list(self.reasons), "stale": self.stale,
         }
 

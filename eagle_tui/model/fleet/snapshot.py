@@ -9,21 +9,23 @@ canned vectors.
 The maths of each engine is its profile's (``FleetFacet.read``), and matches the single-server
 metrics source (``sources/metrics.py``). A row's state is ``down or starting`` for ``up == 0``
 unless a caller that can reach the host says which (``hints``, see :mod:`.fleet_probe`);
-``starting``, ``serving``, ``ready`` or ``idle`` for ``up == 1``. docs/architecture.md
-("Module notes") has the rules in full.
+``starting``, ``serving``, ``ready`` or ``idle`` for ``up == 1``. A row's rates all come from
+one window tier (:class:`RatePlan`, :mod:`.windows`). docs/architecture.md ("Module notes") has
+the rules in full.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from eagle_tui.model.engines import UNKNOWN, profile_of, profiles
 from eagle_tui.model.engines.facets.fleet import FleetReading
 from eagle_tui.model.fleet.flags import apply_flags
-from eagle_tui.model.fleet.queries import TAG, engine_figure, fleet_groups
+from eagle_tui.model.fleet.queries import RATE_FIGURES, TAG, engine_figure, fleet_groups, tiered
 from eagle_tui.model.fleet.rows import DOWN_OR_STARTING, FleetRow, FleetSnapshot, instance_host
+from eagle_tui.model.fleet.windows import pick, rate_window, serving_age
 
 Labels = Mapping[str, str]
 Vector = Sequence[tuple[Labels, float]]
@@ -39,7 +41,7 @@ def group_figures() -> dict[str, tuple[str, ...]]:
 
 
 _FIELDS_OF_GROUP = {
-    "rates": ("tok_s", "accept_len", "accept_rate", "per_position", "spec"),
+    "rates": ("tok_s", "accept_len", "accept_rate", "per_position", "spec", "window_s"),
     "gauges": ("running", "queued", "kv_usage"),
     "latency": ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99"),
 }
@@ -75,6 +77,17 @@ def _positions(vec: Vector | None) -> dict[str, dict[int, float]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class RatePlan:
+    """The windows one refresh asked: ``default_s`` (the plain figure names) and the
+    ``shorter`` tiers (names ``tok_s@10s``: label → seconds, ascending), and each instance's
+    scrape interval where Prometheus said it."""
+
+    default_s: float | None = None
+    shorter: tuple[tuple[str, float], ...] = ()
+    scrape: Mapping[str, float] = field(default_factory=dict)
+
+
 def _engines(answers: Answers) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     # the higher precedence last, so it wins a tie (vLLM: it binds /metrics early)
@@ -107,23 +120,65 @@ def _state(up: bool | None, known_engine: bool, running: int | None, tok_s: floa
     return "ready" if not gen_total else "idle"
 
 
+_RATES = frozenset(name for name, _ in RATE_FIGURES)
+
+
+def any_young(answers: Answers, plan: RatePlan) -> bool:
+    """Whether some instance has served less than the user's window (its rows may read a
+    shorter tier); an age nobody can tell (no scrape interval, no process start) is not."""
+    if plan.default_s is None:
+        return False
+    samples = _by_instance(answers.get("samples"))
+    started = _by_instance(answers.get("process_age"))
+    for inst in set(samples) | set(started):
+        age = serving_age(samples.get(inst), plan.scrape.get(inst), started.get(inst))
+        if age is not None and age < plan.default_s:
+            return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class _Index:
     """The answers indexed once by instance (a row then costs O(figures), not O(fleet))."""
 
     values: dict[str, dict[str, float]]
-    positions: dict[str, dict[int, float]]
+    positions: dict[str, dict[str, dict[int, float]]]  # figure -> instance -> position
 
     @classmethod
     def of(cls, a: Answers) -> _Index:
-        return cls({name: _by_instance(vec) for name, vec in a.items() if name != "per_pos"},
-                   _positions(a.get("per_pos")))
+        pos = {name: _positions(vec) for name, vec in a.items() if name.startswith("per_pos")}
+        return cls({name: _by_instance(vec) for name, vec in a.items()
+                    if not name.startswith("per_pos")}, pos)
+
+
+def _tier(inst: str, ix: _Index, plan: RatePlan,
+          get: Callable[[str], float | None]) -> tuple[str | None, float | None]:
+    """The window tier this instance's rates are read at: (its name suffix, seconds)."""
+    if not plan.shorter:
+        return None, plan.default_s
+    tiers = (*plan.shorter, (None, plan.default_s or 0.0))
+    scrape = plan.scrape.get(inst)
+    age = serving_age(get("samples"), scrape, get("process_age"))
+    want = rate_window(scrape, age, plan.default_s or 0.0)
+
+    def has_data(i: int) -> bool:
+        key = tiers[i][0]
+        return any(ix.values.get(tiered(f, key), {}).get(inst) is not None
+                   for f in ("tok_s", "drafts", "verify"))
+
+    chosen = pick(tuple(w for _, w in tiers), want, has_data, scrape)
+    return tiers[-1] if chosen is None else tiers[chosen]
 
 
 def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
-         hint: str | None) -> FleetRow:
+         hint: str | None, plan: RatePlan) -> FleetRow:
     def get(name: str) -> float | None:
         return ix.values.get(name, {}).get(inst)
+
+    key, window_s = _tier(inst, ix, plan, get)
+
+    def figure(name: str) -> float | None:
+        return get(tiered(name, key) if name in _RATES else name)
 
     engine, model = engines.get(inst, (UNKNOWN, ""))
     up_v = get("up")
@@ -132,8 +187,9 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
         up = True  # no ``up`` of its own (an exporter of many, honor_labels): live series
     gen_total = get("gen_total")
     profile = profile_of(engine)
-    reading = (profile.fleet.read(get, ix.positions.get(inst, {})) if profile is not None
-               else FleetReading(tok_s=get("tok_s")))
+    positions = ix.positions.get(tiered("per_pos", key), {}).get(inst, {})
+    reading = (profile.fleet.read(figure, positions) if profile is not None
+               else FleetReading(tok_s=figure("tok_s")))
     tok_s = reading.tok_s
     running = _int(get("running"))
     restarts = max(_int(get("resets")) or 0, _int(get("starts")) or 0)
@@ -145,6 +201,7 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
         queued=_int(get("queued")), kv_usage=get("kv"),
         ttft_p50=get("ttft_p50"), ttft_p99=get("ttft_p99"), itl_p50=get("itl_p50"),
         itl_p99=get("itl_p99"), restarts=restarts, gen_total=gen_total,
+        window_s=window_s if reading.tok_s is not None or reading.spec else None,
     )
 
 
@@ -161,7 +218,8 @@ def _carry(row: FleetRow, prev: FleetRow | None, failed: Sequence[str]) -> Fleet
 def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,
                    prev: FleetSnapshot | None = None, errors: Sequence[str] = (),
                    latency_s: float | None = None,
-                   hints: Mapping[str, str] | None = None) -> FleetSnapshot:
+                   hints: Mapping[str, str] | None = None,
+                   plan: RatePlan | None = None) -> FleetSnapshot:
     """Rows from one refresh's answers; failed groups keep ``prev``'s figures, marked stale.
 
     When the ``state`` group (up and engine) failed there is nothing new to build rows from:
@@ -178,7 +236,8 @@ def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,
     instances = sorted(set(engines) | {i for i, v in up.items() if v < 1.0})
     before = {r.instance: r for r in prev.rows} if prev else {}
     ix = _Index.of(answers)
-    built = [_carry(_row(i, ix, engines, (hints or {}).get(i)), before.get(i), failed)
+    plan = plan or RatePlan()
+    built = [_carry(_row(i, ix, engines, (hints or {}).get(i), plan), before.get(i), failed)
             for i in instances]
     status = "partial" if failed else "ok"
     return FleetSnapshot(t, tuple(apply_flags(built)), status, tuple(errors), last_ok, latency_s,
@@ -193,7 +252,9 @@ __all__ = [
     "FleetRow",
     "FleetSnapshot",
     "Labels",
+    "RatePlan",
     "Vector",
+    "any_young",
     "build_snapshot",
     "group_figures",
     "instance_host",

@@ -88,3 +88,45 @@ def test_oversized_and_garbage_answers_are_errors() -> None:
     assert "not Prometheus JSON" in junk.errors[0]
     down = run(lambda r: httpx.Response(502, content=b"bad gateway"))
     assert "HTTP 502" in down.errors[0]
+
+
+def test_scrape_intervals_from_targets_and_tiers_only_while_an_instance_is_young() -> None:
+    """The poller reads /api/v1/targets (once a minute), asks the shorter window tiers while
+    some instance is younger than the window, and stops asking them once none is."""
+    age = {"samples": "5"}
+    paths: list[str] = []
+    queries: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.path)
+        if request.url.path == "/api/v1/targets":
+            return httpx.Response(200, content=json.dumps({"status": "success", "data": {
+                "activeTargets": [{"labels": {"instance": "a:8000"},
+                                   "scrapeInterval": "1s"}]}}).encode())
+        q = request.url.params.get("query", "")
+        queries.append(q)
+        if group_of(request) == "state":
+            return httpx.Response(200, content=ok_vector([
+                {"metric": {"fleet_q": "up", "instance": "a:8000"}, "value": [1, "1"]},
+                {"metric": {"fleet_q": "samples", "instance": "a:8000"},
+                 "value": [1, age["samples"]]}]))
+        return httpx.Response(200, content=ok_vector([]))
+
+    async def go() -> FleetPoller:
+        poller = FleetPoller("http://prom", clock=lambda: 100.0)
+        async with httpx.AsyncClient(base_url="http://prom",
+                                     transport=httpx.MockTransport(handler)) as client:
+            await poller.refresh(client)
+            assert poller.plan.scrape == {"a:8000": 1.0}
+            assert [w for w, _ in poller.plan.shorter] == ["10s", "30s"]
+            assert any("[10s]" in q for q in queries)
+            age["samples"] = "61"  # a minute of 1 s scrapes: no longer young
+            await poller.refresh(client)  # still asks the tiers: its answer says "old"
+            queries.clear()
+            await poller.refresh(client)
+            assert poller.plan.shorter == () and not any("[10s]" in q for q in queries)
+        return poller
+
+    poller = asyncio.run(go())
+    assert paths.count("/api/v1/targets") == poller.target_requests == 1
+    assert poller.requests == 3 * len(poller.groups)

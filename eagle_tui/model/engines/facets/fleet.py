@@ -43,6 +43,10 @@ class FleetFacet:
 
     markers: tuple[str, ...] = ()
     gen_tokens: tuple[str, ...] = ()  # the generation-token counter (tok/s, totals, restarts)
+    # a token counter that moves at every step, where ``gen_tokens`` moves only when a request
+    # finishes (tok/s while long requests run), and the label matcher that picks its tokens
+    live_tokens: tuple[str, ...] = ()
+    live_tokens_match: str = ""
     drafts: tuple[str, ...] = ()
     draft_tokens: tuple[str, ...] = ()
     accepted: tuple[str, ...] = ()

@@ -94,24 +94,30 @@ METRICS = MetricsFacet(prefix=PREFIX, gauges=GAUGES, counters=COUNTERS, windowed
 
 def fleet_read(figure: Figure, _positions: Mapping[int, float]) -> FleetReading:
     """With verify calls the accept length is ``rate(generation_tokens) / rate(verify_calls)``;
-    without the counter, the last-interval gauge while tokens flow."""
+    without a reading from them, the last-interval gauge while requests run."""
     tok_s = figure("tok_s")
-    if tok_s is None:
-        tok_s = figure("tps_gauge")
+    running = figure("running") or 0.0
+    if tok_s is None or (tok_s <= 0 and running > 0):
+        # the counter moves when a request finishes: flat under long requests, which are not
+        # a stall; the scheduler's per-step token counter is the figure then (a stall shows
+        # there), else its throughput gauge (the last decode interval's)
+        live, gauge = figure("live_tok_s"), figure("tps_gauge")
+        tok_s = live if live is not None else gauge if gauge is not None else tok_s
     verify = figure("verify")
     if verify:
-        # generation tokens are counted when a request finishes, verify calls at every step:
-        # over a window shorter than a request the ratio can fall below 1, which no server
-        # can do — not a reading (and no false "drafts rejected")
+        # a ratio below 1, which no server can produce (a window that splits what was
+        # counted apart), is not a reading (and no false "drafts rejected")
         ratio = (figure("tok_s") or 0.0) / verify
-        accept_len = ratio if ratio >= 1.0 else None
-        return FleetReading(tok_s, True, accept_len,
-                            figure("rate_gauge") if accept_len else None)
-    if verify is None:
-        gauge = figure("accept_gauge")
-        if gauge is not None and (tok_s or 0.0) > 0:  # the gauge holds the last busy interval
-            return FleetReading(tok_s, True, gauge, figure("rate_gauge"))
-    return FleetReading(tok_s)
+        if ratio >= 1.0:
+            return FleetReading(tok_s, True, ratio, figure("rate_gauge"))
+    # both counters move only when a request finishes: under long requests they stay flat
+    # for minutes, while the scheduler's gauge holds the last decode interval's figure (0
+    # until its first one, and on a server without speculative decoding)
+    gauge = figure("accept_gauge")
+    busy = (tok_s or 0.0) > 0 or running > 0
+    if gauge is not None and gauge >= 1.0 and busy:
+        return FleetReading(tok_s, True, gauge, figure("rate_gauge"))
+    return FleetReading(tok_s, bool(verify))
 
 
 def _accept(rate: RateOf) -> str:
@@ -121,6 +127,8 @@ def _accept(rate: RateOf) -> str:
 FLEET = FleetFacet(
     markers=("sglang:num_running_reqs", "sglang:num_requests_running", GEN + "_total"),
     gen_tokens=(GEN + "_total",),
+    live_tokens=("sglang:realtime_tokens_total",),  # the scheduler's, at every step
+    live_tokens_match='mode="decode"',
     verify=(VERIFY + "_total",),
     running=RUNNING,
     queued=QUEUED,

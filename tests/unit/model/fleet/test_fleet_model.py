@@ -79,9 +79,39 @@ def test_sglang_without_verify_counter_uses_gauge_only_when_busy() -> None:
     a = answers(verify=[])
     s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
     assert s1.accept_len == 2.5 and s1.accept_rate == 0.5
-    a = answers(verify=[], tok_s=v(v1_8000=100.0, v2_8000=50.0, s1_30000=0.0))
+    a = answers(verify=[], tok_s=v(v1_8000=100.0, v2_8000=50.0, s1_30000=0.0),
+                running=v(v1_8000=4, v2_8000=4, s1_30000=0))
     s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
     assert s1.accept_len is None  # the gauge holds the last busy interval: not a reading
+
+
+def test_sglang_flat_counters_under_long_requests_read_the_gauge() -> None:
+    """Both SGLang counters move when a request finishes: requests running and no verify call
+    counted in the window is a busy server whose gauge is its figure (a collapsed one flags);
+    a gauge under 1 (before the first decode interval, no speculation) is never a reading."""
+    flat = v(v1_8000=100.0, v2_8000=50.0, s1_30000=0.0)
+    a = answers(verify=v(s1_30000=0.0), tok_s=flat, accept_gauge=v(s1_30000=1.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.accept_len == 1.0 and s1.spec and "drafts_rejected" in s1.flags
+    a = answers(verify=v(s1_30000=0.0), tok_s=flat, accept_gauge=v(s1_30000=0.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.accept_len is None and "drafts_rejected" not in s1.flags
+    # flat counters under running requests are not a stall: the throughput gauge is the figure
+    a = answers(verify=v(s1_30000=0.0), tok_s=flat, tps_gauge=v(s1_30000=55.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.tok_s == 55.0 and "stalled" not in s1.flags
+    # the scheduler's per-step counter, where exported, is the figure: a stall shows there
+    a = answers(verify=v(s1_30000=0.0), tok_s=flat, tps_gauge=v(s1_30000=55.0),
+                live_tok_s=v(s1_30000=80.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.tok_s == 80.0 and "stalled" not in s1.flags
+    a = answers(verify=v(s1_30000=0.0), tok_s=flat, tps_gauge=v(s1_30000=55.0),
+                live_tok_s=v(s1_30000=0.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.tok_s == 0.0 and "stalled" in s1.flags
+    a = answers(verify=[], accept_gauge=v(s1_30000=0.0))  # tokens flow, no speculation
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.accept_len is None and not s1.spec
 
 
 def test_states_down_starting_ready_idle() -> None:
@@ -174,6 +204,11 @@ def test_instances_without_their_own_up_are_up_while_their_series_are_live() -> 
 
 
 def test_sglang_ratio_below_one_is_not_a_reading() -> None:
-    a = answers(tok_s=v(v1_8000=100.0, v2_8000=50.0, s1_30000=10.0))  # 10 / 30 verify calls
+    a = answers(tok_s=v(v1_8000=100.0, v2_8000=50.0, s1_30000=10.0),  # 10 / 30 verify calls
+                accept_gauge=[])
     s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
     assert s1.accept_len is None and "drafts_rejected" not in s1.flags
+    # with the scheduler's gauge there, the gauge is the figure (never the ratio)
+    a = answers(tok_s=v(v1_8000=100.0, v2_8000=50.0, s1_30000=10.0))
+    s1 = rows_by_instance(build_snapshot(a, [], 1.0).rows)["s1:30000"]
+    assert s1.accept_len == 2.5 and "drafts_rejected" not in s1.flags
