@@ -31,13 +31,14 @@ if TYPE_CHECKING:
 
 # "": nothing known yet; "prometheus": Prometheus' stored series of the server's /metrics
 Source = Literal["log", "/metrics", "prometheus", "server_info", "client", ""]
-Freshness = Literal["current", "last_active", "stale", "dead", ""]
+Freshness = Literal["current", "last_active", "stale", "dead", "stopped", ""]
 T = TypeVar("T")
 SPEEDUP_WINDOW = 10  # tok/s points in the speedup's median
 WINDOW = 20  # stats intervals in the windowed means
 METRICS_STALE_S = 10.0  # a /metrics figure older than this (5 scrapes at the 2 s default) is stale
 _FRESHNESS: dict[str, Freshness] = {"active": "current", "": "current", "idle": "last_active",
-                                    "stale": "stale", "dead": "dead"}
+                                    "stale": "stale", "dead": "dead",
+                                    "stopped": "stopped"}
 _EMPTY = Series()
 
 

@@ -92,8 +92,8 @@ def _source(fig: Figure[T]) -> str:
         return f"{fig.source} · last"
     if fig.freshness == "stale":
         return f"{fig.source} · {coarse_age(fig.age_s)} old"
-    if fig.freshness == "dead":
-        return f"{fig.source} · dead"
+    if fig.freshness in ("dead", "stopped"):
+        return f"{fig.source} · {fig.freshness}"
     return fig.source
 
 
@@ -107,9 +107,11 @@ def _state_row(figs: Figures, width: int) -> Content | None:
             else inert(live.reason)
         return _row("state", [("  STALE", "bold $warning"), (f"  {why}", "$text-muted")], "",
                     width)
-    if live.activity == "dead":
-        return _row("state", [("   DEAD", "bold $error"),
-                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    if live.activity in ("dead", "stopped"):
+        word, style = ("   DEAD", "bold $error") if live.activity == "dead" \
+            else ("STOPPED", "bold $secondary")
+        return _row("state", [(word, style), (f"  {inert(live.reason)}", "$text-muted")], "",
+                    width)
     return None
 
 
@@ -174,7 +176,7 @@ def _speedup_row(state: DashboardState, fig: Figure[float], width: int) -> Conte
 
 
 def _requests_row(state: DashboardState, fig: Figure[int], width: int) -> Content:
-    src = fig.source
+    src = _source(fig)
     running = "—" if state.stats.running is None else str(state.stats.running)
     queued = "—" if state.stats.queued is None else str(state.stats.queued)
     return _row("requests", [(f"{running:>7}", "bold"), (" running · ", "$text-muted"),

@@ -40,6 +40,7 @@ from eagle_tui.model.state import (
 from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.views.activity import startup_activity
 from eagle_tui.model.views.eta import step_eta
+from eagle_tui.model.views.liveness import stopped_text
 from eagle_tui.model.views.steps import STEPS, step_states
 from eagle_tui.ui.binding import RecordView, bind, record
 from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
@@ -185,6 +186,8 @@ def _process_parts(state: DashboardState) -> list[Part]:
         code = f"exit {ex.exit_code}" if ex.exit_code is not None else "exited"
         if ex.signal is not None:
             code += f" (signal {ex.signal})"
+        if (stopped := stopped_text(state)) is not None:  # the user's own stop: no failure
+            return [(" process ", "$text-muted"), (f"{ex.pid} {code}, {stopped}", "$secondary")]
         return [(" process ", "$text-muted"), (f"{ex.pid} {code}", "$error bold")]
     if p is None:
         return [(" process —", "$text-muted")]
