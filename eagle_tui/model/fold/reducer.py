@@ -162,9 +162,12 @@ def _merge_spec(old: SpecConfig | None, ev: SpecConfig) -> SpecConfig:
 def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
     """A server's first line again after the watched process exited: the server was restarted
     writing to the same log (``>>``), a new run. (Only a live process source can say the old
-    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.)"""
+    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.) The
+    old run's first line must have been read before the exit: a server that died before its
+    log was read has all of its lines after the exit, and its own second INIT line is none."""
     first = s.startup.phase_mark(Phase.INIT)
-    return first is not None and ev.lineno > first.lineno and s.live.process_ended
+    return (first is not None and ev.lineno > first.lineno and s.live.process_ended
+            and first.lineno <= s.live.exit_line)
 
 
 def _restart(b: Batch, *, truncated: bool = True, reason: str = "") -> None:
@@ -312,7 +315,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     elif isinstance(ev, DownloadSample):
         b.swap("activity", activity.on_download(s.activity, ev))
     elif isinstance(ev, ProcessExited):
-        b.put("live", process_exit=ev, process_ended=True)
+        b.put("live", process_exit=ev, process_ended=True, exit_line=b.max_lineno)
     elif isinstance(ev, StopRequested):
         b.put("live", stopped=ev)
     elif isinstance(ev, GpuSample):

@@ -106,13 +106,33 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
             row.extend(_progress(state, step.label, room))
         if eta and Content.assemble(*row, *eta).cell_length <= width:
             row.extend(eta)
-        lines.append(Content.assemble(*row))
+        # a narrow pane: the progress goes on under its own column rather than past the edge
+        lines.append(wrap_hanging(Content.assemble(*row), width, 3 + LABEL_W + 8))
     total = _clock(state)(state.clock.elapsed)
     lines.append(Content.assemble((" total ", "$text-muted"), (total, "bold"),
                                   *_health_parts(state)))
     lines.append(_fit(_process_parts(state), width))
-    lines.append(_fit(note_parts(state), width))
+    lines.append(wrap_hanging(Content.assemble(*note_parts(state)), width, NOTE_INDENT))
     return Content("\n").join(lines)
+
+
+NOTE_INDENT = 3  # under the verdict's word, after " ◆ "
+HANG_MIN = 5  # the least room right of a hanging indent (narrower: wrapped flush left)
+
+
+def wrap_hanging(line: Content, width: int, indent: int) -> Content:
+    """``line`` on as many rows as it needs, the rows after the first indented: a verdict keeps
+    its evidence at any width instead of losing it at the edge."""
+    if not width or line.cell_length <= width or width - indent < HANG_MIN:
+        return line
+    first, *rest = line.wrap(width)
+    if not rest:
+        return first
+    cut = len(first.plain.rstrip())
+    rest_plain = line.plain[cut:]
+    tail = line[cut + len(rest_plain) - len(rest_plain.lstrip()):]
+    rows = [first, *(Content(" " * indent) + r for r in tail.wrap(width - indent))]
+    return Content("\n").join(rows)
 
 
 def _clock(state: DashboardState) -> Callable[[float | None], str]:
@@ -271,9 +291,20 @@ class Stepper(StartupRecords, LineDiffWidget):
     """
 
     DEFAULT_CSS = f"Stepper {{ height: {STEPPER_LINES}; }}"
+    _rows = STEPPER_LINES
 
     def repaint(self) -> None:
         self.update_lines()
+
+    def _split(self, width: int) -> list[Content]:
+        """The rows; the height follows them when a wrapped verdict needs more (a layout pass
+        only then: the clock's repaints keep the fixed height)."""
+        lines = super()._split(width)
+        rows = max(STEPPER_LINES, len(lines))
+        if rows != self._rows:
+            self._rows = rows
+            self.styles.height = rows
+        return lines
 
     def build(self, width: int) -> Content:
         return startup_content(self.records(), width or 50)
@@ -288,10 +319,10 @@ class StartupPane(StartupRecords, Vertical):
         self.fix_offered = False  # the app's ``F`` has a fix to apply (``ui/fix.py``)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="crash"):
+        with Vertical(id="crash"):  # what to do before the cause: a short pane shows the fix
             yield Static(id="crash-title")
-            yield RootCause(id="crash-cause")
             yield Static(id="crash-hint")
+            yield RootCause(id="crash-cause")
         yield bind(Stepper(id="stepper"), StartupPane)  # fixed height: no layout pass
         yield ConnectionList(id="connections")
 
@@ -312,7 +343,7 @@ class StartupPane(StartupRecords, Vertical):
                                          (inert(crash.message), "$text")))
             show(self.query_one("#crash-hint", Static),
                  Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text"),
-                                  (" · F: relaunch with the known fix" if self.fix_offered
+                                  ("\n F: relaunch with the known fix" if self.fix_offered
                                    else "", "$accent bold")))
 
 
