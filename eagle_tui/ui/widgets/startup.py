@@ -109,9 +109,13 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
         # a narrow pane: the progress goes on under its own column rather than past the edge
         lines.append(wrap_hanging(Content.assemble(*row), width, 3 + LABEL_W + 8))
     total = _clock(state)(state.clock.elapsed)
-    lines.append(Content.assemble((" total ", "$text-muted"), (total, "bold"),
-                                  *_health_parts(state)))
-    lines.append(_fit(_process_parts(state), width))
+    # the health's latency, then its status code, give way to a narrow pane
+    lines.append(_fit([(" total ", "$text-muted"), (total, "bold"), *_health_parts(state)],
+                      width, keep=4))
+    process = _process_parts(state)
+    # an exit (and who stopped it) is said whole; a live process's details give way
+    lines.append(wrap_hanging(Content.assemble(*process), width, 2)
+                 if state.live.process_exit is not None else _fit(process, width))
     lines.append(wrap_hanging(Content.assemble(*note_parts(state)), width, NOTE_INDENT))
     return Content("\n").join(lines)
 
@@ -177,10 +181,11 @@ def note_parts(state: DashboardState) -> list[Part]:
     return parts
 
 
-def _fit(parts: list[Part], width: int) -> Content:
-    """Assemble ``parts``, dropping trailing ones that would overflow ``width``."""
+def _fit(parts: list[Part], width: int, keep: int = 2) -> Content:
+    """Assemble ``parts``, dropping trailing ones (past the first ``keep``) that would overflow
+    ``width``."""
     out = Content.assemble(*parts)
-    while len(parts) > 2 and out.cell_length > width:
+    while len(parts) > keep and out.cell_length > width:
         parts = parts[:-1]
         out = Content.assemble(*parts)
     return out
