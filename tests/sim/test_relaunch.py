@@ -151,6 +151,10 @@ async def test_restart_is_a_new_run_with_a_parent(launched: Launched) -> None:
         assert old_session.state.live.stopped is not None
         kinds = {a.kind for a in old_session.state.alerts}
         assert not kinds & {"process_exited", "health_lost", "crash"}, kinds
+        # stopped while serving its load: the engine's shutdown lines, no asyncio traceback
+        assert first.log_path is not None
+        old_log = Path(first.log_path).read_text()
+        assert "Shutting down" in old_log and "CancelledError" not in old_log
         assert app.state.live.process is not None and app.state.live.process.pid == new.pid
         assert app.state.startup.previous is not None
         assert app.state.startup.previous.label == f"#{first.id}"
