@@ -8,13 +8,22 @@ banner as it is for a run eagle-tui launched. Refresh the snapshots after an int
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
 from textual.content import Content
 from textual.pilot import Pilot
 
+from eagle_tui.model.events import (
+    Event,
+    HealthSample,
+    ProcessExited,
+    StopRequested,
+    Tick,
+)
 from eagle_tui.model.launching.control import Intent, Outcome
 from eagle_tui.model.launching.remedy import Remedy, set_flag
 from eagle_tui.ui.app import EagleApp
@@ -27,8 +36,8 @@ from tests.support.ui_scenarios import SCENARIOS
 
 SIZES = {"80x24": (80, 24), "120x40": (120, 40), "160x48": (160, 48)}
 WIDE = (320, 90)  # nothing needs cutting: the reference for width_cuts
-# the demo's three moments, and the compact tab (80×24) that shows each
-MOMENTS = {"loading_weights": "1", "ready_metrics": "4", "oom_crash": "1"}
+# the demo's moments, and the compact tab (80×24) that shows each
+MOMENTS = {"loading_weights": "1", "ready_metrics": "4", "oom_crash": "1", "stopped": "4"}
 FIX = set_flag("--mem-fraction-static", 0.8, "leave the CUDA graphs room")
 
 
@@ -46,8 +55,34 @@ class FixingControl:
         return self.command.replace("0.88", "0.8")
 
 
+def stopped() -> list[Event]:
+    """Serving, then stopped with ``K``: the stop, then the exit and /health gone."""
+    events = SCENARIOS["ready_metrics"]()
+    t = max(getattr(e, "t", 0.0) for e in events)
+    return [*events, StopRequested(t + 1, "kill"), HealthSample("no_listener", t + 2),
+            ProcessExited(t + 2, 4242, 0), Tick(t + 3)]
+
+
+def events_of(scenario: str) -> list[Event]:
+    return stopped() if scenario == "stopped" else SCENARIOS[scenario]()
+
+
+@pytest.fixture(autouse=True)
+def utc() -> Iterator[None]:
+    """"stopped by you at 10:15:20": the same clock text on every machine."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
 def layout_app(scenario: str) -> EagleApp:
-    app = make_app(SCENARIOS[scenario](), UiConfig(theme="eagle-dark"))
+    app = make_app(events_of(scenario), UiConfig(theme="eagle-dark"))
     app.animation_level = "none"
     if scenario == "oom_crash":
         app.control = FixingControl()
@@ -91,6 +126,9 @@ async def test_no_label_is_cut_at_any_size(scenario: str) -> None:
         assert width_cuts(screen, wide) == [], (name, screen)
         footer_line = screen.splitlines()[-1]
         assert partial_labels(footer_line, keys) == [], (name, footer_line)
+        if scenario == "stopped":  # the user's stop: said, and no death alert
+            assert "STOPPED" in screen.splitlines()[0] and "by you at" in screen, (name, screen)
+            assert "CRITICAL" not in screen and "critical" not in screen, (name, screen)
         if scenario == "oom_crash":  # the fix and its key stay in view (no toast over them)
             assert "F: relaunch with the known fix" in screen, (name, screen)
             assert "Lower --mem-fraction-static" in screen, (name, screen)

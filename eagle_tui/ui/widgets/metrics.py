@@ -64,6 +64,9 @@ def _row(label: str, body: list[Part], source: str, width: int) -> Content:
     label_part = Content.styled(f" {label:<{LABEL_W}}", "$text-muted")
     indent = label_part.cell_length
     text = Content.assemble(*body)
+    if (source.endswith(SAID_BY_STATE_ROW)
+            and indent + text.cell_length + 1 + len(source) > width):
+        source = source.rpartition(" · ")[0]  # the state row says it for every row
     src = Content.styled(source, "$text-muted italic") if source else Content("")
     gap = 1 if source else 0
     if indent + text.cell_length + gap + src.cell_length <= width or width <= indent + 8:
@@ -84,6 +87,9 @@ def _row(label: str, body: list[Part], source: str, width: int) -> Content:
 
 
 SEP = " · "
+# freshness that only comes with a state row (IDLE, DEAD, STOPPED) above the figures: a row
+# short of room leaves it to that row ("… old" may come without one: a stale /metrics)
+SAID_BY_STATE_ROW = (" · last", " · dead", " · stopped")
 
 
 def wrap_items(text: Content, width: int) -> list[Content]:
