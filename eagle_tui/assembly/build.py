@@ -1,8 +1,9 @@
 """The one place that turns a :class:`DashboardSpec` into sources and a :class:`Session`.
 
 Keeping the wiring here means every command watches a server the same way: ``log`` tails and
-parses the log, ``url`` polls ``/health``, scrapes ``/metrics`` and reads ``/server_info``
-(``prometheus``: the metrics, and without ``url`` the readiness, from Prometheus instead),
+parses the log, ``url`` polls the engine's readiness path that does no work (``/health`` where
+that is all), scrapes ``/metrics`` and reads ``/server_info`` (``prometheus``: the metrics, and
+without ``url`` the readiness, from Prometheus instead),
 ``pid`` (or the process found on the URL's port / holding the log) is watched for exit, and GPUs
 are sampled with NVML locally or ``nvidia-smi -lms`` elsewhere. A replay spec is one
 :class:`~eagle_tui.sources.replay.ReplaySource` on a session without a live ticker.
@@ -36,6 +37,7 @@ def build_sources(
     *,
     other_hosts: Sequence[Transport] = (),
     ready_provider: Callable[[], bool] | None = None,
+    engine_provider: Callable[[], str | None] | None = None,
 ) -> list[Source]:
     """Sources for ``transport``; ``other_hosts`` (multi-node ``--ssh``) add their log and GPUs.
 
@@ -55,14 +57,19 @@ def build_sources(
         sources.append(LogTail(transport, spec.log, from_end=FROM_END))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
     if spec.url or (spec.pid is not None and local):
+        from eagle_tui.model.engines.readiness import ReadinessChoice
         from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
+
+        # readiness from the engine's path that does no work (found once per server)
+        choice = ReadinessChoice(engine_provider or (lambda: None))
     if spec.url:
         from eagle_tui.sources.metrics import MetricsScraper
         from eagle_tui.sources.serverinfo import ServerInfoSource
 
         # our own polls carry a mark their access lines show: the log view folds them
         sources.append(HealthPoller(transport, spec.url, interval=spec.health_interval,
-                                    ready_interval=READY_INTERVAL_S, path=own_path("/health")))
+                                    ready_interval=READY_INTERVAL_S, choice=choice,
+                                    mark=own_path))
         if not spec.prometheus:
             sources.append(MetricsScraper(transport, spec.url, path=own_path("/metrics")))
         sources.append(ServerInfoSource(transport, spec.url))
@@ -71,7 +78,8 @@ def build_sources(
         pid = spec.pid
         sources.append(HealthPoller(transport, None, discover=lambda: listening_urls(pid),
                                     interval=spec.health_interval,
-                                    ready_interval=READY_INTERVAL_S, path=own_path("/health")))
+                                    ready_interval=READY_INTERVAL_S, choice=choice,
+                                    mark=own_path))
     if spec.prometheus and spec.prom_instance:
         # Prometheus is asked from here (not through the SSH connection); without the
         # instance's own URL its readiness comes from ``up`` as well
@@ -171,7 +179,11 @@ def build_session(
     def ready() -> bool:  # a ready server downloads nothing: the download watcher stops
         return bool(holder) and holder[0].state.startup.ready
 
-    sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready)
+    def engine() -> str | None:  # which engine's readiness path the health poller asks
+        return holder[0].state.startup.engine if holder else None
+
+    sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready,
+                            engine_provider=engine)
     session = Session(sources, record=spec.record, batch_interval=batch_interval,
                       summarizer=summarizer(tr) if spec.log else None)
     holder.append(session)

@@ -6,7 +6,7 @@ ending after ``--count`` refreshes or ``--duration`` seconds) or the Textual fle
 
 Drill-down: the fleet app exits with the row the user chose; the ordinary dashboard is opened
 for that instance through :func:`~eagle_tui.assembly.open.open_dashboard` (metrics from
-Prometheus' stored series of it, :mod:`eagle_tui.sources.prom_metrics`; ``/health`` and
+Prometheus' stored series of it, :mod:`eagle_tui.sources.prom_metrics`; readiness and
 ``/server_info`` at the ``instance`` label's address when it answers; over SSH when its host
 maps to a destination, so its GPUs come too), and when that dashboard is closed the fleet
 comes back.
@@ -103,7 +103,7 @@ def tcp_reachable(instance: str, timeout_s: float = 1.0) -> bool:
 def drill_spec(spec: FleetSpec, row: FleetRow, rules: list[SshRule],
                config_hosts: set[str],
                reachable: Callable[[str], bool] | None = None) -> DashboardSpec:
-    """The ordinary dashboard for one instance: metrics from Prometheus, its own ``/health`` and
+    """The ordinary dashboard for one instance: metrics from Prometheus, its own readiness and
     ``/server_info`` when its address answers (through SSH when its host maps to a
     destination: its GPUs and processes come too); else readiness from Prometheus' ``up``.
 

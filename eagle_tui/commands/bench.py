@@ -232,7 +232,9 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
         before = await bw.counters(client) if mark else None
         log_file = Path(log_path) if mark and log_path else None
         offset = log_file.stat().st_size if log_file is not None and log_file.exists() else 0
-        t_start = await bw.send_marker(client, bench_id, "start") if mark else time.time()
+        where = await bw.marker_path(client) if mark else ""
+        t_start = (await bw.send_marker(client, bench_id, "start", where) if mark
+                   else time.time())
         start = time.perf_counter()
         deadline = start + timeout
         counter = iter(range(requests))
@@ -257,7 +259,7 @@ async def run_bench(url: str, *, concurrency: int = 4, requests: int = 16, max_t
             await asyncio.gather(*tasks, return_exceptions=True)
         summarize(result, results, time.perf_counter() - start)
         if mark:
-            t_end = await bw.send_marker(client, bench_id, "end", tokens=result.tokens,
+            t_end = await bw.send_marker(client, bench_id, "end", where, tokens=result.tokens,
                                          events=result.events, requests=result.ok,
                                          verify=result.verify)
             after = await bw.counters(client)

@@ -40,17 +40,38 @@ def new_bench_id() -> str:
     return secrets.token_hex(4)
 
 
-async def send_marker(client: httpx.AsyncClient, bench_id: str, at: str,
+async def marker_path(client: httpx.AsyncClient) -> str:
+    """Where the markers go: the first path that does no work and is there (asked with
+    eagle-tui's own mark: SGLang's ``/health`` would run a generation inside the window)."""
+    import httpx
+
+    from eagle_tui.model.engines.readiness import MISSING, quiet_paths
+    from eagle_tui.sources.http_budget import HEALTH_MAX_BYTES, HttpBudgetError, get_bounded
+
+    paths = quiet_paths()
+    for path in paths:
+        try:
+            resp = await get_bounded(client, own_path(path), deadline_s=MARKER_TIMEOUT_S,
+                                     max_bytes=HEALTH_MAX_BYTES)
+        except (httpx.HTTPError, HttpBudgetError):
+            return path  # not answering: the load's own result says why
+        if resp.status_code not in MISSING:
+            return path
+    return paths[-1]
+
+
+async def send_marker(client: httpx.AsyncClient, bench_id: str, at: str, path: str = "/health",
                       **numbers: int) -> float:
-    """``GET /health?eagle-tui-bench=ID&at=AT&t=T...``; returns T. A marker the server refuses
-    (or never answers) still bounds the window on the client's clock: only the log loses it."""
+    """``GET PATH?eagle-tui-bench=ID&at=AT&t=T...`` (``path`` from :func:`marker_path`);
+    returns T. A marker the server refuses (or never answers) still bounds the window on the
+    client's clock: only the log loses it."""
     import httpx
 
     from eagle_tui.sources.http_budget import HEALTH_MAX_BYTES, HttpBudgetError, get_bounded
 
     t = time.time()
     try:
-        await get_bounded(client, f"/health?{marker_query(bench_id, at, t=t, **numbers)}",
+        await get_bounded(client, f"{path}?{marker_query(bench_id, at, t=t, **numbers)}",
                           deadline_s=MARKER_TIMEOUT_S, max_bytes=HEALTH_MAX_BYTES)
     except (httpx.HTTPError, HttpBudgetError):
         pass  # the load's own result says whether the server is there
@@ -165,5 +186,5 @@ def format_window(window: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["counters", "format_window", "log_window", "new_bench_id", "save_window",
-           "send_marker", "wait_for_log_window", "window_dict"]
+__all__ = ["counters", "format_window", "log_window", "marker_path", "new_bench_id",
+           "save_window", "send_marker", "wait_for_log_window", "window_dict"]

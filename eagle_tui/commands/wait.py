@@ -2,9 +2,10 @@
 
 It runs the same session as the dashboard and decides, after every batch of events:
 
-* **ready** (exit 0): ``/health`` answers 200 and the log (if given) shows no crash; with only
+* **ready** (exit 0): the readiness path (SGLang's ``/ready``, else ``/health``:
+  :mod:`eagle_tui.sources.health`) answers 200 and the log (if given) shows no crash; with only
   ``--log``, the log's own ready line;
-* **crashed** (exit 1): a crash line in the log, the watched process exiting, or ``/health``
+* **crashed** (exit 1): a crash line in the log, the watched process exiting, or readiness
   going dead after it had been ready. A crash is settled for ``CRASH_SETTLE_S`` before the
   diagnosis is printed, so the traceback's root cause (often a few lines below the first fatal
   line) is in it;

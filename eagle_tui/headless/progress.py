@@ -56,9 +56,9 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
     health = state.live.health
     if has_url:
         if health is not None and state.live.ever_ready_health and health.state in _DEAD_HEALTH:
-            return "crashed", f"/health was ready and is now {health.state}"
+            return "crashed", f"{health.path or '/health'} was ready and is now {health.state}"
         if health is not None and health.state == "ready":
-            return "ready", "/health answered 200"
+            return "ready", f"{health.path or '/health'} answered 200"
         return None
     if state.startup.ready:
         return "ready", f"the log reached {state.startup.phase.value}"

@@ -163,7 +163,9 @@ class HostileServer:
         await writer.drain()
 
     async def _answer(self, path: str, writer: asyncio.StreamWriter) -> None:
-        mode = self.health_mode if path == "/health" and self.health_mode else self.mode
+        # (SGLang's no-work readiness path is asked first: it is "the health" here too)
+        mode = (self.health_mode if path in ("/health", "/ready") and self.health_mode
+                else self.mode)
         if mode == "hang":
             await asyncio.sleep(self.max_conn_s)
             return

@@ -159,7 +159,7 @@ class Simulator:
         engine = ServingEngine(cfg, self.write, self.epoch)
         self._live = live = _Live(cfg, GpuModel(o.gpus, o.seed, gpu_pids),
                                   Path(paths["gpu_state"]), engine,
-                                  HttpServer(engine, self.write, self.epoch))
+                                  HttpServer(engine, self.write, self.epoch, o.speed))
         if o.announce:
             print(json.dumps({"pid": os.getpid(), "port": port, "log": str(log_path),
                               "workdir": str(self.workdir), **paths}), flush=True)

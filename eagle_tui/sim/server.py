@@ -23,14 +23,16 @@ from .openai_api import ApiError, ChatOrCompletion, parse_request, sglang_server
 
 MAX_BODY = 1 << 20
 MAX_HEAD = 64 * 1024
+HEALTH_GENERATE_S = 1.0  # SGLang's /health waits in 1 s steps for its generation to answer
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
            413: "Payload Too Large", 503: "Service Unavailable"}
 
 
 class HttpServer:
     def __init__(self, engine: ServingEngine, log: Callable[[list[str]], None],
-                 epoch: Callable[[], float]) -> None:
+                 epoch: Callable[[], float], speed: float = 1.0) -> None:
         self.engine = engine
+        self.speed = speed
         self.cfg = engine.cfg
         self._log = log
         self._epoch = epoch
@@ -115,13 +117,16 @@ class HttpServer:
             "/metrics": lambda: self._metrics(accept),
         }
         if sglang:
-            gets |= {"/health_generate": self._health, "/model_info": self._model_info,
+            gets |= {"/health_generate": self._health, "/ready": self._health,
+                     "/model_info": self._model_info,
                      "/get_model_info": self._model_info, "/server_info": self._server_info,
                      "/get_server_info": self._server_info}
         else:
             gets |= {"/version": lambda: (200, {"version": vllm_log.VERSION}),
                      "/ping": self._health}
         posts = {"/v1/completions", "/v1/chat/completions"}
+        if method == "GET" and sglang and path in ("/health", "/health_generate") and self.ready:
+            await self._health_generate()
         if method == "GET" and path in gets:
             status, payload = gets[path]()
             if sglang and path == "/get_server_info":
@@ -139,6 +144,14 @@ class HttpServer:
         return 404
 
     # ------------------------------------------------------------------ endpoints
+    async def _health_generate(self) -> None:
+        """SGLang's /health once it is up: a one-token generation (its prefill line, not in
+        the metrics), answered when the scheduler replied, at its next 1 s check."""
+        e = self.engine
+        self._log([sglang_log.prefill_line(self.cfg, self._epoch(), 1, 1, 0, e.token_usage,
+                                           len(e.running), len(e.waiting), 1.0)])
+        await asyncio.sleep(HEALTH_GENERATE_S / self.speed)
+
     def _health(self) -> tuple[int, Any]:
         return (200, b"") if self.ready else (503, b"")
 

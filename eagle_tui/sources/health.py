@@ -1,10 +1,12 @@
-"""Poll ``GET /health`` and classify every answer, including the non-answers.
+"""Poll the server's readiness and classify every answer, including the non-answers.
 
 The blind ``until curl -sf /health; do sleep 10; done`` loop this replaces cannot tell a server
 that is still loading from one that died: both are "not 200". Here each poll becomes one
 ``HealthSample`` with a state the user can act on (listed in the notes).
 
-More in docs/architecture.md, "Module notes", ``sources/health``.
+The path is the engine's that does no work (SGLang's ``/ready``: its ``/health`` generates),
+found once per server (:class:`~eagle_tui.model.engines.readiness.ReadinessChoice`). More in
+docs/architecture.md, "Module notes", ``sources/health``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 
+from eagle_tui.model.engines.readiness import ReadinessChoice
 from eagle_tui.model.events import Event, HealthSample, HealthState
 from eagle_tui.sources.http_budget import (
     HEALTH_MAX_BYTES,
@@ -28,7 +31,7 @@ from eagle_tui.transport.base import ConnectionLost, Transport, TransportError
 
 DEFAULT_INTERVAL_S = 1.0
 DEFAULT_TIMEOUT_S = 2.0
-READY_INTERVAL_S = 1.0
+READY_INTERVAL_S = 5.0  # once ready; any other answer goes back to ``interval``
 
 
 def classify(status_code: int) -> HealthState:
@@ -131,6 +134,9 @@ class HealthPoller:
     With ``base_url=None`` and a ``discover`` callable (returning candidate base URLs, e.g.
     :func:`listening_urls` of a pid), the first candidate that answers ``/health`` with any
     HTTP status is adopted; until then nothing is emitted.
+
+    With a ``choice``, the path is the engine's no-work readiness path it finds (``path`` is
+    then the one asked last), each asked as ``mark`` makes it (eagle-tui's own mark).
     """
 
     def __init__(
@@ -146,6 +152,8 @@ class HealthPoller:
         name: str = "health",
         max_polls: int | None = None,
         clock: Callable[[], float] = time.time,
+        choice: ReadinessChoice | None = None,
+        mark: Callable[[str], str] = str,
     ) -> None:
         if interval <= 0 or timeout <= 0:
             raise ValueError("interval and timeout must be positive")
@@ -155,7 +163,9 @@ class HealthPoller:
         self.transport = transport
         self.base_url = base_url
         self.discover = discover
-        self.path = path
+        self.choice = choice
+        self.mark = mark
+        self.path = choice.path() if choice is not None else path
         self.interval = interval
         self.ready_interval = interval if ready_interval is None else max(interval,
                                                                           ready_interval)
@@ -173,7 +183,7 @@ class HealthPoller:
         while True:
             for url in await asyncio.to_thread(self.discover):
                 async with self.transport.http_client(url, probe_timeout) as client:
-                    sample = await probe(client, self.path, self._clock)
+                    sample = await probe(client, self.mark(self.path), self._clock)
                 if sample.status_code is not None:  # it speaks HTTP: this is the server
                     return url
             await asyncio.sleep(self.interval)
@@ -187,9 +197,25 @@ class HealthPoller:
         if sample.state != "error" or sample.error.startswith("tls:") or self.base_url is None:
             return sample
         if self._tls_asked is None:
-            self._tls_asked = await speaks_tls(self.transport, self.base_url, self.path,
-                                               self.timeout)
+            self._tls_asked = await speaks_tls(self.transport, self.base_url,
+                                               self.mark(self.path), self.timeout)
         return dataclasses.replace(sample, error=PLAIN_TO_TLS) if self._tls_asked else sample
+
+    async def _ask(self, client: httpx.AsyncClient) -> HealthSample:
+        """One poll: with a ``choice``, a candidate that is not there (404/405) hands over to
+        the next at once, and no listener forgets the paths found."""
+        while True:
+            if self.choice is not None:
+                self.path = self.choice.path()
+            sample = dataclasses.replace(await probe(client, self.mark(self.path), self._clock),
+                                         path=self.path.partition("?")[0])
+            if self.choice is None:
+                return sample
+            if sample.state == "no_listener":
+                self.choice.forget()
+                return sample
+            if not self.choice.answered(self.path, sample.status_code):
+                return sample
 
     async def events(self) -> AsyncIterator[Event]:
         loop = asyncio.get_running_loop()
@@ -198,7 +224,7 @@ class HealthPoller:
         async with self.transport.http_client(self.base_url, self.timeout) as client:
             while self.max_polls is None or self.polls < self.max_polls:
                 started = loop.time()
-                sample = await probe(client, self.path, self._clock)
+                sample = await self._ask(client)
                 if sample.state == "timeout" and sample.status_code is None and (
                         down := _link_down(self.transport)):
                     raise ConnectionLost(down)  # not the server's state: the source is retried

@@ -42,8 +42,8 @@ HTTP_SERVER = textwrap.dedent("""
     count = [0]
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            with lock:  # only /health counts: other endpoints (/metrics, /v1/models) may be asked
-                count[0] += self.path.startswith("/health")
+            with lock:  # only readiness counts: other endpoints (/metrics, /v1/models) may be asked
+                count[0] += self.path.startswith(("/health", "/ready"))
                 code = 200 if count[0] > starting_answers else 503
             self.send_response(code)
             self.send_header("content-length", "0")
@@ -97,7 +97,7 @@ def test_ready_when_health_turns_200(http_server: tuple[str, subprocess.Popen[by
                                        "--record", str(record)))
     took = time.monotonic() - t0
     assert code == 0, out + err
-    assert "READY" in out and "/health answered 200" in out
+    assert "READY" in out and "/ready answered 200" in out
     assert "health: starting" in out  # progress line while it answered 503
     assert 1.0 <= took < 20.0
     recorded = [json.loads(ln) for ln in record.read_text().splitlines()]
@@ -175,7 +175,7 @@ def test_pid_alone_finds_the_http_port_and_waits_for_ready(
     _, server = http_server
     code, out, err = finish(start_wait("--pid", str(server.pid), "--timeout", "30"))
     assert code == 0, out + err
-    assert "READY" in out and "/health answered 200" in out
+    assert "READY" in out and "/ready answered 200" in out
 
 
 def test_pid_alone_reports_the_exit(tmp_path: Path) -> None:

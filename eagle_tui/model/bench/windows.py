@@ -1,13 +1,14 @@
 """eagle-tui's own requests in a server's access log, and benchmark windows on the timeline.
 
-Every poll asks for ``/health?eagle-tui`` (:func:`own_path`) and the log view folds the lines
+Every poll asks for ``PATH?eagle-tui`` (:func:`own_path`) and the log view folds the lines
 that show it (:func:`is_own_access`): over SSH every client is 127.0.0.1, so only the request
 line tells eagle-tui's polls apart from a user's ``curl``.
 
-Benchmark windows: ``eagle-tui bench`` sends ``GET /health?eagle-tui-bench=ID&at=start&t=T``
-before its load and ``...&at=end&t=T&tokens=N&events=E&requests=R`` after it, so the markers
-are in the server's own log and a bench run from any terminal is a window for every dashboard
-and ``report`` that reads that log. Per window :class:`WindowTracker` adds up the log's stats
+Benchmark windows: ``eagle-tui bench`` sends ``GET PATH?eagle-tui-bench=ID&at=start&t=T``
+(PATH does no work: ``/ready`` or ``/health``) before its load and
+``...&at=end&t=T&tokens=N&events=E&requests=R`` after it, so the markers are in the server's
+own log and a bench run from any terminal is a window for every dashboard and ``report`` that
+reads that log. Per window :class:`WindowTracker` adds up the log's stats
 intervals, weighted by their work.
 
 docs/architecture.md ("Module notes") has the reasons for the mark, each engine's arithmetic

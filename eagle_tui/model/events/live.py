@@ -16,13 +16,15 @@ HealthState = Literal["no_listener", "starting", "ready", "error", "timeout", "u
 
 @record
 class HealthSample(Record):
-    """One ``/health`` poll: its state, HTTP status and latency, or the error."""
+    """One readiness poll (``/health`` or the engine's no-work path): its state, HTTP status
+    and latency, or the error; ``path`` is the path asked (without its query)."""
 
     state: HealthState
     t: float
     status_code: int | None = None
     latency_s: float | None = None
     error: str = ""
+    path: str = ""
 
 
 @record

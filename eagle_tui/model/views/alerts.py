@@ -181,7 +181,8 @@ def rule_health_lost(state: DashboardState) -> Alert | None:
             or state.live.stopped is not None):
         return None
     return Alert("health_lost", "critical",
-                 f"/health was ready and is now {h.state}{': ' + h.error if h.error else ''}.")
+                 f"{h.path or '/health'} was ready and is now {h.state}"
+                 f"{': ' + h.error if h.error else ''}.")
 
 
 def rule_stuck_collective(state: DashboardState) -> Alert | None:

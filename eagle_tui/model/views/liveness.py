@@ -68,7 +68,7 @@ def _dead(state: DashboardState, now: float) -> tuple[float | None, str] | None:
     if h.state == "no_listener":
         return h.t, "nothing listens on the port any more"
     if since is not None and now - since >= DEAD_AFTER_S:
-        return since, f"/health failing ({h.state}) for {now - since:.0f} s"
+        return since, f"{h.path or '/health'} failing ({h.state}) for {now - since:.0f} s"
     return None
 
 

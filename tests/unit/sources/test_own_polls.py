@@ -61,5 +61,7 @@ def test_the_commands_mark_their_polls_and_slow_health_once_ready() -> None:
     sources = build_sources(spec, LocalTransport(), lambda: None)
     health = next(s for s in sources if isinstance(s, HealthPoller))
     metrics = next(s for s in sources if isinstance(s, MetricsScraper))
-    assert health.path == "/health?eagle-tui" and metrics.path == "/metrics?eagle-tui"
-    assert (health.interval, health.ready_interval) == (0.5, 1.0)
+    # the engine is not known yet: the no-work readiness path first, every path marked
+    assert health.mark(health.path) == "/ready?eagle-tui" and metrics.path == "/metrics?eagle-tui"
+    assert health.mark("/health") == "/health?eagle-tui"
+    assert (health.interval, health.ready_interval) == (0.5, 5.0)

@@ -19,6 +19,15 @@ class Endpoints:
     server_info_aliases: tuple[str, ...] = ()  # older names of it, asked after it
     # its JSON (and the time it was read) → the event; with ``server_info``
     read_server_info: Callable[[object, float], ServerInfo] | None = None
+    # readiness that does no work (200 ready, 503 not yet), asked before ``health``; a version
+    # without it answers 404 and ``health`` is asked instead
+    ready: tuple[str, ...] = ()
+    # whether ``health`` makes the server work (a generation) once it is up, so that a poll of
+    # an idle server shows in its log as a request
+    health_works: bool = False
+    # where only a working ``health`` says "ready": paths that do no work and answer 200 while
+    # the server is up, asked instead of it after its first 200
+    alive: tuple[str, ...] = ()
 
 
 __all__ = ["Endpoints"]

@@ -15,7 +15,11 @@ PROFILE = EngineProfile(
     metrics=METRICS,
     fleet=FLEET,
     endpoints=Endpoints(server_info="/server_info", server_info_aliases=("/get_server_info",),
-                        read_server_info=parse_server_info),
+                        read_server_info=parse_server_info,
+                        # /health is /health_generate: a one-token generation once the server
+                        # is up; /ready is a flag (up and not paused)
+                        ready=("/ready",), health_works=True,
+                        alive=("/model_info", "/get_model_info")),
     launch=LAUNCH,
 )
 

@@ -13,7 +13,7 @@ PROFILE = EngineProfile(
     logs=LOGS,
     metrics=METRICS,
     fleet=FLEET,
-    endpoints=Endpoints(),
+    endpoints=Endpoints(),  # its /health asks the engine client only: no work
     launch=LAUNCH,
 )
 

@@ -19,8 +19,15 @@ from typing import Any
 import pytest
 
 from eagle_tui.cli import main
+from eagle_tui.model.bench.windows import is_own_access
 from eagle_tui.model.engines.sglang.logs import server_args_spec, weighted_accept_len
-from eagle_tui.model.events import DecodeStats, DraftConfig, EngineDetected, SpecConfig
+from eagle_tui.model.events import (
+    DecodeStats,
+    DraftConfig,
+    EngineDetected,
+    Phase,
+    SpecConfig,
+)
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from tests.support.parsing import parse
@@ -203,3 +210,24 @@ def test_the_collapse_alert_from_decode_lines_whatever_else_is_known(known: list
     decode = [ln for ln in lines("misconf.log") if b"Decode batch" in ln][:3]
     s = reduce(reduce(DashboardState(), known), parse(decode))
     assert any(a.kind == "drafts_rejected" and a.severity == "critical" for a in s.alerts)
+
+
+def test_a_health_generation_is_neither_serving_nor_throughput() -> None:
+    """What a poll of SGLang's working ``/health`` leaves in the real log (its one-token prefill
+    line, then the access line): the server stays "ready", the log's series do not move, and
+    the access line is eagle-tui's own (folded)."""
+    real = lines("eagle3.log")
+    ready = next(i for i, ln in enumerate(real) if b"fired up and ready" in ln)
+    polls: list[bytes] = []
+    for s in range(30):
+        polls += [f"[2026-12-01 13:14:{s:02d}] Prefill batch, #new-seq: 1, #new-token: 1, "
+                  "#cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, "
+                  "#pending-token: 0, cpu graph: False, input throughput (token/s): 1.00".encode(),
+                  f'[2026-12-01 13:14:{s:02d}] INFO:     127.0.0.1:45284 - "GET '
+                  f'/health?eagle-tui HTTP/1.1" 200 OK'.encode()]
+    before = reduce(DashboardState(), parse(real[:ready + 1]))
+    after = reduce(DashboardState(), parse(real[:ready + 1] + polls))
+    assert before.startup.phase is Phase.READY and after.startup.phase is Phase.READY
+    assert len(after.stats.gen_tps) == len(before.stats.gen_tps) == 0
+    assert len(after.stats.accept_len) == 0
+    assert all(is_own_access(p.decode()) for p in polls[1::2])
