@@ -257,11 +257,17 @@ class LaunchControl:
         await connect_one(transport)
         return transport
 
-    async def _stop(self, transport: Transport | None = None) -> str:
-        """Stop every process of the current run (those with its token); what happened."""
+    async def _stop(self, transport: Transport | None = None, action: str = "stop") -> str:
+        """Stop every process of the current run (those with its token); what happened.
+
+        The run's session is told first (``StopRequested``), so the exit and the lost health
+        that follow read as this stop, not as a crash."""
         from eagle_tui.launch.members import scanner_for
         from eagle_tui.launch.stopping import describe, stop_run
+        from eagle_tui.model.events import StopRequested
 
+        if self._session is not None:
+            self._session.post(StopRequested(time.time(), action))
         own = transport is None
         tr = transport if transport is not None else await self._connect()
         try:
@@ -291,7 +297,7 @@ class LaunchControl:
             self.store.update(self._run.id, state="stopped", ended=time.time())
 
     async def _kill(self) -> Outcome:
-        return Outcome("stopped", await self._stop())
+        return Outcome("stopped", await self._stop(action="kill"))
 
     def _findings(self, prep: Prepared) -> list[Finding]:
         """The lint's findings, less "port in use" for the port the replaced run holds (it is
@@ -313,7 +319,7 @@ class LaunchControl:
                                f"{'s' * (len(errors) != 1)}", finding_lines(findings))
             old = self._run
             previous = self._previous(old)
-            await self._stop(transport)
+            await self._stop(transport, "restart" if argv == self._argv else "relaunch")
             log = os.path.join(self.log_dir, f"run-{int(time.time() * 1000)}.log") \
                 if self.log_dir else None
             try:

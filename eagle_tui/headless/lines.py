@@ -231,6 +231,12 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
             if a.severity != "info":
                 out.append(f"  {a.severity}: {clean(a.message)}")
         return out
+    if status == "stopped":  # the user's own stop: no crash to diagnose
+        out.append(f"STOPPED after {elapsed:.1f} s: {clean(reason)}")
+        return out
+    if status == "stopped":  # the user's own stop: no crash to diagnose
+        out.append(f"STOPPED after {elapsed:.1f} s: {clean(reason)}")
+        return out
     if status == "timeout":
         stuck = _stuck(state)
         stuck_text = f" for {stuck:.0f} s" if stuck is not None else ""

@@ -24,6 +24,7 @@ from eagle_tui.model.fold.prefix import summarizing
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.activity import startup_activity, stuck_collective
 from eagle_tui.model.views.figures import figures
+from eagle_tui.model.views.liveness import stopped_text
 from eagle_tui.session import Subscriber
 
 EXIT_READY = 0
@@ -37,7 +38,8 @@ _DEAD_HEALTH = ("no_listener", "starting", "error")
 
 
 def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
-    """``("ready"|"crashed", reason)`` once the state decides ``wait``; else ``None``.
+    """``("ready"|"crashed"|"stopped", reason)`` once the state decides ``wait``; else ``None``
+    (``stopped``: the user stopped the run from eagle-tui before it crashed).
 
     Nothing is decided while the lines before a log's in-memory tail are being summarized: a
     crash there is the answer, whatever the tail says."""
@@ -45,6 +47,9 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
         return None
     if state.startup.crash is not None:
         return "crashed", f"crash in the log: {state.startup.crash.kind}"
+    stopped = stopped_text(state)
+    if stopped is not None:
+        return "stopped", stopped
     if state.live.process_exit is not None:
         ex = state.live.process_exit
         code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
@@ -135,6 +140,9 @@ class ProgressPrinter:
             return
         if self.decide:
             self._decide(found)
+        elif status == "stopped":
+            self.outcome = found  # said once: the run is over
+            self.finish(state, status, reason, EXIT_CRASHED, final=False)
         elif not self._ready_reported:
             self._ready_reported = True
             self.finish(state, status, reason, EXIT_READY, final=False)

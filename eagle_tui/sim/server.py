@@ -94,6 +94,10 @@ class HttpServer:
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError,
                 ValueError):
             return
+        except asyncio.CancelledError:
+            # the server is stopping: the connection ends with it (a cancelled handler is
+            # printed as a CancelledError traceback by asyncio's streams, which no engine does)
+            return
         finally:
             writer.close()
 

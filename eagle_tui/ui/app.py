@@ -254,7 +254,10 @@ class EagleApp(KeyActions, RecordSource):
                 self._pane_timer = self.set_timer(wait, self._update_panes)
         if self.config.notify_critical:
             for alert in state.alerts:
-                if alert.severity == "critical" and alert.kind not in self._notified:
+                # (not the crash: its banner is on screen, and a toast over it on a small
+                # terminal hid the fix and its F key)
+                if (alert.severity == "critical" and alert.kind not in self._notified
+                        and alert.kind != "crash"):
                     self._notified.add(alert.kind)
                     notify(self, inert(truncate(inert(alert.message), TOAST_CHARS)),
                            title=inert(alert.kind), severity="error", timeout=10)

@@ -25,6 +25,10 @@ from eagle_tui.model.events import (
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.safety import inert
 
+# the log view's separator for each way a followed file starts over (LogRestarted.reason)
+RESTART_SEPARATOR = {"truncated": "✂ log truncated: the file shrank, its lines start again at 1",
+                     "replaced": "↻ log replaced: a new file at the path"}
+
 
 class LogSink(Protocol):
     """The log view, as the routing uses it."""
@@ -78,7 +82,8 @@ class DashboardModel:
 
     def _restarted(self, ev: LogRestarted, log: LogSink) -> None:
         self._flush_lines(log)
-        log.add_separator(f"──── log restarted ({inert(ev.reason)}) ────", ev.host)
+        what = RESTART_SEPARATOR.get(ev.reason, f"log restarted ({inert(ev.reason)})")
+        log.add_separator(f"──── {what} ────", ev.host)
         log.file_restarted(ev.host)
 
     def _file_event(self, ev: LogOpened | LogPrefixCounted, log: LogSink) -> None:

@@ -116,6 +116,15 @@ async def test_kill_asks_then_stops_the_group(launched: Launched) -> None:
         await until(pilot, lambda: app.state.live.process_exit is not None,
                     "the exit on screen", 10)
         await until(pilot, lambda: store.get(str(run.id)).state == "stopped", "the row", 10)
+        # the user's own stop is no failure: no alert, and the screen says who stopped it
+        await until(pilot, lambda: figures.figures(app.state).live.activity == "stopped",
+                    "the stopped state", 10)
+        await pilot.pause(0.5)
+        kinds = {a.kind for a in app.state.alerts}
+        assert not kinds & {"process_exited", "health_lost", "crash"}, kinds
+        await until(pilot, lambda: "STOPPED" in screen_text(app).split("\n")[0],
+                    "STOPPED on the status line", 10)
+        assert "stopped by you at" in screen_text(app)
 
 
 async def test_restart_is_a_new_run_with_a_parent(launched: Launched) -> None:
@@ -138,6 +147,14 @@ async def test_restart_is_a_new_run_with_a_parent(launched: Launched) -> None:
         assert new.parent == first.id and new.pid != old_pid and new.demo
         assert store.get(str(first.id)).state == "stopped"
         assert first.pgid is not None and group_alive(first.pgid) == []
+        # the replaced run was stopped by the user: its end raised no alert
+        assert old_session.state.live.stopped is not None
+        kinds = {a.kind for a in old_session.state.alerts}
+        assert not kinds & {"process_exited", "health_lost", "crash"}, kinds
+        # stopped while serving its load: the engine's shutdown lines, no asyncio traceback
+        assert first.log_path is not None
+        old_log = Path(first.log_path).read_text()
+        assert "Shutting down" in old_log and "CancelledError" not in old_log
         assert app.state.live.process is not None and app.state.live.process.pid == new.pid
         assert app.state.startup.previous is not None
         assert app.state.startup.previous.label == f"#{first.id}"

@@ -400,13 +400,24 @@ async def test_escape_sequences_and_markup_render_inert_in_the_app() -> None:
         assert "\x1b" not in svg and "http://evil" not in svg.split("[link=")[0]
 
 
-async def test_log_restart_inserts_a_separator() -> None:
-    events: list[Event] = [Tick(1.0), LogLine(1, "old"), LogRestarted("truncated", t=2.0),
+@pytest.mark.parametrize(("reason", "separator", "status"), [
+    ("truncated", "──── ✂ log truncated: the file shrank, its lines start again at 1 ────",
+     "✂ log truncated"),
+    ("replaced", "──── ↻ log replaced: a new file at the path ────", "↻ restarted"),
+])
+async def test_log_restart_inserts_a_separator(reason: str, separator: str, status: str) -> None:
+    """A truncated log (copytruncate) is named so, not as a restarted server: "restarted" is kept
+    for a replaced file (a new process's log)."""
+    events: list[Event] = [Tick(1.0), LogLine(1, "old"), LogRestarted(reason, t=2.0),
                            LogLine(1, "new")]
     app = make_app(events)
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot, app)
-        assert app.log_view.texts() == ["old", "──── log restarted (truncated) ────", "new"]
+        assert app.log_view.texts() == ["old", separator, "new"]
+        line = screen_text(app).split("\n")[0]
+        assert status in line
+        other = "↻ restarted" if reason == "truncated" else "✂ log truncated"
+        assert other not in line
 
 
 class FailingSession:

@@ -34,7 +34,8 @@ def test_a_batch_reaches_the_log_in_order_its_lines_in_runs() -> None:
                  LogLine(3, "c"), LogPrefixCounted("/x.log", "", 10), LogLine(4, "d")], log)
     assert log.calls == [
         ("append", (1, 2)),
-        ("separator", "──── log restarted (truncated) ────", "h"),
+        ("separator", "──── ✂ log truncated: the file shrank, its lines start again at 1 ────",
+         "h"),
         ("restarted", "h"),
         ("append", (3,)),
         ("file", "LogPrefixCounted"),

@@ -294,7 +294,7 @@ async def test_a_restart_separator_belongs_to_its_host() -> None:
         assert [view.row_text(y) for y in range(view.row_count)] == ["a1"]
         view.set_host("node-b")
         texts = [view.row_text(y) for y in range(view.row_count)]
-        assert texts[0] == "b1" and "log restarted (truncated)" in texts[1]
+        assert texts[0] == "b1" and "✂ log truncated" in texts[1]
 
 
 def test_snapshot_two_hosts_one_reconnecting(snap_compare: Any) -> None:

@@ -77,13 +77,16 @@ def test_metrics_rows_show_values_and_sources() -> None:
     assert text[0].startswith(" tok/s      178.4  med   179.2")
     assert text[0].endswith("log")
     assert text[1].startswith(" accept      2.37  mean   2.39")
-    assert text[4].startswith(" speedup    2.02×  vs 90.0 tok/s baseline")
-    assert text[6].startswith(" hidden     12288 = 3×4096 ✓")
+    # the speedup is the tok/s row's median over the baseline: 179.2 / 90.0
+    assert text[3].startswith(" speedup    1.99×  vs 90.0 tok/s baseline")
+    assert text[5].startswith(" hidden     12288 = 3×4096 ✓")
+    assert not any(line.startswith(" per-pos") for line in text)  # SGLang's log has none
     vllm = metrics_content(state_of("no_gpu"), 60).plain.splitlines()
     assert vllm[3].startswith(" per-pos  1.00 0.93 0.78") and vllm[3].endswith("log")
     assert vllm[2].startswith(" accept %   90.1%")
     empty = metrics_content(DashboardState(), 50).plain.splitlines()
     assert empty[0].startswith(" tok/s          —")
+    assert empty[3].startswith(" per-pos        —")
     assert all(len(line) <= 50 for line in empty)
 
 
@@ -94,7 +97,7 @@ def test_gpu_rows_fit_and_flag_imbalance() -> None:
     gpus = [g(0, 70.0), g(1, 71.0), g(2, 52.0), g(3, 70.5)]
     assert imbalanced(gpus) == {2}
     assert imbalanced([g(0, 0.5), g(1, 60.0)]) == set()  # an idle GPU is not a TP rank
-    for width in (40, 60, 76):
+    for width in (30, 36, 40, 60, 76):
         row = gpu_row(gpus[2], [10.0, 90.0], width, True, False).plain
         assert len(row) <= width
         assert "52.0/140G!" in row

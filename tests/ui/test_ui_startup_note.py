@@ -30,7 +30,10 @@ def test_inferred_phase_and_engine_are_said_to_be_inferred() -> None:
     ])
     assert note(s) == (" ≈ inferred serving from a decode stats line; sglang from a traceback "
                        "through sglang/srt/")
-    assert len(startup_content(s, 80).plain.splitlines()) == STEPPER_LINES
+    assert len(startup_content(s, 160).plain.splitlines()) == STEPPER_LINES
+    # narrower, the note wraps onto a row more rather than dropping the engine's evidence
+    rows = startup_content(s, 80).plain.splitlines()
+    assert len(rows) == STEPPER_LINES + 1 and rows[-1].strip() == "sglang/srt/"
 
 
 def test_a_silent_startup_shows_its_verdict() -> None:
@@ -53,3 +56,22 @@ def test_nvidia_smi_backend_does_not_claim_no_processes() -> None:
     assert "process list not available via nvidia-smi" in pane._process_lines(g, 80)[0].plain
     pane.state_gpu = Gpus(GpuSample(1.0, "ok", (g,), backend="nvml"))
     assert "no compute processes" in pane._process_lines(g, 80)[0].plain
+
+
+def test_a_verdict_wraps_onto_more_rows_instead_of_dropping_its_evidence() -> None:
+    """``◆ hung:`` with nothing after it at a narrow pane was the evidence cut off: the verdict
+    keeps every word at any width, on as many rows as it needs, none wider than the pane."""
+    from eagle_tui.model.views.activity import startup_activity
+
+    s = reduce(DashboardState(), [Tick(10.0), LogLine(1, "Load weight begin"),
+                                  PhaseEvent(Phase.LOADING_WEIGHTS, 1),
+                                  ProcessSample(400.0, 7, "sleeping", cpu_percent=0.0)])
+    act = startup_activity(s)
+    assert act is not None and act.kind == "hung"
+    for width in (30, 38, 50, 78, 158):
+        rows = startup_content(s, width).plain.splitlines()
+        note_rows = rows[STEPPER_LINES - 1:]
+        assert all(len(r) <= width for r in note_rows), (width, note_rows)
+        said = " ".join(r.strip() for r in note_rows)
+        assert said == f"◆ hung: {act.detail}", (width, said)
+    assert len(startup_content(s, 38).plain.splitlines()) > STEPPER_LINES

@@ -33,6 +33,7 @@ from eagle_tui.model.events.live import (
     ServerInfo,
     SourceFailed,
     SourceRecovered,
+    StopRequested,
     Tick,
     UserMarker,
     UsualTimes,
@@ -83,6 +84,7 @@ Event = (
     | DraftConfig
     | ProcessSample
     | ProcessExited
+    | StopRequested
     | GpuSample
     | DownloadSample
     | SourceFailed
@@ -120,6 +122,7 @@ EVENT_TYPES: dict[str, type] = {
         DraftConfig,
         ProcessSample,
         ProcessExited,
+        StopRequested,
         GpuProcess,
         GpuInfo,
         GpuSample,
@@ -175,6 +178,7 @@ __all__ = [
     "SpecConfig",
     "SpecHistogram",
     "SpecStats",
+    "StopRequested",
     "SummaryProgress",
     "Tick",
     "UserMarker",

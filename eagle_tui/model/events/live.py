@@ -105,6 +105,15 @@ class ProcessExited(Record):
 
 
 @record
+class StopRequested(Record):
+    """The user stopped the run from eagle-tui (``K``, ``R``, a relaunch; ``action`` says which)
+    at ``t``: its exit, lost health and the engine's death lines are the stop, not a failure."""
+
+    t: float
+    action: str = "stop"
+
+
+@record
 class GpuProcess(Record):
     """A process holding GPU memory, as NVML or nvidia-smi lists it."""
 

@@ -40,6 +40,7 @@ from eagle_tui.model.events import (
     SpecConfig,
     SpecHistogram,
     SpecStats,
+    StopRequested,
     SummaryProgress,
     UserMarker,
     UsualTimes,
@@ -47,7 +48,7 @@ from eagle_tui.model.events import (
 from eagle_tui.model.fold.batch import NO_LINE, Batch
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
-from eagle_tui.model.ingest.crash import KIND_SPECIFICITY
+from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, STOP_KINDS
 from eagle_tui.model.ingest.logclock import log_seconds
 from eagle_tui.model.state import (
     DashboardState,
@@ -125,6 +126,8 @@ def _with_crash(b: Batch, ev: CrashEvent) -> None:
     refines = st.crash is not None and (st.crash.kind, st.crash.lineno) == (ev.kind, ev.lineno)
     if st.crash is not None and _specificity(st.crash) >= _specificity(ev) and not refines:
         return  # (a refinement: the same crash line, its cause read from the lines below)
+    if b.s.live.stopped is not None and ev.kind in STOP_KINDS:
+        return  # the user's stop killed it: its children's death lines are the stop
     if ev.kind == "port_in_use" and st.phase is Phase.READY:
         # vLLM: "Application startup complete." followed by a bind error was never ready
         marks = tuple(m for m in st.phases if m.phase is not Phase.READY)
@@ -159,12 +162,15 @@ def _merge_spec(old: SpecConfig | None, ev: SpecConfig) -> SpecConfig:
 def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
     """A server's first line again after the watched process exited: the server was restarted
     writing to the same log (``>>``), a new run. (Only a live process source can say the old
-    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.)"""
+    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.) The
+    old run's first line must have been read before the exit: a server that died before its
+    log was read has all of its lines after the exit, and its own second INIT line is none."""
     first = s.startup.phase_mark(Phase.INIT)
-    return first is not None and ev.lineno > first.lineno and s.live.process_ended
+    return (first is not None and ev.lineno > first.lineno and s.live.process_ended
+            and first.lineno <= s.live.exit_line)
 
 
-def _restart(b: Batch, *, truncated: bool = True) -> None:
+def _restart(b: Batch, *, truncated: bool = True, reason: str = "") -> None:
     """The log restarted (``truncated``: the file began again at line 1; else a new run's first
     line in the same log): forget everything the old log said, keep the live sources' view."""
     from eagle_tui.model.views.runsummary import previous_run  # (only a restart needs it)
@@ -172,7 +178,8 @@ def _restart(b: Batch, *, truncated: bool = True) -> None:
     s = b.s
     st, log, live = s.startup, s.log, s.live
     b.swap("startup", Startup(restarts=st.restarts + 1, restart_t=s.clock.now, usual=st.usual,
-                              previous=previous_run(s, "") or st.previous))
+                              previous=previous_run(s, "") or st.previous,
+                              restart_reason=reason))
     b.swap("config", ServedConfig(draft_config=s.config.draft_config))
     b.swap("stats", LogStats())
     b.swap("metrics", ServerMetrics(baseline_tok_s=s.metrics.baseline_tok_s))
@@ -198,7 +205,8 @@ def _new_process(b: Batch, ev: ProcessSample) -> None:
     run. Its clock starts when the process started; the old one's health and exit are gone."""
     now = b.s.clock.now
     start = ev.started if ev.started is not None and ev.started > 0 else ev.t
-    b.put("live", process=ev, process_exit=None, health=None, ever_ready_health=False)
+    b.put("live", process=ev, process_exit=None, health=None, ever_ready_health=False,
+          stopped=None)
     b.put("clock", t_start=min(start, now) if now is not None else start)
 
 
@@ -281,7 +289,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     elif isinstance(ev, CrashEvent):
         _with_crash(b, ev)
     elif isinstance(ev, LogRestarted):
-        _restart(b)
+        _restart(b, reason=ev.reason)
     elif isinstance(ev, LogOpened):
         b.put("log", log_start=ev.start, log_size=ev.size, summary=None,
               lineno_base=0 if ev.start == 0 else None)
@@ -307,7 +315,9 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     elif isinstance(ev, DownloadSample):
         b.swap("activity", activity.on_download(s.activity, ev))
     elif isinstance(ev, ProcessExited):
-        b.put("live", process_exit=ev, process_ended=True)
+        b.put("live", process_exit=ev, process_ended=True, exit_line=b.max_lineno)
+    elif isinstance(ev, StopRequested):
+        b.put("live", stopped=ev)
     elif isinstance(ev, GpuSample):
         _gpus(b, ev)
     elif isinstance(ev, SourceFailed | SourceRecovered):

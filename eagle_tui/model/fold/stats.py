@@ -143,7 +143,7 @@ def apply_metrics(b: Batch, ev: MetricsSample) -> None:
         # the counters went down: the server restarted, its windows start over
         b.put("metrics", gen_tps=Series(), accept_len=Series(), per_position=(),
               acceptance_rate=None)
-        b.put("startup", restart_t=ev.t)
+        b.put("startup", restart_t=ev.t, restart_reason="")
     b.put("metrics", last=ev)
     b.put("liveness", data_t=ev.t)
     if ev.running == 0 and not ev.gen_tps and not ev.queued:

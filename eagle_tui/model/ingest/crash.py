@@ -34,6 +34,9 @@ KIND_SPECIFICITY: dict[str, int] = {
     "cuda_oom": 5,
 }
 KINDS = tuple(KIND_SPECIFICITY)
+# what a stop does to a server (its processes killed, the engine's parent seeing them die): after
+# the user's own stop these lines are the stop, not a crash
+STOP_KINDS = ("killed", "engine_dead")
 MESSAGE_MAX = 240
 CANDIDATE_WINDOW = 400  # lines within which a death signal adopts the traceback before it
 
@@ -361,4 +364,4 @@ class CrashTracker:
         return [ev] if ev else []
 
 
-__all__ = ["KINDS", "KIND_SPECIFICITY", "CrashTracker", "hint_for", "kind_of"]
+__all__ = ["KINDS", "KIND_SPECIFICITY", "STOP_KINDS", "CrashTracker", "hint_for", "kind_of"]

@@ -12,6 +12,7 @@ from eagle_tui.model.events import (
     ProcessExited,
     ProcessSample,
     SourceFailed,
+    StopRequested,
 )
 
 
@@ -24,6 +25,8 @@ class LiveSources:
     process: ProcessSample | None = None
     process_exit: ProcessExited | None = None
     process_ended: bool = False  # a watched process exited since this run's log began
+    exit_line: int = 0  # the log lines read when that exit was seen
+    stopped: StopRequested | None = None  # the user stopped this run from eagle-tui
     failures: tuple[SourceFailed, ...] = ()  # currently failing sources, one per source
     connections: tuple[ConnectionState, ...] = ()
 

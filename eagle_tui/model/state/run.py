@@ -38,6 +38,9 @@ class Startup:
     usual: UsualTimes | None = None  # earlier runs' phase times (startup ETA, slow phases)
     restarts: int = 0
     restart_t: float | None = None  # when the current run began (a restart), observed time
+    # why: "truncated" (the log file shrank: copytruncate, a ``>`` relaunch), "replaced" (a new
+    # file at the path) or "" (a new server process, its counters reset)
+    restart_reason: str = ""
     previous: PreviousRun | None = None  # the run this one replaced (shown for comparison)
 
     @property

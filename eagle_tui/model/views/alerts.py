@@ -169,15 +169,16 @@ def rule_crash(state: DashboardState) -> Alert | None:
 
 def rule_process_exit(state: DashboardState) -> Alert | None:
     ex = state.live.process_exit
-    if ex is None or state.startup.crash is not None:
-        return None
+    if ex is None or state.startup.crash is not None or state.live.stopped is not None:
+        return None  # (the user's own stop is no failure: the status line says "stopped")
     code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
     return Alert("process_exited", "critical", f"Server process {ex.pid} exited ({code}).")
 
 
 def rule_health_lost(state: DashboardState) -> Alert | None:
     h = state.live.health
-    if h is None or not state.live.ever_ready_health or h.state == "ready":
+    if (h is None or not state.live.ever_ready_health or h.state == "ready"
+            or state.live.stopped is not None):
         return None
     return Alert("health_lost", "critical",
                  f"{h.path or '/health'} was ready and is now {h.state}"

@@ -38,6 +38,7 @@ def figures_dict(figs: Figures) -> dict[str, Any]:
         "state_reason": live.reason or None,
         "data_age_s": _r(live.data_age_s, 1),
         "restarted_ago_s": _r(live.restarted_ago_s, 1),
+        "restart_reason": live.restart_reason or None,
         "tok_s": figure_dict(figs.tok_s, 1),
         "accept_len": figure_dict(figs.accept_len),
         "accept_len_mean": figure_dict(figs.accept_mean),
@@ -49,7 +50,7 @@ def figures_dict(figs: Figures) -> dict[str, Any]:
     }
 
 
-STATE_WORD = {"idle": "IDLE", "stale": "STALE", "dead": "DEAD"}
+STATE_WORD = {"idle": "IDLE", "stale": "STALE", "dead": "DEAD", "stopped": "STOPPED"}
 
 
 def state_text(figs: Figures) -> str:
@@ -86,7 +87,7 @@ def figures_text(figs: Figures) -> str | None:
     prefix = ""
     if lead.freshness == "last_active":
         prefix = "last active: "
-    elif lead.freshness in ("stale", "dead") and lead.age_s is not None:
+    elif lead.freshness in ("stale", "dead", "stopped") and lead.age_s is not None:
         prefix = f"{lead.age_s:.0f} s old: "
     state = state_text(figs)
     return (f"{state} · " if state else "") + prefix + " · ".join(parts)

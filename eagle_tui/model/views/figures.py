@@ -31,13 +31,14 @@ if TYPE_CHECKING:
 
 # "": nothing known yet; "prometheus": Prometheus' stored series of the server's /metrics
 Source = Literal["log", "/metrics", "prometheus", "server_info", "client", ""]
-Freshness = Literal["current", "last_active", "stale", "dead", ""]
+Freshness = Literal["current", "last_active", "stale", "dead", "stopped", ""]
 T = TypeVar("T")
-SPEEDUP_WINDOW = 10  # tok/s points in the speedup's median
-WINDOW = 20  # stats intervals in the windowed means
+WINDOW = 20  # stats intervals in the windowed means and medians
+SPEEDUP_WINDOW = WINDOW  # tok/s points in the speedup's median: the tok/s row's "med"
 METRICS_STALE_S = 10.0  # a /metrics figure older than this (5 scrapes at the 2 s default) is stale
 _FRESHNESS: dict[str, Freshness] = {"active": "current", "": "current", "idle": "last_active",
-                                    "stale": "stale", "dead": "dead"}
+                                    "stale": "stale", "dead": "dead",
+                                    "stopped": "stopped"}
 _EMPTY = Series()
 
 
@@ -160,7 +161,8 @@ def per_position(state: DashboardState) -> Figure[tuple[float, ...]]:
 
 
 def speedup(state: DashboardState) -> Figure[float]:
-    """Median tok/s over the baseline; unknown without a baseline or any tok/s point."""
+    """Median tok/s over the baseline; unknown without a baseline or any tok/s point. The
+    median is the one the tok/s row shows (``med``, the same window), so the two agree."""
     window = f"median of the last {SPEEDUP_WINDOW}"
     source: Source = "log"
     series = state.stats.gen_tps

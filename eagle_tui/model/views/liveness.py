@@ -10,7 +10,8 @@ More in docs/architecture.md, "Module notes", ``model/views/liveness``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from eagle_tui.model.events import Phase
@@ -18,7 +19,7 @@ from eagle_tui.model.events import Phase
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
 
-Activity = Literal["", "active", "idle", "stale", "dead"]
+Activity = Literal["", "active", "idle", "stale", "dead", "stopped"]
 IDLE_AFTER_S = 15.0  # > 2 vLLM stats intervals (5 s), > SGLang's decode-log period under load
 FRESH_S = 10.0  # a health/process/metrics sample younger than this says the server is up
 DEAD_AFTER_S = 10.0  # /health failing this long after being ready: the server is gone
@@ -35,6 +36,12 @@ class Liveness:
     data_age_s: float | None = None
     reason: str = ""
     restarted_ago_s: float | None = None
+    restart_reason: str = ""  # Startup.restart_reason: "truncated" is the log's, not a restart
+
+    @property
+    def restart_word(self) -> str:
+        """``"✂ log truncated"`` for a log file that shrank, else ``"↻ restarted"``."""
+        return "✂ log truncated" if self.restart_reason == "truncated" else "↻ restarted"
 
     @property
     def current(self) -> bool:
@@ -65,6 +72,15 @@ def _dead(state: DashboardState, now: float) -> tuple[float | None, str] | None:
     return None
 
 
+def stopped_text(state: DashboardState, word: str = "stopped ") -> str | None:
+    """``"stopped by you at 14:02:11"`` once the user stopped the run from eagle-tui, else None
+    (``word=""``: after a ``STOPPED`` state word)."""
+    stop = state.live.stopped
+    if stop is None:
+        return None
+    return f"{word}by you at {time.strftime('%H:%M:%S', time.localtime(stop.t))}"
+
+
 def _up_evidence(state: DashboardState, now: float) -> bool:
     h, p, m = state.live.health, state.live.process, state.metrics.last
     return ((h is not None and h.state == "ready" and _fresh(h.t, now))
@@ -77,10 +93,20 @@ def liveness(state: DashboardState) -> Liveness:
     restart_t = state.startup.restart_t
     restarted = (now - restart_t if now is not None and restart_t is not None
                  and now - restart_t <= RESTART_SHOWN_S else None)
+    live = _liveness(state, now, restarted)
+    if restarted is None:
+        return live
+    return replace(live, restart_reason=state.startup.restart_reason)
+
+
+def _liveness(state: DashboardState, now: float | None, restarted: float | None) -> Liveness:
     if now is None or state.startup.crash is not None:
         return Liveness("", restarted_ago_s=restarted)
     age = now - state.liveness.data_t if state.liveness.data_t is not None else None
     dead = _dead(state, now)
+    stopped = stopped_text(state, "")
+    if dead is not None and stopped is not None and state.live.stopped is not None:
+        return Liveness("stopped", state.live.stopped.t, age, stopped, restarted)
     if dead is not None:
         return Liveness("dead", dead[0], age, dead[1], restarted)
     serving = state.startup.phase.rank >= Phase.READY.rank
@@ -103,4 +129,4 @@ def liveness(state: DashboardState) -> Liveness:
 
 
 __all__ = ["DEAD_AFTER_S", "FRESH_S", "IDLE_AFTER_S", "RESTART_SHOWN_S", "Activity", "Liveness",
-           "liveness"]
+           "liveness", "stopped_text"]

@@ -142,11 +142,6 @@ class KeyFooter(Widget, can_focus=False):
                 text.stylize(hover)
             return text
 
-        left = Text(no_wrap=True, end="")
-        for item in keys:
-            start = left.cell_len
-            left.append_text(item_text(item, " ", ("", " ")))
-            spans.append((start, left.cell_len, item))
         right = Text(no_wrap=True, end="")
         if palette is not None:  # docked right: "▏^p palette "
             right.append("▏", self.get_component_rich_style("footer-key--bar"))
@@ -154,6 +149,14 @@ class KeyFooter(Widget, can_focus=False):
             right.append(" ")
         width = self.size.width
         room = max(0, width - right.cell_len)
+        left = Text(no_wrap=True, end="")
+        for item in keys:  # whole keys only: the ones that do not fit are left to ? and ^p
+            text = item_text(item, " ", ("", " "))
+            start = left.cell_len
+            if start + text.cell_len > room:
+                break
+            left.append_text(text)
+            spans.append((start, left.cell_len, item))
         left.truncate(room, overflow="crop", pad=True)
         self._spans = [(a, min(b, room), item) for a, b, item in spans if a < room]
         if palette is not None:

@@ -62,6 +62,9 @@ def _mem_style(frac: float | None) -> str:
     return "$primary"
 
 
+BAR_MIN = 4  # the memory bar's least width
+
+
 def gpu_row(g: GpuInfo, history: Sequence[float], width: int, flagged: bool,
             selected: bool) -> Content:
     """One GPU on one line, fitted to ``width`` cells."""
@@ -76,10 +79,15 @@ def gpu_row(g: GpuInfo, history: Sequence[float], width: int, flagged: bool,
     util = f"{g.util_gpu:>3.0f}%" if g.util_gpu is not None else "  —%"
     power = f"{g.power_w:>4.0f}W" if g.power_w is not None else "   —W"
     temp = f"{g.temp_c:>3.0f}°C" if g.temp_c is not None else "  —°C"
-    fixed = 3 + 1 + mem_w + 1 + len(util) + 1 + len(power) + 1 + len(temp)
-    room = max(4, width - fixed)
+    fixed = 3 + 1 + mem_w + 1 + len(util) + 1 + len(power)
+    if width - fixed - 1 - len(temp) < BAR_MIN:  # a narrow pane: the temperature goes first
+        temp = ""
+    fixed += 1 + len(temp) if temp else 0
+    room = max(BAR_MIN, width - fixed)
     spark_w = min(20, max(0, room // 3))
-    bar_w = max(4, room - spark_w - (1 if spark_w else 0))
+    if spark_w < 3:  # a cell or two of history says nothing: the bar gets them
+        spark_w = 0
+    bar_w = max(BAR_MIN, room - spark_w - (1 if spark_w else 0))
     marker = "▸" if selected else " "
     parts: list[Part] = [
         (f"{marker}{g.index:<2}", "bold reverse" if selected else "bold"),
@@ -92,7 +100,9 @@ def gpu_row(g: GpuInfo, history: Sequence[float], width: int, flagged: bool,
     if spark_w:
         parts.append((sparkline(history, spark_w, 0.0, 100.0), "$accent"))
         parts.append(" ")
-    parts += [(util, "$text"), " ", (power, "$text-muted"), " ", (temp, "$text-muted")]
+    parts += [(util, "$text"), " ", (power, "$text-muted")]
+    if temp:
+        parts += [" ", (temp, "$text-muted")]
     return Content.assemble(*parts)
 
 

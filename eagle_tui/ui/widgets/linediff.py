@@ -35,7 +35,13 @@ class LineDiffWidget(Widget):
         """
 
     def _split(self, width: int) -> list[Content]:
-        return self.build(width).split("\n", allow_blank=True)
+        """The rows: a line wider than ``width`` is wrapped here, at word breaks, so each entry
+        is one row on screen (Textual's own wrap would shift the rows under the diff)."""
+        lines = self.build(width).split("\n", allow_blank=True)
+        if not width or all(line.cell_length <= width for line in lines):
+            return lines
+        return [row for line in lines
+                for row in (line.wrap(width) if line.cell_length > width else [line])]
 
     def update_lines(self) -> None:
         """Rebuild; repaint the rows whose content differs (all of them after a resize)."""

@@ -25,7 +25,7 @@ from textual.reactive import var
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import Clock, DashboardState, LiveSources, LiveTimes, LogStats, Startup
 from eagle_tui.model.state.server import ServedConfig, ServerMetrics
-from eagle_tui.model.views.figures import Figure, Figures, figures
+from eagle_tui.model.views.figures import WINDOW, Figure, Figures, figures
 from eagle_tui.model.views.runsummary import previous_figures
 from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import NA, coarse_age, fmt_num, fmt_pct, sparkline
@@ -34,9 +34,10 @@ from eagle_tui.ui.widgets.linediff import LineDiffWidget
 
 Part = str | tuple[str, str] | Content
 T = TypeVar("T")
-WINDOW = 20  # stats lines in the median / mean window
 LABEL_W = 9
 SPARK_MAX = 40
+SPARK_MIN = 4
+MIN_WIDTH = 24  # narrower than this the pane is not readable whatever it does
 
 
 def dims_check(state: DashboardState) -> tuple[str, bool] | None:
@@ -57,15 +58,54 @@ def dims_check(state: DashboardState) -> tuple[str, bool] | None:
 
 
 def _row(label: str, body: list[Part], source: str, width: int) -> Content:
-    """``label body ……… source``: the source right-aligned, the body cut to make room."""
-    head = Content.assemble((f" {label:<{LABEL_W}}", "$text-muted"), *body)
-    room = width - (len(source) + 1 if source else 0)
-    if head.cell_length > room:
-        head = head.truncate(max(1, room - 1), ellipsis=True)
+    """``label body ……… source``: the source right-aligned; a body too long for the row goes
+    on under itself (indented past the label) rather than losing its end, and the source
+    takes the last row's end, or a row of its own."""
+    label_part = Content.styled(f" {label:<{LABEL_W}}", "$text-muted")
+    indent = label_part.cell_length
+    text = Content.assemble(*body)
+    if (source.endswith(SAID_BY_STATE_ROW)
+            and indent + text.cell_length + 1 + len(source) > width):
+        source = source.rpartition(" · ")[0]  # the state row says it for every row
+    src = Content.styled(source, "$text-muted italic") if source else Content("")
+    gap = 1 if source else 0
+    if indent + text.cell_length + gap + src.cell_length <= width or width <= indent + 8:
+        head = label_part + text
+        if not source:
+            return head
+        return Content.assemble(head, " " * max(1, width - head.cell_length - len(source)), src)
+    rows = wrap_items(text, width - indent)
+    out = [label_part + rows[0], *(Content(" " * indent) + r for r in rows[1:])]
     if source:
-        pad = max(1, width - head.cell_length - len(source))
-        return Content.assemble(head, " " * pad, (source, "$text-muted italic"))
-    return head
+        last = out[-1].rstrip()
+        if last.cell_length + 2 + src.cell_length <= width:
+            out[-1] = Content.assemble(last, " " * (width - last.cell_length - len(source)), src)
+        else:
+            out.append(Content.assemble(" " * max(0, width - len(source)), src))
+    return Content("\n").join(out)
+
+
+
+SEP = " · "
+# freshness that only comes with a state row (IDLE, DEAD, STOPPED) above the figures: a row
+# short of room leaves it to that row ("… old" may come without one: a stale /metrics)
+SAID_BY_STATE_ROW = (" · last", " · dead", " · stopped")
+
+
+def wrap_items(text: Content, width: int) -> list[Content]:
+    """``text`` on rows of ``width``, broken after a `` · `` between items (``steps 3 · topk
+    1``) rather than inside one; an item longer than a row is word-wrapped."""
+    plain = text.plain
+    cuts = [i + len(SEP) for i in range(len(plain)) if plain.startswith(SEP, i)]
+    rows: list[Content] = []
+    row = Content("")
+    for item in text.divide(cuts) if cuts else [text]:
+        if row.cell_length and (row + item).rstrip().cell_length > width:
+            rows.append(row.rstrip())
+            row = Content("")
+        row += item
+    rows.append(row.rstrip())
+    return [part for r in rows for part in (r.wrap(width) if r.cell_length > width else [r])]
 
 
 def _series_row(label: str, series: Series, source: str, width: int, digits: int,
@@ -79,6 +119,8 @@ def _series_row(label: str, series: Series, source: str, width: int, digits: int
     ]
     used = 1 + LABEL_W + 7 + 2 + 5 + 6 + 2
     spark_w = max(0, min(SPARK_MAX, width - used - len(source) - 2))
+    if spark_w < SPARK_MIN:  # a cell or two of sparkline says nothing
+        spark_w = 0
     body.append((sparkline(series.values(last_n=spark_w), spark_w), "$primary"))
     return _row(label, body, source, width)
 
@@ -92,8 +134,8 @@ def _source(fig: Figure[T]) -> str:
         return f"{fig.source} · last"
     if fig.freshness == "stale":
         return f"{fig.source} · {coarse_age(fig.age_s)} old"
-    if fig.freshness == "dead":
-        return f"{fig.source} · dead"
+    if fig.freshness in ("dead", "stopped"):
+        return f"{fig.source} · {fig.freshness}"
     return fig.source
 
 
@@ -107,9 +149,11 @@ def _state_row(figs: Figures, width: int) -> Content | None:
             else inert(live.reason)
         return _row("state", [("  STALE", "bold $warning"), (f"  {why}", "$text-muted")], "",
                     width)
-    if live.activity == "dead":
-        return _row("state", [("   DEAD", "bold $error"),
-                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    if live.activity in ("dead", "stopped"):
+        word, style = ("   DEAD", "bold $error") if live.activity == "dead" \
+            else ("STOPPED", "bold $secondary")
+        return _row("state", [(word, style), (f"  {inert(live.reason)}", "$text-muted")], "",
+                    width)
     return None
 
 
@@ -121,7 +165,7 @@ def _dist_row(fig: Figure[tuple[float, ...]], width: int) -> Content:
 
 
 def metrics_content(state: DashboardState, width: int) -> Content:
-    width = max(40, width)
+    width = max(MIN_WIDTH, width)
     figs = figures(state)
     lines: list[Content] = []
     state_row = _state_row(figs, width)
@@ -142,8 +186,9 @@ def metrics_content(state: DashboardState, width: int) -> Content:
     lines.append(_row("accept %", [(f"{fmt_pct(rate.value, 1):>7}", "bold")], _source(rate),
                       width))
     per_pos = figs.per_position
-    pp_text = " ".join(f"{p:.2f}" for p in per_pos.value[:8]) if per_pos.value else NA
-    lines.append(_row("per-pos", [(f"{pp_text:>7}", "$text")], _source(per_pos), width))
+    if per_pos.known or not acc.known:  # (a "—" beside the accept figures: the engine has none)
+        pp_text = " ".join(f"{p:.2f}" for p in per_pos.value[:8]) if per_pos.value else NA
+        lines.append(_row("per-pos", [(f"{pp_text:>7}", "$text")], _source(per_pos), width))
     if figs.accept_dist.known:
         lines.append(_dist_row(figs.accept_dist, width))
     lines.append(_speedup_row(state, figs.speedup, width))
@@ -174,7 +219,7 @@ def _speedup_row(state: DashboardState, fig: Figure[float], width: int) -> Conte
 
 
 def _requests_row(state: DashboardState, fig: Figure[int], width: int) -> Content:
-    src = fig.source
+    src = _source(fig)
     running = "—" if state.stats.running is None else str(state.stats.running)
     queued = "—" if state.stats.queued is None else str(state.stats.queued)
     return _row("requests", [(f"{running:>7}", "bold"), (" running · ", "$text-muted"),

@@ -40,6 +40,7 @@ from eagle_tui.model.state import (
 from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.views.activity import startup_activity
 from eagle_tui.model.views.eta import step_eta
+from eagle_tui.model.views.liveness import stopped_text
 from eagle_tui.model.views.steps import STEPS, step_states
 from eagle_tui.ui.binding import RecordView, bind, record
 from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
@@ -105,13 +106,37 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
             row.extend(_progress(state, step.label, room))
         if eta and Content.assemble(*row, *eta).cell_length <= width:
             row.extend(eta)
-        lines.append(Content.assemble(*row))
+        # a narrow pane: the progress goes on under its own column rather than past the edge
+        lines.append(wrap_hanging(Content.assemble(*row), width, 3 + LABEL_W + 8))
     total = _clock(state)(state.clock.elapsed)
-    lines.append(Content.assemble((" total ", "$text-muted"), (total, "bold"),
-                                  *_health_parts(state)))
-    lines.append(_fit(_process_parts(state), width))
-    lines.append(_fit(note_parts(state), width))
+    # the health's latency, then its status code, give way to a narrow pane
+    lines.append(_fit([(" total ", "$text-muted"), (total, "bold"), *_health_parts(state)],
+                      width, keep=4))
+    process = _process_parts(state)
+    # an exit (and who stopped it) is said whole; a live process's details give way
+    lines.append(wrap_hanging(Content.assemble(*process), width, 2)
+                 if state.live.process_exit is not None else _fit(process, width))
+    lines.append(wrap_hanging(Content.assemble(*note_parts(state)), width, NOTE_INDENT))
     return Content("\n").join(lines)
+
+
+NOTE_INDENT = 3  # under the verdict's word, after " ◆ "
+HANG_MIN = 5  # the least room right of a hanging indent (narrower: wrapped flush left)
+
+
+def wrap_hanging(line: Content, width: int, indent: int) -> Content:
+    """``line`` on as many rows as it needs, the rows after the first indented: a verdict keeps
+    its evidence at any width instead of losing it at the edge."""
+    if not width or line.cell_length <= width or width - indent < HANG_MIN:
+        return line
+    first, *rest = line.wrap(width)
+    if not rest:
+        return first
+    cut = len(first.plain.rstrip())
+    rest_plain = line.plain[cut:]
+    tail = line[cut + len(rest_plain) - len(rest_plain.lstrip()):]
+    rows = [first, *(Content(" " * indent) + r for r in tail.wrap(width - indent))]
+    return Content("\n").join(rows)
 
 
 def _clock(state: DashboardState) -> Callable[[float | None], str]:
@@ -156,10 +181,11 @@ def note_parts(state: DashboardState) -> list[Part]:
     return parts
 
 
-def _fit(parts: list[Part], width: int) -> Content:
-    """Assemble ``parts``, dropping trailing ones that would overflow ``width``."""
+def _fit(parts: list[Part], width: int, keep: int = 2) -> Content:
+    """Assemble ``parts``, dropping trailing ones (past the first ``keep``) that would overflow
+    ``width``."""
     out = Content.assemble(*parts)
-    while len(parts) > 2 and out.cell_length > width:
+    while len(parts) > keep and out.cell_length > width:
         parts = parts[:-1]
         out = Content.assemble(*parts)
     return out
@@ -185,6 +211,8 @@ def _process_parts(state: DashboardState) -> list[Part]:
         code = f"exit {ex.exit_code}" if ex.exit_code is not None else "exited"
         if ex.signal is not None:
             code += f" (signal {ex.signal})"
+        if (stopped := stopped_text(state)) is not None:  # the user's own stop: no failure
+            return [(" process ", "$text-muted"), (f"{ex.pid} {code}, {stopped}", "$secondary")]
         return [(" process ", "$text-muted"), (f"{ex.pid} {code}", "$error bold")]
     if p is None:
         return [(" process —", "$text-muted")]
@@ -268,9 +296,20 @@ class Stepper(StartupRecords, LineDiffWidget):
     """
 
     DEFAULT_CSS = f"Stepper {{ height: {STEPPER_LINES}; }}"
+    _rows = STEPPER_LINES
 
     def repaint(self) -> None:
         self.update_lines()
+
+    def _split(self, width: int) -> list[Content]:
+        """The rows; the height follows them when a wrapped verdict needs more (a layout pass
+        only then: the clock's repaints keep the fixed height)."""
+        lines = super()._split(width)
+        rows = max(STEPPER_LINES, len(lines))
+        if rows != self._rows:
+            self._rows = rows
+            self.styles.height = rows
+        return lines
 
     def build(self, width: int) -> Content:
         return startup_content(self.records(), width or 50)
@@ -285,10 +324,10 @@ class StartupPane(StartupRecords, Vertical):
         self.fix_offered = False  # the app's ``F`` has a fix to apply (``ui/fix.py``)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="crash"):
+        with Vertical(id="crash"):  # what to do before the cause: a short pane shows the fix
             yield Static(id="crash-title")
-            yield RootCause(id="crash-cause")
             yield Static(id="crash-hint")
+            yield RootCause(id="crash-cause")
         yield bind(Stepper(id="stepper"), StartupPane)  # fixed height: no layout pass
         yield ConnectionList(id="connections")
 
@@ -309,7 +348,7 @@ class StartupPane(StartupRecords, Vertical):
                                          (inert(crash.message), "$text")))
             show(self.query_one("#crash-hint", Static),
                  Content.assemble((" Fix: ", "$success bold"), (inert(crash.hint), "$text"),
-                                  (" · F: relaunch with the known fix" if self.fix_offered
+                                  ("\n F: relaunch with the known fix" if self.fix_offered
                                    else "", "$accent bold")))
 
 

@@ -9,7 +9,8 @@ tok/s and accept length are :mod:`eagle_tui.model.views.figures`' picks, the Met
 The line never says more than the evidence (:mod:`eagle_tui.model.views.liveness`): a server that
 died says ``DEAD`` (with why) instead of its phase, an idle one ``IDLE``; their numbers, and
 those of a server that went silent (``no data 45s``), are the last ones, shown muted after
-"last" or with their age, never as current readings. A restart shows ``↻ restarted``.
+"last" or with their age, never as current readings. A restart shows ``↻ restarted``,
+a log file that shrank ``✂ log truncated``.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
         parts.append((f" CRASHED: {inert(state.startup.crash.kind)} ", "bold reverse $error"))
     elif live.activity == "dead":
         parts.append((" DEAD ", "bold reverse $error"))
+    elif live.activity == "stopped":
+        parts.append((" STOPPED ", "bold reverse $secondary"))
     elif live.activity == "idle" and state.startup.ready:
         parts.append((" IDLE ", "bold reverse $secondary"))
     elif state.startup.ready:
@@ -93,10 +96,12 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
     parts.extend(Content("  ") + connection_content(c, STATUS_ERROR_CHARS) for c in down)
     if live.activity == "dead" and live.reason:
         parts.append((f"  {inert(live.reason)}", "$error"))
+    elif live.activity == "stopped":
+        parts.append((f"  {inert(live.reason)}", "$text-muted"))
     elif live.activity == "stale" and live.data_age_s is not None:
         parts.append((f"  no data {coarse_age(live.data_age_s)}", "$warning bold"))
     if live.restarted_ago_s is not None:
-        parts.append(("  ↻ restarted", "$warning bold"))
+        parts.append((f"  {live.restart_word}", "$warning bold"))
     parts.extend(_numbers(figs.tok_s, figs.accept_len))
     crit = sum(a.severity == "critical" for a in state.alerts)
     warn = sum(a.severity == "warning" for a in state.alerts)

@@ -68,6 +68,18 @@ def test_a_repeated_first_line_while_the_process_lives_is_the_same_run() -> None
     assert s.startup.phase_mark(Phase.READY) is not None and s.startup.previous is None
 
 
+def test_a_server_that_died_before_its_log_was_read_is_one_run() -> None:
+    """A fast crash: the exit is seen first, then the whole log, whose own INIT lines (vLLM's
+    "non-default args" then "Resolved architecture") are one run, not a restart."""
+    s = reduce(DashboardState(), [Tick(100.0), ProcessSample(100.0, 11, "zombie"),
+                                  ProcessExited(100.0, 11, 1)])
+    s = reduce(s, [Tick(101.0), PhaseEvent(Phase.INIT, 2, "12-01 10:00:00"),
+                   LogLine(2, "non-default args"), PhaseEvent(Phase.INIT, 3, "12-01 10:00:00"),
+                   LogLine(3, "Resolved architecture: LlamaForCausalLM")])
+    assert s.startup.restarts == 0 and s.startup.restart_t is None
+    assert s.live.process_exit is not None  # the exit is this run's, kept
+
+
 def test_a_truncated_log_after_the_exit_keeps_the_previous_run() -> None:
     s = reduce(first_run(), [ProcessExited(300.0, 11, 137, 9),
                              LogRestarted("truncated", t=301.0)])

@@ -60,7 +60,7 @@ def test_lifetime_accept_length_is_its_own_figure() -> None:
 def test_speedup_uses_the_median_and_falls_back_on_an_idle_log() -> None:
     s = st(Baseline(100.0), *(DecodeStats(i, gen_tps=v) for i, v in enumerate((150, 250, 200))))
     f = figures(s).speedup
-    assert f.value == 2.0 and f.source == "log" and f.window == "median of the last 10"
+    assert f.value == 2.0 and f.source == "log" and f.window == "median of the last 20"
     idle = st(Baseline(100.0), DecodeStats(1, gen_tps=0.0), MetricsSample(1.0, gen_tps=80.0))
     assert figures(idle).speedup.value == 0.8 and figures(idle).speedup.source == "/metrics"
     assert figures(st(DecodeStats(1, gen_tps=10.0))).speedup.value is None  # no baseline
