@@ -152,8 +152,7 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
     say(sanitize(f"run {rec.label} ({rec.kind}{', demo' if rec.demo else ''}) "
                  f"{rec.engine or ''} on {rec.host or 'this machine'}: {rec.state_text}"), out)
-    for key in ("command", "started", "ended", "log", "url", "pid", "ready_s", "baseline",
-                "notes"):
+    for key in ("command", "started", "ended", "log", "url", "pid", "baseline", "notes"):
         if d.get(key) is not None:
             say(sanitize(f"  {key}: {d[key]}"), out)
     if rec.ready_s is not None:

@@ -42,11 +42,12 @@ def _first_logged(marks: list[PhaseMark]) -> PhaseMark | None:
 def ready_seconds(state: DashboardState) -> float | None:
     """The time to ready (:data:`MEANING`), ``None`` when not ready or the start was not seen."""
     ready, start = readiness_mark(state), start_mark(state)
-    if ready is None or start is None:
+    health_t = state.liveness.first_ready_t
+    if start is None or (ready is None and health_t is None):
         return None
     t_start = state.clock.t_start
-    observed = max(0.0, ready.t - t_start) if ready.t is not None and t_start is not None \
-        else None
+    times = [t for t in (ready.t if ready is not None else None, health_t) if t is not None]
+    observed = max(0.0, min(times) - t_start) if times and t_start is not None else None
     phases = state.startup.phases
     first = _first_logged([m for m in phases if m.phase.rank < Phase.READY.rank])
     ready_line = _first_logged([m for m in phases if m.phase.rank >= Phase.READY.rank])
