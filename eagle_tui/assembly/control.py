@@ -7,9 +7,9 @@ rows. It answers with one :class:`~eagle_tui.model.launching.control.Outcome` th
 dashboard's reply callback. Not the session thread: a relaunch replaces the session.
 
 A relaunch is a new run: a new row whose ``parent`` is the replaced run (which gets its final
-summary with its server's last counters, and ``relaunched as #N`` in its timeline), a new log, pid and URL, and a new
-:class:`~eagle_tui.assembly.threaded.ThreadedSession` that is first given the replaced run's
-summary (a ``PreviousRun`` event) so the dashboard keeps it for comparison.
+summary with its server's last counters, and ``relaunched as #N`` in its timeline), a new log,
+pid and URL, and a new :class:`~eagle_tui.assembly.threaded.ThreadedSession` first given the
+replaced run's summary (a ``PreviousRun`` event) so the dashboard keeps it for comparison.
 
 Only a run eagle-tui launched gets a control: a watched or attached server is never signalled
 from the dashboard.

@@ -20,9 +20,11 @@ from eagle_tui.model.events import Phase, PreviousRun
 from eagle_tui.model.ingest.logclock import best_span, span
 from eagle_tui.model.runtotals import CounterRun, add_counters
 from eagle_tui.model.state import DashboardState, PhaseMark
-from eagle_tui.model.views.liveness import liveness
+from eagle_tui.model.views.liveness import Liveness, liveness
 from eagle_tui.model.views.ready import ready_seconds
 
+END_AFTER_S = 60.0  # /health failing this long after ready: the run ended
+_GONE = ("exited", "not_found", "zombie")
 COUNTERS = "server counters"  # the source named for a figure of the run's counter totals
 _ORDER = (Phase.INIT, Phase.LOADING_WEIGHTS, Phase.WEIGHTS_LOADED, Phase.KV_CACHE,
           Phase.CUDA_GRAPH, Phase.HTTP_SERVER, Phase.READY)
@@ -163,6 +165,18 @@ def figures_summary(state: DashboardState) -> dict[str, Any]:
     return out
 
 
+def ended(state: DashboardState, live: Liveness) -> bool:
+    """The server went away after ready: its process is gone, or ``/health`` has failed for
+    :data:`END_AFTER_S` (a shorter outage is only shown as dead, not recorded as the end)."""
+    if live.activity != "dead" or not state.startup.ready:
+        return False
+    p = state.live.process
+    if state.live.process_exit is not None or (p is not None and p.status in _GONE):
+        return True
+    ok, now = state.liveness.health_ok_t, state.clock.now
+    return ok is not None and now is not None and now - ok >= END_AFTER_S
+
+
 def summarize(state: DashboardState) -> dict[str, Any]:
     """The history's columns for this run (``phases``, ``ready_s``, ``crash``, ``metrics``);
     ``ended`` (and ``end_reason``, not a column) once the server went away after ready."""
@@ -174,7 +188,7 @@ def summarize(state: DashboardState) -> dict[str, Any]:
                  "lineno": state.startup.crash.lineno + (state.log.lineno_base or 0)}
     live = liveness(state)
     run_state = ("crashed" if state.startup.crash is not None else
-                 "ended" if state.startup.ready and live.activity == "dead" else
+                 "ended" if ended(state, live) else
                  "serving" if state.startup.phase is Phase.SERVING else
                  "ready" if state.startup.ready else "starting")
     out = {"phases": phase_times(state), "ready_s": ready_seconds(state), "crash": crash,
@@ -241,6 +255,7 @@ __all__ = [
     "RunAccept",
     "accept_fields",
     "counter_accept",
+    "ended",
     "figures_summary",
     "phase_times",
     "previous_figures",

@@ -123,6 +123,15 @@ def test_a_watched_run_ends_when_its_server_does(tmp_path: Path) -> None:
     assert store.get(str(run.id)).state == "ended"
 
 
+def test_a_server_whose_health_is_gone_long_enough_ended() -> None:
+    state = _ready_state()
+    short = reduce(state, [Tick(1070.0), HealthSample("no_listener", 1070.0)])
+    assert summarize(short)["state"] != "ended"  # shown dead; a minute is not over yet
+    long = reduce(short, [Tick(1110.0), HealthSample("no_listener", 1110.0)])
+    got = summarize(long)
+    assert got["state"] == "ended" and got["end_reason"].startswith("nothing listens")
+
+
 def test_attaching_never_rewrites_the_time_to_ready(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "h.sqlite3")
     run = store.add(engine="sglang", started=1000.0)
