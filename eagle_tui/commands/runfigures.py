@@ -16,7 +16,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from eagle_tui.history.records import FINAL_STATES
-from eagle_tui.model.views.runsummary import with_counters, with_log
+from eagle_tui.model.views.runsummary import with_counters, with_log, with_windows
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
@@ -93,7 +93,7 @@ async def final_figures(transport: Transport, rec: RunRecord) -> tuple[dict[str,
         metrics, note = from_log(rec, metrics)
         if note:
             notes.append(note)
-    return metrics, "; ".join(notes)
+    return with_windows(metrics, rec.windows or []), "; ".join(notes)
 
 
 async def _refresh(rec: RunRecord) -> tuple[dict[str, Any], str]:
@@ -112,7 +112,7 @@ async def _refresh(rec: RunRecord) -> tuple[dict[str, Any], str]:
         metrics, note = await asyncio.to_thread(from_log, rec, metrics)
         if note:
             notes.append(note)
-    return metrics, "; ".join(notes)
+    return with_windows(metrics, rec.windows or []), "; ".join(notes)
 
 
 def refreshed(store: RunStore, rec: RunRecord) -> tuple[RunRecord, str]:

@@ -143,6 +143,29 @@ def with_log(metrics: dict[str, Any], numbers: Mapping[str, Any],
     return out
 
 
+def with_windows(metrics: dict[str, Any], windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A record without an acceptance given its bench windows' own: each source's figures over
+    every window, weighed by their work (the first source that has a weight: the log's, then
+    ``/metrics``', then the client's)."""
+    if "accept_len" in metrics:
+        return metrics
+    by_source: dict[str, list[tuple[float, float]]] = {}
+    for w in windows:
+        for f in w.get("figures") or ():
+            if not isinstance(f, dict):
+                continue
+            value, weight = _num(f.get("accept_len")), _num(f.get("weight"))
+            if value is not None and weight:
+                by_source.setdefault(str(f.get("source")), []).append((value, weight))
+    for source, pairs in by_source.items():
+        total = sum(w for _, w in pairs)
+        value = sum(v * w for v, w in pairs) / total
+        return {**metrics, "accept_len": round(value, 3), "accept_source": f"bench {source}",
+                "accept_note": f"{len(pairs)} bench window(s), weighted by their work",
+                "accept_weight": round(total, 3)}
+    return metrics
+
+
 def figures_summary(state: DashboardState) -> dict[str, Any]:
     """tok/s quantiles over the intervals that generated tokens, accept len and rate."""
     from eagle_tui.model.views import figures
@@ -268,4 +291,5 @@ __all__ = [
     "with_counters",
     "with_final",
     "with_log",
+    "with_windows",
 ]

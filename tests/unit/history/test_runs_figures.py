@@ -96,6 +96,19 @@ def test_a_run_on_an_ssh_host_says_why_it_has_no_figures(
     assert "no tok/s figure" in capsys.readouterr().err
 
 
+def test_a_run_with_bench_windows_but_nothing_else_takes_the_windows_figures(
+        store: RunStore, capsys: pytest.CaptureFixture[str]) -> None:
+    windows = [{"id": "a", "figures": [{"source": "log", "accept_len": 3.0, "weight": 100.0},
+                                       {"source": "client", "accept_len": 9.0, "weight": 1.0}]},
+               {"id": "b", "figures": [{"source": "log", "accept_len": 2.0, "weight": 300.0},
+                                       "junk"]}]
+    store.add(engine="vllm", name="benched", state="stopped", ended=2e9, host="gpu-box",
+              windows=windows)
+    shown = _json(capsys, "show", "benched")
+    assert shown["accept_len"] == 2.25 and shown["accept_source"] == "bench log"  # type: ignore[index]
+    assert "its log" not in str(shown["accept_source"])  # type: ignore[index]
+
+
 def test_a_dead_local_server_and_a_missing_log_are_one_line(
         store: RunStore, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     import socket
