@@ -86,14 +86,15 @@ def from_log(rec: RunRecord, metrics: dict[str, Any]) -> tuple[dict[str, Any], s
 
 async def final_figures(transport: Transport, rec: RunRecord) -> tuple[dict[str, Any], str]:
     """The run's figures before it is stopped: its server's final counters, then its log for
-    what they lack; the note says what could not be read."""
+    what they lack; the note says what could not be read when the acceptance is still missing."""
     metrics, note = await scraped(transport, rec, dict(rec.metrics or {}))
     notes = [note] if note else []
     if "accept_len" not in metrics or "tok_s_median" not in metrics:
         metrics, note = from_log(rec, metrics)
         if note:
             notes.append(note)
-    return with_windows(metrics, rec.windows or []), "; ".join(notes)
+    metrics = with_windows(metrics, rec.windows or [])
+    return metrics, "; ".join(notes) if "accept_len" not in metrics else ""
 
 
 async def _refresh(rec: RunRecord) -> tuple[dict[str, Any], str]:

@@ -167,7 +167,8 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     if rec.timeline:
         say(inert_lines("  timeline:"), out)
         for e in d["timeline"]:
-            say(sanitize(f"    {e['at']}  {e['state']}" + (f" {e['note']}" if e["note"] else "")),
+            link = " as " if e["state"] == "relaunched" else " — "
+            say(sanitize(f"    {e['at']}  {e['state']}" + (link + e["note"] if e["note"] else "")),
                 out)
     for key in ("phases", "crash", "metrics"):
         if d.get(key):

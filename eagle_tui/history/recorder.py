@@ -84,7 +84,6 @@ class HistoryRecorder:
             self._broken = True
             warn(inert_lines(f"eagle-tui: run history not updated any more: {exc}"), self._err)
 
-
     def _has_start(self) -> bool:
         """Whether the run's row has a time to ready already (read once)."""
         if self._start_known is None:
