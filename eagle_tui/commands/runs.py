@@ -83,6 +83,7 @@ def run_dict(rec: Any) -> dict[str, Any]:
         "windows": rec.windows or [], "baseline": rec.baseline, "notes": rec.notes,
         "accept_len": _metric(rec, "accept_len"), "tok_s": _metric(rec, "tok_s_median"),
         "accept_source": (rec.metrics or {}).get("accept_source"),
+        "tok_s_mean": _metric(rec, "tok_s_mean"),
         "figures_note": getattr(rec, "figures_note", ""),
     }
 
@@ -219,6 +220,8 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         rows.append([f"  {ph}", *[_fmt((r.phases or {}).get(ph), ".1f", "s") for r in recs]])
     rows.append(["ready", *[_fmt(r.ready_s, ".1f", "s") for r in recs]])
     rows.append(["tok/s (median)", *[_fmt(d["tok_s"]) for d in runs]])
+    if any(d["tok_s_mean"] is not None for d in runs):
+        rows.append(["tok/s (run mean)", *[_fmt(d["tok_s_mean"]) for d in runs]])
     rows.append(["accept len", *[_accept_text(r) for r in recs]])
     rows.append(["speedup", *[_fmt(d["speedup"], ".2f", "×") for d in runs]])
     _table(rows, out)

@@ -104,6 +104,8 @@ def decode(b: Batch, ev: DecodeStats) -> bool:
                 b.put("liveness", idle_t=None, active_t=now)
         if ev.gen_tps is not None and tps is not None:
             b.point(GEN_TPS, now, tps)
+            if tps > 0:
+                b.put("stats", run_tps=stats.run_tps + tps, run_tps_n=stats.run_tps_n + 1)
         if ev.accept_len is not None and math.isfinite(ev.accept_len):
             w = decode_weight(ev)
             b.point(ACCEPT_LEN, now, ev.accept_len)

@@ -49,6 +49,8 @@ class LogStats:
     run_w: float = 0.0
     run_wv: float = 0.0
     run_n: int = 0
+    run_tps: float = 0.0  # Σ tok/s of the run's intervals that generated tokens, and their count
+    run_tps_n: int = 0
     pp_window: tuple[tuple[float, tuple[float, ...]], ...] = ()  # (drafts, per-position rates)
     rank_owner: tuple[tuple[str, str], ...] = ()  # (DP group, the one TP rank whose lines count)
     dp_tps: tuple[tuple[str, float, float], ...] = ()  # (DP group, newest tok/s, when): summed

@@ -177,6 +177,9 @@ def figures_summary(state: DashboardState) -> dict[str, Any]:
         out.update(tok_s_median=round(_quantile(tps, 0.5), 2),
                    tok_s_p10=round(_quantile(tps, 0.1), 2),
                    tok_s_p90=round(_quantile(tps, 0.9), 2), intervals=len(tps))
+    if state.stats.run_tps_n:  # every interval of the run (the series keep the last ones)
+        out["tok_s_mean"] = round(state.stats.run_tps / state.stats.run_tps_n, 2)
+        out["intervals"] = state.stats.run_tps_n
     acc = run_accept(state)
     if acc is not None:
         out.update(accept_fields(acc))

@@ -135,3 +135,15 @@ def test_sglang_decode_lines_weighted_by_running_requests_over_the_run() -> None
     assert summary["accept_len"] == pytest.approx((3.6 * 16 + 2.0 * 2) / 18, abs=1e-3)
     assert summary["accept_source"] == "log"
     assert "running requests" in summary["accept_note"]
+    assert summary["tok_s_mean"] == pytest.approx(220 / 3, abs=0.01)
+
+
+def test_tok_s_over_the_run_counts_every_interval_not_the_series_last() -> None:
+    evs: list[object] = [Tick(1.0)]
+    for i in range(900):  # more intervals than a series keeps
+        evs += [Tick(2.0 + i), DecodeStats(i + 2, None, 100.0 if i < 450 else 200.0, 3.0,
+                                           running=1)]
+    evs += [Tick(1000.0), DecodeStats(1000, None, 0.0, None, running=0)]  # idle: not counted
+    summary = figures_summary(reduce(DashboardState(), evs))  # type: ignore[arg-type]
+    assert summary["tok_s_mean"] == 150.0 and summary["intervals"] == 900
+    assert summary["tok_s_median"] == 200.0  # the series' last 600 points only
