@@ -136,4 +136,20 @@ def refreshed(store: RunStore, rec: RunRecord) -> tuple[RunRecord, str]:
     return rec, f"no figures yet — {note}" if lacks_figures(rec) and note else ""
 
 
-__all__ = ["final_figures", "from_log", "lacks_figures", "live_here", "refreshed", "scraped"]
+def refresh_baseline(args: Any) -> None:
+    """Before ``--baseline-run RUN`` is read (``watch``, ``wait``): complete that run's figures
+    (an unknown run or an unusable history is left to the spec's own error)."""
+    from eagle_tui.history.store import HistoryError, RunStore
+
+    ref = getattr(args, "baseline_run", None)
+    if not ref:
+        return
+    try:
+        store = RunStore()
+        refreshed(store, store.get(ref))
+    except HistoryError:
+        return
+
+
+__all__ = ["final_figures", "from_log", "lacks_figures", "live_here", "refresh_baseline",
+           "refreshed", "scraped"]

@@ -122,3 +122,19 @@ def test_a_dead_local_server_and_a_missing_log_are_one_line(
     note = shown["figures_note"]  # type: ignore[index]
     assert note.startswith("no figures yet — no /metrics answer") and "cannot be read" in note
     assert "\n" not in note
+
+
+def test_baseline_run_of_watch_and_wait_completes_the_run_first(
+        store: RunStore, tmp_path: Path) -> None:
+    import argparse
+
+    from eagle_tui.assembly.spec import _baseline
+    from eagle_tui.commands.runfigures import refresh_baseline
+
+    log = tmp_path / "nospec.log"
+    shutil.copy(VL_LOG, log)
+    store.add(engine="vllm", name="base", state="stopped", ended=2e9, log_path=str(log))
+    args = argparse.Namespace(baseline_run="base", baseline=None)
+    refresh_baseline(args)
+    assert _baseline(args) == 46.3
+    refresh_baseline(argparse.Namespace(baseline_run="nope"))  # left to the spec's error
