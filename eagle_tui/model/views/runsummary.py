@@ -118,7 +118,13 @@ def with_counters(metrics: dict[str, Any], engine: str,
     """A record's figures with the acceptance of its server's final lifetime ``counters``
     (a launched run is its server's life: they counted from zero at its start)."""
     found = counter_accept(engine, add_counters(CounterRun(), counters))
-    return {**metrics, **accept_fields(found)} if found is not None else metrics
+    if found is None:
+        return metrics
+    recorded = _num(metrics.get("accept_weight")) if metrics.get("accept_source") == COUNTERS \
+        else None
+    if recorded is not None and recorded > found.weight:
+        return metrics  # a watcher's totals over several lives of the server: more than this one
+    return {**metrics, **accept_fields(found)}
 
 
 def with_final(state: DashboardState, counters: Mapping[str, float]) -> DashboardState:

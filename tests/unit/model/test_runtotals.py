@@ -84,6 +84,13 @@ def test_a_counter_that_vanished_is_a_restart_and_garbage_is_not_a_reading() -> 
     assert add_counters(run, {}) is run
 
 
+def test_a_final_scrape_never_replaces_a_watchers_totals_over_more_lives() -> None:
+    two_lives = {"accept_len": 3.0, "accept_source": COUNTERS, "accept_weight": 500.0}
+    assert with_counters(two_lives, "vllm", {V_DRAFTS: 100.0, V_ACC: 100.0}) == two_lives
+    got = with_counters(two_lives, "vllm", {V_DRAFTS: 600.0, V_ACC: 600.0})
+    assert got["accept_len"] == 2.0 and got["accept_weight"] == 600.0
+
+
 def test_no_profile_or_no_work_has_no_counter_figure() -> None:
     assert counter_accept("unknown", totals_of([{S_GEN: 5.0}])) is None
     assert counter_accept("vllm", totals_of([{V_DRAFTS: 0.0, V_ACC: 0.0}])) is None
