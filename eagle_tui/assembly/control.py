@@ -6,10 +6,10 @@ connect the run's host, ``stop_run``, ``prepare`` (parse and lint there), ``star
 rows. It answers with one :class:`~eagle_tui.model.launching.control.Outcome` through the
 dashboard's reply callback. Not the session thread: a relaunch replaces the session.
 
-A relaunch is a new run: a new history row whose ``parent`` is the replaced run (which gets its
-final summary, ``stopped``), a new log, pid and URL, and a new
-:class:`~eagle_tui.assembly.threaded.ThreadedSession` that is first given the replaced run's
-summary (a ``PreviousRun`` event) so the dashboard keeps it for comparison.
+A relaunch is a new run: a new row whose ``parent`` is the replaced run (which gets its final
+summary with its server's last counters, and ``relaunched as #N`` in its timeline), a new log,
+pid and URL, and a new :class:`~eagle_tui.assembly.threaded.ThreadedSession` first given the
+replaced run's summary (a ``PreviousRun`` event) so the dashboard keeps it for comparison.
 
 Only a run eagle-tui launched gets a control: a watched or attached server is never signalled
 from the dashboard.
@@ -32,7 +32,7 @@ from eagle_tui.launch.members import check_grace
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.launching.control import Intent, Kill, Outcome, Relaunch, Restart
 from eagle_tui.model.launching.redact import MASK, redact_words
-from eagle_tui.model.views.runsummary import previous_run, previous_run_from_record
+from eagle_tui.model.views.runsummary import previous_run, previous_run_from_record, with_final
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
@@ -271,6 +271,7 @@ class LaunchControl:
         own = transport is None
         tr = transport if transport is not None else await self._connect()
         try:
+            counters = await self._final_counters(tr)
             la = self._launched
             res = await stop_run(scanner_for(tr), la.token, grace=self.grace, leader=la.pid,
                                  leader_start=la.proc_start)
@@ -281,20 +282,36 @@ class LaunchControl:
             from eagle_tui.launch.process import LaunchError
 
             raise LaunchError(f"run {self.label} not stopped: {describe(res)}")
-        self._record_stopped()
+        self._record_stopped(counters)
         if res.signal is None:
             return f"run {self.label} was not running"
         return f"stopped run {self.label}: {describe(res)}"
 
-    def _record_stopped(self) -> None:
+    async def _final_counters(self, transport: Transport) -> dict[str, float]:
+        """The server's counters just before it is signalled (one bounded scrape; none when
+        it does not answer: the figures are then the session's last)."""
+        from eagle_tui.sources.final_scrape import final_scrape
+        from eagle_tui.sources.metrics import run_counters
+
+        if self._session is None or not self._prep.url:
+            return {}
+        snap, _note = await final_scrape(transport, self._prep.url)
+        return dict(run_counters(snap)) if snap is not None else {}
+
+    def _record_stopped(self, counters: dict[str, float] | None = None) -> None:
+        """The run's final summary; a crashed run stays ``crashed`` (its relaunch is added to
+        its timeline by :meth:`_relaunch`), any other is ``stopped``."""
         from eagle_tui.history.recorder import HistoryRecorder
 
         session = self._session
         recorder = HistoryRecorder(self.store, self._run.id)
         if session is not None:
-            recorder.finish(session.state, final="stopped")
-        elif self.store.get(str(self._run.id)).ended is None:
-            self.store.update(self._run.id, state="stopped", ended=time.time())
+            state = with_final(session.state, counters or {})
+            recorder.finish(state, final="crashed" if state.startup.crash else "stopped")
+        else:
+            row = self.store.get(str(self._run.id))
+            if row.ended is None and row.state != "crashed":
+                self.store.update(self._run.id, state="stopped", ended=time.time())
 
     async def _kill(self) -> Outcome:
         return Outcome("stopped", await self._stop(action="kill"))
@@ -329,6 +346,7 @@ class LaunchControl:
             except LaunchError as exc:
                 raise LaunchError(f"run {old.label} was stopped, but the new command did not "
                                   f"start: {exc}") from None
+            self.store.mark(old.id, "relaunched", f"#{run.id}")
         finally:
             await transport.close()
         self._argv, self._prep, self._run, self._launched = list(argv), prep, run, launched

@@ -189,9 +189,12 @@ def run(args: argparse.Namespace) -> int:
         if args.log is not None and not args.ssh and Path(args.log).is_dir():
             raise ValueError(f"--log {args.log}: is a directory")
         if getattr(args, "baseline_run", None):  # the baseline from a recorded run
-            from eagle_tui.history.store import baseline_of
+            from eagle_tui.commands.runfigures import refreshed
+            from eagle_tui.history.store import RunStore, baseline_of
 
-            args.baseline = baseline_of(args.baseline_run)
+            store = RunStore()
+            _rec, _note = refreshed(store, store.get(args.baseline_run))
+            args.baseline = baseline_of(args.baseline_run, store)
     except (ValueError, CommandError, EagleError) as exc:
         warn(inert_lines(f"eagle-tui launch: error: {exc}"))
         return EXIT_USAGE

@@ -57,18 +57,51 @@ def _metric(rec: Any, key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+def _accept_text(rec: Any) -> str:
+    """``3.40 (server counters)``: the run's acceptance and its source."""
+    value = _metric(rec, "accept_len")
+    if value is None:
+        return "—"
+    source = (rec.metrics or {}).get("accept_source")
+    return f"{value:.2f} ({source})" if isinstance(source, str) and source else f"{value:.2f}"
+
+
+def _timeline(rec: Any) -> list[dict[str, Any]]:
+    return [{"state": e[0], "at": _iso(e[1]), "note": e[2]} for e in rec.timeline or ()]
+
+
 def run_dict(rec: Any) -> dict[str, Any]:
     """A run as ``--json`` shows it (stable keys)."""
     return {
         "id": rec.id, "name": rec.name, "kind": rec.kind, "demo": rec.demo,
         "engine": rec.engine, "version": rec.version, "host": rec.host,
         "command": rec.command, "flags": rec.flags or {}, "started": _iso(rec.started),
-        "ended": _iso(rec.ended), "state": rec.state, "log": rec.log_path, "url": rec.url,
+        "ended": _iso(rec.ended), "state": rec.state, "state_text": rec.state_text,
+        "timeline": _timeline(rec), "log": rec.log_path, "url": rec.url,
         "pid": rec.pid, "parent": rec.parent, "phases": rec.phases or {},
         "ready_s": rec.ready_s, "crash": rec.crash, "metrics": rec.metrics or {},
         "windows": rec.windows or [], "baseline": rec.baseline, "notes": rec.notes,
         "accept_len": _metric(rec, "accept_len"), "tok_s": _metric(rec, "tok_s_median"),
+        "accept_source": (rec.metrics or {}).get("accept_source"),
+        "tok_s_mean": _metric(rec, "tok_s_mean"),
+        "figures_note": getattr(rec, "figures_note", ""),
     }
+
+
+REFRESH_AT_MOST = 3  # runs a ``runs list`` completes per call (each bounded)
+
+
+def _fresh(store: Any, rec: Any, notes: dict[int, str]) -> Any:
+    """``rec`` with the figures it lacked (:func:`~eagle_tui.commands.runfigures.refreshed`);
+    why some are still missing goes to ``notes``."""
+    from eagle_tui.commands.runfigures import lacks_figures, live_here, refreshed
+
+    if rec.demo or not (lacks_figures(rec) or live_here(rec)):
+        return rec
+    rec, note = refreshed(store, rec)
+    if note:
+        notes[rec.id] = note
+    return rec
 
 
 def _fmt(v: float | None, spec: str = ".1f", suffix: str = "") -> str:
@@ -84,6 +117,12 @@ def _table(rows: list[list[str]], out: TextIO) -> None:
 
 def cmd_list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     runs = store.list(demo=bool(args.demo), limit=max(1, args.limit))
+    notes: dict[int, str] = {}
+    from eagle_tui.commands.runfigures import lacks_figures, live_here
+
+    lacking = [i for i, r in enumerate(runs) if lacks_figures(r) or live_here(r)]
+    for i in lacking[-REFRESH_AT_MOST:]:
+        runs[i] = _fresh(store, runs[i], notes)
     if args.json:
         json.dump([run_dict(r) for r in runs], out, ensure_ascii=True)
         say(Inert(""), out)
@@ -95,26 +134,43 @@ def cmd_list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
              "COMMAND"]]
     for r in runs:
         rows.append([str(r.id), sanitize(r.name or ""), r.engine or "?", sanitize(r.host or
-                     "local"), time.strftime("%m-%d %H:%M", time.localtime(r.started)), r.state,
+                     "local"), time.strftime("%m-%d %H:%M", time.localtime(r.started)),
+                     sanitize(r.state_text),
                      _fmt(r.ready_s, ".0f", "s"), _fmt(_metric(r, "tok_s_median")),
-                     _fmt(_metric(r, "accept_len"), ".2f"), sanitize(r.command or "")[:60]])
+                     _accept_text(r), sanitize(r.command or "")[:60]])
     _table(rows, out)
     return EXIT_OK
 
 
 def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
-    rec = store.get(args.run)
+    notes: dict[int, str] = {}
+    rec = _fresh(store, store.get(args.run), notes)
     d = run_dict(rec)
+    d["figures_note"] = notes.get(rec.id, "")
     if args.json:
         json.dump(d, out, ensure_ascii=True)
         say(Inert(""), out)
         return EXIT_OK
     say(sanitize(f"run {rec.label} ({rec.kind}{', demo' if rec.demo else ''}) "
-                 f"{rec.engine or ''} on {rec.host or 'this machine'}: {rec.state}"), out)
-    for key in ("command", "started", "ended", "log", "url", "pid", "ready_s", "baseline",
-                "notes"):
+                 f"{rec.engine or ''} on {rec.host or 'this machine'}: {rec.state_text}"), out)
+    for key in ("command", "started", "ended", "log", "url", "pid", "baseline", "notes"):
         if d.get(key) is not None:
             say(sanitize(f"  {key}: {d[key]}"), out)
+    if rec.ready_s is not None:
+        from eagle_tui.model.views.ready import MEANING
+
+        say(sanitize(f"  ready: {rec.ready_s:.1f} s ({MEANING})"), out)
+    say(sanitize(f"  accept: {_accept_text(rec)}"
+                 + (f" — {(rec.metrics or {}).get('accept_note')}"
+                    if (rec.metrics or {}).get("accept_note") else "")), out)
+    if d["figures_note"]:
+        say(sanitize(f"  figures: {d['figures_note']}"), out)
+    if rec.timeline:
+        say(inert_lines("  timeline:"), out)
+        for e in d["timeline"]:
+            link = " as " if e["state"] == "relaunched" else " — "
+            say(sanitize(f"    {e['at']}  {e['state']}" + (link + e["note"] if e["note"] else "")),
+                out)
     for key in ("phases", "crash", "metrics"):
         if d.get(key):
             say(sanitize(f"  {key}: {json.dumps(d[key], sort_keys=True)}"), out)
@@ -132,19 +188,22 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
 def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     from eagle_tui.model.bench.compare import flag_changes, speedup
 
-    recs = [store.get(ref) for ref in args.runs]
+    notes: dict[int, str] = {}
+    recs = [_fresh(store, store.get(ref), notes) for ref in args.runs]
     baseline = args.baseline
     if args.baseline_run:
-        base = store.get(args.baseline_run)
+        base = _fresh(store, store.get(args.baseline_run), notes)
         baseline = _metric(base, "tok_s_median")
         if baseline is None:
-            raise ValueError(f"run {base.label} has no tok/s figure to use as the baseline")
+            why = f" ({notes[base.id]})" if base.id in notes else ""
+            raise ValueError(f"run {base.label} has no tok/s figure to use as the baseline{why}")
     changes = flag_changes([r.flags or {} for r in recs])
     runs = []
     for r in recs:
         d = run_dict(r)
         base_r = baseline if baseline is not None else r.baseline
         d["speedup"] = speedup(d["tok_s"], base_r)
+        d["figures_note"] = notes.get(r.id, "")
         runs.append(d)
     if args.json:
         json.dump({"runs": runs, "baseline": baseline, "flags_changed": [
@@ -155,15 +214,20 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     head = ["", *[sanitize(f"#{r.id} {r.name or ''}")[:28] for r in recs]]
     rows = [head]
     rows.append(["engine", *[r.engine or "?" for r in recs]])
-    rows.append(["state", *[r.state for r in recs]])
+    rows.append(["state", *[sanitize(r.state_text) for r in recs]])
     phases = sorted({p for r in recs for p in (r.phases or {})})
     for ph in phases:
         rows.append([f"  {ph}", *[_fmt((r.phases or {}).get(ph), ".1f", "s") for r in recs]])
     rows.append(["ready", *[_fmt(r.ready_s, ".1f", "s") for r in recs]])
     rows.append(["tok/s (median)", *[_fmt(d["tok_s"]) for d in runs]])
-    rows.append(["accept len", *[_fmt(d["accept_len"], ".2f") for d in runs]])
+    if any(d["tok_s_mean"] is not None for d in runs):
+        rows.append(["tok/s (run mean)", *[_fmt(d["tok_s_mean"]) for d in runs]])
+    rows.append(["accept len", *[_accept_text(r) for r in recs]])
     rows.append(["speedup", *[_fmt(d["speedup"], ".2f", "×") for d in runs]])
     _table(rows, out)
+    for r in recs:
+        if r.id in notes:
+            say(sanitize(f"#{r.id}: {notes[r.id]}"), out)
     if changes:
         say(inert_lines("flags changed (first → last):"), out)
         for c in changes:

@@ -3,7 +3,9 @@
 The run's processes are those that carry its launch token, wherever they moved (a ``setsid``
 daemon, workers left by an exited leader): TERM to each, KILL after ``--grace`` seconds to
 those still there, re-scanning for processes forked meanwhile (:mod:`eagle_tui.launch.stopping`).
-A process without the token is never signalled, nor a pid reused since the scan. Exit 0 when
+A process without the token is never signalled, nor a pid reused since the scan. Before it
+signals, one bounded ``/metrics`` scrape (and the log) give the run its figures over its whole
+life (:mod:`eagle_tui.commands.runfigures`). Exit 0 when
 none of the run's processes is left, 1 when some survived, 2 refused, usage or unreachable.
 """
 
@@ -96,8 +98,16 @@ async def stop_async(args: argparse.Namespace) -> int:
     if not args.yes and not _confirm(question):
         warn(inert("eagle-tui stop: not confirmed (use --yes to stop without asking)"))
         return EXIT_REFUSED
+    from eagle_tui.commands.runfigures import final_figures
+
+    metrics: dict[str, Any] | None = None
     try:
         await connect_one(transport)
+        if rec.ended is None:  # its figures first: the server's own counters over its life
+            metrics, note = await final_figures(transport, rec)
+            if note:
+                warn(inert(f"eagle-tui stop: figures of run {sanitize(rec.label)}: "
+                           f"{sanitize(note)}"))
         res = await stop_run(scanner_for(transport), rec.token, grace=args.grace,
                              leader=rec.pid or 0, leader_start=rec.proc_start or "")
     except (TransportError, TimeoutError) as exc:  # ScanError is one
@@ -117,7 +127,11 @@ async def stop_async(args: argparse.Namespace) -> int:
         say(inert(f"stopped run {sanitize(rec.label)}{where}: {what}"))
     try:
         if rec.ended is None:
-            store.update(rec.id, state="stopped", ended=time.time())
+            figures: dict[str, Any] = {"metrics": metrics} if metrics else {}
+            if rec.state == "crashed":
+                store.update(rec.id, **figures)
+            else:
+                store.update(rec.id, state="stopped", ended=time.time(), **figures)
     except HistoryError as exc:
         warn(inert(f"eagle-tui stop: warning: {exc}"))
     return EXIT_STOPPED

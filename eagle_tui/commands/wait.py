@@ -125,6 +125,9 @@ async def check_remote_pid(transport: Transport, pid: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        from eagle_tui.commands.runfigures import refresh_baseline
+
+        refresh_baseline(args)
         spec = spec_from_args(args, "wait")
         if not args.timeout > 0:
             raise UsageError("--timeout must be > 0")

@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
 
         return attach_discovered(args, command="watch")
     try:
+        from eagle_tui.commands.runfigures import refresh_baseline
+
+        refresh_baseline(args)
         spec = spec_from_args(args, "watch")
     except UsageError as exc:
         warn(inert_lines(f"eagle-tui watch: error: {exc}"))

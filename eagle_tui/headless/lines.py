@@ -19,6 +19,7 @@ from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.activity import startup_activity, stuck_collective
 from eagle_tui.model.views.figtext import figures_dict, figures_text
 from eagle_tui.model.views.figures import figures
+from eagle_tui.model.views.ready import ready_seconds
 
 GIB = float(1 << 30)
 LINE_SHOWN = 500  # characters of each of the crash diagnosis' last log lines
@@ -198,6 +199,7 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
         "reason": reason,
         "elapsed_s": round(elapsed if elapsed is not None else state.clock.elapsed or 0.0, 3),
         "phase": state.startup.phase.value,
+        "ready_s": ready_seconds(state),
     }
     if status == "timeout":
         stuck = _stuck(state)
@@ -226,7 +228,13 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
     elapsed = elapsed if elapsed is not None else state.clock.elapsed or 0.0
     out: list[str] = []
     if status == "ready":
-        out.append(f"READY after {elapsed:.1f} s: {reason} (phase: {state.startup.phase.value})")
+        ready_s = ready_seconds(state)  # the one meaning of ready (model.views.ready)
+        if ready_s is not None:
+            out.append(f"READY after {ready_s:.1f} s: {reason} "
+                       f"(phase: {state.startup.phase.value})")
+        else:
+            out.append(f"READY: {reason} (phase: {state.startup.phase.value}; the server's "
+                       f"start was not seen, waited {elapsed:.1f} s)")
         for a in state.alerts:
             if a.severity != "info":
                 out.append(f"  {a.severity}: {clean(a.message)}")

@@ -29,9 +29,14 @@ class HistoryRecorder:
     """Writes ``summarize(state)`` into run ``run_id`` on changes and every ``every`` s."""
 
     def __init__(self, store: RunStore, run_id: int, *, every: float = EVERY_S,
-                 clock: Callable[[], float] = time.monotonic, err: TextIO | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, err: TextIO | None = None,
+                 owns_start: bool = True) -> None:
         self.store = store
         self.run_id = run_id
+        # the observer that started the run (launch, a relaunch) records its startup; another
+        # (attach to a recorded run) only where the row has none and it saw the start itself
+        self.owns_start = owns_start
+        self._start_known: bool | None = None
         self.every = every
         self._clock = clock
         self._err = err if err is not None else sys.stderr
@@ -57,21 +62,36 @@ class HistoryRecorder:
         if self._broken:
             return
         fields = summarize(state)
+        fields.pop("end_reason", None)
         run_state = final or fields.pop("state")
         fields.pop("state", None)
         if fields.get("engine") is None:
             fields.pop("engine", None)
         if final is not None or fields.get("crash"):
             fields["ended"] = time.time()
+        if not self.owns_start and (fields.get("ready_s") is None or self._has_start()):
+            fields.pop("ready_s", None)  # attaching sets nothing it did not see
+            fields.pop("phases", None)
+        if fields.get("ended") is None:
+            fields.pop("ended", None)
         try:
-            # a run stopped (``stop``, ``K``, a relaunch) stays stopped: only a final write
-            # (the one that stopped it) may change that
+            # a run stopped (``stop``, ``K``, a relaunch) or ended stays so: only a final
+            # write (the one that stopped it) may change that
             self.store.update(self.run_id, state=run_state,
-                              unless_state=None if final else "stopped", **fields)
+                              unless_state=None if final else "final", **fields)
             self.writes += 1
         except HistoryError as exc:
             self._broken = True
             warn(inert_lines(f"eagle-tui: run history not updated any more: {exc}"), self._err)
+
+    def _has_start(self) -> bool:
+        """Whether the run's row has a time to ready already (read once)."""
+        if self._start_known is None:
+            try:
+                self._start_known = self.store.get(str(self.run_id)).ready_s is not None
+            except HistoryError:
+                self._start_known = True
+        return self._start_known
 
 
 class OpenedLater:
@@ -89,6 +109,7 @@ class OpenedLater:
         self._err = err if err is not None else sys.stderr
         self._recorder: HistoryRecorder | None = None
         self._broken = False
+        self._new = False
 
     def on_batch(self, state: DashboardState, events: Sequence[Event] = ()) -> None:
         if self._broken:
@@ -98,11 +119,15 @@ class OpenedLater:
                 store = RunStore()
                 if self.run_id is None:
                     self.run_id = store.add(kind=self.kind, state=self.kind, **self._row).id
+                    self._new = True
             except HistoryError as exc:
                 self._broken = True
                 warn(inert_lines(f"eagle-tui: warning: {exc}"), self._err)
                 return
-            self._recorder = HistoryRecorder(store, self.run_id, err=self._err)
+            # a row of its own (a new watched run) is this observer's; one named by ``run_id``
+            # (attach to a recorded run) had an observer before it
+            self._recorder = HistoryRecorder(store, self.run_id, err=self._err,
+                                             owns_start=self._new)
         self._recorder.on_batch(state, events)
 
 

@@ -43,8 +43,10 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("windows", "TEXT"),  # JSON list of benchmark windows
     ("baseline", "REAL"),
     ("notes", "TEXT"),
+    ("timeline", "TEXT"),  # JSON list of [state, time, note]: the states as they happened
 )
-JSON_FIELDS = frozenset({"argv", "flags", "env_names", "phases", "crash", "metrics", "windows"})
+JSON_FIELDS = frozenset({"argv", "flags", "env_names", "phases", "crash", "metrics", "windows",
+                         "timeline"})
 _KINDS = {name: kind.split()[0] for name, kind in FIELDS} | {"id": "INTEGER"}
 _INT_MAX = 2**63  # SQLite's own integers; a larger one would overflow a pid or a group id
 # A time is seconds since 1970 that the calendar functions can show (year 5138 at most): a
@@ -104,7 +106,45 @@ def _json_shape(name: str, value: Any) -> Any:
             if isinstance(value, dict) else None
     if name == "windows":
         return [w for w in value if isinstance(w, dict)] if isinstance(value, list) else None
+    if name == "timeline":
+        return [_entry(e) for e in value if _entry(e) is not None] \
+            if isinstance(value, list) else None
     return value
+
+
+def _entry(e: Any) -> list[Any] | None:
+    """A timeline entry ``[state, time, note]`` (the note may be missing), or ``None``."""
+    if not isinstance(e, list) or not 2 <= len(e) <= 3 or not isinstance(e[0], str):
+        return None
+    t = typed("started", e[1])
+    note = e[2] if len(e) == 3 else ""
+    if t is None or not isinstance(note, str):
+        return None
+    return [e[0], t, note]
+
+
+# a run in one of these states stays in it: only the write that ended it may change it
+FINAL_STATES = frozenset({"stopped", "ended", "exited"})
+
+
+def state_text(state: str, timeline: list[list[Any]] | None) -> str:
+    """``crashed → relaunched as #7``: the state, and what became of the run after it."""
+    after = [e for e in timeline or () if e[0] == "relaunched"]
+    if not after:
+        return state
+    return f"{state} → relaunched as {after[-1][2]}" if after[-1][2] else f"{state} → relaunched"
+
+
+def first_timeline(started: float, state: str, ended: float | None,
+                   ready_s: float | None) -> list[list[Any]]:
+    """The timeline an older row implies (written before the history kept one)."""
+    out: list[list[Any]] = [["started", started, ""]]
+    if ready_s is not None:
+        out.append(["ready", started + ready_s, ""])
+    if state not in ("starting", "ready") and (ended is not None or state != "serving"):
+        out.append([state, ended if ended is not None else started, "" if ended is not None
+                    else "time unknown (recorded before the history kept a timeline)"])
+    return out
 
 
 @dataclass(frozen=True)
@@ -140,10 +180,17 @@ class RunRecord:
     windows: list[dict[str, Any]] | None = None
     baseline: float | None = None
     notes: str | None = None
+    timeline: list[list[Any]] | None = None
 
     @property
     def label(self) -> str:
         return f"#{self.id} {self.name}" if self.name else f"#{self.id}"
 
 
-__all__ = ["FIELDS", "JSON_FIELDS", "RunRecord", "typed"]
+    @property
+    def state_text(self) -> str:
+        return state_text(self.state, self.timeline)
+
+
+__all__ = ["FIELDS", "FINAL_STATES", "JSON_FIELDS", "RunRecord", "first_timeline", "state_text",
+           "typed"]

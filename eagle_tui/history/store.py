@@ -27,15 +27,23 @@ from typing import Any
 
 from eagle_tui.errors import EagleError
 from eagle_tui.files import NotRegularFileError, check_regular
-from eagle_tui.history.records import FIELDS, JSON_FIELDS, RunRecord, typed
+from eagle_tui.history.records import (
+    FIELDS,
+    FINAL_STATES,
+    JSON_FIELDS,
+    RunRecord,
+    first_timeline,
+    typed,
+)
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the timeline column (older rows get the one they imply)
 # without these a row means nothing (the order of the runs, what became of them): a file that
 # lacks one is refused rather than half read
 REQUIRED = ("id", "started", "state")
 _FALLBACK: dict[str, Any] = {"id": 0, "started": 0.0, "state": "unknown"}
 BUSY_TIMEOUT_MS = 5_000
+STOP_SEEN_S = 120.0  # an "ended" this recent before a "stopped" was the stop itself
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -149,9 +157,25 @@ class RunStore:
                 if name not in present:
                     db.execute(f"ALTER TABLE runs ADD COLUMN {name} {_addable(kind)}")
                     present.add(name)
+            if version < 2:
+                self._fill_timelines(db)
             if version < SCHEMA_VERSION:
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._present = frozenset(present)
+
+    @staticmethod
+    def _fill_timelines(db: sqlite3.Connection) -> None:
+        """Rows written before the timeline: the one their columns imply."""
+        rows = db.execute("SELECT id, started, state, ended, ready_s FROM runs "
+                          "WHERE timeline IS NULL").fetchall()
+        for r in rows:
+            started = typed("started", r["started"])
+            if started is None:
+                continue
+            line = first_timeline(started, typed("state", r["state"]) or "unknown",
+                                  typed("ended", r["ended"]), typed("ready_s", r["ready_s"]))
+            db.execute("UPDATE runs SET timeline = ? WHERE id = ?",
+                       (_encode("timeline", line), r["id"]))
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -184,6 +208,7 @@ class RunStore:
         """A new run; ``name`` defaults to ``<engine>-<id>`` (unique)."""
         fields.setdefault("started", time.time())
         fields.setdefault("state", "starting")
+        fields.setdefault("timeline", [[fields["state"], fields["started"], ""]])
         unknown = set(fields) - {name for name, _ in FIELDS}
         if unknown:
             raise ValueError(f"unknown run fields: {sorted(unknown)}")
@@ -204,13 +229,17 @@ class RunStore:
 
     def update(self, run_id: int, *, unless_state: str | None = None, **fields: Any) -> None:
         """Set ``fields`` of run ``run_id`` (``unless_state``: not when its state is that one,
-        so a watcher's summary never turns a run ``stop`` or ``K`` stopped back into a live
-        one)."""
+        or ``"final"``: not when it is one of :data:`FINAL_STATES`, so a watcher's summary never
+        turns a run ``stop`` or ``K`` stopped, or one that ended, back into a live one). A new
+        state joins the run's timeline."""
         if not fields:
             return
         unknown = set(fields) - {name for name, _ in FIELDS}
         if unknown:
             raise ValueError(f"unknown run fields: {sorted(unknown)}")
+        if "state" in fields and "timeline" in self._present:
+            self._update_with_timeline(run_id, unless_state, fields)
+            return
         sets = ", ".join(f"{n} = ?" for n in fields)
         values = (*(_encode(n, v) for n, v in fields.items()), run_id)
         if unless_state is None:
@@ -218,6 +247,61 @@ class RunStore:
         else:
             self._run(f"UPDATE runs SET {sets} WHERE id = ? AND state != ?",
                       (*values, unless_state))
+
+    def _update_with_timeline(self, run_id: int, unless_state: str | None,
+                              fields: dict[str, Any]) -> None:
+        """An update that sets the state: a new state joins the timeline (with its time), in
+        the same transaction as the read, so two writers never lose an entry."""
+        try:
+            with self._connect() as db:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    row = db.execute("SELECT state, timeline FROM runs WHERE id = ?",
+                                     (run_id,)).fetchone()
+                    current = typed("state", row["state"]) if row is not None else None
+                    final = unless_state == "final" and current in FINAL_STATES
+                    skip = row is None or final or (
+                        unless_state is not None and current == unless_state)
+                    if not skip:
+                        fields = self._with_entry(row, current, fields)
+                        sets = ", ".join(f"{n} = ?" for n in fields)
+                        db.execute(f"UPDATE runs SET {sets} WHERE id = ?", tuple(
+                            _storable(v) for v in (*(_encode(n, v) for n, v in fields.items()),
+                                                   run_id)))
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            raise HistoryError(f"run history at {self.path}: {exc}") from None
+
+    @staticmethod
+    def _with_entry(row: sqlite3.Row, current: str | None,
+                    fields: dict[str, Any]) -> dict[str, Any]:
+        state = fields["state"]
+        if state == current or "timeline" in fields:
+            return fields
+        raw = row["timeline"]
+        try:
+            old = typed("timeline", load_json(raw, "the history's timeline")) \
+                if isinstance(raw, str) else None
+        except LoadError:
+            old = None
+        when = fields.get("ended") if state in FINAL_STATES | {"crashed"} else None
+        entry = [state, when if isinstance(when, float) else time.time(), ""]
+        line = list(old or [])
+        if state == "stopped" and line and line[-1][0] == "ended" \
+                and entry[1] - line[-1][1] < STOP_SEEN_S:
+            line.pop()  # the watcher saw the server go while it was being stopped
+        return {**fields, "timeline": [*line, entry][-200:]}
+
+    def mark(self, run_id: int, state: str, note: str = "", t: float | None = None) -> None:
+        """Add ``[state, t, note]`` to run ``run_id``'s timeline without changing its state
+        (``relaunched``, ``#7``: what became of it after it ended)."""
+        rec = self.get(str(run_id))
+        entry = [state, t if t is not None else time.time(), note]
+        self._run("UPDATE runs SET timeline = ? WHERE id = ?",
+                  (_encode("timeline", [*(rec.timeline or []), entry][-200:]), run_id))
 
     def note(self, run_id: int, text: str) -> None:
         self.update(run_id, notes=text)

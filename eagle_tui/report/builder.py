@@ -36,6 +36,7 @@ from eagle_tui.model.ingest.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import evaluate_alerts
+from eagle_tui.model.views.ready import ready_seconds
 
 from .chunk_summary import (
     STATS_TEXT,
@@ -296,6 +297,7 @@ class ReportBuilder:
             "models": [{"role": m.role, "architecture": m.architecture} for m in st.config.models],
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
+            "ready_s": ready_seconds(st),  # the one meaning of ready (model.views.ready)
         }
 
 

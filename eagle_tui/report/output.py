@@ -53,6 +53,8 @@ def render_text(report: dict[str, Any]) -> str:
     """The human summary of ``eagle-tui report`` (without ``--json``)."""
     r = report
     ready = "ready" if r["ready"] else "not ready"
+    if r["ready"] and isinstance(r.get("ready_s"), int | float):
+        ready = f"ready after {r['ready_s']:.1f} s"  # the one meaning (model.views.ready)
     parts: list[str] = []
     w = parts.append
     inferred = r.get("inferred") or {}

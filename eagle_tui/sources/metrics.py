@@ -229,11 +229,20 @@ class RateWindow:
         return facet.read(snap, self._snaps[0], reset)
 
 
+def run_counters(snap: Snapshot) -> tuple[tuple[str, float], ...]:
+    """The counters of ``snap`` its engine reads a window's (and so a run's) figures from."""
+    profile = profile_of(snap.engine)
+    names = profile.metrics.window_counters if profile is not None else ()
+    return tuple((n, snap.counters[n]) for n in names if n in snap.counters)
+
+
 def to_sample(snap: Snapshot, rates: RateWindow) -> MetricsSample:
     """One scrape's snapshot → its sample, read by its engine over ``rates``' window."""
     sample = rates.add(snap)
-    if snap.skipped:
-        sample = replace(sample, skipped=skipped_note(snap.skipped))
+    counters = run_counters(snap)
+    if snap.skipped or counters:
+        sample = replace(sample, skipped=skipped_note(snap.skipped) if snap.skipped else "",
+                         counters=counters)
     return sample
 
 
@@ -322,6 +331,7 @@ __all__ = [
     "counter_names",
     "filter_lines",
     "parse_metrics",
+    "run_counters",
     "snapshot_of",
     "to_sample",
     "wanted_names",

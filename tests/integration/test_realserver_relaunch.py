@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,14 @@ from tests.support.relaunch_helpers import (
     ROOT_DIR,
     START_LIMIT_S,
     Command,
-    accept_of,
+    accept_after,
     free_port,
     group_alive,
     launched_dashboard,
     load,
+    near,
+    no_tui_run,
+    server_accept,
     until,
 )
 
@@ -64,10 +68,14 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
             await until(pilot, lambda: app.state.startup.ready, "the misconfigured server",
                         START_LIMIT_S)
             await asyncio.to_thread(load, started.prep.url)
-            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
-            bad = accept_of(app) or 0.0
+            t_load = time.time()
+            await until(pilot, lambda: accept_after(app, t_load) is not None, "its accept len",
+                        60)
+            bad = accept_after(app, t_load) or 0.0
+            bad_counters = await asyncio.to_thread(server_accept, started.prep.url)
             kinds = {a.kind for a in app.state.alerts if a.severity == "critical"}
-            print(f"misconfigured run: accept len {bad:.2f}, critical alerts {sorted(kinds)}")
+            print(f"misconfigured run: accept len {bad:.2f} (the server's counters "
+                  f"{bad_counters:.4f}), critical alerts {sorted(kinds)}")
             assert bad <= 1.05 and kinds, app.state.alerts
             old_session = app.session
             await pilot.press("E")
@@ -82,9 +90,14 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
             assert first.pgid is not None and not group_alive(first.pgid)
             await until(pilot, lambda: app.state.startup.ready, "the fixed server", START_LIMIT_S)
             await asyncio.to_thread(load, started.prep.url)
-            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
-            good = accept_of(app) or 0.0
-            print(f"relaunched run: accept len {good:.2f} (was {bad:.2f})")
+            t_load = time.time()
+            await until(pilot, lambda: accept_after(app, t_load) is not None, "its accept len",
+                        60)
+            good = accept_after(app, t_load) or 0.0
+            await asyncio.sleep(1.0)
+            good_counters = await asyncio.to_thread(server_accept, started.prep.url)
+            print(f"relaunched run: accept len {good:.2f} (was {bad:.2f}; the server's counters "
+                  f"{good_counters:.4f})")
             assert good > 3.0
             assert not any(a.severity == "critical" for a in app.state.alerts), app.state.alerts
             assert app.state.startup.previous is not None
@@ -99,13 +112,23 @@ async def test_launch_force_shows_the_collapse_and_E_fixes_it(
                                       "last~1", "last", "--json"], capture_output=True,
                                      text=True, timeout=60, check=True)
                 cmp_ = json.loads(out.stdout)
-                if all(r["accept_len"] is not None and r["tok_s"] for r in cmp_["runs"]):
+                if all(r["accept_len"] is not None and r["tok_s"] for r in cmp_["runs"]) and \
+                        near(cmp_["runs"][1]["accept_len"], good_counters):
                     break
                 await asyncio.sleep(1.0)
             print(f"runs compare: {cmp_}")
             assert cmp_["flags_changed"] == [{"flag": "--speculative-algorithm", "from": "EAGLE",
                                               "to": "EAGLE3"}]
             bad_run, good_run = cmp_["runs"]
+            print(f"accept vs the server's counters: misconfigured {bad_run['accept_len']} "
+                  f"({bad_run['accept_source']}) vs {bad_counters:.4f}, fixed "
+                  f"{good_run['accept_len']} ({good_run['accept_source']}) vs "
+                  f"{good_counters:.4f}")
+            assert near(bad_run["accept_len"], bad_counters), (bad_run, bad_counters)
+            assert near(good_run["accept_len"], good_counters), (good_run, good_counters)
+            assert bad_run["accept_source"] == good_run["accept_source"] == "server counters"
+            assert bad_run["state_text"] == f"stopped → relaunched as #{rows[1].id}"
+            assert [e["state"] for e in bad_run["timeline"]][-2:] == ["stopped", "relaunched"]
             assert bad_run["accept_len"] < 1.1 and good_run["accept_len"] > 3.0
             assert bad_run["tok_s"] and good_run["tok_s"]
     finally:
@@ -130,8 +153,10 @@ async def test_launch_force_then_F_relaunches_with_the_fix(
             await until(pilot, lambda: app.state.startup.ready, "the misconfigured server",
                         START_LIMIT_S)
             await asyncio.to_thread(load, started.prep.url)
-            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
-            bad = accept_of(app) or 0.0
+            t_load = time.time()
+            await until(pilot, lambda: accept_after(app, t_load) is not None, "its accept len",
+                        60)
+            bad = accept_after(app, t_load) or 0.0
             await until(pilot, lambda: app.fix_offered, "F to be offered", 30)
             assert any(a.remedy is not None and a.severity == "critical"
                        for a in app.state.alerts), app.state.alerts
@@ -144,8 +169,10 @@ async def test_launch_force_then_F_relaunches_with_the_fix(
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
             await until(pilot, lambda: app.state.startup.ready, "the fixed server", START_LIMIT_S)
             await asyncio.to_thread(load, started.prep.url)
-            await until(pilot, lambda: accept_of(app) is not None, "its accept len", 60)
-            good = accept_of(app) or 0.0
+            t_load = time.time()
+            await until(pilot, lambda: accept_after(app, t_load) is not None, "its accept len",
+                        60)
+            good = accept_after(app, t_load) or 0.0
             print(f"F: accept len {good:.2f} (was {bad:.2f})")
             assert good >= 2.5 and good >= 2 * bad
             rows = sorted(store.list(), key=lambda r: r.id)
@@ -154,3 +181,20 @@ async def test_launch_force_then_F_relaunches_with_the_fix(
     finally:
         await asyncio.to_thread(dash.close)
         await asyncio.to_thread(control.stop_current, 60.0)
+
+
+async def test_no_tui_launch_gets_its_figures_from_the_server_counters(
+        sglang_command: Command, tmp_path: Path) -> None:
+    """``launch --no-tui`` exits at ready; the load comes after, with nobody watching: ``runs
+    show`` reads the live counters, ``stop`` the final ones, and ``runs compare`` shows the
+    run's acceptance within 2 % of the server's own counters over the run."""
+    argv, env = sglang_command("EAGLE3", free_port())
+    got = await no_tui_run(argv, env, tmp_path, load)
+    want = got["counters"]
+    assert near(got["live"]["accept_len"], want), got
+    assert near(got["after"]["accept_len"], want), got
+    assert got["after"]["accept_source"] == "server counters", got
+    assert got["after"]["tok_s"], got
+    assert got["after"]["state"] == "stopped"
+    assert "accept: " in got["shown"] and "(server counters)" in got["shown"]
+    assert "timeline:" in got["shown"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -26,6 +27,10 @@ from tests.support.relaunch_helpers import (
     Command,
     free_port,
     launched_dashboard,
+    near,
+    no_tui_run,
+    runs_json,
+    server_accept,
     until,
 )
 
@@ -80,6 +85,23 @@ async def test_vllm_refuses_method_eagle_the_banner_says_why_and_E_fixes_it(
             await until(pilot, lambda: figures.accept_len(app.state).value is not None,
                         "its acceptance", 60)
             print(f"vLLM eagle3: accept len {figures.accept_len(app.state).value:.2f}")
+            await asyncio.sleep(1.0)
+            counters = await asyncio.to_thread(server_accept, started.prep.url)
+            cmp_: dict[str, Any] = {}
+            for _ in range(30):  # the recorder writes at changes and every 5 s
+                cmp_ = runs_json("compare", "last~1", "last")
+                if near(cmp_["runs"][1]["accept_len"], counters):
+                    break
+                await asyncio.sleep(1.0)
+            crashed, fixed = cmp_["runs"]
+            print(f"runs compare: crashed {crashed['state_text']}, fixed accept "
+                  f"{fixed['accept_len']} ({fixed['accept_source']}) vs the server's counters "
+                  f"{counters:.4f}")
+            assert near(fixed["accept_len"], counters), (fixed, counters)
+            assert fixed["accept_source"] == "server counters"
+            assert crashed["state"] == "crashed"
+            assert crashed["state_text"] == f"crashed → relaunched as #{fixed['id']}"
+            assert [e["state"] for e in crashed["timeline"]][-2:] == ["crashed", "relaunched"]
             assert app.state.startup.crash is None
             assert (figures.accept_len(app.state).value or 0) > 1.0
             assert app.state.startup.previous is not None
@@ -136,3 +158,16 @@ async def test_vllm_refusal_offers_F_in_the_banner_and_F_fixes_the_json(
     finally:
         await asyncio.to_thread(dash.close)
         await asyncio.to_thread(control.stop_current, 60.0)
+
+
+async def test_vllm_no_tui_launch_gets_its_figures_from_the_server_counters(
+        vllm_command: Command, tmp_path: Path) -> None:
+    """``launch --no-tui`` of the fixed command exits at ready; after the load ``runs show``
+    reads the live counters and ``stop`` the final ones: within 2 % of the server's own."""
+    argv, env = vllm_command("eagle3", free_port())
+    got = await no_tui_run(argv, env, tmp_path, completions)
+    want = got["counters"]
+    assert near(got["live"]["accept_len"], want), got
+    assert near(got["after"]["accept_len"], want), got
+    assert got["after"]["accept_source"] == "server counters", got
+    assert got["after"]["state"] == "stopped"

@@ -61,6 +61,14 @@ def accept_of(app: EagleApp) -> float | None:
 
 
 
+def accept_after(app: EagleApp, t0: float) -> float | None:
+    """:func:`accept_of` once a ``/metrics`` scrape taken after ``t0`` (the load's end) is in:
+    the run's figure is its counters' ratio, and a scrape from before the load's last
+    requests finished holds only the warmup's."""
+    m = app.state.metrics.last
+    return accept_of(app) if m is not None and m.t > t0 + 0.5 else None
+
+
 def group_alive(pgid: int) -> bool:
     for p in psutil.process_iter():
         try:
@@ -99,3 +107,73 @@ async def launched_dashboard(argv: list[str], env: dict[str, str], cwd: Path,
     dash = prepare_dashboard(spec, control=control, config=UiConfig(),
                              subscribers=[HistoryRecorder(store, started.run.id).on_batch])
     return started, store, control, dash
+
+
+def server_accept(url: str) -> float:
+    """The server's own acceptance over its life, from its ``/metrics`` counters (what the run
+    history must show within 2 %): SGLang Σgeneration_tokens / Σspec_verify_calls, vLLM
+    1 + Σaccepted / Σdrafts."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"{url}/metrics", timeout=30, trust_env=False).text
+    sums: dict[str, float] = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            sums[s.name] = sums.get(s.name, 0.0) + float(s.value)
+    if sums.get("vllm:spec_decode_num_drafts_total"):
+        return 1.0 + (sums["vllm:spec_decode_num_accepted_tokens_total"]
+                      / sums["vllm:spec_decode_num_drafts_total"])
+    return sums["sglang:generation_tokens_total"] / sums["sglang:spec_verify_calls_total"]
+
+
+def runs_json(*words: str, env: dict[str, str] | None = None) -> Any:
+    """``eagle-tui runs WORDS --json``, parsed."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "eagle_tui", "runs", *words, "--json"],
+                         capture_output=True, text=True, timeout=120, check=True, cwd=ROOT_DIR,
+                         env=env)
+    return json.loads(out.stdout)
+
+
+def near(value: float | None, want: float, rel: float = 0.02) -> bool:
+    return value is not None and abs(value - want) <= rel * want
+
+
+async def no_tui_run(argv: list[str], env: dict[str, str], tmp_path: Path,
+                     load_fn: Callable[[str], None]) -> dict[str, Any]:
+    """``launch --no-tui`` (exits at ready), the load, the server's own counters, ``runs
+    show`` while it serves, ``stop``, and ``runs compare`` of it after: what each said."""
+    import asyncio
+    import json
+    import subprocess
+    import sys
+
+    run_env = {**os.environ, "EAGLE_TUI_DATA_DIR": str(tmp_path / "data")}
+    launch = await asyncio.to_thread(subprocess.run, [
+        sys.executable, "-m", "eagle_tui", "launch", "--no-tui", "--timeout", str(START_LIMIT_S),
+        "--name", "no-tui", *[f"--env={k}={v}" for k, v in env.items()], "--", *argv],
+        capture_output=True, text=True, timeout=START_LIMIT_S + 60, cwd=tmp_path, env=run_env)
+    assert launch.returncode == 0, launch.stdout[-2000:] + launch.stderr[-2000:]
+    url = runs_json("show", "no-tui", env=run_env)["url"]
+    try:
+        await asyncio.to_thread(load_fn, url)
+        await asyncio.sleep(1.0)
+        counters = await asyncio.to_thread(server_accept, url)
+        live = runs_json("show", "no-tui", env=run_env)
+    finally:
+        stop = await asyncio.to_thread(subprocess.run, [
+            sys.executable, "-m", "eagle_tui", "stop", "no-tui", "--yes"],
+            capture_output=True, text=True, timeout=120, cwd=ROOT_DIR, env=run_env)
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    after = runs_json("compare", "no-tui", "no-tui", env=run_env)["runs"][0]
+    shown = subprocess.run([sys.executable, "-m", "eagle_tui", "runs", "show", "no-tui"],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT_DIR,
+                           env=run_env).stdout
+    print(f"--no-tui run: server counters {counters:.4f}, runs show while serving "
+          f"{live['accept_len']} ({live['accept_source']}), after stop {after['accept_len']} "
+          f"({after['accept_source']}), state {after['state_text']}\n{shown}")
+    return {"counters": counters, "live": live, "after": after, "shown": shown,
+            "json": json.dumps(after)}

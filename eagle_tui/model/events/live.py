@@ -46,6 +46,9 @@ class MetricsSample(Record):
     # of it (``"prometheus"``: the fleet's drill-down, ``watch --prometheus``); the Metrics pane
     # names it after each figure
     source: str = "/metrics"
+    # the run's lifetime counters as this scrape read them (name, value): the run's totals
+    # (:mod:`eagle_tui.model.runtotals`), not its window
+    counters: tuple[tuple[str, float], ...] = ()
 
 
 @record

@@ -207,6 +207,7 @@ def _new_process(b: Batch, ev: ProcessSample) -> None:
     start = ev.started if ev.started is not None and ev.started > 0 else ev.t
     b.put("live", process=ev, process_exit=None, health=None, ever_ready_health=False,
           stopped=None)
+    b.put("liveness", first_ready_t=None)
     b.put("clock", t_start=min(start, now) if now is not None else start)
 
 
@@ -302,6 +303,8 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         b.put("live", health=ev, ever_ready_health=s.live.ever_ready_health or ev.state == "ready")
         if ev.state == "ready":
             b.put("liveness", health_ok_t=ev.t)
+            if s.liveness.first_ready_t is None:
+                b.put("liveness", first_ready_t=ev.t)
     elif isinstance(ev, MetricsSample):
         apply_metrics(b, ev)
     elif isinstance(ev, ServerInfo):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from eagle_tui.model.acceptance import decode_weight, rank_key, spec_interval
 from eagle_tui.model.events import DecodeStats, MetricsSample, SpecStats
+from eagle_tui.model.runtotals import add_counters
 from eagle_tui.model.series import Series
 
 if TYPE_CHECKING:
@@ -103,14 +104,23 @@ def decode(b: Batch, ev: DecodeStats) -> bool:
                 b.put("liveness", idle_t=None, active_t=now)
         if ev.gen_tps is not None and tps is not None:
             b.point(GEN_TPS, now, tps)
+            if tps > 0:
+                b.put("stats", run_tps=stats.run_tps + tps, run_tps_n=stats.run_tps_n + 1)
         if ev.accept_len is not None and math.isfinite(ev.accept_len):
             w = decode_weight(ev)
             b.point(ACCEPT_LEN, now, ev.accept_len)
             b.point(ACCEPT_W, now, w)
             b.point(ACCEPT_WV, now, w * ev.accept_len)
+            run_totals(b, w, w * ev.accept_len)
         if ev.accept_rate is not None:
             b.point(ACCEPT_RATE, now, ev.accept_rate)
     return True
+
+
+def run_totals(b: Batch, w: float, wv: float) -> None:
+    """One interval's work into the run's totals (``stats.run_w``, ``stats.run_wv``)."""
+    st = b.s.stats
+    b.put("stats", run_w=st.run_w + w, run_wv=st.run_wv + wv, run_n=st.run_n + 1)
 
 
 def spec(b: Batch, ev: SpecStats, now: float) -> None:
@@ -131,6 +141,7 @@ def spec(b: Batch, ev: SpecStats, now: float) -> None:
             ev.mean_accept_len if ev.mean_accept_len is not None else exact)
     b.point(ACCEPT_W, now, drafts)
     b.point(ACCEPT_WV, now, drafts * exact)
+    run_totals(b, drafts, drafts * exact)
     if ev.acceptance_rate is not None:
         b.point(ACCEPT_RATE, now, ev.acceptance_rate)
     if ev.per_position:
@@ -145,6 +156,8 @@ def apply_metrics(b: Batch, ev: MetricsSample) -> None:
               acceptance_rate=None)
         b.put("startup", restart_t=ev.t, restart_reason="")
     b.put("metrics", last=ev)
+    if ev.counters:
+        b.put("metrics", run=add_counters(s.metrics.run, dict(ev.counters)))
     b.put("liveness", data_t=ev.t)
     if ev.running == 0 and not ev.gen_tps and not ev.queued:
         # an idle window: a gauge's value is the last busy interval's, not a reading
@@ -172,4 +185,5 @@ def apply_metrics(b: Batch, ev: MetricsSample) -> None:
         b.put("startup", engine=ev.engine)
 
 
-__all__ = ["DP_FRESH_S", "PP_WINDOW", "apply_metrics", "counted_rank", "decode", "dp_sum", "spec"]
+__all__ = ["DP_FRESH_S", "PP_WINDOW", "apply_metrics", "counted_rank", "decode", "dp_sum",
+           "run_totals", "spec"]

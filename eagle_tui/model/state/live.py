@@ -40,6 +40,7 @@ class LiveTimes:
     active_t: float | None = None
     idle_t: float | None = None
     health_ok_t: float | None = None
+    first_ready_t: float | None = None  # the server's first /health 200 (its readiness)
 
 
 @dataclass(frozen=True, slots=True)

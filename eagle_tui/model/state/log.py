@@ -44,6 +44,13 @@ class LogStats:
     # weight × exact value, so a window's mean is Σwv/Σw, the counters' own ratio
     accept_w: Series = field(default_factory=Series)
     accept_wv: Series = field(default_factory=Series)
+    # Σ weight and Σ weight × value over every interval of the run (the series keep the last
+    # few hundred points only): the log's acceptance over the whole run
+    run_w: float = 0.0
+    run_wv: float = 0.0
+    run_n: int = 0
+    run_tps: float = 0.0  # Σ tok/s of the run's intervals that generated tokens, and their count
+    run_tps_n: int = 0
     pp_window: tuple[tuple[float, tuple[float, ...]], ...] = ()  # (drafts, per-position rates)
     rank_owner: tuple[tuple[str, str], ...] = ()  # (DP group, the one TP rank whose lines count)
     dp_tps: tuple[tuple[str, float, float], ...] = ()  # (DP group, newest tok/s, when): summed

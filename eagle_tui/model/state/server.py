@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from eagle_tui.model.events import DraftConfig, MetricsSample, ModelInfo, ServerInfo, SpecConfig
+from eagle_tui.model.runtotals import CounterRun
 from eagle_tui.model.series import Series
 
 
@@ -31,3 +32,4 @@ class ServerMetrics:
     per_position: tuple[float, ...] = ()
     last: MetricsSample | None = None
     baseline_tok_s: float | None = None
+    run: CounterRun = field(default_factory=CounterRun)  # the counters over the whole run

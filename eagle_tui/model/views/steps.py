@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from eagle_tui.model.events import Phase
 from eagle_tui.model.ingest.logclock import best_span, span
 from eagle_tui.model.state import DashboardState, PhaseMark
+from eagle_tui.model.views.ready import ready_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +43,6 @@ def _end_mark(state: DashboardState, done_at: Phase) -> PhaseMark | None:
     return min(marks, key=lambda m: m.t or 0.0) if marks else None
 
 
-def _first_logged(state: DashboardState) -> PhaseMark | None:
-    marks = [m for m in state.startup.phases if m.log_s is not None]
-    return min(marks, key=lambda m: m.lineno) if marks else None
-
-
 def _span(start: PhaseMark | None, end: PhaseMark | None,
           start_t: float | None) -> float | None:
     """Observed seconds from start to end, or the log's own when both came in one catch-up
@@ -74,8 +70,8 @@ def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
         if done:
             status = "done"
             end = _end_mark(state, step.done_at)
-            if step.label == "ready":  # time to ready, from the start
-                elapsed = _span(_first_logged(state), end, state.clock.t_start)
+            if step.label == "ready":  # time to ready: the one meaning (.ready)
+                elapsed = ready_seconds(state)
             elif step.starts[0] != step.done_at:
                 elapsed = _span(start_mark, end, start_t)
         elif reached and not active_given:

@@ -120,7 +120,8 @@ def test_a_file_without_a_column_we_need_is_one_line_and_exit_2(tmp_path: Path,
     data.mkdir()
     cols = [(n, k) for n, k in FIELDS if n != dropped]
     _db(data / "runs.sqlite3", cols, version=SCHEMA_VERSION + 7)
-    with pytest.raises(HistoryError, match=f"no {dropped} column.*newer eagle-tui, schema 8"):
+    newer = SCHEMA_VERSION + 7
+    with pytest.raises(HistoryError, match=f"no {dropped} column.*newer eagle-tui, schema {newer}"):
         RunStore(data / "runs.sqlite3")
     proc = _eagle(data, "runs", "list")
     assert proc.returncode == 2, proc.stderr

@@ -172,7 +172,8 @@ def test_sglang_gauges_pass_through_and_tp_ranks_count_once() -> None:
     scraper = MetricsScraper(_no_transport(), "http://x")
     s = scraper.sample(SGLANG, 7.0)
     assert s == MetricsSample(t=7.0, engine="sglang", gen_tps=178.86, accept_len=2.17,
-                              acceptance_rate=0.54, running=3, queued=1, kv_usage=0.08)
+                              acceptance_rate=0.54, running=3, queued=1, kv_usage=0.08,
+                              counters=(("sglang:generation_tokens", 12345.0),))
 
 
 def test_sglang_dp_ranks_are_summed() -> None:
