@@ -11,10 +11,11 @@ age up to the user's window. One refresh asks a few *tiers* of windows in the sa
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
+
+from eagle_tui.model.boundary.loaders import LoadError, load_json
 
 SAMPLES = 4  # scrape intervals in the shortest window
 FLOOR_S = 10.0
@@ -104,8 +105,8 @@ def parse_targets(body: bytes) -> dict[str, float]:
     """``/api/v1/targets`` → instance → scrape interval in seconds (what it can read; a body
     that is not that answer gives nothing, never an error: the windows then fall back)."""
     try:
-        doc = json.loads(body)
-    except ValueError:
+        doc = load_json(body, "/api/v1/targets")
+    except LoadError:
         return {}
     data = doc.get("data") if isinstance(doc, dict) else None
     active = data.get("activeTargets") if isinstance(data, dict) else None
