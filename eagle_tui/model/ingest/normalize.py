@@ -29,9 +29,12 @@ _WRAPPERS = re.compile(
     r"(?:"
     # Ray / vLLM process prefixes: (APIServer pid=1), (Worker_TP0 pid=9, ip=10.0.0.2),
     # (ServeReplica:default:LLMServer pid=5) or the same without pid when the name has colons.
-    r"\((?:[\w.-]+(?::[\w.-]*)* pid=\d+(?:, ip=[\d.:a-fA-F]+)?|[\w.-]+(?::[\w.-]*)+)\) ?"
-    # docker --timestamps: RFC 3339 with nanoseconds and a zone.
+    r"\((?:[\w.-]+(?::[\w.-]*)*(?: [\w.-]+(?:=\d+)?){0,2} pid=\d+(?:, ip=[\d.:a-fA-F]+)?"
+    r"|[\w.-]+(?::[\w.-]*)+)\) ?"
+    # docker --timestamps: RFC 3339 with nanoseconds and a zone (a Kubernetes CRI log adds the
+    # stream and a full/partial tag).
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) +"
+    r"(?:(?:stdout|stderr) [FP] )?"
     # docker-compose service prefix: "svc-1  | " (name, padding, bar).
     r"|(?<![\w.-])[\w.-]+ *\| "  # (a name starts after a non-name character: linear search)
     # Markdown quotes and quoted tables: "> ", ">", ">   | ".

@@ -18,9 +18,12 @@ _PROCESS = re.compile(r"^(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrap
 _TRACEBACK = re.compile(r"[/\\]vllm[/\\][\w/\\]*\.py\b|\bvllm\.(?:v1|engine|entrypoints|worker)\.")
 _DEAD = re.compile(
     r"EngineDeadError|EngineCore encountered an issue|Engine core initialization failed"
-    r"|EngineCore failed to start|Engine process failed to start|AsyncLLM output_handler failed"
+    r"|Engine process failed to start|AsyncLLM output_handler failed"
+    r"|WorkerProc initialization failed|Worker failed with error|MQLLMEngine is already dead"
 )
-_FATAL_CONTEXT = re.compile(r"EngineCore failed to start|output_handler failed")
+# V1 logs these with the traceback that says why right below them: that traceback is fatal, and
+# the line itself is the crash where the traceback is cut
+_FATAL_CONTEXT = re.compile(r"(?:EngineCore|WorkerProc) failed to start|output_handler failed")
 _TEXT = (
     "vLLM API server version",
     "Initializing a V1 LLM engine",

@@ -86,7 +86,7 @@ FRAME = ['  File "/usr/lib/python3.12/site-packages/sglang/srt/x.py", line 10, i
     # config_error
     (["usage: launch_server.py [-h] --model-path MODEL_PATH",
       "launch_server.py: error: argument --speculative-algorithm: invalid choice: 'EAGLE4' "
-      "(choose from 'EAGLE', 'EAGLE3', 'NEXTN')"], "config_error", 1),
+      "(choose from 'EAGLE', 'EAGLE3', 'NEXTN')"], "config_error", 2),  # the error, not usage
     (tb(*FRAME, "pydantic_core._pydantic_core.ValidationError: 1 validation error for "
         "SpeculativeConfig"), "config_error", 4),
     (tb(*FRAME, "ValueError: speculative_eagle_topk must be 1 when --enable-dp-attention is set"),
@@ -173,11 +173,26 @@ def test_engine_core_failed_then_the_root_cause_below() -> None:
 
 def test_generic_root_cause_replaced_by_a_specific_one_later() -> None:
     tracker = CrashTracker()
-    first = tracker.feed("EngineCore failed to start.", 1, level="ERROR", engine="vllm")
+    first = tracker.feed("Engine core initialization failed.", 1, level="ERROR", engine="vllm")
     later = tracker.feed("RuntimeError: NCCL error: unhandled system error", 9, level="ERROR",
                          engine="vllm")
     assert [e.kind for e in first] == ["engine_dead"] and [e.kind for e in later] == ["nccl"]
     assert tracker.feed("Killed", 10) == []  # less specific than what was already reported
+
+
+@pytest.mark.parametrize("marker", ["EngineCore failed to start.", "WorkerProc failed to start."])
+def test_a_v1_failed_to_start_line_is_fatal_and_waits_for_its_traceback(marker: str) -> None:
+    tracker = CrashTracker()
+    assert tracker.feed(marker, 1, level="ERROR", engine="vllm") == []
+    later = tracker.feed("RuntimeError: NCCL error: unhandled system error", 9, level="ERROR",
+                         engine="vllm")
+    assert [(e.kind, e.lineno) for e in later] == [("nccl", 9)]
+    alone = CrashTracker()  # the traceback cut: the line itself is the crash, at the end
+    alone.feed(marker, 1, level="ERROR", engine="vllm")
+    alone.feed("Traceback (most recent call last):", 2, level="ERROR", engine="vllm")
+    alone.feed('  File "/x/vllm/v1/engine/core.py", line 3, in run', 3, level="ERROR")
+    assert [(e.kind, e.lineno, e.message) for e in alone.finish("vllm")] == [
+        ("other_traceback", 1, marker)]
 
 
 @pytest.mark.parametrize("lines", [
