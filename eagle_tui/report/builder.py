@@ -132,14 +132,15 @@ class ReportBuilder:
             a = e + 1
 
     # ------------------------------------------------------------------ chunks
-    def feed(self, buf: bytearray, end: int) -> None:
+    def feed(self, buf: bytearray, end: int, marked: bool = False) -> None:
         """The lines ``buf[1:end]``: ``buf[0]`` and ``buf[end - 1]`` are newlines.
 
         Lines that are not plain (``detect.NON_PLAIN_AFTER_NL``, or holding ESC or CR) go
         through the parser one by one, in order; the runs of plain lines between them go to
         ``run``.
         """
-        self._marks(buf, end)
+        if not marked:
+            self._marks(buf, end)
         lineno = self.lines + 1
         for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
             if alone:
@@ -191,12 +192,18 @@ class ReportBuilder:
         log's final line, which lacks its newline."""
         if last:
             self._marks(buf, end)
-            self.lines += 1
-            self.line(bytes(buf[1:end]), self.lines)
-        elif fast:
-            self.feed(buf, end)
+            for line in self.parser.repair(bytes(buf[1:end]) + b"\n")[:-1].split(b"\n"):
+                self.lines += 1
+                self.line(line, self.lines)
+            return
+        data = bytes(buf[1:end])
+        fixed = self.parser.repair(data)
+        self._marks(buf, end)  # offsets are the file's: marked before the repair
+        if fixed is not data and fixed != data:
+            buf, end = bytearray(b"\n" + fixed), len(fixed) + 1
+        if fast:
+            self.feed(buf, end, marked=True)
         else:
-            self._marks(buf, end)
             self.lines_of(buf, 1, end, self.lines + 1)
             self.lines += buf.count(b"\n", 1, end)
 

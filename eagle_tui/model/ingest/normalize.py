@@ -118,6 +118,85 @@ def strip_wrappers(text: str) -> Normalized:
     return Normalized(text, process, stamp)
 
 
+# -- repairs across lines ----------------------------------------------------------------------
+# Colour codes pasted as text (``^[[0;36m``) and a carriage return shown as ``^M``.
+_CARETS = re.compile(rb"\^\[\[[\d;?]*[A-Za-z]|\^M(?=\n|$)")
+WRAP_MIN = 80  # terminals narrower than this do not wrap logs: shorter lines are never joined
+WRAP_JOINS = 8  # continuation lines joined onto one line at most
+WRAP_CHARS = 4096  # and the joined line's length at most
+LEVELS = (b"DEBUG ", b"INFO ", b"WARNING ", b"ERROR ", b"CRITICAL ")
+
+
+class Reflow:
+    """Repair whole lines before they are parsed: what terminals and pastes did to records.
+
+    ``block`` takes complete lines and returns them with caret-escaped colour codes and ``^M``
+    removed, two records glued on one line split where the second's prefix starts (``record``:
+    the engines' record starts, ``markers``: a literal each such start begins with, for a cheap
+    test), and terminal hard-wraps joined back: a line of the wrap width followed by a line
+    that starts no record, is not indented and is not blank. The width is learned from the
+    lines (a length at least ``WRAP_MIN`` that at least two such pairs share) and kept; joins are
+    bounded (``WRAP_JOINS``, ``WRAP_CHARS``). A clean block costs a few ``bytes.count``.
+    """
+
+    __slots__ = ("_glue", "_markers", "_more", "width")
+
+    def __init__(self, record: str, markers: tuple[bytes, ...]) -> None:
+        src = record.encode()
+        # mid-line, not right behind a process tag or a docker stamp that opens the same record
+        self._glue = re.compile(rb"(?<=[^\n])(?<!\) )(?<![\dZ] )(?=" + src + rb")")
+        self._more = re.compile(rb"\n(?=[^\s\[(])(?!" + src + rb")")
+        self._markers = markers
+        self.width = 0
+
+    def block(self, data: bytes) -> bytes:
+        if b"^" in data:
+            data = _CARETS.sub(b"", data)
+        if self._glued(data):
+            data = self._glue.sub(b"\n", data)
+        return self._unwrap(data)
+
+    def _glued(self, data: bytes) -> bool:
+        for m in self._markers:
+            n = data.count(m)
+            if n and n > data.count(b"\n" + m) + data.count(b") " + m) + data.startswith(m):
+                return True
+        return False
+
+    def _unwrap(self, data: bytes) -> bytes:
+        spots = [m.start() for m in self._more.finditer(data)]
+        if not spots:
+            return data
+        lengths = [p - data.rfind(b"\n", 0, p) - 1 for p in spots]
+        if not self.width:
+            seen: dict[int, int] = {}
+            for n in lengths:
+                if n >= WRAP_MIN:
+                    seen[n] = seen.get(n, 0) + 1
+            self.width = max((n for n, k in seen.items() if k >= 2), key=seen.__getitem__,
+                             default=0)
+        width = self.width
+        if not width or width not in lengths:
+            return data
+        out: list[bytes] = []
+        pos = 0
+        joins = 0
+        line_at = 0  # where the line being joined onto starts in ``data``
+        for p, n in zip(spots, lengths, strict=True):
+            start = p - n
+            if start != pos or not out:  # not the continuation just joined: a new line
+                line_at, joins = start, 0
+            if n != width or joins >= WRAP_JOINS or p - line_at > WRAP_CHARS:
+                continue
+            out.append(data[pos:p])
+            pos = p + 1
+            joins += 1
+        if not out:
+            return data
+        out.append(data[pos:])
+        return b"".join(out)
+
+
 def normalize(raw: str | bytes) -> Normalized:
     """Sanitize one raw line and strip its wrapper prefixes (see the module docstring)."""
     text = sanitize(raw)
@@ -128,8 +207,10 @@ def normalize(raw: str | bytes) -> Normalized:
 
 
 __all__ = [
+    "LEVELS",
     "REPLACEMENT",
     "Normalized",
+    "Reflow",
     "collapse_cr",
     "normalize",
     "replace_controls",
