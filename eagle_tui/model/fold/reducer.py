@@ -47,7 +47,7 @@ from eagle_tui.model.events import (
 from eagle_tui.model.fold.batch import NO_LINE, Batch
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
-from eagle_tui.model.ingest.crash import KIND_SPECIFICITY
+from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, killed_crash
 from eagle_tui.model.ingest.logclock import log_seconds
 from eagle_tui.model.state import (
     DashboardState,
@@ -308,6 +308,10 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         b.swap("activity", activity.on_download(s.activity, ev))
     elif isinstance(ev, ProcessExited):
         b.put("live", process_exit=ev, process_ended=True)
+        st = b.s.startup
+        killed = killed_crash(ev, b.s.log.lines, st.engine, st.phase)
+        if killed is not None and (st.crash is None or st.crash.kind == "killed"):
+            b.put("startup", crash=killed)  # the log's own "Killed" line says less than this
     elif isinstance(ev, GpuSample):
         _gpus(b, ev)
     elif isinstance(ev, SourceFailed | SourceRecovered):

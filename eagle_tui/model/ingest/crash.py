@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from eagle_tui.model.engines import generation, profiles
-from eagle_tui.model.events import CrashEvent, Phase
+from eagle_tui.model.events import CrashEvent, Phase, ProcessExited
 from eagle_tui.model.ingest.crashhints import hint_for
 
 KIND_SPECIFICITY: dict[str, int] = {
@@ -151,6 +151,26 @@ _CONFIG_WORDS = re.compile(
 )
 _EXC_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 _USER_STOP = re.compile(r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError)$")
+
+
+SIGKILL = 9
+KILLED_MESSAGE = "killed (SIGKILL): most often the kernel OOM killer — check `dmesg`"
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def killed_crash(ev: ProcessExited, lineno: int, engine: str = "unknown",
+                 phase: Phase = Phase.NONE) -> CrashEvent | None:
+    """The crash a process's end says by itself: SIGKILL (no traceback comes with it), with
+    the host's memory when the exit was seen; ``None`` for any other end."""
+    if ev.signal != SIGKILL and ev.exit_code != -SIGKILL:
+        return None
+    msg = KILLED_MESSAGE
+    if ev.mem_available is not None and ev.mem_total:
+        msg += f"; host memory then: {_gib(ev.mem_available)} available of {_gib(ev.mem_total)}"
+    return CrashEvent("killed", lineno, msg, hint_for("killed", engine, phase, msg))
 
 
 def _truncate(text: str) -> str:
@@ -397,4 +417,5 @@ class CrashTracker:
         return [ev] if ev else []
 
 
-__all__ = ["KINDS", "KIND_SPECIFICITY", "CrashTracker", "hint_for", "kind_of"]
+__all__ = ["KILLED_MESSAGE", "KINDS", "KIND_SPECIFICITY", "CrashTracker", "hint_for",
+           "killed_crash", "kind_of"]

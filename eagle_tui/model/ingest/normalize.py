@@ -150,6 +150,8 @@ class Reflow:
         self.width = 0
 
     def block(self, data: bytes) -> bytes:
+        if b"\r\n" in data:  # CRLF endings: the CR is the line's end, not a redraw
+            data = data.replace(b"\r\n", b"\n")
         if b"^" in data:
             data = _CARETS.sub(b"", data)
         if self._glued(data):
@@ -159,7 +161,9 @@ class Reflow:
     def _glued(self, data: bytes) -> bool:
         for m in self._markers:
             n = data.count(m)
-            if n and n > data.count(b"\n" + m) + data.count(b") " + m) + data.startswith(m):
+            # at a line's start, or behind the process tag a line starts with
+            behind = min(data.count(b") " + m), data.count(b"\n(") + data.startswith(b"("))
+            if n and n > data.count(b"\n" + m) + behind + data.startswith(m):
                 return True
         return False
 

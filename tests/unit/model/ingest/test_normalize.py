@@ -8,6 +8,8 @@ import pytest
 
 from eagle_tui.model.ingest.normalize import (
     REPLACEMENT,
+    WRAP_JOINS,
+    Reflow,
     collapse_cr,
     normalize,
     sanitize,
@@ -135,3 +137,60 @@ def test_escape_inside_wrapper_and_message_together() -> None:
     n = normalize(raw)
     assert (n.text, n.process) == ("INFO:     ok", "APIServer")
     assert not UNSAFE.search(n.text)
+
+
+# -- Reflow: repairs across lines, before parsing ---------------------------------------------
+def _reflow() -> Reflow:
+    from eagle_tui.model.ingest.parser import reflow
+
+    return reflow()
+
+
+SG = "[2025-01-01 10:00:00] "
+VL = "INFO 01-01 10:00:00 [loggers.py:1] "
+
+
+def test_reflow_leaves_clean_lines_alone() -> None:
+    data = f"{SG}Decode batch. #running-req: 1\n{VL}hello\n  File \"x.py\", line 1\n".encode()
+    assert _reflow().block(data) is data
+
+
+def test_reflow_removes_caret_escapes_crlf_and_caret_m() -> None:
+    data = f"^[[0;36m{SG}a^[[0m^M\n{VL}b\r\n".encode()
+    assert _reflow().block(data) == f"{SG}a\n{VL}b\n".encode()
+
+
+def test_reflow_splits_glued_records_at_the_second_prefix() -> None:
+    r = _reflow()
+    assert r.block(f"{SG}one{SG}two\n".encode()) == f"{SG}one\n{SG}two\n".encode()
+    glued = f"(VllmWorker pid=1) {VL}one(VllmWorker pid=1) {VL}two\n".encode()
+    assert r.block(glued) == f"(VllmWorker pid=1) {VL}one\n(VllmWorker pid=1) {VL}two\n".encode()
+    tagged = f"(APIServer pid=1) {VL}one\n".encode()  # the tag before its own record: no split
+    assert r.block(tagged) == tagged
+
+
+def test_reflow_joins_hard_wraps_of_the_learned_width_within_a_budget() -> None:
+    width = 90
+    long = SG + "x" * 400
+    wrapped = "\n".join(long[i:i + width] for i in range(0, len(long), width))
+    short = SG + "y" * 30
+    data = f"{wrapped}\n{short}\n{wrapped}\n".encode()
+    r = _reflow()
+    assert r.block(data) == f"{long}\n{short}\n{long}\n".encode()
+    assert r.width == width
+    # one line wrapped once says no width: nothing is joined
+    once = f"{(SG + 'x' * 100)[:width]}\n{(SG + 'x' * 100)[width:]}\n".encode()
+    assert _reflow().block(once) == once
+    # a line too long to be one wrapped line is joined only up to the budget
+    huge = SG + "z" * (WRAP_JOINS + 4) * width
+    pieces = [huge[i:i + width] for i in range(0, len(huge), width)]
+    out = r.block(("\n".join(pieces) + "\n").encode()).decode().split("\n")
+    assert len(out[0]) == (WRAP_JOINS + 1) * width and "".join(out) == huge
+
+
+def test_reflow_does_not_join_records_or_indented_lines() -> None:
+    line = SG + "a" * 68  # 90 characters, like the wrapped width
+    data = f"{line}\n{line}\n  indented\n{line}\n{SG}b\n".encode()
+    r = _reflow()
+    r.width = len(line)
+    assert r.block(data) == data
