@@ -132,24 +132,47 @@ class ReportBuilder:
             a = e + 1
 
     # ------------------------------------------------------------------ chunks
-    def feed(self, buf: bytearray, end: int, marked: bool = False) -> None:
+    def feed(self, buf: bytearray, end: int) -> None:
         """The lines ``buf[1:end]``: ``buf[0]`` and ``buf[end - 1]`` are newlines.
 
         Lines that are not plain (``detect.NON_PLAIN_AFTER_NL``, or holding ESC or CR) go
-        through the parser one by one, in order; the runs of plain lines between them go to
-        ``run``.
+        through the parser one by one, in order, repaired first with the plain line before them
+        (``_stretch``: only such lines can be glued, wrapped or escaped, and finding them costs
+        nothing more); the runs of plain lines between them go to ``run``.
         """
-        if not marked:
-            self._marks(buf, end)
+        self._marks(buf, end)
         lineno = self.lines + 1
-        for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
-            if alone:
-                self.line(bytes(buf[a:b]), lineno)
-                lineno += 1
-            else:
-                self.run(buf, a, b, lineno)
-                lineno += buf.count(b"\n", a, b)
+        items = list(split_lines(buf, 1, end, NON_PLAIN_AFTER_NL))
+        k = 0
+        while k < len(items):
+            a, b, alone = items[k]
+            lines: list[bytes] = []
+            if not alone:
+                before = k + 1 < len(items) and items[k + 1][2]  # lines to repair follow
+                head = max(buf.rfind(b"\n", a, b - 1) + 1, a) if before else b
+                if head > a:
+                    self.run(buf, a, head, lineno)
+                    lineno += buf.count(b"\n", a, head)
+                k += 1
+                if not before:
+                    continue
+                lines.append(bytes(buf[head : b - 1]))
+            while k < len(items) and items[k][2]:
+                lines.append(bytes(buf[items[k][0] : items[k][1]]))
+                k += 1
+            lineno = self._stretch(lines, lineno)
         self.lines = lineno - 1
+
+    def _stretch(self, lines: list[bytes], lineno: int) -> int:
+        """Lines taken one by one, repaired first (``LogParser.repair``); the next line number."""
+        data = b"\n".join(lines) + b"\n"
+        fixed = self.parser.repair(data)
+        if fixed is not data and fixed != data:
+            lines = fixed[:-1].split(b"\n")
+        for line in lines:
+            self.line(line, lineno)
+            lineno += 1
+        return lineno
 
     def run(self, buf: bytearray, a: int, b: int, lineno: int) -> None:
         """A run of plain lines ``buf[a:b]`` starting at line ``lineno``."""
@@ -196,16 +219,11 @@ class ReportBuilder:
                 self.lines += 1
                 self.line(line, self.lines)
             return
-        data = bytes(buf[1:end])
-        fixed = self.parser.repair(data)
-        self._marks(buf, end)  # offsets are the file's: marked before the repair
-        if fixed is not data and fixed != data:
-            buf, end = bytearray(b"\n" + fixed), len(fixed) + 1
         if fast:
-            self.feed(buf, end, marked=True)
-        else:
-            self.lines_of(buf, 1, end, self.lines + 1)
-            self.lines += buf.count(b"\n", 1, end)
+            self.feed(buf, end)
+        else:  # (the slow path of the tests: every line alone, repaired as one stretch)
+            self._marks(buf, end)
+            self.lines = self._stretch(bytes(buf[1 : end - 1]).split(b"\n"), self.lines + 1) - 1
 
     def _marks(self, buf: bytearray, end: int) -> None:
         """Keep the log's offset past the lines ``buf[1:end]`` and its first bench marker's."""

@@ -121,10 +121,29 @@ def strip_wrappers(text: str) -> Normalized:
 # -- repairs across lines ----------------------------------------------------------------------
 # Colour codes pasted as text (``^[[0;36m``) and a carriage return shown as ``^M``.
 _CARETS = re.compile(rb"\^\[\[[\d;?]*[A-Za-z]|\^M(?=\n|$)")
+# what may stand before a record on its line without being a record: a stamp, bars, quotes
+_STAMP_ONLY = re.compile(rb"[\s|>]*(?:\[[^\]\n]{0,40}\]|[\dTZ:.,+-]{8,40})?[\s|>]*")
+_PADDED = re.compile(rb"  [^ ]{0,4}$")
 WRAP_MIN = 80  # terminals narrower than this do not wrap logs: shorter lines are never joined
+WRAP_PAIRS = 3  # wrapped lines of one length that make it the width (two can be chance)
 WRAP_JOINS = 8  # continuation lines joined onto one line at most
 WRAP_CHARS = 4096  # and the joined line's length at most
 LEVELS = (b"DEBUG ", b"INFO ", b"WARNING ", b"ERROR ", b"CRITICAL ")
+
+
+def _columns(line: bytes) -> int:
+    """The characters of a line (a terminal wraps at a number of them, not of bytes)."""
+    return len(line) if line.isascii() else len(line.decode("utf-8", "replace"))
+
+
+def _glued(data: bytes, markers: tuple[bytes, ...]) -> bool:
+    """Whether a record marker stands elsewhere than at a line's start (behind a process tag,
+    as a process-tagged log's all do, only the regex can tell)."""
+    for m in markers:
+        n = data.count(m)
+        if n and n > data.count(b"\n" + m) + data.startswith(m):
+            return True
+    return False
 
 
 class Reflow:
@@ -133,62 +152,78 @@ class Reflow:
     ``block`` takes complete lines and returns them with caret-escaped colour codes and ``^M``
     removed, two records glued on one line split where the second's prefix starts (``record``:
     the engines' record starts, ``markers``: a literal each such start begins with, for a cheap
-    test), and terminal hard-wraps joined back: a line of the wrap width followed by a line
-    that starts no record, is not indented and is not blank. The width is learned from the
-    lines (a length at least ``WRAP_MIN`` that at least two such pairs share) and kept; joins are
-    bounded (``WRAP_JOINS``, ``WRAP_CHARS``). A clean block costs a few ``bytes.count``.
+    test), and terminal hard-wraps joined back: a record's line of the wrap width followed by
+    lines that start no record, are not indented and are not blank. The width is learned from the
+    lines (the longest length, at least ``WRAP_MIN``, that ``WRAP_PAIRS`` such pairs share) and
+    kept; a block with a line longer than it is left alone, and joins are bounded
+    (``WRAP_JOINS``, ``WRAP_CHARS``). A clean block costs a few ``bytes.count``.
     """
 
-    __slots__ = ("_glue", "_markers", "_more", "width")
+    __slots__ = ("_glue", "_head", "_more", "width")
 
-    def __init__(self, record: str, markers: tuple[bytes, ...]) -> None:
+    def __init__(self, record: str, glues: tuple[tuple[str, tuple[bytes, ...]], ...]) -> None:
         src = record.encode()
-        # mid-line, not right behind a process tag or a docker stamp that opens the same record
-        self._glue = re.compile(rb"(?<=[^\n])(?<!\) )(?<![\dZ] )(?=" + src + rb")")
-        self._more = re.compile(rb"\n(?=[^\s\[(])(?!" + src + rb")")
-        self._markers = markers
+        # each engine's record start found mid-line, and the literals that say to look for it
+        self._glue = tuple((re.compile(g.encode()), m) for g, m in glues)
+        # (nor a line of Python's logging or uvicorn: "INFO:     127.0.0.1 ...")
+        # (a wrap may fall before a space: one space then text is not an indented line)
+        self._head = re.compile(src)
+        self._more = re.compile(rb"\n(?=[^\s\[(]| \S)(?!" + src + rb"|[A-Z]{4,8}: )")
         self.width = 0
 
     def block(self, data: bytes) -> bytes:
         if b"\r\n" in data:  # CRLF endings: the CR is the line's end, not a redraw
             data = data.replace(b"\r\n", b"\n")
+        if data.endswith(b"\r"):  # the last line's, before its newline has come
+            data = data[:-1]
         if b"^" in data:
             data = _CARETS.sub(b"", data)
-        if self._glued(data):
-            data = self._glue.sub(b"\n", data)
+        for glue, markers in self._glue:
+            if _glued(data, markers):
+                data = self._split(data, glue)
         return self._unwrap(data)
 
-    def _glued(self, data: bytes) -> bool:
-        for m in self._markers:
-            n = data.count(m)
-            # at a line's start, or behind the process tag a line starts with
-            behind = min(data.count(b") " + m), data.count(b"\n(") + data.startswith(b"("))
-            if n and n > data.count(b"\n" + m) + behind + data.startswith(m):
-                return True
-        return False
+    def _split(self, data: bytes, glue: re.Pattern[bytes]) -> bytes:
+        out: list[bytes] = []
+        pos = 0
+        for m in glue.finditer(data):
+            p = m.start()
+            head = data[data.rfind(b"\n", 0, p) + 1 : p]
+            if _STAMP_ONLY.fullmatch(head):  # a CI or container stamp before the one record
+                continue
+            out.append(data[pos:p])
+            pos = p
+        return b"\n".join([*out, data[pos:]]) if out else data
 
     def _unwrap(self, data: bytes) -> bytes:
         spots = [m.start() for m in self._more.finditer(data)]
         if not spots:
             return data
-        lengths = [p - data.rfind(b"\n", 0, p) - 1 for p in spots]
+        starts = [data.rfind(b"\n", 0, p) + 1 for p in spots]
+        lengths = [_columns(data[s:p]) for s, p in zip(starts, spots, strict=True)]
+        # a record's line, not padded to a frame's edge (a wrap leaves no run of spaces at its end)
+        heads = [self._head.match(data, s) is not None and _PADDED.search(data, s, p) is None
+                 for s, p in zip(starts, spots, strict=True)]
         if not self.width:
             seen: dict[int, int] = {}
-            for n in lengths:
-                if n >= WRAP_MIN:
+            for n, head in zip(lengths, heads, strict=True):
+                if n >= WRAP_MIN and head:
                     seen[n] = seen.get(n, 0) + 1
-            self.width = max((n for n, k in seen.items() if k >= 2), key=seen.__getitem__,
-                             default=0)
+            # the longest length that enough pairs share (the width: nothing is longer)
+            self.width = max((n for n, k in seen.items() if k >= WRAP_PAIRS), default=0)
         width = self.width
-        if not width or width not in lengths:
+        # a terminal that wraps at ``width`` leaves no line longer than that
+        if not width or width not in lengths or any(
+                _columns(line) > width for line in data.split(b"\n") if len(line) > width):
             return data
         out: list[bytes] = []
         pos = 0
         joins = 0
         line_at = 0  # where the line being joined onto starts in ``data``
-        for p, n in zip(spots, lengths, strict=True):
-            start = p - n
+        for p, n, start, head in zip(spots, lengths, starts, heads, strict=True):
             if start != pos or not out:  # not the continuation just joined: a new line
+                if not head:
+                    continue  # only a record is joined onto (a fixed-width table is not)
                 line_at, joins = start, 0
             if n != width or joins >= WRAP_JOINS or p - line_at > WRAP_CHARS:
                 continue

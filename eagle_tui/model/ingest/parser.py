@@ -94,7 +94,8 @@ def reflow() -> Reflow:
     """A :class:`Reflow` that knows every registered engine's record starts."""
     starts = [p.logs for p in profiles() if p.logs.record_start]
     return Reflow("|".join(f"(?:{logs.record_start})" for logs in starts) or "(?!)",
-                  tuple(m for logs in starts for m in logs.record_markers))
+                  tuple((logs.record_glue, logs.record_markers) for logs in starts
+                        if logs.record_glue))
 
 
 def odd_lines(buf: bytes | bytearray, start: int, end: int) -> list[int]:

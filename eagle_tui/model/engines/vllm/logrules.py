@@ -76,7 +76,13 @@ LOGS = LogFacet(
     dead=_DEAD,
     record_start=r"(?:\((?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)[^()\n]{0,60}"
     r" pid=\d+[^()\n]{0,40}\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d",
-    record_markers=(b"DEBUG ", b"INFO ", b"WARNING ", b"ERROR ", b"CRITICAL "),
+    # behind anything but a line's start or the process tag (or docker stamp) of its own line
+    record_glue=r"\((?<=[^\n]\()(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)"
+    r"[^()\n]{0,60} pid=\d+[^()\n]{0,40}\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
+    r"|(?:" + "|".join(f"{w}(?<=[^\n]{w})(?<!\) {w})(?<![\dZ] {w})"
+                       for w in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+    + r") \d\d-\d\d \d\d:\d\d:\d\d",
+    record_markers=(b"INFO ", b"ERROR "),  # (the levels a glued record nearly always has)
     fatal_context=_FATAL_CONTEXT,
     binds_port_first=True,  # a current vLLM binds its API socket before it builds the engine
     eagle3_as_eagle_refused=True,  # measured on vLLM 0.32: refused at startup, not degraded

@@ -40,8 +40,10 @@ FIXTURES = TESTS / "fixtures"
 
 
 def by_line(data: bytes, host: str = "") -> list[Event]:
+    """The reference: the log repaired as a whole (``LogParser.repair``: what the live feed and
+    ``report`` do to each block before parsing), then each line alone."""
     p = LogParser(host)
-    *lines, tail = data.split(b"\n")
+    *lines, tail = p.repair(data).split(b"\n")
     out = [e for line in lines for e in p.feed_line(line)]
     if tail:
         out.extend(p.feed_line(tail))
