@@ -79,7 +79,7 @@ LOGS = LogFacet(
     # behind anything but a line's start or the process tag (or docker stamp) of its own line
     record_glue=r"\((?<=[^\n]\()(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)"
     r"[^()\n]{0,60} pid=\d+[^()\n]{0,40}\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
-    r"|(?:" + "|".join(f"{w}(?<=[^\n]{w})(?<!\) {w})(?<![\dZ] {w})"
+    r"|(?:" + "|".join(rf"{w}(?<=[^\n]{w})(?<!\) {w})(?<![\dZ] {w})"
                        for w in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
     + r") \d\d-\d\d \d\d:\d\d:\d\d",
     record_markers=(b"INFO ", b"ERROR "),  # (the levels a glued record nearly always has)
