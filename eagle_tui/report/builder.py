@@ -164,15 +164,18 @@ class ReportBuilder:
         self.lines = lineno - 1
 
     def _stretch(self, lines: list[bytes], lineno: int) -> int:
-        """Lines taken one by one, repaired first (``LogParser.repair``); the next line number."""
+        """Lines taken one by one, repaired first (``LogParser.repair``); the next line number.
+
+        Numbers stay the file's: a repaired line gets its place's number, within the stretch
+        (the parts of a glued line may share one), and the stretch counts its file lines."""
         data = b"\n".join(lines) + b"\n"
         fixed = self.parser.repair(data)
+        n = len(lines)
         if fixed is not data and fixed != data:
             lines = fixed[:-1].split(b"\n")
-        for line in lines:
-            self.line(line, lineno)
-            lineno += 1
-        return lineno
+        for i, line in enumerate(lines):
+            self.line(line, lineno + min(i, n - 1))
+        return lineno + n
 
     def run(self, buf: bytearray, a: int, b: int, lineno: int) -> None:
         """A run of plain lines ``buf[a:b]`` starting at line ``lineno``."""
@@ -215,9 +218,7 @@ class ReportBuilder:
         log's final line, which lacks its newline."""
         if last:
             self._marks(buf, end)
-            for line in self.parser.repair(bytes(buf[1:end]) + b"\n")[:-1].split(b"\n"):
-                self.lines += 1
-                self.line(line, self.lines)
+            self.lines = self._stretch([bytes(buf[1:end])], self.lines + 1) - 1
             return
         if fast:
             self.feed(buf, end)

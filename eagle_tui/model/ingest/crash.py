@@ -220,6 +220,7 @@ class CrashTracker:
         "_in_tb",
         "_pending",
         "_refine",
+        "_tb_last",
         "_tb_start",
         "_usage",
         "shutdown",
@@ -234,6 +235,7 @@ class CrashTracker:
         self._bare = False  # the last frame sat at column 0: its source line may too
         self._frames = 0
         self._tb_start: _Candidate | None = None  # the open traceback's first line
+        self._tb_last = ""  # and its last line so far (a cut traceback's last call)
         self._usage: _Candidate | None = None  # argparse's usage, until its error line
         self._context_line = 0  # line of the last "hit an exception"-style marker
         self._candidate: _Candidate | None = None
@@ -316,6 +318,7 @@ class CrashTracker:
         """Advance the traceback state; return (type, message) on its exception line."""
         bare = self._bare
         self._bare = False
+        self._tb_last = stripped
         if stripped.startswith("File ") and (msg[:1] in (" ", "\t") or _BARE_FRAME.match(stripped)):
             self._after_frame = True
             self._frames += 1
@@ -405,8 +408,12 @@ class CrashTracker:
         does a traceback the input stops in (the process's end came before its exception line),
         and argparse's usage whose error line never came."""
         pending, self._pending = self._pending, None
-        if pending is None and self._in_tb and self._emitted < 0:
-            pending = self._tb_start
+        if pending is None and self._in_tb and self._emitted < 0 and self._tb_start is not None:
+            # cut in a call that names the failure (``ncclCommInitRank(``): that kind
+            kind = kind_of(self._tb_last)
+            start = self._tb_start
+            pending = start if kind in (None, "killed", "engine_dead") else \
+                _Candidate(kind or start.kind, start.lineno, start.message, start.time)
         if pending is None:
             pending = self._usage
         self._tb_start = self._usage = None

@@ -9,8 +9,9 @@ would retitle the user's tmux pane and ``\\x1b[?1049l`` leave the alternate scre
 :func:`normalize` decodes (UTF-8 with replacement), strips escape sequences whole (no ESC
 survives), collapses ``\\r`` redraws to what a terminal showed, replaces the remaining controls
 with U+FFFD, and strips wrapper prefixes (vLLM's process prefix, Ray, docker ``--timestamps``,
-docker-compose, Markdown quotes) repeatedly. docs/architecture.md ("Module notes") lists each
-step. The common case (a clean ASCII line without wrappers) takes two C-level checks.
+docker-compose, Markdown quotes) repeatedly. :class:`Reflow` repairs whole lines before they are
+parsed (caret escapes, glued records, hard wraps). docs/architecture.md ("Module notes") lists
+each step. The common case (a clean ASCII line without wrappers) takes two C-level checks.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ _WRAPPERS = re.compile(
     r"(?:(?:stdout|stderr) [FP] )?"
     # docker-compose service prefix: "svc-1  | " (name, padding, bar).
     r"|(?<![\w.-])[\w.-]+ *\| "  # (a name starts after a non-name character: linear search)
+    # torch.distributed's per-rank prefix on every line of a rank: "[rank0]: ".
+    r"|\[rank\d+\]: ?"
     # Markdown quotes and quoted tables: "> ", ">", ">   | ".
     r"|>(?: *\| ?| |$)"
     r")"
@@ -240,7 +243,8 @@ def normalize(raw: str | bytes) -> Normalized:
     """Sanitize one raw line and strip its wrapper prefixes (see the module docstring)."""
     text = sanitize(raw)
     first = text[:1]
-    if first == "(" or first == ">" or (first.isalnum() and _WRAPPERS.match(text)):
+    if first == "(" or first == ">" or (first.isalnum() and _WRAPPERS.match(text)) or (
+            first == "[" and text.startswith("[rank")):
         return strip_wrappers(text)
     return Normalized(text)
 

@@ -354,3 +354,10 @@ def test_host_memory_from_proc_meminfo() -> None:
     assert local is not None and 0 <= local[0] <= local[1]
     exited = end_of_watch(1.0, 5, seen=True, signal=9, memory=(1, 2))[-1]
     assert (exited.mem_available, exited.mem_total) == (1, 2)  # type: ignore[union-attr]
+
+
+def test_a_traceback_cut_in_a_call_that_names_the_failure_takes_its_kind() -> None:
+    got = _finish([("Traceback (most recent call last):", None),
+                   ('  File "/x/pynccl.py", line 99, in __init__', None),
+                   ("    self.comm: ncclComm_t = self.nccl.ncclCommInitRank(", None)])
+    assert got == [("nccl", 1, "Traceback (most recent call last):")]

@@ -174,11 +174,12 @@ def test_reflow_joins_hard_wraps_of_the_learned_width_within_a_budget() -> None:
     long = SG + "x" * 400
     wrapped = "\n".join(long[i:i + width] for i in range(0, len(long), width))
     short = SG + "y" * 30
-    data = f"{wrapped}\n{short}\n{wrapped}\n".encode()
+    data = f"{wrapped}\n{short}\n{wrapped}\n{wrapped}\n".encode()  # three wrapped records
     r = _reflow()
-    assert r.block(data) == f"{long}\n{short}\n{long}\n".encode()
+    assert r.block(data) == f"{long}\n{short}\n{long}\n{long}\n".encode()
     assert r.width == width
-    # one line wrapped once says no width: nothing is joined
+    # two wrapped records, or one, say no width: nothing is joined
+    assert _reflow().block(f"{wrapped}\n{wrapped}\n".encode()) == f"{wrapped}\n{wrapped}\n".encode()
     once = f"{(SG + 'x' * 100)[:width]}\n{(SG + 'x' * 100)[width:]}\n".encode()
     assert _reflow().block(once) == once
     # a line too long to be one wrapped line is joined only up to the budget
@@ -194,3 +195,44 @@ def test_reflow_does_not_join_records_or_indented_lines() -> None:
     r = _reflow()
     r.width = len(line)
     assert r.block(data) == data
+
+
+def test_the_live_feed_and_report_both_repair_before_parsing() -> None:
+    import io
+
+    from eagle_tui.model.events import DecodeStats
+    from eagle_tui.model.ingest.parser import LogParser
+    from eagle_tui.report import build_report, close, to_plain
+    from tests.support.parsing import framed
+
+    decode = "Decode batch, #running-req: 1, #token: 9, token usage: 0.00, accept len: {}, "\
+             "gen throughput (token/s): 50.00, #queue-req: 0, "
+    log = (f"^[[32m{SG}Load weight begin.^[[0m^M\n"
+           f"{SG}Capture cuda graph begin.{SG}" + decode.format("2.50") + "\n"
+           f"{SG}" + decode.format("3.50") + "\r\n").encode()
+    events = framed(LogParser()).feed(log)
+    assert [e.accept_len for e in events if isinstance(e, DecodeStats)] == [2.5, 3.5]
+    report = build_report(io.BytesIO(log), "glued.log")
+    try:
+        plain = to_plain(report)
+    finally:
+        close(report)
+    assert plain["accept_len"] == [2.5, 3.5] and plain["lines"] == 3  # the file's lines
+    assert [p["phase"] for p in plain["phases"]][:2] == ["loading_weights", "cuda_graph"]
+
+
+def test_torch_rank_and_vllm_worker_rank_prefixes_are_peeled() -> None:
+    assert normalize('[rank0]:   File "x.py", line 1, in f').text == '  File "x.py", line 1, in f'
+    n = normalize("(VllmWorker rank=2 pid=808339) ERROR 06-10 03:43:33 [x.py:1] boom")
+    assert n.text == "ERROR 06-10 03:43:33 [x.py:1] boom" and n.process == "VllmWorker rank=2"
+    cri = normalize("2025-07-25T07:53:08.21748708+08:00 stdout F [2025-07-25 07:53:08 TP2] x")
+    assert cri.text == "[2025-07-25 07:53:08 TP2] x"
+
+
+def test_reflow_leaves_fixed_width_tables_and_padded_frames_alone() -> None:
+    row = '{"t": 1.0, "phase": "load", "gpu": 1, "mem_used": 31358582784, "mem_total": 1507548200}'
+    table = "".join(f"{row}\n" for _ in range(6)).encode()  # equal lines, none a record
+    assert _reflow().block(table) == table
+    padded = f"{SG}{'e' * 60}{' ' * 30}│"
+    frame = "".join(f"{padded}\n│ more\n" for _ in range(4)).encode()
+    assert _reflow().block(frame) == frame
