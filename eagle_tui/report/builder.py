@@ -147,35 +147,41 @@ class ReportBuilder:
         while k < len(items):
             a, b, alone = items[k]
             lines: list[bytes] = []
+            head = b
             if not alone:
-                before = k + 1 < len(items) and items[k + 1][2]  # lines to repair follow
-                head = max(buf.rfind(b"\n", a, b - 1) + 1, a) if before else b
-                if head > a:
-                    self.run(buf, a, head, lineno)
-                    lineno += buf.count(b"\n", a, head)
                 k += 1
-                if not before:
+                if not (k < len(items) and items[k][2]):  # no line to repair follows
+                    self.run(buf, a, b, lineno)
+                    lineno += buf.count(b"\n", a, b)
                     continue
+                head = max(buf.rfind(b"\n", a, b - 1) + 1, a)
                 lines.append(bytes(buf[head : b - 1]))
             while k < len(items) and items[k][2]:
                 lines.append(bytes(buf[items[k][0] : items[k][1]]))
                 k += 1
-            lineno = self._stretch(lines, lineno)
+            fixed = self._repaired(lines)
+            first = 0
+            if head < b:  # the run, with its last line unless the repair changed that
+                first = int(fixed[0] == lines[0])
+                end_run = b if first else head
+                if end_run > a:
+                    self.run(buf, a, end_run, lineno)
+                    lineno += buf.count(b"\n", a, head)
+            self._lines(fixed, first, lineno, len(lines))
+            lineno += len(lines)
         self.lines = lineno - 1
 
-    def _stretch(self, lines: list[bytes], lineno: int) -> int:
-        """Lines taken one by one, repaired first (``LogParser.repair``); the next line number.
-
-        Numbers stay the file's: a repaired line gets its place's number, within the stretch
-        (the parts of a glued line may share one), and the stretch counts its file lines."""
+    def _repaired(self, lines: list[bytes]) -> list[bytes]:
+        """The lines as the engine wrote them (``LogParser.repair``): ``lines`` if unchanged."""
         data = b"\n".join(lines) + b"\n"
         fixed = self.parser.repair(data)
-        n = len(lines)
-        if fixed is not data and fixed != data:
-            lines = fixed[:-1].split(b"\n")
-        for i, line in enumerate(lines):
-            self.line(line, lineno + min(i, n - 1))
-        return lineno + n
+        return lines if fixed is data or fixed == data else fixed[:-1].split(b"\n")
+
+    def _lines(self, lines: list[bytes], first: int, lineno: int, n: int) -> None:
+        """``lines[first:]`` one by one. Numbers stay the file's: a repaired line gets its
+        place's number within the ``n`` file lines (the parts of a glued line may share one)."""
+        for i in range(first, len(lines)):
+            self.line(lines[i], lineno + min(i, n - 1))
 
     def run(self, buf: bytearray, a: int, b: int, lineno: int) -> None:
         """A run of plain lines ``buf[a:b]`` starting at line ``lineno``."""
@@ -218,13 +224,16 @@ class ReportBuilder:
         log's final line, which lacks its newline."""
         if last:
             self._marks(buf, end)
-            self.lines = self._stretch([bytes(buf[1:end])], self.lines + 1) - 1
+            self._lines(self._repaired([bytes(buf[1:end])]), 0, self.lines + 1, 1)
+            self.lines += 1
             return
         if fast:
             self.feed(buf, end)
         else:  # (the slow path of the tests: every line alone, repaired as one stretch)
             self._marks(buf, end)
-            self.lines = self._stretch(bytes(buf[1 : end - 1]).split(b"\n"), self.lines + 1) - 1
+            lines = bytes(buf[1 : end - 1]).split(b"\n")
+            self._lines(self._repaired(lines), 0, self.lines + 1, len(lines))
+            self.lines += len(lines)
 
     def _marks(self, buf: bytearray, end: int) -> None:
         """Keep the log's offset past the lines ``buf[1:end]`` and its first bench marker's."""

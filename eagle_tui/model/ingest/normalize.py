@@ -125,7 +125,8 @@ def strip_wrappers(text: str) -> Normalized:
 # Colour codes pasted as text (``^[[0;36m``) and a carriage return shown as ``^M``.
 _CARETS = re.compile(rb"\^\[\[[\d;?]*[A-Za-z]|\^M(?=\n|$)")
 # what may stand before a record on its line without being a record: a stamp, bars, quotes
-_STAMP_ONLY = re.compile(rb"[\s|>]*(?:\[[^\]\n]{0,40}\]|[\dTZ:.,+-]{8,40})?[\s|>]*")
+_STAMP_ONLY = re.compile(
+    rb"(?:\x1b\[[\d;]*m)*[\s|>]*(?:\[[^\]\n]{0,40}\]|[\dTZ:.,+-]{8,40})?[\s|>]*(?:\x1b\[[\d;]*m)*")
 _PADDED = re.compile(rb"  [^ ]{0,4}$")
 WRAP_MIN = 80  # terminals narrower than this do not wrap logs: shorter lines are never joined
 WRAP_PAIRS = 3  # wrapped lines of one length that make it the width (two can be chance)
@@ -192,8 +193,8 @@ class Reflow:
         for m in glue.finditer(data):
             p = m.start()
             head = data[data.rfind(b"\n", 0, p) + 1 : p]
-            if _STAMP_ONLY.fullmatch(head):  # a CI or container stamp before the one record
-                continue
+            if _STAMP_ONLY.fullmatch(head) or head.endswith(b": "):
+                continue  # a CI or container stamp before the one record, or a print quoting it
             out.append(data[pos:p])
             pos = p
         return b"\n".join([*out, data[pos:]]) if out else data
