@@ -333,6 +333,13 @@ def test_sigkill_exit_reaches_the_banner_headless_and_the_run_record() -> None:
     s = reduce(DashboardState(), [ev])
     assert s.startup.crash is not None and s.startup.crash.kind == "killed"
     assert "CRASHED (killed)" in phase_text(s)
+    from eagle_tui.headless.lines import diagnosis_lines
+    from eagle_tui.headless.progress import verdict
+
+    status, why = verdict(s, has_url=False) or ("", "")
+    assert status == "crashed" and why.startswith("server process 7 exited (exit code 137): killed")
+    text = "\n".join(diagnosis_lines(s, status, why))
+    assert "OOM killer" in text and "with no crash line in the log" in text
     record = summarize(s)["crash"]
     assert "dmesg" in record["message"] and "1.0 GiB available of 8.0 GiB" in record["message"]
     # the log's own bare "Killed" says less: replaced; a real cause in the log stays
