@@ -132,7 +132,6 @@ WRAP_MIN = 80  # terminals narrower than this do not wrap logs: shorter lines ar
 WRAP_PAIRS = 3  # wrapped lines of one length that make it the width (two can be chance)
 WRAP_JOINS = 8  # continuation lines joined onto one line at most
 WRAP_CHARS = 4096  # and the joined line's length at most
-LEVELS = (b"DEBUG ", b"INFO ", b"WARNING ", b"ERROR ", b"CRITICAL ")
 
 
 def _columns(line: bytes) -> int:
@@ -154,13 +153,13 @@ class Reflow:
     """Repair whole lines before they are parsed: what terminals and pastes did to records.
 
     ``block`` takes complete lines and returns them with caret-escaped colour codes and ``^M``
-    removed, two records glued on one line split where the second's prefix starts (``record``:
-    the engines' record starts, ``markers``: a literal each such start begins with, for a cheap
+    removed, two records glued on one line split where the second's prefix starts (``glues``:
+    each engine's record start found mid-line, and literals each start holds, for a cheap
     test), and terminal hard-wraps joined back: a record's line of the wrap width followed by
-    lines that start no record, are not indented and are not blank. The width is learned from the
-    lines (the longest length, at least ``WRAP_MIN``, that ``WRAP_PAIRS`` such pairs share) and
-    kept; a block with a line longer than it is left alone, and joins are bounded
-    (``WRAP_JOINS``, ``WRAP_CHARS``). A clean block costs a few ``bytes.count``.
+    lines that start no record (``record``), are not indented and are not blank. The width is
+    learned from the lines (the longest length, at least ``WRAP_MIN``, that ``WRAP_PAIRS`` such
+    pairs share) and kept; a block with a line longer than it is left alone, a line padded to a
+    frame's edge is never joined, and joins are bounded (``WRAP_JOINS``, ``WRAP_CHARS``).
     """
 
     __slots__ = ("_glue", "_head", "_more", "width")
@@ -169,9 +168,9 @@ class Reflow:
         src = record.encode()
         # each engine's record start found mid-line, and the literals that say to look for it
         self._glue = tuple((re.compile(g.encode()), m) for g, m in glues)
-        # (nor a line of Python's logging or uvicorn: "INFO:     127.0.0.1 ...")
-        # (a wrap may fall before a space: one space then text is not an indented line)
         self._head = re.compile(src)
+        # a continuation: not indented (but a wrap may fall before a space), not a record, nor
+        # a line of Python's logging or uvicorn ("INFO:     127.0.0.1 ...")
         self._more = re.compile(rb"\n(?=[^\s\[(]| \S)(?!" + src + rb"|[A-Z]{4,8}: )")
         self.width = 0
 
@@ -251,7 +250,6 @@ def normalize(raw: str | bytes) -> Normalized:
 
 
 __all__ = [
-    "LEVELS",
     "REPLACEMENT",
     "Normalized",
     "Reflow",
