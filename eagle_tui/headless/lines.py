@@ -15,6 +15,7 @@ from eagle_tui.model.boundary.termtext import Inert, inert
 from eagle_tui.model.events import Phase
 from eagle_tui.model.events import Progress as Progress_
 from eagle_tui.model.fold.prefix import absolute, line_text, summary_dict, summary_text
+from eagle_tui.model.ingest.crash import KILLED_MESSAGE
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.activity import startup_activity, stuck_collective
 from eagle_tui.model.views.figtext import figures_dict, figures_text
@@ -259,7 +260,7 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
         where = line_text(c.lineno, state.log.lineno_base)
         out.append(f"  cause: {where}: {clean(cut(c.message))}")
         out.append(f"  hint:  {clean(c.hint)}")
-    if state.live.process_exit is not None and c is None:
+    if state.live.process_exit is not None and (c is None or exit_crash(state)):
         ex = state.live.process_exit
         out.append(f"  process {ex.pid} exited ({_exit_text(ex.exit_code, ex.signal)}) "
                    "with no crash line in the log")
@@ -271,5 +272,13 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
     return out
 
 
-__all__ = ["LINE_SHOWN", "clean", "cut", "diagnosis_lines", "phase_text", "progress_dict",
-           "progress_line", "result_dict"]
+def exit_crash(state: DashboardState) -> bool:
+    """Whether the crash is the one the process's end says by itself (SIGKILL), not a line of
+    the log."""
+    c = state.startup.crash
+    return (c is not None and state.live.process_exit is not None and c.kind == "killed"
+            and c.message.startswith(KILLED_MESSAGE))
+
+
+__all__ = ["LINE_SHOWN", "clean", "cut", "diagnosis_lines", "exit_crash", "phase_text",
+           "progress_dict", "progress_line", "result_dict"]

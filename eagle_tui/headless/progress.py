@@ -17,7 +17,13 @@ from typing import Any, Protocol, TextIO
 
 from eagle_tui.console import say
 from eagle_tui.headless.gpusteps import GpuSteps
-from eagle_tui.headless.lines import diagnosis_lines, progress_dict, progress_line, result_dict
+from eagle_tui.headless.lines import (
+    diagnosis_lines,
+    exit_crash,
+    progress_dict,
+    progress_line,
+    result_dict,
+)
 from eagle_tui.model.boundary.termtext import inert_json, inert_lines
 from eagle_tui.model.events import Event
 from eagle_tui.model.fold.prefix import summarizing
@@ -45,15 +51,16 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
     crash there is the answer, whatever the tail says."""
     if summarizing(state):
         return None
-    if state.startup.crash is not None:
-        return "crashed", f"crash in the log: {state.startup.crash.kind}"
+    c, ex = state.startup.crash, state.live.process_exit
+    if c is not None and not exit_crash(state):
+        return "crashed", f"crash in the log: {c.kind}"
     stopped = stopped_text(state)
     if stopped is not None:
         return "stopped", stopped
-    if state.live.process_exit is not None:
-        ex = state.live.process_exit
+    if ex is not None:
         code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
-        return "crashed", f"server process {ex.pid} exited ({code})"
+        said = f": {c.message}" if c is not None else ""  # (killed: what that most often is)
+        return "crashed", f"server process {ex.pid} exited ({code}){said}"
     health = state.live.health
     if has_url:
         if health is not None and state.live.ever_ready_health and health.state in _DEAD_HEALTH:

@@ -137,19 +137,52 @@ class ReportBuilder:
         """The lines ``buf[1:end]``: ``buf[0]`` and ``buf[end - 1]`` are newlines.
 
         Lines that are not plain (``detect.NON_PLAIN_AFTER_NL``, or holding ESC or CR) go
-        through the parser one by one, in order; the runs of plain lines between them go to
-        ``run``.
+        through the parser one by one, in order, repaired first with the plain line before them
+        (``_stretch``: only such lines can be glued, wrapped or escaped, and finding them costs
+        nothing more); the runs of plain lines between them go to ``run``.
         """
         self._marks(buf, end)
         lineno = self.lines + 1
-        for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
-            if alone:
-                self.line(bytes(buf[a:b]), lineno)
-                lineno += 1
-            else:
-                self.run(buf, a, b, lineno)
-                lineno += buf.count(b"\n", a, b)
+        items = list(split_lines(buf, 1, end, NON_PLAIN_AFTER_NL))
+        k = 0
+        while k < len(items):
+            a, b, alone = items[k]
+            lines: list[bytes] = []
+            head = b
+            if not alone:
+                k += 1
+                if not (k < len(items) and items[k][2]):  # no line to repair follows
+                    self.run(buf, a, b, lineno)
+                    lineno += buf.count(b"\n", a, b)
+                    continue
+                head = max(buf.rfind(b"\n", a, b - 1) + 1, a)
+                lines.append(bytes(buf[head : b - 1]))
+            while k < len(items) and items[k][2]:
+                lines.append(bytes(buf[items[k][0] : items[k][1]]))
+                k += 1
+            fixed = self._repaired(lines)
+            first = 0
+            if head < b:  # the run, with its last line unless the repair changed that
+                first = int(fixed[0] == lines[0])
+                end_run = b if first else head
+                if end_run > a:
+                    self.run(buf, a, end_run, lineno)
+                    lineno += buf.count(b"\n", a, head)
+            self._lines(fixed, first, lineno, len(lines))
+            lineno += len(lines)
         self.lines = lineno - 1
+
+    def _repaired(self, lines: list[bytes]) -> list[bytes]:
+        """The lines as the engine wrote them (``LogParser.repair``): ``lines`` if unchanged."""
+        data = b"\n".join(lines) + b"\n"
+        fixed = self.parser.repair(data)
+        return lines if fixed is data or fixed == data else fixed[:-1].split(b"\n")
+
+    def _lines(self, lines: list[bytes], first: int, lineno: int, n: int) -> None:
+        """``lines[first:]`` one by one. Numbers stay the file's: a repaired line gets its
+        place's number within the ``n`` file lines (the parts of a glued line may share one)."""
+        for i in range(first, len(lines)):
+            self.line(lines[i], lineno + min(i, n - 1))
 
     def run(self, buf: bytearray, a: int, b: int, lineno: int) -> None:
         """A run of plain lines ``buf[a:b]`` starting at line ``lineno``."""
@@ -192,14 +225,16 @@ class ReportBuilder:
         log's final line, which lacks its newline."""
         if last:
             self._marks(buf, end)
+            self._lines(self._repaired([bytes(buf[1:end])]), 0, self.lines + 1, 1)
             self.lines += 1
-            self.line(bytes(buf[1:end]), self.lines)
-        elif fast:
+            return
+        if fast:
             self.feed(buf, end)
-        else:
+        else:  # (the slow path of the tests: every line alone, repaired as one stretch)
             self._marks(buf, end)
-            self.lines_of(buf, 1, end, self.lines + 1)
-            self.lines += buf.count(b"\n", 1, end)
+            lines = bytes(buf[1 : end - 1]).split(b"\n")
+            self._lines(self._repaired(lines), 0, self.lines + 1, len(lines))
+            self.lines += len(lines)
 
     def _marks(self, buf: bytearray, end: int) -> None:
         """Keep the log's offset past the lines ``buf[1:end]`` and its first bench marker's."""

@@ -304,7 +304,8 @@ class ProcessWatcher:
                 final, name = self._zombie(proc)
                 code, sig = self._exit_status(proc)
                 for event in end_of_watch(self._clock(), proc.pid, seen=True, final=final,
-                                          name=name, exit_code=code, signal=sig):
+                                          name=name, exit_code=code, signal=sig,
+                                          memory=host_memory()):
                     yield event
                 return
             if loop.time() >= next_sample:
@@ -324,6 +325,15 @@ class ProcessWatcher:
             if proc.status() == psutil.STATUS_ZOMBIE:
                 return "zombie", proc.name()
         return None, ""
+
+
+def host_memory() -> tuple[int, int] | None:
+    """This host's (available, total) memory in bytes, or ``None`` if it cannot be read."""
+    try:
+        vm = psutil.virtual_memory()
+    except (OSError, psutil.Error):
+        return None
+    return int(vm.available), int(vm.total)
 
 
 def status_of(pid: int) -> ProcessStatus:

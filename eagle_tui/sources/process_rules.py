@@ -60,13 +60,15 @@ def end_of_watch(
     name: str = "",
     exit_code: int | None = None,
     signal: int | None = None,
+    memory: tuple[int, int] | None = None,
 ) -> list[Event]:
     """The last events of a watch: the process is gone (``final=None``) or in a final state.
 
     ``seen``: the watcher saw it at least once (else it is ``not_found``: the pid was wrong or it
     died before the first look).
     """
-    exited = ProcessExited(now, pid, exit_code, signal)
+    avail, total = memory if memory is not None else (None, None)
+    exited = ProcessExited(now, pid, exit_code, signal, avail, total)
     if not seen:
         return [ProcessSample(now, pid, "not_found"), exited]
     if final is not None:
@@ -74,5 +76,25 @@ def end_of_watch(
     return [exited]
 
 
-__all__ = ["EXITED_STATUSES", "STATUS_BY_PSUTIL_NAME", "STATUS_BY_PS_LETTER", "end_of_watch",
-           "has_exited", "topmost"]
+def parse_meminfo(text: str) -> tuple[int, int] | None:
+    """``/proc/meminfo`` → (available, total) bytes, or ``None`` when it lacks them."""
+    got: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if key in ("MemAvailable", "MemTotal") and parts and parts[0].isdigit():
+            got[key] = int(parts[0]) * (1024 if parts[1:2] == ["kB"] else 1)
+    if "MemAvailable" not in got or "MemTotal" not in got:
+        return None
+    return got["MemAvailable"], got["MemTotal"]
+
+
+__all__ = [
+    "EXITED_STATUSES",
+    "STATUS_BY_PSUTIL_NAME",
+    "STATUS_BY_PS_LETTER",
+    "end_of_watch",
+    "has_exited",
+    "parse_meminfo",
+    "topmost",
+]

@@ -22,7 +22,13 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from eagle_tui.model.events import Event, ProcessSample
-from eagle_tui.sources.process_rules import STATUS_BY_PS_LETTER, end_of_watch, has_exited, topmost
+from eagle_tui.sources.process_rules import (
+    STATUS_BY_PS_LETTER,
+    end_of_watch,
+    has_exited,
+    parse_meminfo,
+    topmost,
+)
 from eagle_tui.transport.base import Transport, TransportError
 
 DEFAULT_POLL_S = 1.0
@@ -185,6 +191,16 @@ class RemoteProcessWatcher:
         self._cpu_prev = (now, ticks)
         return cpu, read
 
+    async def host_memory(self) -> tuple[int, int] | None:
+        """The remote host's (available, total) memory from ``/proc/meminfo``, or ``None``."""
+        try:
+            res = await self.transport.run(["cat", "/proc/meminfo"], 10.0)
+        except TransportError:
+            return None
+        if res.exit_code != 0:
+            return None
+        return parse_meminfo(res.stdout.decode("ascii", "replace"))
+
     async def ps(self) -> dict[int, PsRow]:
         res = await self.transport.run(PS_ARGV, timeout=10.0)
         if res.exit_code != 0:
@@ -221,14 +237,15 @@ class RemoteProcessWatcher:
             rows = await self.ps()
             row = rows.get(pid)
             if row is None:
-                for event in end_of_watch(self._clock(), pid, seen=not first):
+                for event in end_of_watch(self._clock(), pid, seen=not first,
+                                          memory=await self.host_memory()):
                     yield event
                 return
             first = False
             status = STATUS_BY_PS_LETTER.get(row.stat[:1], "unknown")
             if has_exited(status):  # the exit status of a process not ours is not knowable
                 for event in end_of_watch(self._clock(), pid, seen=True, final=status,
-                                          name=row.comm):
+                                          name=row.comm, memory=await self.host_memory()):
                     yield event
                 return
             procs = tree(pid, rows)

@@ -251,7 +251,9 @@ def test_verdict_rules() -> None:
     slow = reduce(ready, [HealthSample("timeout", 3.0)])
     assert verdict(slow, has_url=True) is None  # a slow answer under load is not death
     gone = reduce(s, [ProcessExited(4.0, 77, 137, 9)])
-    assert verdict(gone, has_url=False) == ("crashed", "server process 77 exited (exit code 137)")
+    status, why = verdict(gone, has_url=False) or ("", "")
+    assert status == "crashed" and why.startswith("server process 77 exited (exit code 137): "
+                                                  "killed (SIGKILL): most often the kernel OOM")
     # log only: the log's own ready line decides
     log_ready = reduce(s, [PhaseEvent(Phase.READY, 40)])
     assert verdict(log_ready, has_url=False) == ("ready", "the log reached ready")

@@ -58,9 +58,12 @@ async def test_idle_server_reads_idle_with_its_last_figures() -> None:
 
 async def test_dead_server_does_not_read_serving() -> None:
     evs, t = events(LOG[: LAST_BUSY + 1])
-    line = await status_of([*evs, ProcessExited(t + 1, 330, None, 9), Tick(t + 2)])
+    line = await status_of([*evs, ProcessExited(t + 1, 330, None, 15), Tick(t + 2)])
     assert "DEAD" in line and "SERVING" not in line
-    assert "signal 9" in line and "last 1023.3 tok/s" in line
+    assert "signal 15" in line and "last 1023.3 tok/s" in line
+    # SIGKILL says more than "dead": the crash it most often is (the kernel's OOM killer)
+    killed = await status_of([*evs, ProcessExited(t + 1, 330, None, 9), Tick(t + 2)])
+    assert "CRASHED: killed" in killed and "SERVING" not in killed
 
 
 async def test_silent_server_reads_no_data_with_its_age() -> None:

@@ -105,6 +105,10 @@ class ProcessExited(Record):
     pid: int
     exit_code: int | None = None
     signal: int | None = None
+    # the host's memory when the exit was seen (bytes; None where it could not be read): a
+    # SIGKILL is most often the kernel's OOM killer, and this is what the user checks first
+    mem_available: int | None = None
+    mem_total: int | None = None
 
 
 @record

@@ -48,7 +48,7 @@ from eagle_tui.model.events import (
 from eagle_tui.model.fold.batch import NO_LINE, Batch
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
-from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, STOP_KINDS
+from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, STOP_KINDS, killed_crash
 from eagle_tui.model.ingest.logclock import log_seconds
 from eagle_tui.model.state import (
     DashboardState,
@@ -319,6 +319,12 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         b.swap("activity", activity.on_download(s.activity, ev))
     elif isinstance(ev, ProcessExited):
         b.put("live", process_exit=ev, process_ended=True, exit_line=b.max_lineno)
+        st = b.s.startup
+        # the user's own stop ends in a KILL after its grace: that is no crash
+        killed = None if b.s.live.stopped is not None else killed_crash(
+            ev, b.s.log.lines, st.engine, st.phase)
+        if killed is not None and (st.crash is None or st.crash.kind == "killed"):
+            b.put("startup", crash=killed)  # the log's own "Killed" line says less than this
     elif isinstance(ev, StopRequested):
         b.put("live", stopped=ev)
     elif isinstance(ev, GpuSample):

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from eagle_tui.model.engines import generation, profiles
-from eagle_tui.model.events import CrashEvent, Phase
+from eagle_tui.model.events import CrashEvent, Phase, ProcessExited
 from eagle_tui.model.ingest.crashhints import hint_for
 
 KIND_SPECIFICITY: dict[str, int] = {
@@ -64,20 +64,23 @@ _SPECIFIC: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|Free memory on device .{0,1000}?less than desired GPU memory utilization"
             r"|No available memory for the cache blocks|KV cache is needed, which is larger than"
             r"|larger than the maximum number of tokens that can be stored in KV cache"
-            r"|The memory capacity is unbalanced|[Ii]nsufficient (?:GPU |KV cache )?memory",
+            r"|The memory capacity is unbalanced|[Ii]nsufficient (?:GPU |KV cache )?memory"
+            r"|alloc_req_slots runs out of memory",
         ),
         (
             "cuda_oom",
             r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|HIP out of memory"
             r"|NPU out of memory|not enough GPU memory|CUBLAS_STATUS_ALLOC_FAILED"
+            r"|CUDA driver error: out of memory"
             r"|cudaErrorMemoryAllocation",
         ),
         (
             "nccl",
-            r"NCCL error|nccl(?:Internal|UnhandledCuda|System|Remote|InvalidUsage)Error"
+            r"NCCL [Ee]rror|nccl(?:Internal|UnhandledCuda|System|Remote|InvalidUsage)Error"
             r"|DistBackendError|Watchdog caught collective operation timeout"
             r"|NCCL communicator was aborted|Some NCCL operations have failed or timed out"
-            r"|ProcessGroupNCCL.{0,1000}?(?:timed out|[Tt]imeout|failed)",  # (bounded: linear)
+            r"|ProcessGroupNCCL.{0,1000}?(?:timed out|[Tt]imeout|failed|Watchdog caught)"
+            r"|ncclCommInitRank",  # (bounded: linear)
         ),
         ("watchdog_timeout", r"[Ww]atchdog timeout"),
         (
@@ -94,14 +97,17 @@ _SCHED_DIED = re.compile(r"died during initialization \(exit code: (-?\d+)\)")
 _DEAD = re.compile(r"Child process unexpectedly failed")
 # vLLM when EngineCore dies (real log, tests/fixtures/vllm-cpu/server-eagle3-enginecore-killed.log):
 # "WARNING ... [shutdown] MPClient: engine core exited unexpectedly; starting cleanup"
-_UNEXPECTED = re.compile(r"exited unexpectedly|died unexpectedly")
+_UNEXPECTED = re.compile(r"exited unexpectedly|died unexpectedly|is already dead")
 _KILLED = re.compile(
     r"^Killed\b|Killed process \d+|Received sigquit|SIGQUIT received|killed by signal"
     r"|exit ?code:? -9\b|exitcode[=: ]-9\b|oom-kill"
 )
 _FATAL_PLAIN = re.compile(
     r"^Fatal Python error|Segmentation fault|core dumped|^terminate called after throwing"
+    r"|\bCUDA error: |got fatal signal|Assertion `.{0,500}` failed\."
 )
+# argparse prints its usage before the line that names the mistake: the usage waits for it
+_USAGE = re.compile(r"^usage: ")
 # Lines that say a traceback that follows is fatal (and each engine's ``logs.fatal_context``).
 _FATAL_CONTEXT = re.compile(r"Worker failed")
 _built_at = -1
@@ -134,7 +140,9 @@ _CODE = re.compile(
     r"|^File \"|^self\.|^[A-Za-z_][\w.]* = "
 )
 # a traceback frame (``  File "x.py", line 3, in f``), matched on the stripped line
-_FRAME = re.compile(r'File "[^"\n]*", line \d')
+_FRAME = re.compile(r'File ["“][^"”\n]*["”], line \d')
+# a whole frame line at column 0 (its indentation lost in a paste): a frame all the same
+_BARE_FRAME = re.compile(r'File ["“][^"”\n]*["”], line \d+, in [\w<>.]+$')
 _EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$")
 _CONFIG_EXC = re.compile(
     r"(?:^|\.)(?:Value|Assertion|Not(?:Implemented)|Type|Argument|ArgumentType)Error$"
@@ -144,7 +152,28 @@ _CONFIG_WORDS = re.compile(
     r"|not compatible|incompatible|cannot be used|can only be|only supports?|requires? "
     r"|not allowed|out of range|conflict"
 )
+_EXC_NAME = re.compile(r"^[\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 _USER_STOP = re.compile(r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError)$")
+
+
+SIGKILL = 9
+KILLED_MESSAGE = "killed (SIGKILL): most often the kernel OOM killer — check `dmesg`"
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def killed_crash(ev: ProcessExited, lineno: int, engine: str = "unknown",
+                 phase: Phase = Phase.NONE) -> CrashEvent | None:
+    """The crash a process's end says by itself: SIGKILL (no traceback comes with it), with
+    the host's memory when the exit was seen; ``None`` for any other end."""
+    if ev.signal != SIGKILL and ev.exit_code != -SIGKILL:
+        return None
+    msg = KILLED_MESSAGE
+    if ev.mem_available is not None and ev.mem_total:
+        msg += f"; host memory then: {_gib(ev.mem_available)} available of {_gib(ev.mem_total)}"
+    return CrashEvent("killed", lineno, msg, hint_for("killed", engine, phase, msg))
 
 
 def _truncate(text: str) -> str:
@@ -164,7 +193,7 @@ def kind_of(message: str) -> str | None:
     died = _SCHED_DIED.search(message)
     if died is not None:
         return "killed" if died.group(1) == "-9" else "engine_dead"
-    if _rules()[0].search(message):
+    if _rules()[0].search(message) or _UNEXPECTED.search(message):
         return "engine_dead"
     if _KILLED.search(message):
         return "killed"
@@ -186,6 +215,7 @@ class CrashTracker:
 
     __slots__ = (
         "_after_frame",
+        "_bare",
         "_candidate",
         "_context_line",
         "_emitted",
@@ -193,6 +223,9 @@ class CrashTracker:
         "_in_tb",
         "_pending",
         "_refine",
+        "_tb_last",
+        "_tb_start",
+        "_usage",
         "shutdown",
     )
 
@@ -202,7 +235,11 @@ class CrashTracker:
     def reset(self) -> None:
         self._in_tb = False
         self._after_frame = False
+        self._bare = False  # the last frame sat at column 0: its source line may too
         self._frames = 0
+        self._tb_start: _Candidate | None = None  # the open traceback's first line
+        self._tb_last = ""  # and its last line so far (a cut traceback's last call)
+        self._usage: _Candidate | None = None  # argparse's usage, until its error line
         self._context_line = 0  # line of the last "hit an exception"-style marker
         self._candidate: _Candidate | None = None
         self._pending: _Candidate | None = None  # marker seen, its traceback not finished yet
@@ -255,15 +292,20 @@ class CrashTracker:
                 return []
             exc_type, exc_msg = done
             return self._exception(exc_type, exc_msg, stripped, lineno, time, engine, phase)
-        if msg[:1] in (" ", "\t") and stripped.startswith("File ") and _FRAME.match(stripped):
+        if stripped.startswith("File ") and (
+            (msg[:1] in (" ", "\t") and _FRAME.match(stripped)) or _BARE_FRAME.match(stripped)
+        ):
             # a traceback whose head is not in view: the tail of a long log starts inside it
             # (a 100,000-frame traceback), or the head was cut; its exception line still counts
             self._in_tb, self._after_frame, self._frames = True, True, 1
+            self._bare = msg[:1] not in (" ", "\t")
+            self._tb_start = _Candidate("other_traceback", lineno, stripped, time)
             return []
         if stripped.startswith("Traceback (most recent call last)") or stripped.endswith(
             "Traceback (most recent call last):"
         ):
             self._in_tb, self._after_frame, self._frames = True, False, 0
+            self._tb_start = _Candidate("other_traceback", lineno, stripped, time)
             if _rules()[1].search(stripped):
                 self._mark_context(lineno, stripped, time)
             return []
@@ -277,10 +319,16 @@ class CrashTracker:
 
     def _traceback_line(self, msg: str, stripped: str) -> tuple[str, str] | None:
         """Advance the traceback state; return (type, message) on its exception line."""
-        if stripped.startswith("File ") and msg[:1] in (" ", "\t"):
+        bare = self._bare
+        self._bare = False
+        self._tb_last = stripped
+        if stripped.startswith("File ") and (msg[:1] in (" ", "\t") or _BARE_FRAME.match(stripped)):
             self._after_frame = True
             self._frames += 1
+            self._bare = msg[:1] not in (" ", "\t")
             return None
+        if bare and not _EXC_NAME.match(stripped):
+            return None  # the source line under a frame that lost its indentation
         if msg[:1] in (" ", "\t", "|", "+") or not stripped or stripped.startswith("^"):
             return None  # source line, caret marker, blank, exception-group decoration
         if stripped.startswith(("During handling of the above exception",
@@ -291,6 +339,7 @@ class CrashTracker:
             return None
         self._in_tb = False
         self._after_frame = False
+        self._tb_start = None
         m = _EXC_LINE.match(stripped)
         if m is None:
             return "", stripped
@@ -336,6 +385,9 @@ class CrashTracker:
                                hint_for(head.kind, engine, phase, message), head.time)]
         if _rules()[1].search(stripped):
             self._mark_context(lineno, stripped, time)
+        if _USAGE.match(stripped):
+            self._usage = _Candidate("config_error", lineno, stripped, time)
+            return out
         kind = kind_of(stripped)
         if kind is None and _FATAL_PLAIN.search(stripped):
             kind = "other_traceback"
@@ -355,8 +407,19 @@ class CrashTracker:
         return out
 
     def finish(self, engine: str = "unknown", phase: Phase = Phase.NONE) -> list[CrashEvent]:
-        """End of input: a fatal marker whose traceback never finished still counts."""
+        """End of input: a fatal marker whose traceback never finished still counts, and so
+        does a traceback the input stops in (the process's end came before its exception line),
+        and argparse's usage whose error line never came."""
         pending, self._pending = self._pending, None
+        if pending is None and self._in_tb and self._emitted < 0 and self._tb_start is not None:
+            # cut in a call that names the failure (``ncclCommInitRank(``): that kind
+            kind = kind_of(self._tb_last)
+            start = self._tb_start
+            pending = start if kind in (None, "killed", "engine_dead") else \
+                _Candidate(kind or start.kind, start.lineno, start.message, start.time)
+        if pending is None:
+            pending = self._usage
+        self._tb_start = self._usage = None
         if pending is None:
             return []
         ev = self._event(pending.kind, pending.lineno, pending.message, pending.time, engine,
@@ -364,4 +427,5 @@ class CrashTracker:
         return [ev] if ev else []
 
 
-__all__ = ["KINDS", "KIND_SPECIFICITY", "STOP_KINDS", "CrashTracker", "hint_for", "kind_of"]
+__all__ = ["KILLED_MESSAGE", "KINDS", "KIND_SPECIFICITY", "STOP_KINDS", "CrashTracker",
+           "hint_for", "killed_crash", "kind_of"]

@@ -135,11 +135,15 @@ class LogFeed:
         thinner = self.thinner
         for frame in frames:
             if frame.single:
-                events = self.parser.feed_line(frame.data, cut=frame.cut)
+                lines = [frame.data] if frame.cut else \
+                    self.parser.repair(frame.data + b"\n")[:-1].split(b"\n")
+                events = [ev for line in lines
+                          for ev in self.parser.feed_line(line, cut=frame.cut)]
                 if not frame.visible:
                     events = [ev for ev in events if type(ev) is not LogLine]
             else:
-                events = self.parser.feed_lines(frame.data, emit_lines=frame.visible)
+                events = self.parser.feed_lines(self.parser.repair(frame.data),
+                                                emit_lines=frame.visible)
             if thinner is None:
                 out.extend(events)
             elif frame.visible:

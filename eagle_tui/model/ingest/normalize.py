@@ -9,8 +9,9 @@ would retitle the user's tmux pane and ``\\x1b[?1049l`` leave the alternate scre
 :func:`normalize` decodes (UTF-8 with replacement), strips escape sequences whole (no ESC
 survives), collapses ``\\r`` redraws to what a terminal showed, replaces the remaining controls
 with U+FFFD, and strips wrapper prefixes (vLLM's process prefix, Ray, docker ``--timestamps``,
-docker-compose, Markdown quotes) repeatedly. docs/architecture.md ("Module notes") lists each
-step. The common case (a clean ASCII line without wrappers) takes two C-level checks.
+docker-compose, Markdown quotes) repeatedly. :class:`Reflow` repairs whole lines before they are
+parsed (caret escapes, glued records, hard wraps). docs/architecture.md ("Module notes") lists
+each step. The common case (a clean ASCII line without wrappers) takes two C-level checks.
 """
 
 from __future__ import annotations
@@ -29,11 +30,16 @@ _WRAPPERS = re.compile(
     r"(?:"
     # Ray / vLLM process prefixes: (APIServer pid=1), (Worker_TP0 pid=9, ip=10.0.0.2),
     # (ServeReplica:default:LLMServer pid=5) or the same without pid when the name has colons.
-    r"\((?:[\w.-]+(?::[\w.-]*)* pid=\d+(?:, ip=[\d.:a-fA-F]+)?|[\w.-]+(?::[\w.-]*)+)\) ?"
-    # docker --timestamps: RFC 3339 with nanoseconds and a zone.
+    r"\((?:[\w.-]+(?::[\w.-]*)*(?: [\w.-]+(?:=\d+)?){0,2} pid=\d+(?:, ip=[\d.:a-fA-F]+)?"
+    r"|[\w.-]+(?::[\w.-]*)+)\) ?"
+    # docker --timestamps: RFC 3339 with nanoseconds and a zone (a Kubernetes CRI log adds the
+    # stream and a full/partial tag).
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) +"
+    r"(?:(?:stdout|stderr) [FP] )?"
     # docker-compose service prefix: "svc-1  | " (name, padding, bar).
     r"|(?<![\w.-])[\w.-]+ *\| "  # (a name starts after a non-name character: linear search)
+    # torch.distributed's per-rank prefix on every line of a rank: "[rank0]: ".
+    r"|\[rank\d+\]: ?"
     # Markdown quotes and quoted tables: "> ", ">", ">   | ".
     r"|>(?: *\| ?| |$)"
     r")"
@@ -115,11 +121,130 @@ def strip_wrappers(text: str) -> Normalized:
     return Normalized(text, process, stamp)
 
 
+# -- repairs across lines ----------------------------------------------------------------------
+# Colour codes pasted as text (``^[[0;36m``) and a carriage return shown as ``^M``.
+_CARETS = re.compile(rb"\^\[\[[\d;?]*[A-Za-z]|\^M(?=\n|$)")
+# what may stand before a record on its line without being a record: a stamp, bars, quotes
+_STAMP_ONLY = re.compile(
+    rb"(?:\x1b\[[\d;]*m)*[\s|>]*(?:\[[^\]\n]{0,40}\]|[\dTZ:.,+-]{8,40})?[\s|>]*(?:\x1b\[[\d;]*m)*")
+_PADDED = re.compile(rb"  [^ ]{0,4}$")
+WRAP_MIN = 80  # terminals narrower than this do not wrap logs: shorter lines are never joined
+WRAP_PAIRS = 3  # wrapped lines of one length that make it the width (two can be chance)
+WRAP_JOINS = 8  # continuation lines joined onto one line at most
+WRAP_CHARS = 4096  # and the joined line's length at most
+
+
+def _columns(line: bytes) -> int:
+    """The characters of a line (a terminal wraps at a number of them, not of bytes)."""
+    return len(line) if line.isascii() else len(line.decode("utf-8", "replace"))
+
+
+def _glued(data: bytes, markers: tuple[bytes, ...]) -> bool:
+    """Whether a record marker stands elsewhere than at a line's start (behind a process tag,
+    as a process-tagged log's all do, only the regex can tell)."""
+    for m in markers:
+        n = data.count(m)
+        if n and n > data.count(b"\n" + m) + data.startswith(m):
+            return True
+    return False
+
+
+class Reflow:
+    """Repair whole lines before they are parsed: what terminals and pastes did to records.
+
+    ``block`` takes complete lines and returns them with caret-escaped colour codes and ``^M``
+    removed, two records glued on one line split where the second's prefix starts (``glues``:
+    each engine's record start found mid-line, and literals each start holds, for a cheap
+    test), and terminal hard-wraps joined back: a record's line of the wrap width followed by
+    lines that start no record (``record``), are not indented and are not blank. The width is
+    learned from the lines (the longest length, at least ``WRAP_MIN``, that ``WRAP_PAIRS`` such
+    pairs share) and kept; a block with a line longer than it is left alone, a line padded to a
+    frame's edge is never joined, and joins are bounded (``WRAP_JOINS``, ``WRAP_CHARS``).
+    """
+
+    __slots__ = ("_glue", "_head", "_more", "width")
+
+    def __init__(self, record: str, glues: tuple[tuple[str, tuple[bytes, ...]], ...]) -> None:
+        src = record.encode()
+        # each engine's record start found mid-line, and the literals that say to look for it
+        self._glue = tuple((re.compile(g.encode()), m) for g, m in glues)
+        self._head = re.compile(src)
+        # a continuation: not indented (but a wrap may fall before a space), not a record, nor
+        # a line of Python's logging or uvicorn ("INFO:     127.0.0.1 ...")
+        self._more = re.compile(rb"\n(?=[^\s\[(]| \S)(?!" + src + rb"|[A-Z]{4,8}: )")
+        self.width = 0
+
+    def block(self, data: bytes) -> bytes:
+        if b"\r\n" in data:  # CRLF endings: the CR is the line's end, not a redraw
+            data = data.replace(b"\r\n", b"\n")
+        if data.endswith(b"\r"):  # the last line's, before its newline has come
+            data = data[:-1]
+        if b"^" in data:
+            data = _CARETS.sub(b"", data)
+        for glue, markers in self._glue:
+            if _glued(data, markers):
+                data = self._split(data, glue)
+        return self._unwrap(data)
+
+    def _split(self, data: bytes, glue: re.Pattern[bytes]) -> bytes:
+        out: list[bytes] = []
+        pos = 0
+        for m in glue.finditer(data):
+            p = m.start()
+            head = data[data.rfind(b"\n", 0, p) + 1 : p]
+            if _STAMP_ONLY.fullmatch(head) or head.endswith(b": "):
+                continue  # a CI or container stamp before the one record, or a print quoting it
+            out.append(data[pos:p])
+            pos = p
+        return b"\n".join([*out, data[pos:]]) if out else data
+
+    def _unwrap(self, data: bytes) -> bytes:
+        spots = [m.start() for m in self._more.finditer(data)]
+        if not spots:
+            return data
+        starts = [data.rfind(b"\n", 0, p) + 1 for p in spots]
+        lengths = [_columns(data[s:p]) for s, p in zip(starts, spots, strict=True)]
+        # a record's line, not padded to a frame's edge (a wrap leaves no run of spaces at its end)
+        heads = [self._head.match(data, s) is not None and _PADDED.search(data, s, p) is None
+                 for s, p in zip(starts, spots, strict=True)]
+        if not self.width:
+            seen: dict[int, int] = {}
+            for n, head in zip(lengths, heads, strict=True):
+                if n >= WRAP_MIN and head:
+                    seen[n] = seen.get(n, 0) + 1
+            # the longest length that enough pairs share (the width: nothing is longer)
+            self.width = max((n for n, k in seen.items() if k >= WRAP_PAIRS), default=0)
+        width = self.width
+        # a terminal that wraps at ``width`` leaves no line longer than that
+        if not width or width not in lengths or any(
+                _columns(line) > width for line in data.split(b"\n") if len(line) > width):
+            return data
+        out: list[bytes] = []
+        pos = 0
+        joins = 0
+        line_at = 0  # where the line being joined onto starts in ``data``
+        for p, n, start, head in zip(spots, lengths, starts, heads, strict=True):
+            if start != pos or not out:  # not the continuation just joined: a new line
+                if not head:
+                    continue  # only a record is joined onto (a fixed-width table is not)
+                line_at, joins = start, 0
+            if n != width or joins >= WRAP_JOINS or p - line_at > WRAP_CHARS:
+                continue
+            out.append(data[pos:p])
+            pos = p + 1
+            joins += 1
+        if not out:
+            return data
+        out.append(data[pos:])
+        return b"".join(out)
+
+
 def normalize(raw: str | bytes) -> Normalized:
     """Sanitize one raw line and strip its wrapper prefixes (see the module docstring)."""
     text = sanitize(raw)
     first = text[:1]
-    if first == "(" or first == ">" or (first.isalnum() and _WRAPPERS.match(text)):
+    if first == "(" or first == ">" or (first.isalnum() and _WRAPPERS.match(text)) or (
+            first == "[" and text.startswith("[rank")):
         return strip_wrappers(text)
     return Normalized(text)
 
@@ -127,6 +252,7 @@ def normalize(raw: str | bytes) -> Normalized:
 __all__ = [
     "REPLACEMENT",
     "Normalized",
+    "Reflow",
     "collapse_cr",
     "normalize",
     "replace_controls",

@@ -51,7 +51,7 @@ from eagle_tui.model.ingest.classify import (
 )
 from eagle_tui.model.ingest.crash import CrashTracker
 from eagle_tui.model.ingest.framing import CUT_MARK, PARSE_CHARS, SCAN_CHARS
-from eagle_tui.model.ingest.normalize import normalize, sanitize, to_text
+from eagle_tui.model.ingest.normalize import Reflow, normalize, sanitize, to_text
 from eagle_tui.model.ingest.prefix import Prefixed, engine_of, split_prefix
 
 if TYPE_CHECKING:
@@ -88,6 +88,14 @@ def _bulk_engine(cls: LineClass, text: str) -> Engine | None:
         elif cls is not LineClass.DEBUG and logs.bulk_stats:
             return profile.name
     return None
+
+
+def reflow() -> Reflow:
+    """A :class:`Reflow` that knows every registered engine's record starts."""
+    starts = [p.logs for p in profiles() if p.logs.record_start]
+    return Reflow("|".join(f"(?:{logs.record_start})" for logs in starts) or "(?!)",
+                  tuple((logs.record_glue, logs.record_markers) for logs in starts
+                        if logs.record_glue))
 
 
 def odd_lines(buf: bytes | bytearray, start: int, end: int) -> list[int]:
@@ -160,9 +168,15 @@ class LogParser:
         self.last_dim: int | None = None
         self._parsers: dict[str, LineParser] = {}  # one per engine, made when first asked
         self.crash = CrashTracker()
+        self.reflow = reflow()
         self.skipped = 0  # lines whose parsing raised (shown plain, reported)
 
     # ------------------------------------------------------------------ public API
+    def repair(self, data: bytes) -> bytes:
+        """Complete lines as the engine wrote them (:class:`~.normalize.Reflow`): what the
+        live tail and ``report`` do to every block before parsing it."""
+        return self.reflow.block(data)
+
     def feed_line(self, raw: str | bytes, *, cut: bool = False) -> list[Event]:
         """The events of the next line (without its newline), its ``LogLine`` first.
 

@@ -94,6 +94,12 @@ class LogFacet:
     # --- rules
     crash_hint: CrashHint | None = None
     dead: re.Pattern[str] | None = None  # a line saying one of its processes died
+    # where one of its records starts (a regex source); the same found after another record on
+    # its line (``record_glue``: two records glued on one line are split there; written with its
+    # literal first, for speed), and a literal each start holds (a cheap pre-test)
+    record_start: str | None = None
+    record_glue: str | None = None
+    record_markers: tuple[bytes, ...] = ()
     fatal_context: re.Pattern[str] | None = None  # a line saying the traceback after it is fatal
     # An address-in-use error without other context happens before the engine starts: it binds
     # its API socket first (else uvicorn's bind at the HTTP server, after the engine is built).

@@ -42,6 +42,9 @@ LOGS = LogFacet(
     access_opener="[",  # it logs uvicorn's access lines behind its own stamp
     parser=SglangParser,
     dead=_DEAD,
+    record_start=r"\[20\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z][A-Z_]*\d+)*\] ",
+    record_glue=r"\[20(?<=[^\n]\[20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z][A-Z_]*\d+)*\] ",
+    record_markers=(b"[202",),  # (not "[20": torch.Size([2048, ...]) in debug prints)
     fatal_context=_FATAL_CONTEXT,
     default_watchdog_s=300.0,
     watchdog_flag="--watchdog-timeout",

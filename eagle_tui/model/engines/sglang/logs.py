@@ -48,6 +48,7 @@ _F = r"(\d{1,15}\.\d+|\d{1,15})"
 _D = r"((?:0|[1-9]\d*)(?:\.\d+|))"
 DECODE_FIELDS_SRC = (
     rf"#running-req: {_I}, #(?:full |)token: {_I}, (?:full |)token usage: {_F}, "
+    r"(?:mamba num: \d+, mamba usage: [\d.]+, |)"  # a hybrid model's state pool (2026)
     rf"(?:accept len: {_D}, |)(?:accept rate: {_F}, |)(?:(?:cuda|cpu|npu) graph: (True|False), |)"
     rf"gen throughput \(token/s\): {_D}, #queue-req: {_I}(?:, |,|)"
 )

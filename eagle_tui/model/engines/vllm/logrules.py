@@ -18,9 +18,12 @@ _PROCESS = re.compile(r"^(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrap
 _TRACEBACK = re.compile(r"[/\\]vllm[/\\][\w/\\]*\.py\b|\bvllm\.(?:v1|engine|entrypoints|worker)\.")
 _DEAD = re.compile(
     r"EngineDeadError|EngineCore encountered an issue|Engine core initialization failed"
-    r"|EngineCore failed to start|Engine process failed to start|AsyncLLM output_handler failed"
+    r"|Engine process failed to start|AsyncLLM output_handler failed"
+    r"|WorkerProc initialization failed|Worker failed with error|MQLLMEngine is already dead"
 )
-_FATAL_CONTEXT = re.compile(r"EngineCore failed to start|output_handler failed")
+# V1 logs these with the traceback that says why right below them: that traceback is fatal, and
+# the line itself is the crash where the traceback is cut
+_FATAL_CONTEXT = re.compile(r"(?:EngineCore|WorkerProc) failed to start|output_handler failed")
 _TEXT = (
     "vLLM API server version",
     "Initializing a V1 LLM engine",
@@ -71,6 +74,15 @@ LOGS = LogFacet(
     ready_at_app_startup=True,  # the engine core is built before the API server's app starts
     crash_hint=crash_hint,
     dead=_DEAD,
+    record_start=r"(?:\((?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)[^()\n]{0,60}"
+    r" pid=\d+[^()\n]{0,40}\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d",
+    # behind anything but a line's start or the process tag (or docker stamp) of its own line
+    record_glue=r"\((?<=[^\n]\()(?:APIServer|EngineCore|VllmWorker|Worker|RayWorkerWrapper)"
+    r"[^()\n]{0,60} pid=\d+[^()\n]{0,40}\) (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
+    r"|(?:" + "|".join(rf"{w}(?<=[^\n]{w})(?<!\) {w})(?<![\dZ] {w})"
+                       for w in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+    + r") \d\d-\d\d \d\d:\d\d:\d\d",
+    record_markers=(b"INFO ", b"ERROR "),  # (the levels a glued record nearly always has)
     fatal_context=_FATAL_CONTEXT,
     binds_port_first=True,  # a current vLLM binds its API socket before it builds the engine
     eagle3_as_eagle_refused=True,  # measured on vLLM 0.32: refused at startup, not degraded

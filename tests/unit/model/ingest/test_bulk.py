@@ -39,12 +39,32 @@ def line_pool(n: int) -> list[bytes]:
 FIXTURES = TESTS / "fixtures"
 
 
-def by_line(data: bytes, host: str = "") -> list[Event]:
+def repaired(data: bytes, cuts: list[int]) -> list[tuple[bytes, bool]]:
+    """(line, cut) as the live feed hands them to the parser: framed at ``cuts``, each frame
+    repaired (``LogParser.repair``, its state kept across frames) as ``LogFeed`` does."""
+    from eagle_tui.model.ingest.framing import LineFramer
+
+    fixer, framer = LogParser(), LineFramer(visible_from=0)
+    frames = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        frames += framer.feed(data[start:cut])
+        start = max(start, cut)
+    out: list[tuple[bytes, bool]] = []
+    for f in [*frames, *framer.finish()]:
+        if f.single and f.cut:
+            out.append((f.data, True))
+        elif f.single:
+            out += [(line, False) for line in fixer.repair(f.data + b"\n")[:-1].split(b"\n")]
+        else:
+            out += [(line, False) for line in fixer.repair(f.data)[:-1].split(b"\n")]
+    return out
+
+
+def by_line(data: bytes, host: str = "", cuts: list[int] | None = None) -> list[Event]:
+    """The reference: the lines the live feed parses (``repaired``), each alone."""
     p = LogParser(host)
-    *lines, tail = data.split(b"\n")
-    out = [e for line in lines for e in p.feed_line(line)]
-    if tail:
-        out.extend(p.feed_line(tail))
+    out = [e for line, cut in repaired(data, cuts or []) for e in p.feed_line(line, cut=cut)]
     return out + p.finish()
 
 
@@ -59,7 +79,7 @@ def by_chunk(data: bytes, cuts: list[int], host: str = "") -> list[Event]:
 
 
 def assert_same(data: bytes, cuts: list[int]) -> None:
-    expected = by_line(data, "h1")
+    expected = by_line(data, "h1", cuts)
     got = by_chunk(data, cuts, "h1")
     assert len(got) == len(expected)
     for i, (a, b) in enumerate(zip(got, expected, strict=True)):

@@ -194,3 +194,39 @@ def test_label_values_are_read_from_the_excerpt() -> None:
             assert set(map(float, values)) <= numbers, (name, key)
         if label["accept_len"]:
             assert all(v >= 1 for v in label["accept_len"]), name
+
+
+# Every fixture, not only the corpus: a thread is named by its URL, or by a name such as
+# ``sglang-issue-4489`` / ``vllm-pr-12`` (a file's name or its README's text).
+NAMED_THREAD = re.compile(r"\b(sglang|vllm|specforge)-(issue|pr)-([1-9]\d*)\b", re.IGNORECASE)
+NAMED_REPOS = {"sglang": "sgl-project/sglang", "vllm": "vllm-project/vllm",
+               "specforge": "sgl-project/SpecForge"}
+FIXTURE_TEXT = 4_000_000  # bytes of a fixture read for citations (the largest are a few MB)
+
+
+def _cited(name: str, text: str) -> list[tuple[str, int]]:
+    named = [(NAMED_REPOS[m.group(1).lower()], int(m.group(3)))
+             for source in (name, text) for m in NAMED_THREAD.finditer(source)]
+    return _threads(text) + named
+
+
+def test_named_threads_are_read_from_urls_and_names() -> None:
+    assert _cited("sglang-issue-4489-capture.log", "") == [("sgl-project/sglang", 4489)]
+    assert _cited("x.log", "see vllm-pr-12 and https://github.com/a/b/issues/3") == [
+        ("a/b", 3), ("vllm-project/vllm", 12)]
+
+
+def test_no_fixture_cites_a_thread_of_the_evaluation_set() -> None:
+    held: list[tuple[str, str]] = []
+    checked = 0
+    for path in sorted(FIXTURES.rglob("*")):
+        if not path.is_file():
+            continue
+        with path.open("rb") as f:
+            text = f.read(FIXTURE_TEXT).decode("utf-8", "replace")
+        rel = str(path.relative_to(FIXTURES))
+        cited = _cited(rel, text)
+        checked += len(cited)
+        held += [(rel, f"{repo}#{n}") for repo, n in cited if _digest(repo, n) in HELDOUT_DIGESTS]
+    assert checked > len(_labels())  # the corpus's sources and the fragments' at least
+    assert held == []

@@ -86,7 +86,7 @@ FRAME = ['  File "/usr/lib/python3.12/site-packages/sglang/srt/x.py", line 10, i
     # config_error
     (["usage: launch_server.py [-h] --model-path MODEL_PATH",
       "launch_server.py: error: argument --speculative-algorithm: invalid choice: 'EAGLE4' "
-      "(choose from 'EAGLE', 'EAGLE3', 'NEXTN')"], "config_error", 1),
+      "(choose from 'EAGLE', 'EAGLE3', 'NEXTN')"], "config_error", 2),  # the error, not usage
     (tb(*FRAME, "pydantic_core._pydantic_core.ValidationError: 1 validation error for "
         "SpeculativeConfig"), "config_error", 4),
     (tb(*FRAME, "ValueError: speculative_eagle_topk must be 1 when --enable-dp-attention is set"),
@@ -173,11 +173,26 @@ def test_engine_core_failed_then_the_root_cause_below() -> None:
 
 def test_generic_root_cause_replaced_by_a_specific_one_later() -> None:
     tracker = CrashTracker()
-    first = tracker.feed("EngineCore failed to start.", 1, level="ERROR", engine="vllm")
+    first = tracker.feed("Engine core initialization failed.", 1, level="ERROR", engine="vllm")
     later = tracker.feed("RuntimeError: NCCL error: unhandled system error", 9, level="ERROR",
                          engine="vllm")
     assert [e.kind for e in first] == ["engine_dead"] and [e.kind for e in later] == ["nccl"]
     assert tracker.feed("Killed", 10) == []  # less specific than what was already reported
+
+
+@pytest.mark.parametrize("marker", ["EngineCore failed to start.", "WorkerProc failed to start."])
+def test_a_v1_failed_to_start_line_is_fatal_and_waits_for_its_traceback(marker: str) -> None:
+    tracker = CrashTracker()
+    assert tracker.feed(marker, 1, level="ERROR", engine="vllm") == []
+    later = tracker.feed("RuntimeError: NCCL error: unhandled system error", 9, level="ERROR",
+                         engine="vllm")
+    assert [(e.kind, e.lineno) for e in later] == [("nccl", 9)]
+    alone = CrashTracker()  # the traceback cut: the line itself is the crash, at the end
+    alone.feed(marker, 1, level="ERROR", engine="vllm")
+    alone.feed("Traceback (most recent call last):", 2, level="ERROR", engine="vllm")
+    alone.feed('  File "/x/vllm/v1/engine/core.py", line 3, in run', 3, level="ERROR")
+    assert [(e.kind, e.lineno, e.message) for e in alone.finish("vllm")] == [
+        ("other_traceback", 1, marker)]
 
 
 @pytest.mark.parametrize("lines", [
@@ -242,3 +257,114 @@ def test_crash_lines_are_error_and_traceback_kinds() -> None:
 def test_kind_of_plain_messages() -> None:
     assert kind_of("CUDA out of memory") == "cuda_oom"
     assert kind_of("all good") is None
+
+
+# -- general crash reading: frames without a header, the process's end ------------------------
+def _finish(lines: list[tuple[str, str | None]]) -> list[tuple[str, int, str]]:
+    tracker = CrashTracker()
+    out = [e for i, (msg, level) in enumerate(lines, 1)
+           for e in tracker.feed(msg, i, level=level)]
+    out += tracker.finish()
+    return [(e.kind, e.lineno, e.message) for e in out]
+
+
+def test_a_tail_of_frames_and_an_exception_line_is_a_crash() -> None:
+    got = _finish([('  File "/x/model_runner.py", line 3, in load_model', None),
+                   ("    self.model = get_model()", None),
+                   ("RuntimeError: something broke", None)])
+    assert got == [("other_traceback", 3, "RuntimeError: something broke")]
+
+
+def test_frames_that_lost_their_indentation_are_still_frames() -> None:
+    got = _finish([('File "/x/scheduler.py", line 3, in event_loop', None),
+                   ("self.process_batch_result(batch)", None),
+                   ('File "/x/scheduler.py", line 9, in process_batch_result', None),
+                   ("raise ValueError(x)", None),
+                   ("ValueError: bad batch", None)])
+    assert got == [("other_traceback", 5, "ValueError: bad batch")]
+
+
+def test_a_traceback_the_log_stops_in_is_a_crash_at_its_start() -> None:
+    got = _finish([("INFO: loading", "INFO"),
+                   ("Traceback (most recent call last):", None),
+                   ('  File "/x/model_runner.py", line 3, in load_model', None),
+                   ("    self.model = get_model()", None)])
+    assert got == [("other_traceback", 2, "Traceback (most recent call last):")]
+    headless = _finish([('  File "/x/model_runner.py", line 3, in load_model', None)])
+    assert [k for k, _, _ in headless] == ["other_traceback"]
+
+
+def test_argparse_crash_is_its_error_line_or_the_usage_alone() -> None:
+    got = _finish([("usage: launch_server.py [-h] --model-path MODEL_PATH", None),
+                   ("launch_server.py: error: unrecognized arguments: --reasoning_parser x",
+                    None)])
+    assert got == [("config_error", 2,
+                    "launch_server.py: error: unrecognized arguments: --reasoning_parser x")]
+    alone = _finish([("usage: launch_server.py [-h] --model-path MODEL_PATH", None)])
+    assert alone == [("config_error", 1, "usage: launch_server.py [-h] --model-path MODEL_PATH")]
+
+
+def test_cuda_driver_out_of_memory_is_oom() -> None:
+    assert kind_of("RuntimeError: CUDA driver error: out of memory") == "cuda_oom"
+
+
+def test_sigkill_without_a_traceback_says_oom_killer_with_the_host_memory() -> None:
+    from eagle_tui.model.events import ProcessExited
+    from eagle_tui.model.ingest.crash import KILLED_MESSAGE, killed_crash
+
+    ev = ProcessExited(1.0, 7, 137, 9, 3 * 2**30, 64 * 2**30)
+    c = killed_crash(ev, 12)
+    assert c is not None and (c.kind, c.lineno) == ("killed", 12)
+    assert c.message.startswith(KILLED_MESSAGE) and "3.0 GiB available of 64.0 GiB" in c.message
+    assert "dmesg" in KILLED_MESSAGE
+    plain = killed_crash(ProcessExited(1.0, 7, None, 9), 1)
+    assert plain is not None and plain.message == KILLED_MESSAGE  # memory unknown: not invented
+    assert killed_crash(ProcessExited(1.0, 7, 1, None), 1) is None
+    assert killed_crash(ProcessExited(1.0, 7, 143, 15), 1) is None
+
+
+def test_sigkill_exit_reaches_the_banner_headless_and_the_run_record() -> None:
+    from eagle_tui.headless.lines import phase_text
+    from eagle_tui.model.events import CrashEvent, ProcessExited
+    from eagle_tui.model.fold.reducer import reduce
+    from eagle_tui.model.views.runsummary import summarize
+
+    ev = ProcessExited(1.0, 7, 137, 9, 2**30, 8 * 2**30)
+    s = reduce(DashboardState(), [ev])
+    assert s.startup.crash is not None and s.startup.crash.kind == "killed"
+    assert "CRASHED (killed)" in phase_text(s)
+    from eagle_tui.headless.lines import diagnosis_lines
+    from eagle_tui.headless.progress import verdict
+
+    status, why = verdict(s, has_url=False) or ("", "")
+    assert status == "crashed" and why.startswith("server process 7 exited (exit code 137): killed")
+    text = "\n".join(diagnosis_lines(s, status, why))
+    assert "OOM killer" in text and "with no crash line in the log" in text
+    record = summarize(s)["crash"]
+    assert "dmesg" in record["message"] and "1.0 GiB available of 8.0 GiB" in record["message"]
+    # the log's own bare "Killed" says less: replaced; a real cause in the log stays
+    said = reduce(DashboardState(), [CrashEvent("killed", 3, "Killed", "h"), ev])
+    assert said.startup.crash is not None and "OOM killer" in said.startup.crash.message
+    oom = CrashEvent("cuda_oom", 3, "torch.OutOfMemoryError: CUDA out of memory", "h")
+    kept = reduce(DashboardState(), [oom, ev])
+    assert kept.startup.crash == oom
+
+
+def test_host_memory_from_proc_meminfo() -> None:
+    from eagle_tui.sources.process import host_memory
+    from eagle_tui.sources.process_rules import end_of_watch, parse_meminfo
+
+    text = "MemTotal:       65536 kB\nMemFree:  1 kB\nMemAvailable:    2048 kB\n"
+    assert parse_meminfo(text) == (2048 * 1024, 65536 * 1024)
+    assert parse_meminfo("MemTotal: 1 kB\n") is None
+    local = host_memory()
+    assert local is not None and 0 <= local[0] <= local[1]
+    exited = end_of_watch(1.0, 5, seen=True, signal=9, memory=(1, 2))[-1]
+    assert (exited.mem_available, exited.mem_total) == (1, 2)  # type: ignore[union-attr]
+
+
+def test_a_traceback_cut_in_a_call_that_names_the_failure_takes_its_kind() -> None:
+    got = _finish([("Traceback (most recent call last):", None),
+                   ('  File "/x/pynccl.py", line 99, in __init__', None),
+                   ("    self.comm: ncclComm_t = self.nccl.ncclCommInitRank(", None)])
+    assert got == [("nccl", 1, "Traceback (most recent call last):")]

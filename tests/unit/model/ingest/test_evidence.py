@@ -175,12 +175,13 @@ def _report(name: str) -> tuple[dict[str, object], str]:
 
 @pytest.mark.parametrize(("name", "phase", "engine", "engine_inferred"), [
     ("sglang-issue-4489-capture-cuda-graph-tail.log", "cuda_graph", "sglang", True),
-    ("sglang-issue-4289-nccl-init.log", "init", "sglang", False),
+    ("sglang-generated-nccl-init.log", "init", "sglang", False),
     ("vllm-issue-14574-no-cache-blocks.log", "kv_cache", "vllm", False),
     ("vllm-issue-7514-address-in-use.log", "http_server", "vllm", False),
-    ("vllm-issue-20226-nccl-worker-init.log", "init", "vllm", True),
+    # the "(VllmWorker rank=0 pid=…)" prefix is peeled, so vLLM is read from its log prefix
+    ("vllm-issue-20226-nccl-worker-init.log", "init", "vllm", False),
     ("specforge-issue-310-sglang-decode.log", "serving", "sglang", False),
-    ("vllm-pr-24127-spec-metrics.log", "serving", "vllm", False),
+    ("../corpus/vllm/vllm-15902-specdecoding-line-2025-04.log", "serving", "vllm", False),
 ])
 def test_fragment(name: str, phase: str, engine: str, engine_inferred: bool) -> None:
     rep, text = _report(name)

@@ -8,6 +8,8 @@ import pytest
 
 from eagle_tui.model.ingest.normalize import (
     REPLACEMENT,
+    WRAP_JOINS,
+    Reflow,
     collapse_cr,
     normalize,
     sanitize,
@@ -135,3 +137,102 @@ def test_escape_inside_wrapper_and_message_together() -> None:
     n = normalize(raw)
     assert (n.text, n.process) == ("INFO:     ok", "APIServer")
     assert not UNSAFE.search(n.text)
+
+
+# -- Reflow: repairs across lines, before parsing ---------------------------------------------
+def _reflow() -> Reflow:
+    from eagle_tui.model.ingest.parser import reflow
+
+    return reflow()
+
+
+SG = "[2025-01-01 10:00:00] "
+VL = "INFO 01-01 10:00:00 [loggers.py:1] "
+
+
+def test_reflow_leaves_clean_lines_alone() -> None:
+    data = f"{SG}Decode batch. #running-req: 1\n{VL}hello\n  File \"x.py\", line 1\n".encode()
+    assert _reflow().block(data) is data
+
+
+def test_reflow_removes_caret_escapes_crlf_and_caret_m() -> None:
+    data = f"^[[0;36m{SG}a^[[0m^M\n{VL}b\r\n".encode()
+    assert _reflow().block(data) == f"{SG}a\n{VL}b\n".encode()
+
+
+def test_reflow_splits_glued_records_at_the_second_prefix() -> None:
+    r = _reflow()
+    assert r.block(f"{SG}one{SG}two\n".encode()) == f"{SG}one\n{SG}two\n".encode()
+    glued = f"(VllmWorker pid=1) {VL}one(VllmWorker pid=1) {VL}two\n".encode()
+    assert r.block(glued) == f"(VllmWorker pid=1) {VL}one\n(VllmWorker pid=1) {VL}two\n".encode()
+    tagged = f"(APIServer pid=1) {VL}one\n".encode()  # the tag before its own record: no split
+    assert r.block(tagged) == tagged
+
+
+def test_reflow_joins_hard_wraps_of_the_learned_width_within_a_budget() -> None:
+    width = 90
+    long = SG + "x" * 400
+    wrapped = "\n".join(long[i:i + width] for i in range(0, len(long), width))
+    short = SG + "y" * 30
+    data = f"{wrapped}\n{short}\n{wrapped}\n{wrapped}\n".encode()  # three wrapped records
+    r = _reflow()
+    assert r.block(data) == f"{long}\n{short}\n{long}\n{long}\n".encode()
+    assert r.width == width
+    # two wrapped records, or one, say no width: nothing is joined
+    assert _reflow().block(f"{wrapped}\n{wrapped}\n".encode()) == f"{wrapped}\n{wrapped}\n".encode()
+    once = f"{(SG + 'x' * 100)[:width]}\n{(SG + 'x' * 100)[width:]}\n".encode()
+    assert _reflow().block(once) == once
+    # a line too long to be one wrapped line is joined only up to the budget
+    huge = SG + "z" * (WRAP_JOINS + 4) * width
+    pieces = [huge[i:i + width] for i in range(0, len(huge), width)]
+    out = r.block(("\n".join(pieces) + "\n").encode()).decode().split("\n")
+    assert len(out[0]) == (WRAP_JOINS + 1) * width and "".join(out) == huge
+
+
+def test_reflow_does_not_join_records_or_indented_lines() -> None:
+    line = SG + "a" * 68  # 90 characters, like the wrapped width
+    data = f"{line}\n{line}\n  indented\n{line}\n{SG}b\n".encode()
+    r = _reflow()
+    r.width = len(line)
+    assert r.block(data) == data
+
+
+def test_the_live_feed_and_report_both_repair_before_parsing() -> None:
+    import io
+
+    from eagle_tui.model.events import DecodeStats
+    from eagle_tui.model.ingest.parser import LogParser
+    from eagle_tui.report import build_report, close, to_plain
+    from tests.support.parsing import framed
+
+    decode = "Decode batch, #running-req: 1, #token: 9, token usage: 0.00, accept len: {}, "\
+             "gen throughput (token/s): 50.00, #queue-req: 0, "
+    log = (f"^[[32m{SG}Load weight begin.^[[0m^M\n"
+           f"{SG}Capture cuda graph begin.{SG}" + decode.format("2.50") + "\n"
+           f"{SG}" + decode.format("3.50") + "\r\n").encode()
+    events = framed(LogParser()).feed(log)
+    assert [e.accept_len for e in events if isinstance(e, DecodeStats)] == [2.5, 3.5]
+    report = build_report(io.BytesIO(log), "glued.log")
+    try:
+        plain = to_plain(report)
+    finally:
+        close(report)
+    assert plain["accept_len"] == [2.5, 3.5] and plain["lines"] == 3  # the file's lines
+    assert [p["phase"] for p in plain["phases"]][:2] == ["loading_weights", "cuda_graph"]
+
+
+def test_torch_rank_and_vllm_worker_rank_prefixes_are_peeled() -> None:
+    assert normalize('[rank0]:   File "x.py", line 1, in f').text == '  File "x.py", line 1, in f'
+    n = normalize("(VllmWorker rank=2 pid=808339) ERROR 06-10 03:43:33 [x.py:1] boom")
+    assert n.text == "ERROR 06-10 03:43:33 [x.py:1] boom" and n.process == "VllmWorker rank=2"
+    cri = normalize("2025-07-25T07:53:08.21748708+08:00 stdout F [2025-07-25 07:53:08 TP2] x")
+    assert cri.text == "[2025-07-25 07:53:08 TP2] x"
+
+
+def test_reflow_leaves_fixed_width_tables_and_padded_frames_alone() -> None:
+    row = '{"t": 1.0, "phase": "load", "gpu": 1, "mem_used": 31358582784, "mem_total": 1507548200}'
+    table = "".join(f"{row}\n" for _ in range(6)).encode()  # equal lines, none a record
+    assert _reflow().block(table) == table
+    padded = f"{SG}{'e' * 60}{' ' * 30}│"
+    frame = "".join(f"{padded}\n│ more\n" for _ in range(4)).encode()
+    assert _reflow().block(frame) == frame

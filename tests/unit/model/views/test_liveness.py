@@ -105,10 +105,13 @@ def test_silence_with_no_evidence_is_stale_with_its_age() -> None:
 
 def test_process_exit_is_dead() -> None:
     state, t = busy_vllm()
-    dead = reduce(state, [ProcessExited(t + 1, 330, None, 9), Tick(t + 2)])
+    dead = reduce(state, [ProcessExited(t + 1, 330, None, 15), Tick(t + 2)])
     live = liveness(dead)
-    assert live.activity == "dead" and "signal 9" in live.reason
+    assert live.activity == "dead" and "signal 15" in live.reason
     assert figures(dead).tok_s.freshness == "dead"
+    # SIGKILL is a crash (killed): the crash banner speaks, not the liveness
+    killed = reduce(state, [ProcessExited(t + 1, 330, None, 9), Tick(t + 2)])
+    assert killed.startup.crash is not None and liveness(killed).activity == ""
 
 
 def test_health_gone_after_ready_is_dead() -> None:
