@@ -142,6 +142,8 @@ def _upsert_failure(
 
 
 def _merge_spec(old: SpecConfig | None, ev: SpecConfig) -> SpecConfig:
+    if old is not None and ev.algorithm is None and ev.draft_model is None:
+        return old  # only "speculation is on" (a drafter loading): what is known stays
     if old is None or ev.source == "log" or old.source != "log":
         return ev
     # the log's server_args line is authoritative; fill only what it lacks

@@ -26,6 +26,7 @@ from eagle_tui.model.events import (
     Phase,
     PhaseEvent,
     Progress,
+    SpecConfig,
     SpecStats,
 )
 from eagle_tui.model.ingest.classify import small_int
@@ -284,7 +285,11 @@ class VllmParser:
             return events, LineKind.MILESTONE
         if "Loading drafter model" in msg:
             self._drafter = True
-            return ev(Phase.LOADING_WEIGHTS, "draft")
+            loading: list[Event] = [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail,
+                                               "draft")]
+            if not (self.spec.values.get("algorithm") or self.spec.values.get("draft_model")):
+                loading.append(SpecConfig())  # a drafter is evidence enough that it is on
+            return loading, LineKind.MILESTONE
         for text in _INIT_TEXT:
             if text in msg:
                 return ev(Phase.INIT)
