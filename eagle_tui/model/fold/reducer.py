@@ -7,6 +7,7 @@ are evaluated once for the whole batch.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from eagle_tui.model.buffers.logbuffer import ERROR_KINDS
 from eagle_tui.model.events import (
@@ -48,6 +49,7 @@ from eagle_tui.model.fold.batch import NO_LINE, Batch
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
 from eagle_tui.model.ingest.crash import KIND_SPECIFICITY
+from eagle_tui.model.ingest.crashhints import hint_for
 from eagle_tui.model.ingest.logclock import log_seconds
 from eagle_tui.model.state import (
     DashboardState,
@@ -122,6 +124,13 @@ def _with_crash(b: Batch, ev: CrashEvent) -> None:
     if implied is not None and st.phase.rank < Phase.READY.rank:
         _infer_phase(b, implied[0], ev.lineno, ev.time, implied[1])
         st = b.s.startup
+    mark = st.phase_mark(st.phase)
+    if ev.kind == "cuda_oom" and (st.engine_inferred is not None
+                                  or (mark is not None and mark.inferred)):
+        # an OOM's fix depends on the phase and the engine's flags, and the parser's hint knew
+        # only the lines' own: the evidence (frames, the crash itself) knows more. (Only the
+        # OOM's: the message here is cut, and other hints take numbers from all of it.)
+        ev = replace(ev, hint=hint_for(ev.kind, st.engine, st.phase, ev.message))
     refines = st.crash is not None and (st.crash.kind, st.crash.lineno) == (ev.kind, ev.lineno)
     if st.crash is not None and _specificity(st.crash) >= _specificity(ev) and not refines:
         return  # (a refinement: the same crash line, its cause read from the lines below)

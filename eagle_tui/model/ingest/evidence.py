@@ -127,8 +127,10 @@ def phase_of_crash(crash: CrashEvent, engine: Engine = "unknown") -> tuple[Phase
         return Phase.CUDA_GRAPH, "a CUDA-graph capture failure"
     if kind == "nccl" and _INIT_TEXT.search(msg):
         return Phase.INIT, "an NCCL init error"
-    if kind in ("config_error", "model_not_found"):
-        return Phase.INIT, "a launch error (arguments or model not found)"
+    if kind == "model_not_found":
+        return Phase.INIT, "a launch error (model not found)"
+    # (a rejected argument stops before any init: argparse and the CLI's own checks run first,
+    # and a config value refused later follows the init lines that already say init)
     return phase_in_line(msg)  # the exception line may name the step itself
 
 

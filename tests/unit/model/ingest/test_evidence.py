@@ -88,7 +88,9 @@ def test_phase_in_line(text: str, phase: Phase | None) -> None:
     ("cuda_oom", "torch.OutOfMemoryError: CUDA out of memory", None),
     ("nccl", "RuntimeError: NCCL error in ncclCommInitRank: unhandled cuda error", Phase.INIT),
     ("nccl", "Watchdog caught collective operation timeout", None),
-    ("config_error", "error: argument --tp-size: invalid int value", Phase.INIT),
+    ("config_error", "error: argument --tp-size: invalid int value", None),  # before init
+    ("model_not_found", "OSError: x is not a local folder and is not a valid model identifier",
+     Phase.INIT),
     ("killed", "Killed", None),
 ])
 def test_phase_of_crash(kind: str, message: str, phase: Phase | None) -> None:
