@@ -19,8 +19,8 @@ from eagle_tui.model.events import Phase
 # "port 30000", "port: 29500", "('0.0.0.0', 30000)", "0.0.0.0:8000", "[::]:8000" (a clock's
 # "08:32:29" is not a host and port)
 _PORT = re.compile(
-    r"(?:\b[Pp]ort\b\D{0,12}?|\(['\"][^'\"]*['\"], |(?:\]|(?<![\d:])(?:\d{1,3}(?:\.\d{1,3}){3}"
-    r"|localhost|[a-z][\w.-]*)):)(?P<port>\d{2,5})\b(?!:)")
+    r"(?:\b[Pp]ort\b\D{0,12}?|\(['\"][^'\"]{0,256}['\"], |(?:\]|(?<![\w.:-])(?:\d{1,3}"
+    r"(?:\.\d{1,3}){3}|[a-z][\w.-]{0,253})):)(?P<port>\d{2,5})\b(?!:)")
 _ALLOC = re.compile(r"[Tt]ried to allocate (?P<alloc>\d[\d.]* ?[KMGT]i?B)")
 _KV_SHARE = "--mem-fraction-static / --gpu-memory-utilization"
 _OOM = {
