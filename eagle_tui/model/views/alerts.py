@@ -29,6 +29,7 @@ REJECT_ACCEPT_LEN = 1.05  # a stats line at or below this: drafts are being reje
 REJECT_CONSECUTIVE = 2
 RECOVER_ACCEPT_LEN = 1.20  # recovered only above this (hysteresis: a noisy line is not recovery)
 RECOVER_CONSECUTIVE = 3
+RECOVERED_SHOWN = 60  # stats lines a recovery is announced for
 NO_DRAFTS_INTERVALS = 5  # intervals of generation without a verified draft before it is said
 EAGLE3_ARCH_MARKERS = ("eagle3",)  # LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, Qwen3Eagle3...
 PLAUSIBLE_WIDTH_MULTIPLE = 64
@@ -83,41 +84,48 @@ def _high(v: float) -> bool:
     return v > RECOVER_ACCEPT_LEN
 
 
-def _completes(vals: list[float], i: int) -> str:
+Points = tuple[tuple[float, float], ...]
+
+
+def _completes(pts: Points, i: int) -> str:
     """What the stats line ``i`` completes: ``"low"`` (the second low line in a row),
     ``"high"`` (the :data:`RECOVER_CONSECUTIVE` th high line in a row), else ``""``."""
-    if i >= REJECT_CONSECUTIVE - 1 and all(_low(v) for v in vals[i - REJECT_CONSECUTIVE + 1:i + 1]):
+    if i >= REJECT_CONSECUTIVE - 1 and all(
+            _low(pts[j][1]) for j in range(i - REJECT_CONSECUTIVE + 1, i + 1)):
         return "low"
     if i >= RECOVER_CONSECUTIVE - 1 and all(
-            _high(v) for v in vals[i - RECOVER_CONSECUTIVE + 1:i + 1]):
+            _high(pts[j][1]) for j in range(i - RECOVER_CONSECUTIVE + 1, i + 1)):
         return "high"
     return ""
 
 
-def rejection(points: tuple[tuple[float, float], ...]) -> tuple[str, int]:
+def rejection(points: Points) -> tuple[str, int]:
     """Where acceptance stands, with hysteresis: ``("rejected", i)`` from the second
     consecutive line at ≤ :data:`REJECT_ACCEPT_LEN` (``i``: the last low line) until a sustained
     recovery, ``("recovered", i)`` once :data:`RECOVER_CONSECUTIVE` consecutive lines above
     :data:`RECOVER_ACCEPT_LEN` followed such an episode (``i``: the line that completed the
-    recovery), else ``("", -1)``. Read backwards: the newest completed pattern decides, so a
-    steady server costs a few lines, not the whole series."""
-    vals = [v for _, v in points]
-    i, seen = _newest(vals, len(vals) - 1)
+    recovery, within the last :data:`RECOVERED_SHOWN` lines), else ``("", -1)``. Read
+    backwards: the newest completed pattern decides, so a steady server costs a bounded few
+    lines, not the whole series."""
+    i, seen = _newest(points, len(points) - 1)
     if seen == "low":
         return "rejected", i
     if seen != "high":
         return "", -1
     j = i  # the high stretch that ends at ``i``: its first completion is the recovery
-    while j > 0 and _completes(vals, j - 1) == "high":
+    oldest = max(1, len(points) - RECOVERED_SHOWN)  # (a healthy server: a bounded walk)
+    while j >= oldest and _completes(points, j - 1) == "high":
         j -= 1
-    _, before = _newest(vals, j - 1)
+    if j < oldest:
+        return "", -1  # healthy for longer than a recovery is announced
+    _, before = _newest(points, j - 1)
     return ("recovered", j) if before == "low" else ("", -1)
 
 
-def _newest(vals: list[float], i: int) -> tuple[int, str]:
+def _newest(pts: Points, i: int) -> tuple[int, str]:
     """The newest line at or before ``i`` that completes a pattern, and which (``""``: none)."""
     while i >= 0:
-        if seen := _completes(vals, i):
+        if seen := _completes(pts, i):
             return i, seen
         i -= 1
     return -1, ""

@@ -24,6 +24,7 @@ from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import (
+    RECOVERED_SHOWN,
     evaluate_alerts,
     is_eagle3_architecture,
     rule_below_baseline,
@@ -74,6 +75,11 @@ def test_drafts_rejected_clears_only_after_a_sustained_recovery_and_says_so() ->
     assert a is not None and a.kind == "drafts_rejected"
     # a healthy run never had an episode: nothing to recover from
     assert rule_drafts_rejected(st(*decodes(2.5, 2.6, 2.7, 2.8))) is None
+    # the recovery is announced for RECOVERED_SHOWN lines after it, then healthy is just healthy
+    episode = (1.02, 1.01, 2.5, 2.6, 2.7)
+    shown = rule_drafts_rejected(st(*decodes(*episode, *[2.5] * (RECOVERED_SHOWN - 3))))
+    assert shown is not None and shown.kind == "drafts_recovered"
+    assert rule_drafts_rejected(st(*decodes(*episode, *[2.5] * (RECOVERED_SHOWN + 1)))) is None
 
 
 def test_recovery_is_dated_by_the_runs_clock() -> None:
