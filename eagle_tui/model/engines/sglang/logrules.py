@@ -72,13 +72,21 @@ _NOT_ENOUGH = HintTemplate(
     f"--context-length / --max-running-requests / {_GRAPH_BS}; check nvidia-smi for other "
     "processes.")
 _SWA = HintTemplate(
-    re.compile(r"SWA pool cap \((?P<swa>\d+) tokens, (?P<swa_gib>[\d.]+) GiB\) leaves no room "
-               r"for the full KV pool within the available (?P<avail>[\d.]+) GiB"),
-    "The sliding-window pool ({swa} tokens, {swa_gib} GiB) leaves no room for the full KV pool "
-    "in the {avail} GiB available: lower --max-running-requests or raise "
-    "--mem-fraction-static.",
+    re.compile(r"SWA pool cap \((?P<swa>\d+) tokens, (?P<swa_gib>[\d.]+ GiB|[\d.]+ GB)\) leaves "
+               r"no room for the full KV pool within the available (?P<avail>[\d.]+ GiB|[\d.]+ "
+               r"GB)"),
+    "The sliding-window pool ({swa} tokens, {swa_gib}) leaves no room for the full KV pool "
+    "in the {avail} available: lower --max-running-requests or raise --mem-fraction-static.",
     "The sliding-window pool leaves no room for the full KV pool: lower "
     "--max-running-requests or raise --mem-fraction-static.")
+_SWA_FLOOR = HintTemplate(
+    re.compile(r"SWA pool \((?P<swa>\d+) tokens\) cannot hold even one request: the prefill "
+               r"admission floor is sliding_window_size \((?P<window>\d+)\) \+ page_size "
+               r"\((?P<page>\d+)\)"),
+    "The sliding-window pool ({swa} tokens) cannot hold one request (window {window} + page "
+    "{page}): raise --swa-full-tokens-ratio or the KV budget (--mem-fraction-static).",
+    "The sliding-window pool cannot hold one request: raise --swa-full-tokens-ratio or the KV "
+    "budget (--mem-fraction-static).")
 _REQ_SLOTS = HintTemplate(
     re.compile(r"alloc_req_slots runs out of memory.{0,200}?available_size\(\)=(?P<free>\d+), "
                r"num_reqs=(?P<reqs>\d+)"),
@@ -86,7 +94,7 @@ _REQ_SLOTS = HintTemplate(
     "--max-running-requests (or raise --mem-fraction-static).",
     "The request-slot pool ran out: lower --max-running-requests (or raise "
     "--mem-fraction-static).")
-TEMPLATES = (*_OOM.values(), _NOT_ENOUGH, _SWA, _REQ_SLOTS)
+TEMPLATES = (*_OOM.values(), _NOT_ENOUGH, _SWA, _SWA_FLOOR, _REQ_SLOTS)
 
 
 def crash_hint(kind: str, phase: Phase, msg: str, mine: bool) -> str | None:
@@ -96,6 +104,8 @@ def crash_hint(kind: str, phase: Phase, msg: str, mine: bool) -> str | None:
         return _REQ_SLOTS.render(msg)
     if "SWA pool cap" in msg:
         return _SWA.render(msg)
+    if "cannot hold even one request" in msg:
+        return _SWA_FLOOR.render(msg)
     if kind == "not_enough_memory" and ("mem-fraction-static" in msg or "mem_fraction_static"
                                         in msg or (mine and "Not enough memory" in msg)):
         return _NOT_ENOUGH.render(msg)

@@ -178,6 +178,15 @@ def test_sglang_kv_sizing_errors_get_their_numbers() -> None:
            "SGLANG_SWA_EVICTION_INTERVAL, or increase --mem-fraction-static.")
     hint = hint_for("other_traceback", "sglang", Phase.KV_CACHE, swa)
     assert all(n in hint for n in ("65536 tokens", "3.50 GiB", "2.25 GiB"))
+    dsv4 = ("RuntimeError: The DSV4 SWA pool cap (4096 tokens, 1.25 GB) leaves no room for the "
+            "full KV pool within the available 0.75 GB. Reduce --max-running-requests")
+    hint = hint_for("other_traceback", "unknown", Phase.NONE, dsv4)
+    assert all(n in hint for n in ("4096 tokens", "1.25 GB", "0.75 GB"))
+    floor = ("ValueError: SWA pool (2048 tokens) cannot hold even one request: the prefill "
+             "admission floor is sliding_window_size (4096) + page_size (64). Increase "
+             "--swa-full-tokens-ratio or the total KV budget.")
+    hint = hint_for("other_traceback", "sglang", Phase.KV_CACHE, floor)
+    assert all(n in hint for n in ("2048 tokens", "window 4096", "page 64"))
     slots = (CORPUS / "sglang" / "sglang-10408-alloc-req-slots-inline.log").read_text()
     line = next(x for x in slots.splitlines() if "alloc_req_slots" in x)
     hint = hint_for("not_enough_memory", "sglang", Phase.SERVING, line)
@@ -262,3 +271,14 @@ def test_the_evidence_phase_retunes_the_hint() -> None:
     assert st.startup.crash is not None and "--cuda-graph-max-bs" in st.startup.crash.hint
     assert "does not show" not in st.startup.crash.hint
     assert profile_of("sglang") is not None
+
+
+def test_every_template_pattern_is_linear() -> None:
+    """The templates' patterns run on crash lines of any length (the structure test's budget;
+    its collector does not look inside the templates)."""
+    from tests.unit.structure.test_regex_budget import LIMIT, worst
+
+    for owner, t in _templates():
+        if t.pattern is not None:
+            r, label = worst(t.pattern)
+            assert r <= LIMIT, (owner, t.pattern.pattern, label, r)
