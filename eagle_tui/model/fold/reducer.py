@@ -31,6 +31,7 @@ from eagle_tui.model.events import (
     ModelInfo,
     Phase,
     PhaseEvent,
+    PrefillStats,
     PreviousRun,
     ProcessExited,
     ProcessSample,
@@ -344,7 +345,13 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         b.put("startup", usual=ev)
     elif isinstance(ev, PreviousRun):
         b.put("startup", previous=ev)
-    # PrefillStats and Tick carry nothing the state keeps (Tick only advanced the clock)
+    elif isinstance(ev, PrefillStats):
+        # a fragment with no sign of the server's start: its prefill batches are requests being
+        # served (with the start in view, a prefill can be the warm-up request's: no inference)
+        st = s.startup
+        if st.crash is None and evidence.serving_inferred(st.phase):
+            _infer_phase(b, Phase.SERVING, ev.lineno, ev.time, evidence.SERVING_FROM_PREFILL)
+    # Tick carries nothing the state keeps (it only advanced the clock)
 
 
 def _process(b: Batch, ev: ProcessSample) -> None:

@@ -37,6 +37,7 @@ def worth_scanning(kind: LineKind, text: str) -> bool:
 
 SERVING_FROM_DECODE = "a decode stats line"
 SERVING_FROM_SPEC = "a spec-decoding metrics line"
+SERVING_FROM_PREFILL = "a prefill stats line"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ def serving_inferred(phase: Phase) -> bool:
 __all__ = [
     "EVIDENCE_KINDS",
     "SERVING_FROM_DECODE",
+    "SERVING_FROM_PREFILL",
     "SERVING_FROM_SPEC",
     "Inferred",
     "corrects",

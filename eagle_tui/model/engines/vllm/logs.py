@@ -97,6 +97,7 @@ def method_phase(msg: str) -> Phase | None:
     m = _METHOD.search(msg) if "processing method" in msg else None
     return METHOD_PHASES.get(m.group(1)) if m is not None else None
 _HTTP_TEXT = ("Starting vLLM API server", "Starting vLLM server on", "Available routes are")
+_REQUEST_TEXT = ("Received request ", "Added request ")  # (request logging on): serving
 
 
 def _first_float(value: str | None) -> float | None:
@@ -352,7 +353,10 @@ class VllmParser:
             if text in msg:
                 return ev(Phase.HTTP_SERVER)
         if "init engine (profile, create kv cache" in msg:
-            return [], LineKind.MILESTONE
+            return [], LineKind.MILESTONE  # (a CPU build captures no graphs: no phase)
+        for text in _REQUEST_TEXT:
+            if text in msg:
+                return ev(Phase.SERVING)
         return [], None
 
 

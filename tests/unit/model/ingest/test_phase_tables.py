@@ -117,3 +117,21 @@ def test_corpus_excerpts_reach_their_labelled_phase(name: str) -> None:
     report = build_report(io.BytesIO(data), name)
     close(report)
     assert report["phase"] == label["phase"], (name, label["note"])
+
+
+def test_requests_and_prefill_batches_are_serving() -> None:
+    """vLLM's request log lines (request logging on) and, in a fragment with no sign of the
+    server's start, SGLang's prefill batches are requests being served."""
+    received = ("INFO 06-13 07:35:57 [logger.py:43] Received request chatcmpl-1d0f: prompt: "
+                "'Hello', params: SamplingParams(n=1)")
+    assert _phase([received]) is Phase.SERVING
+    assert _phase([V + "Added request cmpl-8304a461-0."]) is Phase.SERVING
+    prefill = ("[2025-05-14 09:31:43] Prefill batch. #new-seq: 2, #new-token: 2, #cached-token: "
+               "8027, token usage: 0.26, #running-req: 28, #queue-req: 0")
+    st = reduce(DashboardState(), parse([prefill]))
+    assert st.startup.phase is Phase.SERVING and st.startup.phase_inferred == \
+        "a prefill stats line"
+    # with the start in view, a prefill can be the warm-up request's: no inference
+    started = ["[2025-05-14 09:31:40] INFO:     Uvicorn running on http://0.0.0.0:30000 "
+               "(Press CTRL+C to quit)", prefill]
+    assert _phase(started) is Phase.HTTP_SERVER
