@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from eagle_tui.model.engines import profile_of, profiles
+from eagle_tui.model.engines.facets.logs import GRAPH_CAPTURE
 from eagle_tui.model.events import CrashEvent, Engine, LineKind, Phase
 from eagle_tui.model.ingest.framing import SCAN_CHARS
 
@@ -124,7 +125,7 @@ def phase_of_crash(crash: CrashEvent, engine: Engine = "unknown") -> tuple[Phase
         if _KV_TEXT.search(msg) or "Not enough memory" in msg:
             return Phase.KV_CACHE, "a KV-cache sizing error"
         return None
-    if kind == "cuda_oom" and "cuda graph" in msg.lower():
+    if kind == "cuda_oom" and GRAPH_CAPTURE.search(msg):  # (not PyTorch's "CUDA Graphs" pools)
         return Phase.CUDA_GRAPH, "a CUDA-graph capture failure"
     if kind == "nccl" and _INIT_TEXT.search(msg):
         return Phase.INIT, "an NCCL init error"

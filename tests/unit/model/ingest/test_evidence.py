@@ -86,6 +86,8 @@ def test_phase_in_line(text: str, phase: Phase | None) -> None:
      "than desired GPU memory utilization", Phase.INIT),
     ("cuda_oom", "Capture cuda graph failed: CUDA out of memory", Phase.CUDA_GRAPH),
     ("cuda_oom", "torch.OutOfMemoryError: CUDA out of memory", None),
+    ("cuda_oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. "
+     "81.88 MiB allocated in private pools (e.g., CUDA Graphs)", None),  # PyTorch's every OOM
     ("nccl", "RuntimeError: NCCL error in ncclCommInitRank: unhandled cuda error", Phase.INIT),
     ("nccl", "Watchdog caught collective operation timeout", None),
     ("config_error", "error: argument --tp-size: invalid int value", None),  # before init
