@@ -109,6 +109,10 @@ _KV_FIT_V0 = HintTemplate(
     "--max-model-len to {tokens} or less, or raise --gpu-memory-utilization.",
     "The KV cache holds fewer tokens than --max-model-len: lower --max-model-len, or raise "
     "--gpu-memory-utilization.")
+_KV_OTHER = HintTemplate(
+    None,
+    "The KV cache does not fit: raise --gpu-memory-utilization or lower --max-model-len; check "
+    "nvidia-smi for other processes.")
 _NO_BLOCKS = HintTemplate(
     None,
     "No memory was left for the KV cache after the weights and activations: raise "
@@ -124,8 +128,8 @@ _FREE = HintTemplate(
     "Less GPU memory was free at startup than --gpu-memory-utilization asks for: stop the other "
     "processes on the GPU (nvidia-smi) or lower --gpu-memory-utilization below the free share.")
 _EAGLE1 = HintTemplate(None, _EAGLE1_OF_EAGLE3_HINT)
-TEMPLATES = (*_OOM.values(), _KV_FIT, _KV_FIT_NO_ESTIMATE, _KV_FIT_V0, _NO_BLOCKS, _FREE,
-             _EAGLE1)
+TEMPLATES = (*_OOM.values(), _KV_FIT, _KV_FIT_NO_ESTIMATE, _KV_FIT_V0, _KV_OTHER, _NO_BLOCKS,
+             _FREE, _EAGLE1)
 
 
 def _phase(phase: Phase, msg: str) -> Phase:
@@ -158,7 +162,9 @@ def crash_hint(kind: str, phase: Phase, msg: str, mine: bool) -> str | None:
             return _NO_BLOCKS.render(msg)
         if "KV cache is needed" in msg:
             return render_first((_KV_FIT, _KV_FIT_NO_ESTIMATE), msg)
-        return _KV_FIT_V0.render(msg)
+        if "stored in KV cache" in msg:
+            return _KV_FIT_V0.render(msg)
+        return _KV_OTHER.render(msg)
     return None
 
 

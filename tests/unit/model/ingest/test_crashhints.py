@@ -210,6 +210,8 @@ def test_vllm_kv_sizing_errors_get_their_numbers() -> None:
     v0 = labels["vllm-10517-v0-profiling-max-seq-len-too-large"]["crash"]["cause_line"]
     hint = hint_for("not_enough_memory", "unknown", Phase.KV_CACHE, v0)
     assert "holds 23648 tokens" in hint and "--max-model-len 29000" in hint
+    other = hint_for("not_enough_memory", "vllm", Phase.KV_CACHE, "Insufficient KV cache memory")
+    assert "--gpu-memory-utilization" in other and "fewer tokens" not in other
     blocks = "ValueError: No available memory for the cache blocks. Try increasing " \
              "`gpu_memory_utilization` when initializing the engine."
     assert "--gpu-memory-utilization" in hint_for("not_enough_memory", "vllm", Phase.KV_CACHE,
