@@ -191,6 +191,8 @@ def build_session(
         session.post(Baseline(spec.baseline, "user"))
     if spec.usual is not None:
         session.post(spec.usual)
+    if spec.launched_spec is not None:
+        session.post(spec.launched_spec)
     return session
 
 

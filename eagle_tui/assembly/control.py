@@ -390,7 +390,7 @@ class LaunchControl:
 
         spec = replace(self.spec, log=launched.log_path, url=url, pid=launched.pid,
                        label=self._label_for(run, launched))
-        spec = replace(spec, usual=self._usual(run))
+        spec = replace(spec, usual=self._usual(run), launched_spec=self._prep.spec_config)
         session = ThreadedSession(spec_opener(spec))
         for cb in self._subscribers_for(run, spec):
             session.subscribe(cb)

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from eagle_tui.errors import UsageError
-from eagle_tui.model.events import UsualTimes
+from eagle_tui.model.events import SpecConfig, UsualTimes
 
 GPU_CHOICES = ("auto", "nvml", "smi", "none")
 REPLAY_KINDS = ("auto", "record", "log")
@@ -82,6 +82,7 @@ class DashboardSpec:
     health_interval: float = 1.0
     command: str = "watch"
     usual: UsualTimes | None = None  # earlier runs' phase times (the run history): ETA
+    launched_spec: SpecConfig | None = None  # the launch command's speculative settings
     # the dashboard: a process found by port/log that exits is followed by the next server
     # started there (a new run), instead of ending the process watch
     follow_restarts: bool = False

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from eagle_tui.files import open_regular
 from eagle_tui.model.bench.benchfiles import counter_totals, metrics_figures
 from eagle_tui.model.bench.windows import (
-    LOG_INTERVAL_RE,
     BenchWindow,
     WindowTracker,
     client_totals,
+    last_interval,
     marker_query,
     own_path,
 )
@@ -100,12 +100,12 @@ def _read_from(path: Path, offset: int) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def log_interval(path: Path) -> int | None:
-    """SGLang's ``decode_log_interval`` from its ``server_args`` line, near the log's start."""
+def log_interval(path: Path) -> tuple[int, str] | None:
+    """SGLang's ``decode_log_interval`` from its ``server_args`` line (or the launch command
+    echoed into the log) near the log's start, and where it was read."""
     with open_regular(path) as fh:
         head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
-    m = LOG_INTERVAL_RE.search(head)
-    return int(m.group(1)) if m else None
+    return last_interval(head)
 
 
 def log_window(path: Path, bench_id: str, offset: int = 0) -> BenchWindow | None:
@@ -115,7 +115,7 @@ def log_window(path: Path, bench_id: str, offset: int = 0) -> BenchWindow | None
     parser = LogParser()
     tracker = WindowTracker()
     if offset and (interval := log_interval(path)) is not None:
-        tracker.decode_log_interval = interval  # (a line before the offset says it)
+        tracker.set_interval(*interval)  # (a line before the offset says it)
     for line in _read_from(path, offset):
         tracker.feed(parser.feed_line(line))
     tracker.feed(parser.finish())

@@ -155,7 +155,8 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
                             exclude=run.id)
     except HistoryError:
         usual = None
-    return -1, Started(replace(spec, usual=usual), prep, run, launched)
+    return -1, Started(replace(spec, usual=usual, launched_spec=prep.spec_config), prep, run,
+                       launched)
 
 
 def _record_outcome(run_id: int, code: int) -> None:

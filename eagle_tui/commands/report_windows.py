@@ -16,7 +16,7 @@ from typing import Any
 
 from eagle_tui.files import NotRegularFileError, open_regular, read_text
 from eagle_tui.model.bench.benchfiles import ResultsRun, parse_results, span_figures
-from eagle_tui.model.bench.windows import BENCH_TAG, WindowTracker
+from eagle_tui.model.bench.windows import BENCH_TAG, WindowTracker, last_interval
 from eagle_tui.model.events import Event
 
 SCAN_CHUNK = 1 << 20
@@ -47,6 +47,26 @@ def first_marker(path: Path) -> int | None:
             buf[:end - cut] = buf[cut:end]
             pos += cut
             held = end - cut
+
+
+def interval_before(path: Path, end: int) -> tuple[int, str] | None:
+    """The last decode-log interval the log states before byte ``end`` (its ``server_args``
+    line, or the launch command echoed into it): the window pass starts at the first marker,
+    past the line that says it. Read 1 MiB at a time, a line cut by a read kept for the next."""
+    found: tuple[int, str] | None = None
+    tail = b""
+    with open_regular(path) as fh:
+        left = end
+        while left > 0:
+            data = fh.read(min(SCAN_CHUNK, left))
+            if not data:
+                break
+            left -= len(data)
+            buf = tail + data
+            cut = buf.rfind(b"\n") + 1 if left > 0 else len(buf)
+            tail = buf[cut:][-SCAN_CHUNK:]  # (a line longer than a read: its end)
+            found = last_interval(buf[:cut].decode("utf-8", "replace")) or found
+    return found
 
 
 def load_results(files: list[str]) -> list[ResultsRun]:
@@ -92,6 +112,8 @@ def windows(path: Path | None, runs: list[ResultsRun], marker: int | None = None
     events = _events(path, 0 if runs else marker or 0)
     if marker is not None:
         tracker = WindowTracker()
+        if not runs and marker and (interval := interval_before(path, marker)) is not None:
+            tracker.set_interval(*interval)
         tracker.feed(events)
         out.extend(w.as_dict() for w in tracker.windows)
     for run, log in zip(runs, span_figures(events, runs), strict=True):

@@ -17,6 +17,7 @@ from eagle_tui.history.records import RunRecord
 from eagle_tui.history.store import RunStore, data_dir
 from eagle_tui.launch.process import Launched, new_token, start_detached
 from eagle_tui.model.boundary.shellwords import join
+from eagle_tui.model.events import SpecConfig
 from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
 from eagle_tui.model.launching.lint import Fixed, LintResult, fix, lint
 from eagle_tui.model.launching.redact import redact_words
@@ -48,6 +49,16 @@ class Prepared:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def spec_config(self) -> SpecConfig | None:
+        """The speculative settings the command asks for, read the engine's way (``None``:
+        none): the dashboard knows speculation is configured before the log says so."""
+        plan = launch_profile(self.cmd.engine).launch.read_plan(self.cmd)
+        if not (plan.algorithm or plan.draft):
+            return None
+        return SpecConfig(plan.algorithm, plan.draft, plan.num_steps, plan.topk,
+                          plan.draft_tokens, source="launch")
 
 
 def env_values(specs: list[str], environ: dict[str, str] | None = None) -> dict[str, str]:

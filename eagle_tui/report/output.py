@@ -80,7 +80,10 @@ def render_text(report: dict[str, Any]) -> str:
         w("speculative: not seen in the log\n")
     else:
         settings = [f"{k}={v}" for k, v in s.items() if v is not None]
-        w(f"speculative: {', '.join(settings)}\n")
+        if not settings:  # a draft model loading, with no settings line in view
+            w("speculative: on (a draft model loaded; its settings are not in the log)\n")
+        else:
+            w(f"speculative: {', '.join(settings)}\n")
     acc, gen, summ = r["accept_len"], r["gen_throughput"], r["summary"]
     w(f"accept len: {acc.count} values, mean {_fmt(summ['accept_len_mean'])}")
     w(f", last {_fmt(acc.tail[-1])}\n" if acc.count else "\n")

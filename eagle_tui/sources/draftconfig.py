@@ -7,10 +7,11 @@ what the draft *is* (its config) with how it was launched.
 (or ``/server_info``) has been parsed, from the state's ``SpecConfig``; it is re-read when that
 path changes (a relaunch with another draft).
 
-EAGLE-3 markers (any one suffices): an architecture name containing ``Eagle3``
-(``LlamaForCausalLMEagle3``, ``Eagle3LlamaForCausalLM``, ``Qwen3Eagle3Model``...),
-``eagle_config.eagle_aux_hidden_state_layer_ids`` / ``use_aux_hidden_state``, or a speculators
-config whose ``speculators_model_type`` is ``eagle3``.
+EAGLE-3 markers (any one suffices; ``lint``'s own predicate, ``is_eagle3_config``): an
+architecture name containing ``Eagle3`` (``LlamaForCausalLMEagle3``, ``Qwen3Eagle3Model``...),
+``eagle_config.eagle_aux_hidden_state_layer_ids`` / ``use_aux_hidden_state``, a
+``draft_vocab_size`` (community EAGLE-3 drafts often ship as a plain ``LlamaForCausalLM``), or a
+speculators config whose ``speculators_model_type`` is ``eagle3``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.events import DraftConfig, Event, SpecConfig
-from eagle_tui.model.views.alerts import is_eagle3_architecture
+from eagle_tui.model.launching.checks import is_eagle3_config
 from eagle_tui.transport.base import Transport, TransportError
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -60,16 +61,10 @@ def parse_draft_config(path: str, data: object) -> DraftConfig:
     layer_cfg = data.get("transformer_layer_config")
     if hidden is None and isinstance(layer_cfg, dict):
         hidden = _opt_int(layer_cfg.get("hidden_size"))
-    is_eagle3 = (
-        any(is_eagle3_architecture(a) for a in archs)
-        or bool(aux)
-        or eagle_cfg.get("use_aux_hidden_state") is True
-        or str(data.get("speculators_model_type", "")).lower() == "eagle3"
-    )
     return DraftConfig(
         path=path,
         architectures=archs,
-        is_eagle3=is_eagle3,
+        is_eagle3=is_eagle3_config(data),
         hidden_size=hidden,
         target_hidden_size=target_hidden,
         aux_layer_ids=aux,

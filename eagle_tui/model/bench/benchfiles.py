@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eagle_tui.model.bench.windows import (
-    LOG_INTERVAL_RE,
     SGLANG_DEFAULT_LOG_INTERVAL,
     LogSums,
     WindowFigures,
+    interval_in,
 )
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.engines import EngineProfile, profiles
@@ -183,11 +183,11 @@ def span_figures(events: Iterable[Event], runs: list[ResultsRun]) -> list[Window
     the stats lines stamped inside it, and the first interval line after its end (the tail).
     Stamps have one-second resolution, so a short run's figures are rough."""
     spans = [_Span(r) for r in runs if r.t_start is not None and r.t_end is not None]
-    interval = SGLANG_DEFAULT_LOG_INTERVAL
+    interval, source = SGLANG_DEFAULT_LOG_INTERVAL, "the default"
     for ev in events:
         if isinstance(ev, LogLine):
-            if "decode_log_interval" in ev.text and (m := LOG_INTERVAL_RE.search(ev.text)):
-                interval = max(1, int(m.group(1)))
+            if (stated := interval_in(ev.text)) is not None:
+                interval, source = stated
             continue
         if not isinstance(ev, DecodeStats | SpecStats) or not spans:
             continue
@@ -201,7 +201,7 @@ def span_figures(events: Iterable[Event], runs: list[ResultsRun]) -> list[Window
                     sp.tail += 1
                 if sp.tail > 1:
                     continue
-            sp.sums.add(ev, interval)
+            sp.sums.add(ev, interval, source)
     by_run = {id(sp.run): sp for sp in spans}
     out: list[WindowFigures | None] = []
     for r in runs:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eagle_tui.model.events import DecodeStats, Event, LogLine, SpecStats
+from eagle_tui.model.events import DecodeStats, Event, LogLine, ServerInfo, SpecStats
 from eagle_tui.model.numbers import strict_float
 
 OWN_TAG = "eagle-tui"
@@ -31,7 +31,31 @@ _OWN_SUFFIXES = (f"?{OWN_TAG} ", f"?{OWN_TAG}&")
 _BENCH_RE = re.compile(
     rf"[?&]{BENCH_TAG}=([A-Za-z0-9_.-]{{1,40}})((?:&[a-z]{{1,12}}=[A-Za-z0-9_.-]{{1,40}})*)")
 SGLANG_DEFAULT_LOG_INTERVAL = 40  # SGLang's --decode-log-interval default
-LOG_INTERVAL_RE = re.compile(r"decode_log_interval['\"]?\s*[=:]\s*(\d{1,6})")
+# its ``server_args`` line (``decode_log_interval=10`` or ``'decode_log_interval': 10``) or the
+# launch command echoed into the log (``--decode-log-interval 10``, ``=10``)
+LOG_INTERVAL_RE = re.compile(
+    r"(?:decode_log_interval['\"]?\s*[=:]\s*|--decode-log-interval(?:=|\s+)['\"]?)(\d{1,6})\b")
+
+
+def interval_in(text: str) -> tuple[int, str] | None:
+    """The decode-log interval a log line states, and where (``None``: it states none)."""
+    if "log_interval" not in text and "log-interval" not in text:
+        return None
+    m = LOG_INTERVAL_RE.search(text)
+    if m is None:
+        return None
+    return _found(m)
+
+
+def last_interval(text: str) -> tuple[int, str] | None:
+    """The last decode-log interval a stretch of log text states (:func:`interval_in`)."""
+    found = list(LOG_INTERVAL_RE.finditer(text))
+    return _found(found[-1]) if found else None
+
+
+def _found(m: re.Match[str]) -> tuple[int, str]:
+    return max(1, int(m.group(1))), ("the launch command" if m.group(0).startswith("--")
+                                     else "the log's server_args")
 
 
 def own_path(path: str) -> str:
@@ -118,13 +142,15 @@ class LogSums:
     sg_tokens: float = 0.0
     sg_last: float = 0.0  # the last decode line's tokens per step (running × accept len)
     sg_interval: int = SGLANG_DEFAULT_LOG_INTERVAL
+    interval_from: str = "the default"  # where ``sg_interval`` came from (said in the note)
     pending_tps: float | None = None  # the Engine line's tok/s, waiting for its SpecDecoding line
 
     @property
     def sglang(self) -> bool:
         return self.sg_weight > 0 and self.drafts == 0
 
-    def add(self, ev: DecodeStats | SpecStats, decode_log_interval: int) -> None:
+    def add(self, ev: DecodeStats | SpecStats, decode_log_interval: int,
+            interval_from: str = "the default") -> None:
         if isinstance(ev, DecodeStats):
             if ev.accept_len is not None:  # SGLang's decode line carries the acceptance
                 running = float(ev.running or 1)
@@ -133,6 +159,7 @@ class LogSums:
                 self.sg_accept += ev.accept_len * running
                 self.sg_tokens += decode_log_interval * running * ev.accept_len
                 self.sg_last, self.sg_interval = running * ev.accept_len, decode_log_interval
+                self.interval_from = interval_from
             else:
                 self.pending_tps = ev.gen_tps
             return
@@ -159,7 +186,9 @@ class LogSums:
                                  tokens / dur if dur else None, tokens, self.sg_weight,
                                  "weighted by running requests; tokens estimated as "
                                  "decode_log_interval x running x accept len, + half an "
-                                 "interval for the unlogged tail", self.intervals)
+                                 "interval for the unlogged tail (decode_log_interval "
+                                 f"{self.sg_interval}, from {self.interval_from})",
+                                 self.intervals)
         return WindowFigures("log", note="no stats interval in the window", intervals=0)
 
 
@@ -233,10 +262,13 @@ class WindowTracker:
     ``max_windows`` are kept.
     """
 
-    def __init__(self, *, decode_log_interval: int = SGLANG_DEFAULT_LOG_INTERVAL,
-                 max_windows: int = 100) -> None:
+    def __init__(self, *, decode_log_interval: int | None = None,
+                 max_windows: int = 100, interval_from: str = "the caller") -> None:
         self.windows: list[BenchWindow] = []
-        self.decode_log_interval = decode_log_interval
+        # the server's own interval wherever it is known (its log, its launch command, its
+        # /server_info); the default only while none is
+        self.decode_log_interval = decode_log_interval or SGLANG_DEFAULT_LOG_INTERVAL
+        self.interval_from = interval_from if decode_log_interval else "the default"
         self.max_windows = max_windows
         self._open: BenchWindow | None = None
 
@@ -250,14 +282,20 @@ class WindowTracker:
             elif isinstance(ev, DecodeStats | SpecStats):
                 w = self._stats(ev)
             else:
+                if isinstance(ev, ServerInfo) and ev.decode_log_interval:
+                    self.set_interval(ev.decode_log_interval, "/server_info")
                 continue
             if w is not None and all(w is not c for c in changed):
                 changed.append(w)
         return changed
 
+    def set_interval(self, steps: int, source: str) -> None:
+        """The server's decode-log interval, as ``source`` states it."""
+        self.decode_log_interval, self.interval_from = max(1, steps), source
+
     def _line(self, ln: LogLine) -> BenchWindow | None:
-        if "decode_log_interval" in ln.text and (m := LOG_INTERVAL_RE.search(ln.text)):
-            self.decode_log_interval = max(1, int(m.group(1)))  # SGLang's server_args line
+        if (found := interval_in(ln.text)) is not None:
+            self.set_interval(*found)
         mark = bench_mark(ln.text)
         if mark is None:
             return None
@@ -292,7 +330,7 @@ class WindowTracker:
             if w._tail > 1 or (ev.gen_tps == 0 and ev.accept_len is None):
                 w.sealed = True
                 return w
-        w.sums.add(ev, self.decode_log_interval)
+        w.sums.add(ev, self.decode_log_interval, self.interval_from)
         return None
 
     def banners(self, events: Sequence[Event]) -> list[str]:
@@ -341,7 +379,9 @@ __all__ = [
     "bench_mark",
     "client_figures",
     "client_totals",
+    "interval_in",
     "is_own_access",
+    "last_interval",
     "marker_query",
     "own_path",
 ]

@@ -61,6 +61,8 @@ class ServerInfo(Record):
     model_name: str | None = None
     memory_gb: tuple[tuple[str, float], ...] = ()
     version: str | None = None
+    # decode steps between two stats lines (the server's own setting; None: it does not say)
+    decode_log_interval: int | None = None
 
 
 @record

@@ -7,6 +7,7 @@ are evaluated once for the whole batch.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from eagle_tui.model.buffers.logbuffer import ERROR_KINDS
 from eagle_tui.model.events import (
@@ -30,6 +31,7 @@ from eagle_tui.model.events import (
     ModelInfo,
     Phase,
     PhaseEvent,
+    PrefillStats,
     PreviousRun,
     ProcessExited,
     ProcessSample,
@@ -49,6 +51,7 @@ from eagle_tui.model.fold.batch import NO_LINE, Batch
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
 from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, STOP_KINDS, killed_crash
+from eagle_tui.model.ingest.crashhints import hint_for
 from eagle_tui.model.ingest.logclock import log_seconds
 from eagle_tui.model.state import (
     DashboardState,
@@ -123,6 +126,13 @@ def _with_crash(b: Batch, ev: CrashEvent) -> None:
     if implied is not None and st.phase.rank < Phase.READY.rank:
         _infer_phase(b, implied[0], ev.lineno, ev.time, implied[1])
         st = b.s.startup
+    mark = st.phase_mark(st.phase)
+    if ev.kind == "cuda_oom" and (st.engine_inferred is not None
+                                  or (mark is not None and mark.inferred)):
+        # an OOM's fix depends on the phase and the engine's flags, and the parser's hint knew
+        # only the lines' own: the evidence (frames, the crash itself) knows more. (Only the
+        # OOM's: the message here is cut, and other hints take numbers from all of it.)
+        ev = replace(ev, hint=hint_for(ev.kind, st.engine, st.phase, ev.message))
     refines = st.crash is not None and (st.crash.kind, st.crash.lineno) == (ev.kind, ev.lineno)
     if st.crash is not None and _specificity(st.crash) >= _specificity(ev) and not refines:
         return  # (a refinement: the same crash line, its cause read from the lines below)
@@ -145,6 +155,8 @@ def _upsert_failure(
 
 
 def _merge_spec(old: SpecConfig | None, ev: SpecConfig) -> SpecConfig:
+    if old is not None and ev.algorithm is None and ev.draft_model is None:
+        return old  # only "speculation is on" (a drafter loading): what is known stays
     if old is None or ev.source == "log" or old.source != "log":
         return ev
     # the log's server_args line is authoritative; fill only what it lacks
@@ -352,7 +364,13 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         b.put("startup", usual=ev)
     elif isinstance(ev, PreviousRun):
         b.put("startup", previous=ev)
-    # PrefillStats and Tick carry nothing the state keeps (Tick only advanced the clock)
+    elif isinstance(ev, PrefillStats):
+        # a fragment with no sign of the server's start: its prefill batches are requests being
+        # served (with the start in view, a prefill can be the warm-up request's: no inference)
+        st = s.startup
+        if st.crash is None and evidence.serving_inferred(st.phase):
+            _infer_phase(b, Phase.SERVING, ev.lineno, ev.time, evidence.SERVING_FROM_PREFILL)
+    # Tick carries nothing the state keeps (it only advanced the clock)
 
 
 def _process(b: Batch, ev: ProcessSample) -> None:

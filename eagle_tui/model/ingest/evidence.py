@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from eagle_tui.model.engines import profile_of, profiles
+from eagle_tui.model.engines.facets.logs import GRAPH_CAPTURE
 from eagle_tui.model.events import CrashEvent, Engine, LineKind, Phase
 from eagle_tui.model.ingest.framing import SCAN_CHARS
 
@@ -37,6 +38,7 @@ def worth_scanning(kind: LineKind, text: str) -> bool:
 
 SERVING_FROM_DECODE = "a decode stats line"
 SERVING_FROM_SPEC = "a spec-decoding metrics line"
+SERVING_FROM_PREFILL = "a prefill stats line"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,12 +125,14 @@ def phase_of_crash(crash: CrashEvent, engine: Engine = "unknown") -> tuple[Phase
         if _KV_TEXT.search(msg) or "Not enough memory" in msg:
             return Phase.KV_CACHE, "a KV-cache sizing error"
         return None
-    if kind == "cuda_oom" and "cuda graph" in msg.lower():
+    if kind == "cuda_oom" and GRAPH_CAPTURE.search(msg):  # (not PyTorch's "CUDA Graphs" pools)
         return Phase.CUDA_GRAPH, "a CUDA-graph capture failure"
     if kind == "nccl" and _INIT_TEXT.search(msg):
         return Phase.INIT, "an NCCL init error"
-    if kind in ("config_error", "model_not_found"):
-        return Phase.INIT, "a launch error (arguments or model not found)"
+    if kind == "model_not_found":
+        return Phase.INIT, "a launch error (model not found)"
+    # (a rejected argument stops before any init: argparse and the CLI's own checks run first,
+    # and a config value refused later follows the init lines that already say init)
     return phase_in_line(msg)  # the exception line may name the step itself
 
 
@@ -156,6 +160,7 @@ def serving_inferred(phase: Phase) -> bool:
 __all__ = [
     "EVIDENCE_KINDS",
     "SERVING_FROM_DECODE",
+    "SERVING_FROM_PREFILL",
     "SERVING_FROM_SPEC",
     "Inferred",
     "corrects",

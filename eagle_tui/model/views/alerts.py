@@ -20,13 +20,17 @@ from eagle_tui.model.engines.facets.logs import AlertWording
 from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.activity import stuck_collective, stuck_message
-from eagle_tui.model.views.figures import accept_len, tok_s
+from eagle_tui.model.views.figures import accept_len, accept_lifetime, tok_s
 
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
 
-REJECT_ACCEPT_LEN = 1.10
-REJECT_CONSECUTIVE = 3
+REJECT_ACCEPT_LEN = 1.05  # a stats line at or below this: drafts are being rejected
+REJECT_CONSECUTIVE = 2
+RECOVER_ACCEPT_LEN = 1.20  # recovered only above this (hysteresis: a noisy line is not recovery)
+RECOVER_CONSECUTIVE = 3
+RECOVERED_SHOWN = 60  # stats lines a recovery is announced for
+NO_DRAFTS_INTERVALS = 5  # intervals of generation without a verified draft before it is said
 EAGLE3_ARCH_MARKERS = ("eagle3",)  # LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, Qwen3Eagle3...
 PLAUSIBLE_WIDTH_MULTIPLE = 64
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -72,16 +76,109 @@ def _eagle3_remedy(state: DashboardState) -> Remedy | None:
     return profile.launch.eagle3_remedy if profile is not None else None
 
 
+def _low(v: float) -> bool:
+    return v <= REJECT_ACCEPT_LEN
+
+
+def _high(v: float) -> bool:
+    return v > RECOVER_ACCEPT_LEN
+
+
+Points = tuple[tuple[float, float], ...]
+
+
+def _completes(pts: Points, i: int) -> str:
+    """What the stats line ``i`` completes: ``"low"`` (the second low line in a row),
+    ``"high"`` (the :data:`RECOVER_CONSECUTIVE` th high line in a row), else ``""``."""
+    if i >= REJECT_CONSECUTIVE - 1 and all(
+            _low(pts[j][1]) for j in range(i - REJECT_CONSECUTIVE + 1, i + 1)):
+        return "low"
+    if i >= RECOVER_CONSECUTIVE - 1 and all(
+            _high(pts[j][1]) for j in range(i - RECOVER_CONSECUTIVE + 1, i + 1)):
+        return "high"
+    return ""
+
+
+def rejection(points: Points) -> tuple[str, int]:
+    """Where acceptance stands, with hysteresis: ``("rejected", i)`` from the second
+    consecutive line at ≤ :data:`REJECT_ACCEPT_LEN` (``i``: the last low line) until a sustained
+    recovery, ``("recovered", i)`` once :data:`RECOVER_CONSECUTIVE` consecutive lines above
+    :data:`RECOVER_ACCEPT_LEN` followed such an episode (``i``: the line that completed the
+    recovery, within the last :data:`RECOVERED_SHOWN` lines), else ``("", -1)``. Read
+    backwards: the newest completed pattern decides, so a steady server costs a bounded few
+    lines, not the whole series."""
+    i, seen = _newest(points, len(points) - 1)
+    if seen == "low":
+        return "rejected", i
+    if seen != "high":
+        return "", -1
+    j = i  # the high stretch that ends at ``i``: its first completion is the recovery
+    oldest = max(1, len(points) - RECOVERED_SHOWN)  # (a healthy server: a bounded walk)
+    while j >= oldest and _completes(points, j - 1) == "high":
+        j -= 1
+    if j < oldest:
+        return "", -1  # healthy for longer than a recovery is announced
+    _, before = _newest(points, j - 1)
+    return ("recovered", j) if before == "low" else ("", -1)
+
+
+def _newest(pts: Points, i: int) -> tuple[int, str]:
+    """The newest line at or before ``i`` that completes a pattern, and which (``""``: none)."""
+    while i >= 0:
+        if seen := _completes(pts, i):
+            return i, seen
+        i -= 1
+    return -1, ""
+
+
+def _at(state: DashboardState, t: float) -> str:
+    """When a series point was taken: the run's clock, where the run has one."""
+    start = state.clock.t_start
+    return f" at {_clock(t - start)} into the run" if start is not None and t >= start else ""
+
+
 def rule_drafts_rejected(state: DashboardState) -> Alert | None:
-    vals = accept_len(state).series.values(last_n=REJECT_CONSECUTIVE)
-    if len(vals) < REJECT_CONSECUTIVE or any(v > REJECT_ACCEPT_LEN for v in vals):
+    points = accept_len(state).series.points
+    where, i = rejection(points)
+    if where == "recovered":
+        t, v = points[i]
+        return Alert(
+            "drafts_recovered", "info",
+            f"Acceptance recovered to {v:.2f}{_at(state, t)} ({RECOVER_CONSECUTIVE} consecutive "
+            f"stats lines above {RECOVER_ACCEPT_LEN:.2f} after drafts were being rejected).")
+    if where != "rejected":
         return None
+    low = points[i][1]
+    last = points[-1][1]
+    now = "" if i == len(points) - 1 else (
+        f" Now {last:.2f}: not recovered until {RECOVER_CONSECUTIVE} consecutive lines are above "
+        f"{RECOVER_ACCEPT_LEN:.2f}.")
     return Alert(
         "drafts_rejected",
         "critical",
-        f"Drafts are being rejected: accept length {vals[-1]:.2f} (≤ {REJECT_ACCEPT_LEN:.2f} on "
+        f"Drafts are being rejected: accept length {low:.2f} (≤ {REJECT_ACCEPT_LEN:.2f} on "
         f"{REJECT_CONSECUTIVE}+ consecutive stats lines). Speculative decoding is costing time, "
-        f"not saving it. Check the draft model and {_wording(state).algorithm_flag}.",
+        f"not saving it. Check the draft model and {_wording(state).algorithm_flag}.{now}",
+    )
+
+
+def rule_no_drafts_verified(state: DashboardState) -> Alert | None:
+    """Speculation is configured, the server has been generating for a while, and not one
+    draft was verified: no acceptance in any stats line, ``/metrics`` sample or
+    ``/server_info`` (an engine logs no spec-metrics line for an interval without drafts)."""
+    spec = state.config.spec
+    if spec is None or accept_len(state).known or accept_lifetime(state).known:
+        return None
+    serving = [v for v in tok_s(state).series.values() if v > 0]
+    if len(serving) < NO_DRAFTS_INTERVALS:
+        return None
+    what = f"{spec.algorithm} " if spec.algorithm else ""
+    return Alert(
+        "no_drafts_verified", "warning",
+        f"Speculative decoding is configured ({what}{spec.draft_model or 'a draft model'}) but no "
+        f"draft was verified in {len(serving)} stats intervals of generation: the server is "
+        "decoding without its draft. Check that the draft loaded and "
+        f"{_wording(state).algorithm_flag}.",
     )
 
 
@@ -241,6 +338,7 @@ RULES = (
     rule_eagle3_draft_with_eagle,
     rule_hidden_dims,
     rule_drafts_rejected,
+    rule_no_drafts_verified,
     rule_below_baseline,
     rule_slow_phase,
     rule_source_failures,

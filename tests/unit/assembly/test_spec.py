@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,35 @@ def test_open_dashboard_headless_runs_the_presenter_over_the_threaded_session() 
     assert rc == 0 and "phase: none" in out.getvalue()
     assert threads == {"eagle-session"}  # the same session thread as the dashboard's
     assert session.finished and session.state.log.lines == 1
+
+
+def test_a_launched_run_says_its_speculative_settings_before_the_log_does(
+        tmp_path: Path) -> None:
+    """``launch``'s command is read the engine's way (its lint plan) into a ``SpecConfig`` the
+    session starts with: speculation is known to be configured from the command line."""
+    from eagle_tui.launch.plan import Prepared
+    from eagle_tui.model.events import SpecConfig
+    from eagle_tui.model.launching.cmdline import parse_command
+    from eagle_tui.probe.tables import load_tables
+
+    tables = load_tables()
+    sg = parse_command(["python", "-m", "sglang.launch_server", "--model-path", "/m",
+                        "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path",
+                        "/d", "--speculative-num-steps", "3"], tables)
+    vl = parse_command(["vllm", "serve", "/m", "--speculative-config",
+                        '{"method": "eagle3", "model": "/d", "num_speculative_tokens": 4}'],
+                       tables)
+    plain = parse_command(["vllm", "serve", "/m"], tables)
+    no_lint: Any = None  # (the settings are read from the command alone)
+    specs = [Prepared(argv=[], cmd=c, result=no_lint, cwd="/").spec_config
+             for c in (sg, vl, plain)]
+    assert specs[0] is not None and (specs[0].algorithm, specs[0].draft_model,
+                                     specs[0].num_steps, specs[0].source) == ("EAGLE3", "/d", 3,
+                                                                              "launch")
+    assert specs[1] is not None and (specs[1].algorithm, specs[1].draft_model) == ("eagle3",
+                                                                                   "/d")
+    assert specs[2] is None
+    spec = check_sources(DashboardSpec(log=str(tmp_path / "s.log"), gpu="none",
+                                       launched_spec=specs[0]))
+    session = build_session(spec)
+    assert [e for e in session._pending if isinstance(e, SpecConfig)] == [specs[0]]

@@ -240,3 +240,19 @@ def test_cli_reads_stdin_in_a_real_process() -> None:
     r = json.loads(proc.stdout)
     assert (r["file"], r["engine"], r["crash"]["kind"], r["crash"]["line"]) == (
         "-", "vllm", "not_enough_memory", 5)
+
+
+def test_a_drafter_loading_alone_says_speculation_is_on() -> None:
+    """vLLM's ``Loading drafter model...`` with no settings line in view (a fragment)."""
+    from eagle_tui.report.output import render_text
+
+    engine = ("(APIServer pid=2) INFO 10-30 14:20:01 [loggers.py:1] Engine 000: Avg prompt "
+              "throughput: 0.0 tokens/s, Avg generation throughput: 80.0 tokens/s, Running: 4 "
+              "reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%")
+    data = "\n".join(["(EngineCore_DP0 pid=1) INFO 10-30 14:19:15 [gpu_model_runner.py:2602] "
+                      "Loading drafter model...", *[engine] * 6]).encode() + b"\n"
+    r = build_report(io.BytesIO(data), "x")
+    text = render_text(r)
+    close(r)
+    assert "speculative: on (a draft model loaded; its settings are not in the log)" in text
+    assert "alert [warning] no_drafts_verified:" in text

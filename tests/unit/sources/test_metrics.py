@@ -324,6 +324,24 @@ def test_draft_config_markers() -> None:
         parse_draft_config("/x", [1])
 
 
+def test_the_probe_and_lint_share_one_eagle3_predicate() -> None:
+    """A community EAGLE-3 draft shipped as a plain LlamaForCausalLM with ``draft_vocab_size``:
+    lint calls it EAGLE-3, and so does the probe (the same predicate, on every marker)."""
+    from eagle_tui.model.launching.checks import is_eagle3_config
+
+    community = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+                 "draft_vocab_size": 32000}
+    assert parse_draft_config("/c", community).is_eagle3
+    samples: list[dict[str, object]] = [
+        community, {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096},
+        {"architectures": ["Eagle3LlamaForCausalLM"]}, {"speculators_model_type": "EAGLE3"},
+        {"eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 2]}},
+        {"eagle_config": {"use_aux_hidden_state": True}}, {"eagle_config": {}},
+        json.loads((EAGLE3_CONFIG / "config.json").read_text())]
+    for data in samples:
+        assert parse_draft_config("/d", data).is_eagle3 == is_eagle3_config(data), data
+
+
 async def test_draft_config_source_follows_the_spec_path(tmp_path: Path) -> None:
     (tmp_path / "draft").mkdir()
     (tmp_path / "draft" / "config.json").write_text((EAGLE3_CONFIG / "config.json").read_text())

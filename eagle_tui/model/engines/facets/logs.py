@@ -52,6 +52,70 @@ class LogPrefix:
 # is this engine's; a hint may also claim a message of an unknown engine by its wording.
 CrashHint = Callable[[str, Phase, str, bool], str | None]
 
+def memory_stage(phase: Phase) -> str:
+    """Which memory a crash in ``phase`` ran out of: ``"weights"`` (loading them),
+    ``"startup"`` (profiling, KV sizing, torch.compile, graph capture, warm-up: the KV share and
+    the graph batch sizes), ``"serving"`` (batch and context size) or ``"unknown"``."""
+    if phase is Phase.NONE:
+        return "unknown"
+    if phase.rank <= Phase.WEIGHTS_LOADED.rank:
+        return "weights"
+    return "startup" if phase.rank <= Phase.HTTP_SERVER.rank else "serving"
+
+
+# A graph capture named as the failing step. Not any "CUDA Graphs": PyTorch's every OOM message
+# says "... allocated in private pools (e.g., CUDA Graphs)".
+GRAPH_CAPTURE = re.compile(r"[Cc]apture cuda graph|CUDA graph capture|[Cc]apturing (?:cuda|CUDA) "
+                           r"graph|cuda_graph_runner|in capture\b")
+
+
+PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # ``{name}`` in a hint (JSON braces are not one)
+
+
+@dataclass(frozen=True)
+class HintTemplate:
+    """A hint whose numbers come from the log line, or that gives none.
+
+    ``text``'s ``{name}`` placeholders are filled from ``pattern``'s named groups matched in
+    the crash message; when the pattern does not match or any of them did not take part,
+    ``bare`` (the same advice without the numbers, no placeholders) is the hint: a hint never
+    prints a number that the log did not.
+    """
+
+    pattern: re.Pattern[str] | None
+    text: str
+    bare: str = ""
+
+    @property
+    def fields(self) -> frozenset[str]:
+        return frozenset(PLACEHOLDER.findall(self.text))
+
+    def fill(self, values: dict[str, str | None]) -> str:
+        """``text`` with every placeholder filled, else ``bare`` (``text`` without any)."""
+        names = self.fields
+        if not names:
+            return self.text
+        if any(not values.get(name) for name in names):
+            return self.bare
+        return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.text)
+
+    def render(self, message: str) -> str:
+        m = self.pattern.search(message) if self.pattern is not None else None
+        return self.fill(m.groupdict() if m is not None else {})
+
+    def fills(self, message: str) -> bool:
+        """Whether ``message`` gives every number ``text`` needs."""
+        m = self.pattern.search(message) if self.pattern is not None else None
+        return not self.fields or (m is not None and all(m.group(f) for f in self.fields))
+
+
+def render_first(templates: tuple[HintTemplate, ...], message: str) -> str:
+    """The first template the message fills, else the last one's ``bare`` sentence."""
+    for t in templates:
+        if t.fills(message):
+            return t.render(message)
+    return templates[-1].render(message)
+
 
 @dataclass(frozen=True)
 class AlertWording:
@@ -93,6 +157,7 @@ class LogFacet:
     ready_at_app_startup: bool = False
     # --- rules
     crash_hint: CrashHint | None = None
+    hint_templates: tuple[HintTemplate, ...] = ()  # every template its crash_hint fills
     dead: re.Pattern[str] | None = None  # a line saying one of its processes died
     # where one of its records starts (a regex source); the same found after another record on
     # its line (``record_glue``: two records glued on one line are split there; written with its
@@ -114,4 +179,5 @@ class LogFacet:
     watchdog_flag: str = ""  # the flag that sets it
 
 
-__all__ = ["AlertWording", "CrashHint", "LineParser", "LogFacet", "LogPrefix"]
+__all__ = ["GRAPH_CAPTURE", "PLACEHOLDER", "AlertWording", "CrashHint", "HintTemplate",
+           "LineParser", "LogFacet", "LogPrefix", "memory_stage", "render_first"]

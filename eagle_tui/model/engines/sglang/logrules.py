@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import re
 
-from eagle_tui.model.engines.facets.logs import LogFacet, LogPrefix
+from eagle_tui.model.engines.facets.logs import (
+    GRAPH_CAPTURE,
+    HintTemplate,
+    LogFacet,
+    LogPrefix,
+    memory_stage,
+)
 from eagle_tui.model.engines.sglang.logs import SglangParser
+from eagle_tui.model.events import Phase
 
 # "[2025-11-06 01:22:10 TP0] msg": no level, rank tags optional, the date too in some builds.
 _PREFIX = re.compile(
@@ -29,6 +36,86 @@ _TEXT = (
     "scheduler is dead. Please check",
 )
 
+_ALLOC = r"[Tt]ried to allocate (?P<alloc>\d[\d.]* ?[KMGT]i?B)"
+_GRAPH_BS = "--cuda-graph-max-bs-decode"  # (0.5.23: the decode and prefill graphs have one each)
+
+
+def _oom(what: str, fix: str) -> HintTemplate:
+    return HintTemplate(re.compile(_ALLOC), f"{what} ({{alloc}} more was asked for): {fix}",
+                        f"{what}: {fix}")
+
+
+_OOM = {  # by memory_stage: what ran out, in SGLang's flags
+    "weights": _oom("The weights do not fit",
+                    "raise --tp-size, use a smaller --dtype or --quantization, or free the GPU "
+                    "(nvidia-smi shows other processes)."),
+    "startup": _oom("Out of memory while sizing the KV cache, capturing CUDA graphs or warming up",
+                    "lower --mem-fraction-static (more room for activations and graphs), "
+                    f"{_GRAPH_BS} or --max-running-requests; --disable-cuda-graph only as a last "
+                    "resort."),
+    "serving": _oom("Out of memory while serving",
+                    "lower the batch and context size (--max-running-requests, "
+                    "--chunked-prefill-size, --context-length) or --mem-fraction-static to leave "
+                    "activations more room."),
+    "unknown": _oom("Out of memory in a step the log does not show",
+                    "while loading weights raise --tp-size or use --quantization; later lower "
+                    f"--mem-fraction-static, {_GRAPH_BS} or --max-running-requests."),
+}
+# SGLang 0.5.23's KV sizing errors (model_executor/pool_configurator.py), numbers kept
+_NOT_ENOUGH = HintTemplate(
+    re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static\.(?: Current "
+               r"value: mem_fraction_static=(?P<fraction>\d[\d.]*))?"),
+    "The KV cache got no room after the weights at --mem-fraction-static {fraction}: raise it, "
+    f"or lower --context-length / --max-running-requests / {_GRAPH_BS}; check nvidia-smi for "
+    "other processes.",
+    "The KV cache got no room after the weights: raise --mem-fraction-static, or lower "
+    f"--context-length / --max-running-requests / {_GRAPH_BS}; check nvidia-smi for other "
+    "processes.")
+_SWA = HintTemplate(
+    re.compile(r"SWA pool cap \((?P<swa>\d+) tokens, (?P<swa_gib>[\d.]+ GiB|[\d.]+ GB)\) leaves "
+               r"no room for the full KV pool within the available (?P<avail>[\d.]+ GiB|[\d.]+ "
+               r"GB)"),
+    "The sliding-window pool ({swa} tokens, {swa_gib}) leaves no room for the full KV pool "
+    "in the {avail} available: lower --max-running-requests or raise --mem-fraction-static.",
+    "The sliding-window pool leaves no room for the full KV pool: lower "
+    "--max-running-requests or raise --mem-fraction-static.")
+_SWA_FLOOR = HintTemplate(
+    re.compile(r"SWA pool \((?P<swa>\d+) tokens\) cannot hold even one request: the prefill "
+               r"admission floor is sliding_window_size \((?P<window>\d+)\) \+ page_size "
+               r"\((?P<page>\d+)\)"),
+    "The sliding-window pool ({swa} tokens) cannot hold one request (window {window} + page "
+    "{page}): raise --swa-full-tokens-ratio or the KV budget (--mem-fraction-static).",
+    "The sliding-window pool cannot hold one request: raise --swa-full-tokens-ratio or the KV "
+    "budget (--mem-fraction-static).")
+_REQ_SLOTS = HintTemplate(
+    re.compile(r"alloc_req_slots runs out of memory.{0,200}?available_size\(\)=(?P<free>\d+), "
+               r"num_reqs=(?P<reqs>\d+)"),
+    "The request-slot pool ran out ({free} free for {reqs} requests): lower "
+    "--max-running-requests (or raise --mem-fraction-static).",
+    "The request-slot pool ran out: lower --max-running-requests (or raise "
+    "--mem-fraction-static).")
+TEMPLATES = (*_OOM.values(), _NOT_ENOUGH, _SWA, _SWA_FLOOR, _REQ_SLOTS)
+
+
+def crash_hint(kind: str, phase: Phase, msg: str, mine: bool) -> str | None:
+    """SGLang's fix for a memory crash (its flags, by the phase the crash happened in, numbers
+    from the message); its KV sizing errors are claimed by their wording whoever's log it is."""
+    if "alloc_req_slots runs out of memory" in msg:
+        return _REQ_SLOTS.render(msg)
+    if "SWA pool cap" in msg:
+        return _SWA.render(msg)
+    if "cannot hold even one request" in msg:
+        return _SWA_FLOOR.render(msg)
+    if kind == "not_enough_memory" and ("mem-fraction-static" in msg or "mem_fraction_static"
+                                        in msg or (mine and "Not enough memory" in msg)):
+        return _NOT_ENOUGH.render(msg)
+    if kind == "cuda_oom" and mine:
+        if GRAPH_CAPTURE.search(msg) and phase.rank < Phase.CUDA_GRAPH.rank:
+            phase = Phase.CUDA_GRAPH
+        return _OOM[memory_stage(phase)].render(msg)
+    return None
+
+
 LOGS = LogFacet(
     text_markers=_TEXT,
     logger_hints=("sglang",),
@@ -41,6 +128,8 @@ LOGS = LogFacet(
     bulk_stats=True,  # the Decode batch / Prefill batch lines are its scheduler's
     access_opener="[",  # it logs uvicorn's access lines behind its own stamp
     parser=SglangParser,
+    crash_hint=crash_hint,
+    hint_templates=TEMPLATES,
     dead=_DEAD,
     record_start=r"\[20\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z][A-Z_]*\d+)*\] ",
     record_glue=r"\[20(?<=[^\n]\[20)\d\d-\d\d-\d\d \d\d:\d\d:\d\d(?: [A-Z][A-Z_]*\d+)*\] ",
@@ -50,4 +139,4 @@ LOGS = LogFacet(
     watchdog_flag="--watchdog-timeout",
 )
 
-__all__ = ["LOGS"]
+__all__ = ["LOGS", "TEMPLATES", "crash_hint"]

@@ -107,9 +107,13 @@ _CLI_KEYS = {
 _INIT_TEXT = (  # "Init parallel" is 0.5.x's name for "Init torch distributed"
     "server_args=", "Init torch distributed", "Init parallel", "Max running requests is reset",
     "Mixed chunked prefill is disabled", "speculative_num_draft_tokens is adjusted",
+    "Setting Triton cache manager",
 )
+# KV sizing: the pool's own lines, the profiled budget's warning (kv_cache_configurator.py), and
+# the token budget line printed once the pools exist (2024's "Rank N: max_total_num_token=...")
 _KV_TEXT = ("KV Cache is allocated", "Memory pool end", "Using KV cache dtype",
-            "Mamba Cache is allocated")
+            "Mamba Cache is allocated", "is larger than the profiled value",
+            "max_total_num_tokens=", "max_total_num_token=")
 
 
 def _num(value: str | None) -> float | None:
@@ -322,7 +326,7 @@ class SglangParser:
             self._target_done = self._target_done or self._pool_done
             return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail,
                                self._role(msg))], LineKind.MILESTONE
-        if "Load weight end" in msg:
+        if "Load weight end" in msg or "load weight end" in msg:  # (2024: "Rank 0: load ...")
             return self._weights_end(msg, lineno, time, detail), LineKind.MILESTONE
         for text in _KV_TEXT:
             if text in msg:
@@ -340,8 +344,6 @@ class SglangParser:
             return self._graph_progress(msg, lineno, time, detail), LineKind.MILESTONE
         if "The server is fired up and ready to roll" in msg:
             return [PhaseEvent(Phase.READY, lineno, time, detail)], LineKind.MILESTONE
-        if "max_total_num_tokens=" in msg:
-            return [], LineKind.MILESTONE
         return [], None
 
     def _weights_end(self, msg: str, lineno: int, time: str | None, detail: str) -> list[Event]:

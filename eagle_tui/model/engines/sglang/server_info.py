@@ -72,6 +72,7 @@ def parse_server_info(data: object, t: float) -> ServerInfo:
         model_name=model,
         memory_gb=tuple(memory),
         version=_opt_str(data.get("version")),
+        decode_log_interval=_opt_int(data.get("decode_log_interval")) or None,
     )
 
 

@@ -26,6 +26,7 @@ from eagle_tui.model.events import (
     Phase,
     PhaseEvent,
     Progress,
+    SpecConfig,
     SpecStats,
 )
 from eagle_tui.model.ingest.classify import small_int
@@ -57,15 +58,46 @@ _CLI_V0 = {
     "draft_model": re.compile(r"--speculative[-_]model[= ](\S+)"),
     "k": re.compile(r"--num[-_]speculative[-_]tokens[= ](\d+)"),
 }
+# The phase tables. A fragment that starts mid-way is in the phase of its furthest line (the
+# ones before it are implied): the distributed setup is init (not the platform line, printed on
+# import, before an argument error too); memory profiling and KV sizing
+# (and the V0 profiling summary's continuation lines) the KV cache; torch.compile (which runs
+# inside the profile run) and graph capture the CUDA-graph phase.
 _INIT_TEXT = ("vLLM API server version", "non-default args:", "Initializing a V1 LLM engine",
-              "Initializing an LLM engine", "Resolved architecture")
+              "Initializing an LLM engine", "Resolved architecture", "vLLM is using nccl==",
+              "Found nccl from library", "distributed_init_method=",
+              "message queue communication handle")
 _LOAD_TEXT = ("Starting to load model", "Loading model from scratch", "Using model weights format")
 _LOADED_TEXT = ("Loading weights took", "Model loading took", "Loading model weights took")
 _KV_TEXT = ("Available KV cache memory", "KV cache size:", "# GPU blocks:",
-            "Maximum concurrency for", "drafter KV cache initialized", "GiB for KV cache")
+            "Maximum concurrency for", "drafter KV cache initialized", "GiB for KV cache",
+            "Memory profiling takes", "model weights take", "the current vLLM instance can use",
+            "when warming up sampler")  # (the profile run's sampler warm-up, in its OOM's words)
 _GRAPH_TEXT = ("Graph capturing finished", "CUDA graph pool memory",
-               "Capturing the model for CUDA graphs")
+               "Capturing the model for CUDA graphs", "torch.compile takes", "torch.compile took",
+               "Compiling a graph for", "Dynamo bytecode transform time",
+               "Directly load the compiled graph", "Cache the graph of compile range")
+# A worker's failure names the step it was in ("Exception in worker VllmWorkerProcess while
+# processing method determine_num_available_blocks"): the phase of that step.
+_METHOD = re.compile(r"while processing method (\w+)")
+METHOD_PHASES = {
+    "init_device": Phase.INIT, "init_worker": Phase.INIT,
+    "init_worker_distributed_environment": Phase.INIT,
+    "load_model": Phase.LOADING_WEIGHTS,
+    "determine_num_available_blocks": Phase.KV_CACHE,
+    "determine_available_memory": Phase.KV_CACHE, "profile_run": Phase.KV_CACHE,
+    "initialize_cache": Phase.KV_CACHE, "initialize_from_config": Phase.KV_CACHE,
+    "initialize_kv_cache": Phase.KV_CACHE, "get_kv_cache_spec": Phase.KV_CACHE,
+    "compile_or_warm_up_model": Phase.CUDA_GRAPH, "capture_model": Phase.CUDA_GRAPH,
+}
+
+
+def method_phase(msg: str) -> Phase | None:
+    """The phase of the worker step a failure names (``None``: it names none we know)."""
+    m = _METHOD.search(msg) if "processing method" in msg else None
+    return METHOD_PHASES.get(m.group(1)) if m is not None else None
 _HTTP_TEXT = ("Starting vLLM API server", "Starting vLLM server on", "Available routes are")
+_REQUEST_TEXT = ("Received request ", "Added request ")  # (request logging on): serving
 
 
 def _first_float(value: str | None) -> float | None:
@@ -284,7 +316,13 @@ class VllmParser:
             return events, LineKind.MILESTONE
         if "Loading drafter model" in msg:
             self._drafter = True
-            return ev(Phase.LOADING_WEIGHTS, "draft")
+            loading: list[Event] = [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail,
+                                               "draft")]
+            if not (self.spec.values.get("algorithm") or self.spec.values.get("draft_model")):
+                loading.append(SpecConfig())  # a drafter is evidence enough that it is on
+            return loading, LineKind.MILESTONE
+        if (phase := method_phase(msg)) is not None:
+            return ev(phase)
         for text in _INIT_TEXT:
             if text in msg:
                 return ev(Phase.INIT)
@@ -315,8 +353,12 @@ class VllmParser:
             if text in msg:
                 return ev(Phase.HTTP_SERVER)
         if "init engine (profile, create kv cache" in msg:
-            return [], LineKind.MILESTONE
+            return [], LineKind.MILESTONE  # (a CPU build captures no graphs: no phase)
+        for text in _REQUEST_TEXT:
+            if text in msg:
+                return ev(Phase.SERVING)
         return [], None
 
 
-__all__ = ["VllmParser", "engine_stats", "spec_from_text", "spec_stats", "v0_spec_stats"]
+__all__ = ["METHOD_PHASES", "VllmParser", "engine_stats", "method_phase", "spec_from_text",
+           "spec_stats", "v0_spec_stats"]

@@ -223,3 +223,60 @@ def test_a_window_is_kept_in_its_run_and_runs_show_lists_its_sources(
     assert "window ab12: 8.3 s, 40 requests" in text
     assert "log       accept  3.43  tok/s    618.0  (weighted by drafts)" in text
     assert "client    accept  3.35" in text
+
+
+SG_DECODE = ("[2026-12-01 13:14:0{s}] Decode batch, #running-req: 4, #token: 46, token usage: "
+             "0.01, accept len: 3.00, accept rate: 0.77, cpu graph: False, gen throughput "
+             "(token/s): 40.00, #queue-req: 0")
+
+
+def _sg_window(head: list[str]) -> list[str]:
+    return [*head, "[2026-12-01 13:13:30] Load weight end. type=LlamaForCausalLM",
+            start("iv", 10.0), SG_DECODE.format(s=1), SG_DECODE.format(s=2),
+            end("iv", 20.0, tokens=0, events=0, requests=4)]
+
+
+def test_the_report_reads_the_servers_decode_log_interval_before_the_first_marker(
+        tmp_path: Path) -> None:
+    """The window pass starts at the first marker, past the server_args line: the interval is
+    still the server's (10 here), not the default 40 (which made tok/s 4x too high)."""
+    from eagle_tui.commands.report_windows import first_marker, windows
+
+    args = "[2026-12-01 13:13:00] server_args={'decode_log_interval': 10, 'model_path': 'x'}"
+    log = tmp_path / "sg.log"
+    log.write_text("\n".join(_sg_window([args])) + "\n")
+    assert (first_marker(log) or 0) > 0
+    (w,) = windows(log, [])
+    (fig,) = [f for f in w["figures"] if f["source"] == "log"]
+    tokens = 10 * 4 * 3.0 * 2 + 10 / 2 * 4 * 3.0  # two intervals + half a one for the tail
+    assert fig["tokens"] == pytest.approx(tokens)
+    assert fig["tok_s"] == pytest.approx(tokens / 10.0)
+    assert "decode_log_interval 10, from the log's server_args" in fig["note"]
+    # the launch command echoed into the log says it too; no statement at all: the default
+    cmd = "+ python -m sglang.launch_server --model-path x --decode-log-interval=10 --port 1"
+    log.write_text("\n".join(_sg_window([cmd])) + "\n")
+    (w,) = windows(log, [])
+    (fig,) = [f for f in w["figures"] if f["source"] == "log"]
+    assert fig["tokens"] == pytest.approx(tokens)
+    assert "from the launch command" in fig["note"]
+    log.write_text("\n".join(_sg_window([])) + "\n")
+    (w,) = windows(log, [])
+    (fig,) = [f for f in w["figures"] if f["source"] == "log"]
+    assert fig["tokens"] == pytest.approx(tokens * 4)
+    assert "decode_log_interval 40, from the default" in fig["note"]
+
+
+def test_a_live_window_takes_the_interval_from_server_info() -> None:
+    from eagle_tui.model.engines.sglang.server_info import parse_server_info
+    from eagle_tui.model.events import ServerInfo
+
+    info = parse_server_info({"decode_log_interval": 10, "speculative_algorithm": "EAGLE3"}, 1.0)
+    assert info.decode_log_interval == 10
+    assert parse_server_info({"decode_log_interval": True}, 1.0).decode_log_interval is None
+    tracker = WindowTracker()
+    assert tracker.decode_log_interval == 40 and tracker.interval_from == "the default"
+    tracker.feed([ServerInfo(t=1.0, decode_log_interval=10)])
+    tracker.feed(parse(_sg_window([])))
+    fig = tracker.windows[0].log_figures()
+    assert fig.tokens == pytest.approx(10 * 4 * 3.0 * 2 + 10 / 2 * 4 * 3.0)
+    assert "from /server_info" in fig.note

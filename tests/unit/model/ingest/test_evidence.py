@@ -86,9 +86,13 @@ def test_phase_in_line(text: str, phase: Phase | None) -> None:
      "than desired GPU memory utilization", Phase.INIT),
     ("cuda_oom", "Capture cuda graph failed: CUDA out of memory", Phase.CUDA_GRAPH),
     ("cuda_oom", "torch.OutOfMemoryError: CUDA out of memory", None),
+    ("cuda_oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. "
+     "81.88 MiB allocated in private pools (e.g., CUDA Graphs)", None),  # PyTorch's every OOM
     ("nccl", "RuntimeError: NCCL error in ncclCommInitRank: unhandled cuda error", Phase.INIT),
     ("nccl", "Watchdog caught collective operation timeout", None),
-    ("config_error", "error: argument --tp-size: invalid int value", Phase.INIT),
+    ("config_error", "error: argument --tp-size: invalid int value", None),  # before init
+    ("model_not_found", "OSError: x is not a local folder and is not a valid model identifier",
+     Phase.INIT),
     ("killed", "Killed", None),
 ])
 def test_phase_of_crash(kind: str, message: str, phase: Phase | None) -> None:

@@ -201,6 +201,21 @@ def test_drafter_lines_are_the_draft_role_and_architectures_are_models() -> None
                                       ModelInfo("draft", "LlamaForCausalLMEagle3", 2)]
 
 
+def test_a_drafter_loading_is_evidence_that_speculation_is_on() -> None:
+    """vLLM 0.32's ``Loading drafter model...`` (gpu_model_runner.py): speculation is on even
+    where the settings' line is not in view; settings read before or after it are kept."""
+    engine = (P + "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+              "80.0 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%")
+    st = state([E + "Loading drafter model...", *[engine] * 5])
+    assert st.config.spec == SpecConfig()
+    assert "no_drafts_verified" in [a.kind for a in st.alerts]
+    args = P + "non-default args: {'speculative_config': {'method': 'eagle3', 'model': 'd'}}"
+    for lines in ([args, E + "Loading drafter model..."], [E + "Loading drafter model...", args]):
+        spec = state(lines).config.spec
+        assert spec is not None and (spec.algorithm, spec.draft_model) == ("eagle3", "d")
+    assert state([engine] * 5).config.spec is None  # no drafter, no settings: not said
+
+
 def test_application_startup_complete_is_ready_then_stats_are_serving() -> None:
     st = state([P + "vLLM API server version 0.11.0",
                 "INFO:     Application startup complete.",

@@ -231,7 +231,7 @@ ALERT_REMEDIES = {
     "drafts_rejected": False, "hidden_dims": True, "eagle3_draft_with_eagle": True,
     "below_baseline": False, "crash": False, "process_exited": False, "health_lost": False,
     "stuck_collective": False, "source_failed": False, "metrics_values_skipped": False,
-    "slow-phase": False,
+    "slow-phase": False, "drafts_recovered": False, "no_drafts_verified": False,
 }
 _CODE = re.compile(r"^(?:args-|model-|draft-|port-|gpu-|tp-|spec-)[a-z0-9-]+$")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from eagle_tui.model.events import (
     Baseline,
     CrashEvent,
@@ -19,14 +21,17 @@ from eagle_tui.model.events import (
     SpecConfig,
 )
 from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import (
+    RECOVERED_SHOWN,
     evaluate_alerts,
     is_eagle3_architecture,
     rule_below_baseline,
     rule_drafts_rejected,
     rule_eagle3_draft_with_eagle,
     rule_hidden_dims,
+    rule_no_drafts_verified,
 )
 
 
@@ -42,12 +47,62 @@ def kinds(state: DashboardState) -> list[str]:
     return [a.kind for a in state.alerts]
 
 
-def test_drafts_rejected_needs_three_consecutive_low_values() -> None:
+def test_drafts_rejected_needs_two_consecutive_low_values() -> None:
     assert rule_drafts_rejected(st(*decodes(1.05, 1.10))) is None
-    assert rule_drafts_rejected(st(*decodes(1.05, 1.10, 1.02))) is not None
-    assert rule_drafts_rejected(st(*decodes(1.05, 1.2, 1.02, 1.01))) is None  # not consecutive
+    assert rule_drafts_rejected(st(*decodes(1.05, 1.10, 1.02))) is None  # not consecutive
+    assert rule_drafts_rejected(st(*decodes(1.05, 1.2, 1.02, 1.2))) is None  # not consecutive
+    assert rule_drafts_rejected(st(*decodes(1.05, 1.10, 1.02, 1.03))) is not None
+    a = rule_drafts_rejected(st(*decodes(3.0, 1.03, 1.03)))  # two at 1.03 are enough
+    assert a is not None and a.kind == "drafts_rejected" and a.severity == "critical"
+    assert "1.03" in a.message and "2+ consecutive" in a.message
     a = rule_drafts_rejected(st(*decodes(3.0, 1.0, 1.0, 1.0)))
     assert a is not None and a.severity == "critical" and "1.00" in a.message
+    assert rule_drafts_rejected(st(*decodes(3.0, 1.06, 1.06, 1.06))) is None  # above 1.05
+
+
+def test_drafts_rejected_clears_only_after_a_sustained_recovery_and_says_so() -> None:
+    # one or two lines above the recovery threshold, or lines between the thresholds: still on
+    for tail in ((2.5,), (2.5, 2.5), (1.15, 1.15, 1.15, 1.15), (2.5, 1.1, 2.5, 2.5)):
+        a = rule_drafts_rejected(st(*decodes(3.0, 1.02, 1.01, *tail)))
+        assert a is not None and a.kind == "drafts_rejected", tail
+        assert "1.01" in a.message and f"Now {tail[-1]:.2f}" in a.message
+    # three consecutive lines above 1.20: recovered, and the alert says that it did
+    a = rule_drafts_rejected(st(*decodes(3.0, 1.02, 1.01, 2.5, 2.6, 2.7, 2.8)))
+    assert a is not None and (a.kind, a.severity) == ("drafts_recovered", "info")
+    assert "recovered to 2.70" in a.message  # the line that completed the recovery
+    # a new episode after the recovery fires again
+    a = rule_drafts_rejected(st(*decodes(1.02, 1.01, 2.5, 2.6, 2.7, 1.0, 1.0)))
+    assert a is not None and a.kind == "drafts_rejected"
+    # a healthy run never had an episode: nothing to recover from
+    assert rule_drafts_rejected(st(*decodes(2.5, 2.6, 2.7, 2.8))) is None
+    # the recovery is announced for RECOVERED_SHOWN lines after it, then healthy is just healthy
+    episode = (1.02, 1.01, 2.5, 2.6, 2.7)
+    shown = rule_drafts_rejected(st(*decodes(*episode, *[2.5] * (RECOVERED_SHOWN - 3))))
+    assert shown is not None and shown.kind == "drafts_recovered"
+    assert rule_drafts_rejected(st(*decodes(*episode, *[2.5] * (RECOVERED_SHOWN + 1)))) is None
+
+
+def test_recovery_is_dated_by_the_runs_clock() -> None:
+    state = DashboardState()
+    pts = ((100.0, 1.0), (110.0, 1.0), (120.0, 2.0), (130.0, 2.0), (190.0, 2.5))
+    state = replace(state, clock=replace(state.clock, t_start=70.0, now=190.0),
+                    stats=replace(state.stats, accept_len=Series(pts)))
+    a = rule_drafts_rejected(state)
+    assert a is not None and a.message.startswith("Acceptance recovered to 2.50 at 2:00 into")
+
+
+def test_speculation_configured_but_no_draft_ever_verified() -> None:
+    spec = SpecConfig("EAGLE3", "/drafts/eagle3", source="server_info")
+    serving = [DecodeStats(i + 1, gen_tps=50.0) for i in range(5)]
+    a = rule_no_drafts_verified(st(spec, *serving))
+    assert a is not None and a.kind == "no_drafts_verified" and "EAGLE3" in a.message
+    assert "5 stats intervals" in a.message
+    assert rule_no_drafts_verified(st(spec, *serving[:4])) is None  # not for a while yet
+    assert rule_no_drafts_verified(st(*serving)) is None  # speculation not configured
+    idle = [DecodeStats(i + 1, gen_tps=0.0, running=0) for i in range(9)]
+    assert rule_no_drafts_verified(st(spec, *idle)) is None  # not serving
+    assert rule_no_drafts_verified(st(spec, *serving, *decodes(2.5))) is None  # one verified
+    assert "no_drafts_verified" in kinds(st(spec, *serving))
 
 
 def test_hidden_dims_against_the_draft_config() -> None:
