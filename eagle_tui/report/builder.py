@@ -96,7 +96,11 @@ class ReportBuilder:
                     self.state = reduce(self.state, [ev])
                 spec = self.state.config.spec
                 self.work.add(ev, spec.num_steps if spec is not None else None)
-            elif isinstance(ev, LogLine | PrefillStats):
+            elif isinstance(ev, PrefillStats):
+                # a fragment's prefill batches are requests served: the reducer's inference
+                if self._serving_pending():
+                    self.state = reduce(self.state, [ev])
+            elif isinstance(ev, LogLine):
                 continue
             else:
                 self._reduce(ev)

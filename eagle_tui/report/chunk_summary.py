@@ -37,7 +37,7 @@ from eagle_tui.model.ingest.parser import split_lines
 from eagle_tui.model.series import Series
 
 TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
-STATS_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
+STATS_TEXT = (b"Decode batch", b"Prefill batch", b"(token/s)", b"accept len")
 PIECE = 1 << 18  # bytes of a plain run summarized at a time (see ``summarize_chunk``)
 
 DimAt = tuple[int, int]  # (hidden-state dim, line of its first sighting, from 0 in its run)

@@ -116,7 +116,10 @@ def _evidence_line(b: Batch, ev: LogLine) -> None:
                   engine_inferred=evidence.Inferred(found[0], ev.lineno, found[1]))
     if b.s.startup.phase.rank < Phase.READY.rank:
         implied = evidence.phase_in_line(ev.text)
-        if implied is not None:
+        # (serving only in a fragment: with the server's start in view, a failing loop can be
+        # the warm-up request's)
+        if implied is not None and (implied[0] is not Phase.SERVING
+                                    or evidence.serving_inferred(b.s.startup.phase)):
             _infer_phase(b, implied[0], ev.lineno, None, implied[1])
 
 

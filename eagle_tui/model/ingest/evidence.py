@@ -110,6 +110,10 @@ def phase_in_line(text: str) -> tuple[Phase, str] | None:
     for phase, pattern, reason in _LINE_RULES:
         if pattern.search(text):
             return phase, reason
+    for profile in profiles():
+        for phase, pattern, reason in profile.logs.phase_frames:
+            if pattern.search(text):
+                return phase, reason
     return None
 
 

@@ -145,6 +145,9 @@ class LogFacet:
     # engine's own path replaces an engine inferred from theirs (old SGLang builds call into
     # ``vllm/distributed``, so a vLLM frame first does not make the log vLLM's).
     calls_into: tuple[str, ...] = ()
+    # Functions of its code a traceback passes through only in one phase (its serving loop, its
+    # model construction), with the phase and the reason shown: :func:`frame_rules` builds them.
+    phase_frames: tuple[tuple[Phase, re.Pattern[str], str], ...] = ()
     # The bulk lines (``classify.LineClass``) that name it while the engine is unknown: its
     # ``Decode batch`` / ``Prefill batch`` stats, and the opening character of the prefix it puts
     # before a uvicorn access line (``[`` of a stamp, ``(`` of a process tag).
@@ -179,5 +182,14 @@ class LogFacet:
     watchdog_flag: str = ""  # the flag that sets it
 
 
+def frame_rules(*rules: tuple[Phase, tuple[str, ...], str]
+                ) -> tuple[tuple[Phase, re.Pattern[str], str], ...]:
+    """``(phase, function names, reason)`` as :attr:`LogFacet.phase_frames`: a name matches as a
+    traceback frame's ``in NAME``, its source line's call ``.NAME(`` or an RPC's ``"NAME"``
+    (a frame line whose indentation or path was lost still names its function)."""
+    return tuple((phase, re.compile(r"(?:\bin |\.|\")(?:" + "|".join(names) + r")\b"), reason)
+                 for phase, names, reason in rules)
+
+
 __all__ = ["GRAPH_CAPTURE", "PLACEHOLDER", "AlertWording", "CrashHint", "HintTemplate",
-           "LineParser", "LogFacet", "LogPrefix", "memory_stage", "render_first"]
+           "LineParser", "LogFacet", "LogPrefix", "frame_rules", "memory_stage", "render_first"]

@@ -12,6 +12,7 @@ from eagle_tui.model.engines.facets.logs import (
     memory_stage,
 )
 from eagle_tui.model.engines.sglang.logs import SglangParser
+from eagle_tui.model.engines.sglang.phases import PHASE_FRAMES
 from eagle_tui.model.events import Phase
 
 # "[2025-11-06 01:22:10 TP0] msg": no level, rank tags optional, the date too in some builds.
@@ -124,6 +125,7 @@ LOGS = LogFacet(
     logger_starts=("sgl",),
     process=_PROCESS,
     traceback_path=_TRACEBACK,
+    phase_frames=PHASE_FRAMES,
     calls_into=("vllm",),  # old builds import vllm/distributed
     bulk_stats=True,  # the Decode batch / Prefill batch lines are its scheduler's
     access_opener="[",  # it logs uvicorn's access lines behind its own stamp

@@ -13,6 +13,7 @@ from eagle_tui.model.engines.facets.logs import (
     render_first,
 )
 from eagle_tui.model.engines.vllm.logs import VllmParser, method_phase
+from eagle_tui.model.engines.vllm.phases import PHASE_FRAMES
 from eagle_tui.model.events import Phase
 
 # "INFO 10-30 14:18:55 [file.py:123] msg" (2024: "INFO 05-01 10:00:00 file.py:123] msg")
@@ -178,6 +179,7 @@ LOGS = LogFacet(
     prefix=LogPrefix(_PREFIX, "DIWEC", time=2, level=1),
     process=_PROCESS,
     traceback_path=_TRACEBACK,
+    phase_frames=PHASE_FRAMES,
     access_opener="(",  # its API server's "(APIServer pid=N) " before uvicorn's access lines
     parser=VllmParser,
     ready_at_app_startup=True,  # the engine core is built before the API server's app starts
