@@ -70,13 +70,14 @@ _LINE_RULES: tuple[tuple[Phase, re.Pattern[str], str], ...] = tuple(
         (Phase.INIT,
          r"ncclCommInitRank|in (?:init_distributed_environment|initialize_model_parallel"
          r"|init_process_group|init_torch_distributed|ensure_model_parallel_initialized"
-         r"|init_worker_distributed_environment)\b",
+         r"|init_worker_distributed_environment|_create_c10d_store)\b",
          "NCCL / torch.distributed initialisation in the traceback"),
     )
 )
 _INIT_TEXT = re.compile(
     r"ncclCommInitRank|init_distributed_environment|initialize_model_parallel"
     r"|init_process_group|init_torch_distributed|rendezvous|TCPStore"
+    r"|server socket has failed to listen"  # (torch's TCPStore, when its port is taken)
 )
 _KV_TEXT = re.compile(
     r"KV cache|kv cache|cache blocks|--mem-fraction-static|mem_fraction_static"
