@@ -31,7 +31,7 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.ingest.classify import NON_PLAIN_AFTER_NL, valid_tokens
-from eagle_tui.model.ingest.evidence import worth_scanning
+from eagle_tui.model.ingest.evidence import serving_inferred, worth_scanning
 from eagle_tui.model.ingest.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
@@ -39,6 +39,7 @@ from eagle_tui.model.views.alerts import evaluate_alerts
 from eagle_tui.model.views.ready import ready_seconds
 
 from .chunk_summary import (
+    DECODE_TEXT,
     STATS_TEXT,
     TAIL,
     WORK_LINE_B,
@@ -197,9 +198,10 @@ class ReportBuilder:
                 lineno, a = lineno + 1, e + 1
                 continue
             if self._serving_pending():
-                # the first stats line of the run decides "serving" (a Decode line, or a
-                # debug print quoting one)
-                found = [j for j in (buf.find(t, a, b) for t in STATS_TEXT) if j >= 0]
+                # the first stats line of the run decides "serving" (a Decode line, a debug
+                # print quoting one, or in a fragment a Prefill line)
+                texts = STATS_TEXT if serving_inferred(self.state.startup.phase) else DECODE_TEXT
+                found = [j for j in (buf.find(t, a, b) for t in texts) if j >= 0]
                 if found:
                     i = min(found)
                     s = max(buf.rfind(b"\n", a, i) + 1, a)

@@ -37,7 +37,9 @@ from eagle_tui.model.ingest.parser import split_lines
 from eagle_tui.model.series import Series
 
 TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
-STATS_TEXT = (b"Decode batch", b"Prefill batch", b"(token/s)", b"accept len")
+DECODE_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
+# (a prefill batch says "serving" only in a fragment with no sign of the server's start)
+STATS_TEXT = (*DECODE_TEXT, b"Prefill batch")
 PIECE = 1 << 18  # bytes of a plain run summarized at a time (see ``summarize_chunk``)
 
 DimAt = tuple[int, int]  # (hidden-state dim, line of its first sighting, from 0 in its run)
@@ -318,6 +320,7 @@ def from_wire(data: Any) -> ChunkSummary:
 __all__ = [
     "ACC_TEXT",
     "BENCH_MARK",
+    "DECODE_TEXT",
     "PIECE",
     "RUN_WORK_B",
     "SKIP_DIMS",
