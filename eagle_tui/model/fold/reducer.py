@@ -315,8 +315,11 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         if s.log.summary is None or not s.log.summary.finished:  # a late report after the end
             b.put("log", summary=ev)
     elif isinstance(ev, HealthSample):
-        b.put("live", health=ev, ever_ready_health=s.live.ever_ready_health or ev.state == "ready")
-        if ev.state == "ready":
+        # (a sample equal to the one held keeps it: records are replaced only for new content)
+        health = s.live.health if s.live.health == ev else ev
+        b.put("live", health=health,
+              ever_ready_health=s.live.ever_ready_health or ev.state == "ready")
+        if ev.state == "ready" and s.liveness.health_ok_t != ev.t:
             b.put("liveness", health_ok_t=ev.t)
             if s.liveness.first_ready_t is None:
                 b.put("liveness", first_ready_t=ev.t)
