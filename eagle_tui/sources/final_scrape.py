@@ -25,8 +25,8 @@ async def final_scrape(transport: Transport, base_url: str, *,
             async with transport.http_client(base_url, timeout) as client:
                 resp = await get_bounded(client, "/metrics", deadline_s=timeout,
                                          max_bytes=METRICS_MAX_BYTES)
-    except (httpx.HTTPError, HttpBudgetError, TransportError, OSError, TimeoutError,
-            ValueError) as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, HttpBudgetError, TransportError, OSError,
+            TimeoutError, ValueError) as exc:  # (the URL is the history's: anyone may edit it)
         return None, f"no /metrics answer from {base_url} ({type(exc).__name__}: {exc})"[:300]
     if resp.status_code != 200:
         return None, f"/metrics of {base_url} answered HTTP {resp.status_code}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +24,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.support import ports
 
 ROOT_DIR = Path(__file__).resolve().parents[2]
 RUN_SH = ROOT_DIR / "tests" / "realserver" / "run.sh"
@@ -37,9 +38,7 @@ def vllm_root() -> Path:
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return ports.free_port()  # (outside the ephemeral range: tests/support/ports.py)
 
 
 @dataclass

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,13 +23,13 @@ from pathlib import Path
 
 import httpx
 
+from tests.support import ports
+
 PROMETHEUS = "/usr/bin/prometheus"
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return ports.free_port()  # (outside the ephemeral range: tests/support/ports.py)
 
 
 def prometheus_available() -> bool:

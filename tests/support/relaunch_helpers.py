@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ from textual.pilot import Pilot
 
 from eagle_tui.model.views.runsummary import figures_summary
 from eagle_tui.ui.app import EagleApp
+from tests.support import ports
 
 Command = Callable[[str, int], tuple[list[str], dict[str, str]]]
 ROOT_DIR = Path(__file__).resolve().parents[2]
@@ -29,9 +29,7 @@ PROMPTS = (
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return ports.free_port()  # (outside the ephemeral range: tests/support/ports.py)
 
 
 def load(url: str) -> None:

@@ -25,7 +25,7 @@ from eagle_tui.model.views.figures import accept_len, accept_lifetime, tok_s
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
 
-REJECT_ACCEPT_LEN = 1.05  # a stats line at or below this: drafts are being rejected
+REJECT_ACCEPT_LEN = 1.10  # a stats line at or below this: drafts are being rejected
 REJECT_CONSECUTIVE = 2
 RECOVER_ACCEPT_LEN = 1.20  # recovered only above this (hysteresis: a noisy line is not recovery)
 RECOVER_CONSECUTIVE = 3
