@@ -3,7 +3,7 @@
 The flags are the single-server alert rules (:mod:`.alerts`) read from Prometheus' figures:
 
 * ``drafts_rejected`` — drafts are being verified (vLLM drafts/s > 0, SGLang verify calls/s > 0
-  or its accept-length gauge on a busy server) and the accept length is ≤ 1.05: the EAGLE-3
+  or its accept-length gauge on a busy server) and the accept length is ≤ 1.10: the EAGLE-3
   draft launched as EAGLE, the one failure no log line reports (same threshold as the alert);
 * ``down`` — Prometheus cannot scrape it (``up == 0``);
 * ``stalled`` — requests are running and no token came out in the window;
