@@ -123,6 +123,23 @@ def serving(rows: dict[str, FleetRow], fleet: Fleet) -> bool:
         for s in fleet.sims.values())
 
 
+def until_flagged(poller: Any, target: str, started: float) -> tuple[Any, list[dict[str, object]]]:
+    """Refresh about once a second until ``target``'s row carries ``drafts_rejected`` or
+    :data:`FLAG_WITHIN_S` has passed since ``started`` (bounded in count and time)."""
+    seen: list[dict[str, object]] = []
+    row = None
+    for _ in range(int(FLAG_WITHIN_S)):
+        if time.monotonic() - started > FLAG_WITHIN_S:
+            break
+        row = by_instance(snapshot(poller)).get(target)
+        if row is not None:
+            seen.append(row.as_dict())
+            if "drafts_rejected" in row.flags:
+                break
+        time.sleep(1.0)
+    return row, seen
+
+
 def test_rows_engines_and_the_misconfigured_flagged(fleet: Fleet) -> None:
     rows = by_instance(wait_rows(fleet, lambda rows: serving(rows, fleet)))
     for name, (engine, scenario) in SIMS.items():
@@ -164,17 +181,7 @@ def test_a_collapsed_acceptance_is_flagged_within_the_first_minute_of_load(
         poller = FleetPoller(fleet.prom.url, interval=1.0, deadline_s=3.0)
         load = Load([sim.url], per_url=2, max_tokens=LONG_TOKENS).start()
         started = time.monotonic()
-        seen: list[dict[str, object]] = []
-        row = None
-        for _ in range(int(FLAG_WITHIN_S)):  # a refresh a second at most, bounded in count
-            if time.monotonic() - started > FLAG_WITHIN_S:
-                break
-            row = by_instance(snapshot(poller)).get(sim.target)
-            if row is not None:
-                seen.append(row.as_dict())
-                if "drafts_rejected" in row.flags:
-                    break
-            time.sleep(1.0)
+        row, seen = until_flagged(poller, sim.target, started)
         took = time.monotonic() - started
         assert row is not None and "drafts_rejected" in row.flags, seen[-3:]
         assert took <= FLAG_WITHIN_S
@@ -493,17 +500,7 @@ def test_real_misconfigured_sglang_flagged_within_a_minute_of_load(
         poller = FleetPoller(fleet.prom.url, interval=1.0, deadline_s=3.0)
         load = Load([url], per_url=2, max_tokens=REAL_LONG_TOKENS, native_sglang=True).start()
         started = time.monotonic()
-        seen: list[dict[str, object]] = []
-        row = None
-        for _ in range(int(FLAG_WITHIN_S)):
-            if time.monotonic() - started > FLAG_WITHIN_S:
-                break
-            row = by_instance(snapshot(poller)).get(target)
-            if row is not None:
-                seen.append(row.as_dict())
-                if "drafts_rejected" in row.flags:
-                    break
-            time.sleep(1.0)
+        row, seen = until_flagged(poller, target, started)
         took = time.monotonic() - started
         print(f"real SGLang flagged {took:.1f} s after the load started: {seen[-1:]}")
         assert row is not None and "drafts_rejected" in row.flags, seen[-3:]

@@ -140,6 +140,15 @@ def near(value: float | None, want: float, rel: float = 0.02) -> bool:
     return value is not None and abs(value - want) <= rel * want
 
 
+def assert_run_counted(got: dict[str, Any]) -> None:
+    """A ``--no-tui`` run's live and final acceptance are the server counters', within 2 %."""
+    want = got["counters"]
+    assert near(got["live"]["accept_len"], want), got
+    assert near(got["after"]["accept_len"], want), got
+    assert got["after"]["accept_source"] == "server counters", got
+    assert got["after"]["state"] == "stopped"
+
+
 async def no_tui_run(argv: list[str], env: dict[str, str], tmp_path: Path,
                      load_fn: Callable[[str], None]) -> dict[str, Any]:
     """``launch --no-tui`` (exits at ready), the load, the server's own counters, ``runs
