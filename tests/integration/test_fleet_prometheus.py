@@ -236,25 +236,23 @@ def own_figures(name: str, c0: dict[str, float], c1: dict[str, float],
 
 
 def compare_over_a_window(fleet: Fleet, servers: list[tuple[str, str, str]], seconds: float,
-                          load: Callable[[], Load] | None = None,
+                          load: Callable[[], Load],
                           ) -> dict[str, tuple[FleetRow, float, float]]:
     """For each (engine, url, target): the fleet's row over exactly the window between two
     aligned readings, and the server's own tok/s and accept length over it.
 
-    With ``load`` (the servers idle before): the load runs only inside the window and is
-    drained before the second reading, so both edges are quiet and a counter that moves in
-    bursts (SGLang counts a request's tokens when it finishes) reads the same through
-    Prometheus and directly."""
+    The servers idle before: the load runs only inside the window and is drained before the
+    second reading, so both edges are quiet, a counter reads the same at the scrape and at the
+    direct reading, and the scrapes' own timestamps are the window for both."""
     before = {t: aligned_reading(fleet, url, t) for _, url, t in servers}
-    running = load() if load is not None else None
+    running = load()
     time.sleep(seconds)
-    if running is not None:
-        running.stop()  # joins: every request finished
-        time.sleep(1.5)  # a scrape after the last one
+    running.stop()  # joins: every request finished
+    time.sleep(1.5)  # a scrape after the last one
     after = {t: aligned_reading(fleet, url, t) for _, url, t in servers}
     out = {}
     for engine, _, target in servers:
-        (ts0, own0, c0), (ts1, own1, c1) = before[target], after[target]
+        (ts0, _, c0), (ts1, _, c1) = before[target], after[target]
         # the window holds exactly the two scrapes (left-open range: + 1 ms), so rate()
         # has nothing to extrapolate
         window = f"{round((ts1 - ts0) * 1000) + 1}ms"
@@ -262,31 +260,34 @@ def compare_over_a_window(fleet: Fleet, servers: list[tuple[str, str, str]], sec
         poller = FleetPoller(fleet.prom.url, window=window, clock=lambda ts=ts1: ts,
                              adaptive=False)
         row = by_instance(snapshot(poller))[target]
-        out[target] = (row, *own_figures(engine, c0, c1, own1 - own0))
+        out[target] = (row, *own_figures(engine, c0, c1, ts1 - ts0))
     return out
 
 
 def test_figures_within_two_percent_of_the_servers_own_counters(fleet: Fleet,
                                                                 tmp_path: Path) -> None:
-    """vLLM under the fixture's steady load; SGLang, which counts a request's tokens and verify
-    calls when it finishes (the simulator as the engine), on a fresh idle simulator with the
-    load inside the window, so both edges are quiet (as for the real servers)."""
+    """A fresh idle simulator per engine, the load only inside the window, so both edges are
+    quiet: a steady load moves the counters between Prometheus' scrape and the direct reading
+    (10-500 ms apart on a busy 2-core machine), which is the reading's error, not the fleet's;
+    SGLang also counts a request's tokens and verify calls only when it finishes."""
     wait_rows(fleet, lambda rows: serving(rows, fleet))
-    vllm = fleet.sims["vllm"]
-    found = compare_over_a_window(fleet, [(vllm.engine, vllm.url, vllm.target)], 8.0)
-    sim = start_sim(tmp_path / "quiet", "sglang", "healthy")
+    sims = [start_sim(tmp_path / engine, engine, "healthy") for engine in ("vllm", "sglang")]
     others = [s.target for s in fleet.sims.values() if s.proc.poll() is None]
     try:
-        wait_serving(sim.url)
-        fleet.set_targets([*others, sim.target])
-        fleet.prom.wait_for(f'count_over_time(up{{instance="{sim.target}"}}[1m]) >= 2',
-                            within_s=30)
-        found |= compare_over_a_window(fleet, [(sim.engine, sim.url, sim.target)], 8.0,
-                                       load=lambda: Load([sim.url], per_url=2).start())
+        for sim in sims:
+            wait_serving(sim.url)
+        fleet.set_targets([*others, *(sim.target for sim in sims)])
+        for sim in sims:
+            fleet.prom.wait_for(f'count_over_time(up{{instance="{sim.target}"}}[1m]) >= 2',
+                                within_s=30)
+        found = compare_over_a_window(
+            fleet, [(sim.engine, sim.url, sim.target) for sim in sims], 8.0,
+            load=lambda: Load([sim.url for sim in sims], per_url=2).start())
     finally:
-        sim.stop()
+        for sim in sims:
+            sim.stop()
         fleet.set_targets(others)
-    assert set(found) == {vllm.target, sim.target}
+    assert set(found) == {sim.target for sim in sims}
     for target, (row, own_tok_s, own_accept) in found.items():
         assert row.tok_s == pytest.approx(own_tok_s, rel=0.02), target
         assert row.accept_len == pytest.approx(own_accept, rel=0.02), target
