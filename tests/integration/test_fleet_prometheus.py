@@ -280,9 +280,10 @@ def test_figures_within_two_percent_of_the_servers_own_counters(fleet: Fleet,
         for sim in sims:
             fleet.prom.wait_for(f'count_over_time(up{{instance="{sim.target}"}}[1m]) >= 2',
                                 within_s=30)
+        urls = [sim.url for sim in sims]
         found = compare_over_a_window(
             fleet, [(sim.engine, sim.url, sim.target) for sim in sims], 8.0,
-            load=lambda: Load([sim.url for sim in sims], per_url=2).start())
+            load=lambda: Load(urls, per_url=2).start())
     finally:
         for sim in sims:
             sim.stop()
