@@ -14,9 +14,13 @@ import tempfile
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 import pytest
+
+if TYPE_CHECKING:
+    from tests.support.containers import ContainerEngine
 
 APP = "eagle-tui"
 KINDS = ("data", "config", "state", "cache")
@@ -109,3 +113,22 @@ class Guard:
 @pytest.fixture
 def isolation_guard() -> type[Guard]:
     return Guard
+
+
+@pytest.fixture(scope="session")
+def containers() -> Iterator[ContainerEngine]:
+    """The real container engine (tests/support/containers.py): skipped with the reason where
+    podman or the docker CLI is missing, failed instead when EAGLE_TUI_REQUIRE_CONTAINERS is set
+    (tests/run.sh); every container it started is removed at the end of the session."""
+    from tests.support import containers as engine
+
+    why = engine.missing()
+    if why:
+        if os.environ.get("EAGLE_TUI_REQUIRE_CONTAINERS"):
+            pytest.fail(f"EAGLE_TUI_REQUIRE_CONTAINERS is set but {why}")
+        pytest.skip(why)
+    started = engine.start()
+    try:
+        yield started
+    finally:
+        started.close()

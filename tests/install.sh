@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh Debian/Ubuntu machine (idempotent):
 #   - apt: openssh-server (real sshd for the SSH tests), tmux (real-terminal smoke test),
-#     prometheus (the real Prometheus the fleet tests scrape the simulators with)
+#     prometheus (the real Prometheus the fleet tests scrape the simulators with), podman and runc
+#     (the real container engine) and the docker CLI (talking to podman's API socket)
 #   - .venv with eagle-tui and its test extras
 #   - the real vLLM CPU server environment (tests/realserver, ~1.5 min the first time)
 #   - the real SGLang 0.5.23 CPU server environment (tests/realserver_sglang, ~5 min and ~3.2 GB
@@ -17,6 +18,9 @@ need_apt=()
 command -v ssh-keygen >/dev/null || need_apt+=(openssh-client)
 command -v tmux >/dev/null || need_apt+=(tmux)
 [ -x /usr/bin/prometheus ] || need_apt+=(prometheus)
+command -v podman >/dev/null || need_apt+=(podman)
+[ -x /usr/sbin/runc ] || need_apt+=(runc)
+command -v docker >/dev/null || need_apt+=(docker.io)  # its CLI only: no daemon is started
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   echo "== apt-get install ${need_apt[*]}"
@@ -54,4 +58,6 @@ if [ ! -f "$SGLANG_ROOT/.ready" ]; then
   "$SGLANG_ROOT/venv/bin/python" -c "import sglang, sgl_kernel, sitecustomize"
   touch "$SGLANG_ROOT/.ready"
 fi
+# podman's settings for these machines (runc, cgroupfs, vfs; no registry): tests/realcontainer
+bash tests/realcontainer/podman.sh setup >/dev/null
 echo "== test environment ready ($ROOT_DIR/.venv, vLLM at $VLLM_ROOT, SGLang at $SGLANG_ROOT)"
