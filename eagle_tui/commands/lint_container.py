@@ -10,7 +10,12 @@ import json
 import posixpath
 from typing import Any
 
-from eagle_tui.model.launching.cmdline import CommandError, ParsedCommand, parse_command
+from eagle_tui.model.launching.cmdline import (
+    CommandError,
+    ParsedCommand,
+    parse_command,
+    split_command,
+)
 from eagle_tui.model.launching.compose import service_run, services
 from eagle_tui.model.launching.container import ContainerRun, is_container_command, parse_run
 from eagle_tui.model.launching.container_checks import (
@@ -36,6 +41,7 @@ class Reading:
 
 def read_words(words: list[str], tables: dict[str, FlagTable]) -> Reading:
     """A launch command, or a container CLI's run of one (raises :class:`CommandError`)."""
+    words = split_command(words)  # (one quoted string: its words)
     if is_container_command(words):
         cc = engine_command(parse_run(words), tables)
         return Reading(cc.cmd, cc)

@@ -162,6 +162,8 @@ def _skip_prefix(words: list[str]) -> int:
         i += 1
         while i < len(words) and words[i].startswith("-"):
             i += 2 if words[i] in _SUDO_VALUE else 1
+        while i < len(words) and _ENV_WORD.match(words[i]):  # sudo's ``VAR=value`` words
+            i += 1
     return i
 
 
