@@ -20,9 +20,15 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from eagle_tui.model.boundary import shellwords
 from eagle_tui.model.engines import EngineProfile, profiles
 from eagle_tui.model.launching.checks import Finding, GpuFact, LintFacts, as_int
-from eagle_tui.model.launching.cmdline import CommandError, launch_profile, parse_command
+from eagle_tui.model.launching.cmdline import (
+    CommandError,
+    find_engine,
+    launch_profile,
+    parse_command,
+)
 from eagle_tui.model.launching.container import ContainerRun, Mount, image_repository
 from eagle_tui.model.launching.flags import FlagTable, ParsedCommand
 from eagle_tui.model.launching.lint import spec_plan
@@ -33,6 +39,9 @@ HF_HOME = "/root/.cache/huggingface"  # the cache of the engines' images (they r
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _PYTHON = re.compile(r"(?:^|/)python(?:\d+(?:\.\d+)*)?$")
+_SHELLS = ("sh", "bash", "dash", "zsh", "ash")
+_SHELL_OPS = frozenset({"&&", "||", ";", "|", "&", "2>&1"})
+_REDIRECTS = (">", "<", "1>", "2>", "&>")
 #: How each kind of run spells the options the messages name.
 _SPELLING = {
     "compose": {"gpus": "deploy.resources.reservations.devices", "all": "devices: [{driver: "
@@ -46,6 +55,16 @@ _DOCKER = {"gpus": "--gpus", "all": "--gpus all", "shm": "--shm-size", "ipc": "-
 
 
 @dataclass(frozen=True)
+class Script:
+    """A ``sh -c 'SCRIPT'`` whose one step (``words[start:end]``) is the engine command."""
+
+    at: int  # the script's word in ``lead`` + the command
+    words: tuple[str, ...]  # the script's shell words
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class ContainerCommand:
     """A container's run and the engine command it runs."""
 
@@ -54,6 +73,7 @@ class ContainerCommand:
     lead: tuple[str, ...]  # the words the image's entrypoint (or --entrypoint) puts first
     via: str  # where ``lead`` comes from, for messages
     doubled: bool = False  # the command repeats the image's entrypoint (``vllm serve`` twice)
+    script: Script | None = None  # the engine command is a step of a shell script
 
 
 @dataclass(frozen=True)
@@ -91,18 +111,59 @@ def engine_command(run: ContainerRun, tables: dict[str, FlagTable]) -> Container
     if not words:
         raise CommandError(f"{run.source}: {run.image} is given no command, and its entrypoint "
                            "is not known to start a server")
+    script = _script(words)
     try:
-        cmd = parse_command(words, tables)
+        cmd = parse_command(list(script.words[script.start:script.end]) if script else words,
+                            tables)
     except CommandError as exc:
         raise CommandError(f"{run.source} {run.image}: {exc}") from None
+    if script is not None:
+        via = f"a step of its `{words[0].rsplit('/', 1)[-1]} {words[1]}` script"
     cmd = dataclasses.replace(cmd, env=(*run.env, *cmd.env))
-    return ContainerCommand(run, cmd, tuple(lead), via, doubled)
+    return ContainerCommand(run, cmd, tuple(lead), via, doubled, script)
+
+
+def _is_op(word: str) -> bool:
+    return word in _SHELL_OPS or word.startswith(_REDIRECTS)
+
+
+def _script(words: list[str]) -> Script | None:
+    """``sh -c 'pip install x && python3 -m …'``: the first step of the script that starts an
+    engine (its words up to the next operator or redirection)."""
+    if len(words) < 3 or words[0].rsplit("/", 1)[-1] not in _SHELLS or \
+            not re.fullmatch(r"-[a-z]*c[a-z]*", words[1]):
+        return None
+    try:
+        split = shellwords.split(words[2][:64_000])
+    except ValueError:
+        return None
+    sw: list[str] = []
+    for w in split:  # ``--port 8000; sleep``: the ``;`` ends the step, it is no value's
+        sw.extend([w[:-1], ";"] if len(w) > 1 and w.endswith(";") else [w])
+    start = 0
+    for k in range(len(sw) + 1):
+        if k < len(sw) and not _is_op(sw[k]):
+            continue
+        try:
+            if k > start:
+                find_engine(sw[start:k])
+                return Script(2, tuple(sw), start, k)
+        except CommandError:
+            pass
+        start = k + 1
+    return None
 
 
 def rebuild(cc: ContainerCommand, words: list[str]) -> list[str]:
-    """The whole run with ``words`` (the engine's, ``lead`` first) as its command: the
-    container's part word for word as it was."""
-    return [*cc.run.head, *words[len(cc.lead):]]
+    """The whole run with ``words`` (the engine's, ``lead`` first; a script's step) as its
+    command: the container's part word for word as it was."""
+    sc = cc.script
+    if sc is None:
+        return [*cc.run.head, *words[len(cc.lead):]]
+    steps = [*sc.words[:sc.start], *words, *sc.words[sc.end:]]
+    full = [*cc.lead, *cc.run.command]
+    full[sc.at] = " ".join(w if _is_op(w) else shellwords.quote(w) for w in steps)
+    return [*cc.run.head, *full[len(cc.lead):]]
 
 
 def spelled(run: ContainerRun, what: str) -> str:
@@ -344,6 +405,6 @@ def _paths(cc: ContainerCommand) -> list[Finding]:
     return out
 
 
-__all__ = ["NCCL_SHM", "ContainerCommand", "ContainerFacts", "container_gpus",
+__all__ = ["NCCL_SHM", "ContainerCommand", "ContainerFacts", "Script", "container_gpus",
            "container_paths", "engine_command", "findings", "grammar", "hf_home", "host_path",
            "host_port", "image_entry", "model_of", "rebuild", "spelled"]

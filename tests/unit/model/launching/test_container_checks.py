@@ -245,3 +245,26 @@ async def test_gather_a_missing_model_names_the_host_path(tmp_path: Path) -> Non
     missing = [f for f in lint(cc.cmd, facts).findings if f.code == "model-missing"]
     assert missing and f"{tmp_path}/target" in missing[0].message
     assert f"mounted by {tmp_path}:/models" in missing[0].message
+
+
+@pytest.mark.parametrize("script", [
+    "pip install x && exec python3 -m sglang.launch_server --model-path /models/m --tp 2",
+    "python3 -m sglang.launch_server --model-path /models/m --tp 2; sleep infinity",
+    "python3 -m sglang.launch_server --model-path /models/m --tp 2 > /log 2>&1",
+])
+def test_a_shell_scripts_step_is_the_engine_command(script: str) -> None:
+    text = join(["docker", "run", "--gpus", "2", "--ipc=host", "-p", "8000:8000",
+                 "lmsysorg/sglang", "bash", "-lc", script])
+    cc = read(text)
+    assert cc.script is not None and cc.cmd.get("tp_size") == "2"
+    assert cc.cmd.get("model_path") == "/models/m" and "bash -lc" in cc.via
+    assert "container-port-mismatch" in [f.code for f in findings(cc, LintFacts(),
+                                                                   ContainerFacts())]
+    fixed = rebuild(cc, [*cc.cmd.prefix, *cc.cmd.args, "--port", "8000"])
+    assert fixed[:-1] == [*cc.run.head, "bash", "-lc"] and len(fixed) == len(cc.run.head) + 3
+    again = read(join(fixed))
+    assert again.cmd.get("port") == "8000" and again.run.head == cc.run.head
+    assert again.script is not None
+    rest = cc.script.words[cc.script.end:]
+    assert again.script.words[again.script.end:] == rest  # the steps after it kept
+    assert again.script.words[:again.script.start] == cc.script.words[:cc.script.start]
