@@ -225,7 +225,11 @@ def _nvidia_env(run: ContainerRun) -> tuple[str, ...] | None:
 
 
 def _given(run: ContainerRun) -> int | None:
-    """How many GPUs the run gives (``None``: all the host has, or not known)."""
+    """How many GPUs the run gives (``None``: all the host has, or not known: ROCm's
+    ``--device /dev/kfd``/``/dev/dri`` give the host's AMD GPUs)."""
+    if any(o.name == "device" and o.value.startswith(("/dev/kfd", "/dev/dri"))
+           for o in run.options):
+        return None
     env = _nvidia_env(run)
     if env is not None and not run.gpus:
         return None if env == ("all",) else len(env)

@@ -114,6 +114,7 @@ def test_gpus_against_the_parallel_sizes() -> None:
     assert c("--runtime nvidia -e NVIDIA_VISIBLE_DEVICES=0,1") == []
     assert "container-gpus-invalid" in c("--gpus device=0,1")
     assert "container-no-gpus" not in c("--privileged")
+    assert "container-no-gpus" not in c("--device /dev/kfd --device=/dev/dri")  # ROCm's
     cc = read(base.format(gpus="--gpus '\"device=5\"'", SG=SG, more=""))
     assert "container-gpu-missing" in [f.code for f in findings(cc, LintFacts(gpus=H200),
                                                                  ContainerFacts())]
