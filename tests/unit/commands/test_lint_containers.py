@@ -135,3 +135,14 @@ def test_the_console_script_reads_a_docker_run() -> None:
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert p.returncode == 1, p.stderr
     assert json.loads(p.stdout)["container"]["cli"] == "docker"
+
+
+@pytest.mark.parametrize("hostile", ["\x1b]0;pwned\x07", "\x9b31m"])
+def test_hostile_container_words_are_printed_safely(capsys: pytest.CaptureFixture[str],
+                                                    hostile: str) -> None:
+    code, out, err = lint(capsys, "--", "docker", "run", f"--name=x{hostile}", "-p",
+                          f"8000:8000{hostile}", "-v", f"/a{hostile}:/models",
+                          f"lmsysorg/sglang{hostile}", *ENGINE[:4], f"/models/m{hostile}")
+    assert code in (0, 1), err
+    for text in (out, err):
+        assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
