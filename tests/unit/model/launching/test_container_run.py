@@ -209,3 +209,32 @@ def test_entrypoint_words() -> None:
     assert entrypoint_words('["python3", "-m", "x"]') == ("python3", "-m", "x")
     assert entrypoint_words("") == ()
     assert entrypoint_words("[not json") == ("[not json",)
+
+
+@pytest.mark.parametrize("cli", ["docker", "podman"])
+def test_the_option_tables_are_the_real_clis(cli: str) -> None:
+    """Every option the installed CLI's ``run --help`` lists takes a value exactly when the
+    tables say so, and its one-letter form is the tables' (pflag's help: a type word after
+    the option is a value; none is a switch)."""
+    import re
+    import shutil
+    import subprocess
+
+    from eagle_tui.model.launching.container import BOOL_OPTIONS, SHORT, VALUE_OPTIONS
+
+    exe = shutil.which(cli)
+    if exe is None:
+        pytest.skip(f"no {cli} CLI here (tests/install.sh installs it)")
+    out = subprocess.run([exe, "run", "--help"], capture_output=True, text=True, timeout=30,
+                         check=False).stdout
+    line = re.compile(r"^\s+(?:-(\w), )?--([\w-]+)(?: (\S+))?(?:\s{2,}|$)")
+    seen = 0
+    for text in out.splitlines():
+        m = line.match(text)
+        if m is None:
+            continue
+        short, name, typ = m.groups()
+        seen += 1
+        assert name in (VALUE_OPTIONS if typ else BOOL_OPTIONS), (cli, name, typ)
+        assert short is None or SHORT[short] == name, (cli, short, name)
+    assert seen > 80, out[:400]
