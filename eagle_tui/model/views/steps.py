@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from eagle_tui.model.events import Phase
 from eagle_tui.model.ingest.logclock import best_span, span
 from eagle_tui.model.state import DashboardState, PhaseMark
+from eagle_tui.model.views.enginetimes import step_reported
 from eagle_tui.model.views.ready import ready_seconds
 
 
@@ -72,6 +73,8 @@ def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
             end = _end_mark(state, step.done_at)
             if step.label == "ready":  # time to ready: the one meaning (.ready)
                 elapsed = ready_seconds(state)
+            elif (engine := step_reported(state, step.label)) is not None:
+                elapsed = engine  # the engine's own measure of it (.enginetimes)
             elif step.starts[0] != step.done_at:
                 elapsed = _span(start_mark, end, start_t)
         elif reached and not active_given:
@@ -85,5 +88,28 @@ def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
     return out
 
 
+def step_detail(state: DashboardState, label: str, status: str) -> tuple[str, float | None] | None:
+    """What a running step is doing where no count of shards or graphs says it: the
+    checkpoint's bytes read (weights) or the step inside compiling (CUDA graphs), as a text and
+    the fraction done (``None``: no fraction; the whole: nothing to add)."""
+    st = state.startup
+    if status not in ("active", "failed"):
+        return None
+    read = st.weight_bytes
+    if label == "weights" and read is not None and (st.shards is None or st.shards.total <= 0):
+        if read.size_gib is not None and read.percent is not None:
+            return (f"{read.size_gib * read.percent / 100:.1f}/{read.size_gib:.1f} GiB",
+                    read.percent / 100)
+        if read.percent is not None:
+            return f"{read.percent:.0f}% read", read.percent / 100
+        return (f"{read.size_gib:.1f} GiB", None) if read.size_gib is not None else None
+    sub = st.substep
+    if label != "CUDA graphs" or sub is None or sub.finished or (
+            st.graphs is not None and st.graphs.lineno > sub.lineno):
+        return None
+    if sub.done is not None and sub.total:
+        return f"{sub.what} {sub.done}/{sub.total}", min(1.0, sub.done / sub.total)
+    return f"{sub.what}…", None
 
-__all__ = ["STEPS", "Step", "step_states"]
+
+__all__ = ["STEPS", "Step", "step_detail", "step_states"]
