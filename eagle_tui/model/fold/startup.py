@@ -2,7 +2,8 @@
 
 Its measured phase durations (the first report is kept, unless a later one names more phases:
 the log line, the gauges and ``/server_info`` carry the same figures), the step inside
-compiling it is in, and the checkpoint's size and read percent (each line gives one of them).
+compiling it is in, and the checkpoint's size and read percent (each line gives one of them;
+a size line starts the next checkpoint: the drafter's after the target's).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def startup_detail(b: Batch, ev: EngineTimings | SubStep | WeightBytes) -> None:
             b.put("startup", substep=ev)
     else:
         old_bytes = st.weight_bytes
-        if old_bytes is not None:
+        if old_bytes is not None and ev.size_gib is None:  # (a size: the next checkpoint)
             ev = WeightBytes(ev.lineno,
                              ev.size_gib if ev.size_gib is not None else old_bytes.size_gib,
                              ev.percent if ev.percent is not None else old_bytes.percent)

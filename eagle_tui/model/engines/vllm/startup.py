@@ -18,10 +18,12 @@ from eagle_tui.model.numbers import strict_float
 # "Filesystem type for checkpoints: %s. Checkpoint size: %.2f GiB. Available RAM: %.2f GiB."
 SIZE_TEXT = "Checkpoint size: "
 _SIZE = re.compile(r"Checkpoint size: (\d{1,15}(?:\.\d{1,6})?) GiB", re.ASCII)
-# "Prefetching checkpoint files: %d%% (%d/%d)" every 10 %, then
-# "Prefetching checkpoint files into page cache finished in %.2fs"
+# "Prefetching checkpoint files: %d%% (%d/%d)", then "Prefetching checkpoint files into page
+# cache finished in %.2fs". The percent printed is the next multiple of 10 due, one step per
+# file finished (4 files print 10, 20, 30, 40 %): the files' count is the progress.
 PREFETCH_TEXT = "Prefetching checkpoint files"
-_PERCENT = re.compile(r"Prefetching checkpoint files: (\d{1,3})% \(", re.ASCII)
+_PERCENT = re.compile(r"Prefetching checkpoint files: (\d{1,3})% \((\d{1,15})/(\d{1,15})\)",
+                      re.ASCII)
 _FINISHED = "Prefetching checkpoint files into page cache finished"
 GATES = (PREFETCH_TEXT, SIZE_TEXT, "DeepGEMM", "FlashInfer", "JIT kernel warmup")
 
@@ -45,9 +47,12 @@ def weight_bytes(msg: str, lineno: int) -> WeightBytes | None:
     if _FINISHED in msg:
         return WeightBytes(lineno, percent=100.0)
     m = _PERCENT.search(msg)
-    if m is None or int(m.group(1)) > 100:
+    if m is None:
         return None
-    return WeightBytes(lineno, percent=float(m.group(1)))
+    done, total = int(m.group(2)), int(m.group(3))
+    if total <= 0 or done > total:
+        return None
+    return WeightBytes(lineno, percent=round(100.0 * done / total, 1))
 
 
 def startup_events(msg: str, lineno: int, time: str | None) -> list[Event]:

@@ -7,7 +7,9 @@ read as nothing or as bounded figures, never as a crash.
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -164,10 +166,17 @@ def test_vllm_checkpoint_size_and_prefetch_percent() -> None:
     for pct, done, total in ((10, 1, 10), (50, 5, 10), (100, 10, 10)):
         got = weight_bytes(VLLM_0_32_PREFETCH % (pct, done, total), 4)
         assert got == WeightBytes(4, percent=float(pct))
+    # 4 files: vLLM prints 10, 20, 30, 40 % (one step of 10 per file): the count is read
+    assert weight_bytes(VLLM_0_32_PREFETCH % (20, 2, 4), 4) == WeightBytes(4, percent=50.0)
     assert weight_bytes(VLLM_0_32_PREFETCH_DONE % 3.2, 5) == WeightBytes(5, percent=100.0)
-    for bad in ("Prefetching checkpoint files: 999% (1/1)", "Prefetching checkpoint files: ",
+    lagging = "Prefetching checkpoint files: 999% (1/1)"
+    assert weight_bytes(lagging, 1) == WeightBytes(1, None, 100.0)
+    for bad in ("Prefetching checkpoint files: ",
                 "Checkpoint size: " + "9" * 5000 + " GiB", "Checkpoint size: nan GiB",
-                "Prefetching checkpoint files: -5% (1/2)"):
+                "Prefetching checkpoint files: -5% (1/2)",
+                "Prefetching checkpoint files: 10% (5/0)",
+                "Prefetching checkpoint files: 10% (9/2)",
+                "Prefetching checkpoint files: 10% (1/" + "9" * 40 + ")"):
         assert weight_bytes(bad, 1) is None
     events, kind = VllmParser().parse(VLLM_0_32_PREFETCH % (30, 3, 10), 9, None, True)
     assert events == [WeightBytes(9, percent=30.0)] and kind is LineKind.MILESTONE
@@ -221,3 +230,23 @@ def test_substep_bars_hostile() -> None:
         events, _ = SglangParser().parse(text, 1, None, False)
         assert len(events) == 1 and isinstance(events[0], SubStep)
         assert events[0].done is None or events[0].done < 10**16
+
+
+REAL = Path(__file__).resolve().parents[3] / "fixtures" / "sglang-cpu"
+
+
+def test_real_sglang_0_5_23_metrics_and_server_info_agree_with_its_log() -> None:
+    # recorded from the real SGLang 0.5.23 CPU server (tests/fixtures/sglang-cpu/README.md)
+    text = (REAL / "eagle3-metrics.txt").read_text()
+    sample = to_sample(parse_metrics(text, 1.0), RateWindow())
+    info = parse_server_info(json.loads((REAL / "eagle3-get_server_info.json").read_text()), 1.0)
+    log_line = next(x for x in (REAL / "eagle3.log").read_text().splitlines()
+                    if "Engine startup timings" in x)
+    logged = timings_line(log_line, 1)
+    assert sample.startup is not None and info.startup is not None and logged is not None
+    for got in (sample.startup, info.startup):
+        figures = dict(got.figures)
+        assert figures["kv_cache_allocation"] == pytest.approx(1.215, abs=1e-3)
+        assert figures["tokenizer_e2e"] == pytest.approx(dict(logged.figures)["tokenizer_e2e"],
+                                                         abs=0.005)
+        assert dict(got.phases)["cuda_graph"] == 0.0 and len(figures) == 10
