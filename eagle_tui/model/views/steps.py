@@ -97,18 +97,20 @@ def step_detail(state: DashboardState, label: str, status: str) -> tuple[str, fl
         return None
     read = st.weight_bytes
     if label == "weights" and read is not None and (st.shards is None or st.shards.total <= 0):
-        if read.size_gib is not None and read.percent is not None:
-            return (f"{read.size_gib * read.percent / 100:.1f}/{read.size_gib:.1f} GiB",
-                    read.percent / 100)
-        if read.percent is not None:
-            return f"{read.percent:.0f}% read", read.percent / 100
-        return (f"{read.size_gib:.1f} GiB", None) if read.size_gib is not None else None
+        # (a replayed record may hold any float: only what a checkpoint can be is shown)
+        size = read.size_gib if read.size_gib is not None and 0 <= read.size_gib < 1e9 else None
+        pct = read.percent if read.percent is not None and 0 <= read.percent <= 100 else None
+        if size is not None and pct is not None:
+            return f"{size * pct / 100:.1f}/{size:.1f} GiB", pct / 100
+        if pct is not None:
+            return f"{pct:.0f}% read", pct / 100
+        return (f"{size:.1f} GiB", None) if size is not None else None
     sub = st.substep
     if label != "CUDA graphs" or sub is None or sub.finished or (
             st.graphs is not None and st.graphs.lineno > sub.lineno):
         return None
-    if sub.done is not None and sub.total:
-        return f"{sub.what} {sub.done}/{sub.total}", min(1.0, sub.done / sub.total)
+    if sub.done is not None and sub.total and 0 <= sub.done <= sub.total:
+        return f"{sub.what} {sub.done}/{sub.total}", sub.done / sub.total
     return f"{sub.what}…", None
 
 

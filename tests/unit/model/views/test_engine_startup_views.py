@@ -146,3 +146,23 @@ def test_history_keeps_the_engine_figures_and_the_medians_use_them(tmp_path: Pat
         assert kept.metrics["phase_sources"]["loading_weights"] == "engine (log)"
     usual = usual_times(store, host="box", engine="sglang", flags=flags)
     assert usual is not None and dict(usual.phases)["loading_weights"] == 12.5
+
+
+def test_hostile_recorded_values_render_bounded() -> None:
+    # a replayed record file may hold any value: shown bounded or not at all, never a crash
+    nan, inf = float("nan"), float("inf")
+    base = [Tick(10.0), PhaseEvent(Phase.INIT, 1, None), PhaseEvent(Phase.LOADING_WEIGHTS, 2, None)]
+    for wb in (WeightBytes(3, nan, nan), WeightBytes(3, inf, -5.0), WeightBytes(3, 1e300, 1e300),
+               WeightBytes(3, -1.0, 50.0)):
+        s = reduce(DashboardState(), [*base, wb, Tick(20.0)])
+        detail = step_detail(s, "weights", "active")
+        assert detail is None or len(detail[0]) < 40
+        assert len(startup_content(s, 80).plain) < 2000 and phase_text(s)
+        step_eta(s, "weights", 10.0)
+    graph = [*base, PhaseEvent(Phase.CUDA_GRAPH, 3, None)]
+    for sub in (SubStep("\x1b[31mx\x07", 4, None, "", 10**30, 3), SubStep("y", 4, None, "", -1, 0),
+                SubStep("z" * 10000, 4, None, "", 5, 10)):
+        s = reduce(DashboardState(), [*graph, sub, Tick(20.0)])
+        text = startup_content(s, 80).plain
+        assert "\x1b" not in text and "\x07" not in text
+        assert "\x1b" not in phase_text(s)
