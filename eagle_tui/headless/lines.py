@@ -18,9 +18,12 @@ from eagle_tui.model.fold.prefix import absolute, line_text, summary_dict, summa
 from eagle_tui.model.ingest.crash import KILLED_MESSAGE
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.activity import startup_activity, stuck_collective
+from eagle_tui.model.views.enginetimes import engine_dict
 from eagle_tui.model.views.figtext import figures_dict, figures_text
 from eagle_tui.model.views.figures import figures
 from eagle_tui.model.views.ready import ready_seconds
+from eagle_tui.model.views.runsummary import engine_fields
+from eagle_tui.model.views.steps import step_detail
 
 GIB = float(1 << 30)
 LINE_SHOWN = 500  # characters of each of the crash diagnosis' last log lines
@@ -44,6 +47,8 @@ def phase_text(state: DashboardState) -> str:
     text = st.phase.value
     if st.phase.rank <= Phase.LOADING_WEIGHTS.rank and st.shards is not None:
         text += f" (shards {st.shards.done}/{st.shards.total})"
+    elif (detail := _step_detail(state)) is not None:
+        text += f" ({clean(detail)})"
     elif Phase.WEIGHTS_LOADED.rank <= st.phase.rank <= Phase.CUDA_GRAPH.rank and st.graphs:
         text += f" (graphs {st.graphs.done}/{st.graphs.total})"
     if state.startup.phase_inferred:
@@ -51,6 +56,26 @@ def phase_text(state: DashboardState) -> str:
     if state.startup.crash is not None:
         text += f", CRASHED ({state.startup.crash.kind})"
     return text
+
+
+def _step_detail(state: DashboardState) -> str | None:
+    """The checkpoint's bytes while loading weights, the step inside compiling while in the
+    graph phase (``views.steps.step_detail``)."""
+    rank = state.startup.phase.rank
+    label = "weights" if rank <= Phase.LOADING_WEIGHTS.rank else "CUDA graphs" \
+        if rank == Phase.CUDA_GRAPH.rank else None
+    found = step_detail(state, label, "active") if label is not None else None
+    return found[0] if found is not None else None
+
+
+def engine_text(state: DashboardState) -> str | None:
+    """``startup as the engine measured it (log): load_weight 12.30 s, ...`` (``None``: the
+    engine reported none)."""
+    t = state.startup.engine_times
+    if t is None:
+        return None
+    figures = ", ".join(f"{clean(name)} {secs:.2f} s" for name, secs in t.figures if secs > 0)
+    return f"startup as the engine measured it ({clean(t.source)}): {figures or 'all zero'}"
 
 
 def _process_text(state: DashboardState) -> str | None:
@@ -147,6 +172,7 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "phase": state.startup.phase.value,
         "shards": _progress_obj(state.startup.shards),
         "graphs": _progress_obj(state.startup.graphs),
+        **startup_dict(state),
         "health": state.live.health.state if state.live.health else None,
         "health_status": state.live.health.status_code if state.live.health else None,
         "process": {"pid": state.live.process.pid, "status": state.live.process.status,
@@ -163,6 +189,18 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "activity": _activity_obj(state),
         "inferred": _inferred_obj(state),
         "numbers": figures_dict(figures(state)),
+    }
+
+
+def startup_dict(state: DashboardState) -> dict[str, Any]:
+    """The checkpoint's bytes, the step inside compiling and the engine's own phase times."""
+    st = state.startup
+    wb, sub = st.weight_bytes, st.substep
+    return {
+        "weight_bytes": {"size_gib": wb.size_gib, "percent": wb.percent} if wb else None,
+        "substep": {"what": sub.what, "done": sub.done, "total": sub.total,
+                    "finished": sub.finished} if sub else None,
+        "engine_startup": engine_dict(state),
     }
 
 
@@ -214,6 +252,7 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
         obj["process_exit"] = {"pid": ex.pid, "exit_code": ex.exit_code, "signal": ex.signal}
     if state.live.health is not None:
         obj["health"] = state.live.health.state
+    obj.update(engine_fields(state))  # the engine's own measure of its startup, if any
     obj["alerts"] = [a.as_dict() for a in state.alerts]
     obj["numbers"] = figures_dict(figures(state))
     if status != "ready":
@@ -236,6 +275,8 @@ def diagnosis_lines(state: DashboardState, status: str, reason: str,
         else:
             out.append(f"READY: {reason} (phase: {state.startup.phase.value}; the server's "
                        f"start was not seen, waited {elapsed:.1f} s)")
+        if (engine := engine_text(state)) is not None:
+            out.append(engine)
         for a in state.alerts:
             if a.severity != "info":
                 out.append(f"  {a.severity}: {clean(a.message)}")
@@ -281,4 +322,4 @@ def exit_crash(state: DashboardState) -> bool:
 
 
 __all__ = ["LINE_SHOWN", "clean", "cut", "diagnosis_lines", "exit_crash", "phase_text",
-           "progress_dict", "progress_line", "result_dict"]
+           "progress_dict", "progress_line", "result_dict", "startup_dict"]

@@ -37,6 +37,7 @@ from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import evaluate_alerts
 from eagle_tui.model.views.ready import ready_seconds
+from eagle_tui.model.views.runsummary import engine_fields
 
 from .chunk_summary import (
     DECODE_TEXT,
@@ -339,6 +340,7 @@ class ReportBuilder:
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
             "ready_s": ready_seconds(st),  # the one meaning of ready (model.views.ready)
+            **engine_fields(st),  # phase times as the engine measured them, where it did
         }
 
 

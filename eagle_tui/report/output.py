@@ -68,6 +68,10 @@ def render_text(report: dict[str, Any]) -> str:
     for p in r["phases"]:
         mark = " (inferred)" if ph and (p["phase"], p["line"]) == (ph["value"], ph["line"]) else ""
         w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}".rstrip() + mark + "\n")
+    eng = r.get("engine_startup")
+    if eng:  # the engine's own measure of its startup, and where it was read
+        named = ", ".join(f"{k} {v:.2f} s" for k, v in eng["figures"].items() if v > 0)
+        w(f"startup as the engine measured it ({eng['source']}): {named or 'all zero'}\n")
     c = r["crash"]
     if c is None:
         w("crash: none\n")

@@ -21,6 +21,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import sglang_log, vllm_log
 from .acceptance import AcceptSampler
@@ -86,6 +87,8 @@ class ServingEngine:
         # SGLang's tokenizer-side counters: a request's figures added when it finishes
         self.done_prompt_tokens = self.done_generation_tokens = self.done_verify_calls = 0
         self.ttft, self.itl, self.e2e = Histogram(), Histogram(), Histogram()
+        # what the engine measured of its startup (SGLang: /metrics gauges, /server_info)
+        self.startup_time: dict[str, Any] | None = None
         self.last_gen_throughput = 0.0
         self.last_accept_len = 0.0  # SGLang's gauge reads 0 until its first decode log line
         self.last_accept_rate = 0.0

@@ -103,12 +103,32 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
     )
     yield from _families(verify, "counter", {"engine_type": "unified",
                                              "model_name": e.cfg.served_name}, e.created)
+    if e.startup_time is not None:
+        yield from _startup(e.startup_time, {"engine_type": "unified",
+                                             "model_name": e.cfg.served_name})
     yield _hist("sglang:time_to_first_token_seconds", "Histogram of time to first token in "
                 "seconds.", labels, e.ttft)
     yield _hist("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in "
                 "seconds.", labels, e.itl)
     yield _hist("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency "
                 "in seconds", labels, e.e2e)
+
+
+def _startup(startup: dict[str, Any], labels: dict[str, str]) -> Iterator[Any]:
+    """0.5.23 ``emit_startup_time``: one gauge per phase (tokenizer-side: no rank labels, as
+    tests/fixtures/sglang-cpu/*-metrics.txt), the graph families on a gauge of their own."""
+    top = GaugeMetricFamily("sglang:startup_time_seconds",
+                            "Engine startup duration by phase in seconds.",
+                            labels=[*labels, "phase"])
+    for phase in ("load_weight", "kv_cache_allocation", "scheduler_e2e", "tokenizer_e2e"):
+        top.add_metric([*labels.values(), phase], float(startup[phase]))
+    yield top
+    graphs = GaugeMetricFamily("sglang:startup_cuda_graph_time_seconds",
+                               "CUDA graph capture duration by phase in seconds.",
+                               labels=[*labels, "phase"])
+    for phase, duration in startup["cuda_graph"].items():
+        graphs.add_metric([*labels.values(), phase], float(duration))
+    yield graphs
 
 
 def _vllm(e: ServingEngine) -> Iterator[Any]:

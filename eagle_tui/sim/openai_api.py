@@ -160,8 +160,10 @@ def sglang_server_info(engine: ServingEngine) -> dict[str, Any]:
     }
     if engine.avg_accept_len is not None:
         state["avg_spec_accept_length"] = round(engine.avg_accept_len, 4)
+    # 0.5.23 puts the engine's startup_time beside the args (http_server.py get_server_info)
+    startup = {"startup_time": engine.startup_time} if engine.startup_time is not None else {}
     return args | {"max_total_num_tokens": cfg.kv_tokens, "max_req_input_len":
-                   cfg.model.context_len - 5, "internal_states": [state],
+                   cfg.model.context_len - 5, **startup, "internal_states": [state],
                    "version": "0.5.18"}
 
 

@@ -201,6 +201,8 @@ class Simulator:
                 await live.server.serve()
         except OSError as e:
             return self._bind_failed(live.cfg, e)
+        if step.startup is not None:
+            live.engine.startup_time = step.startup
         if step.ready:
             live.server.ready = True
         if step.serve:

@@ -60,15 +60,38 @@ def server_args(cfg: ServerConfig) -> str:
     return f"server_args={server_args_fields(cfg)!r}"
 
 
+# 0.5.23 entrypoints/engine.py Engine._set_startup_time, verbatim
+TIMINGS_FORMAT = ("Engine startup timings (s): load_weight=%.2f, "
+                  "kv_cache_allocation=%.2f, scheduler_e2e=%.2f, "
+                  "cuda_graph={%s}, tokenizer_e2e=%.2f")
+GRAPH_FAMILIES = ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode",
+                  "draft_extend")  # 0.5.23 graph_memory_usage.py: every one, 0.0 if not captured
+
+
+def startup_time(load_weight: float, kv_cache: float, scheduler_e2e: float,
+                 graphs: dict[str, float], tokenizer_e2e: float) -> dict[str, Any]:
+    """The engine's ``startup_time`` dict (0.5.23 ``observability/startup_time.py``): what its
+    log line prints, its ``/metrics`` gauges and its ``/server_info`` hold."""
+    return {"load_weight": load_weight, "kv_cache_allocation": kv_cache,
+            "scheduler_e2e": scheduler_e2e,
+            "cuda_graph": {p: graphs.get(p, 0.0) for p in GRAPH_FAMILIES},
+            "tokenizer_e2e": tokenizer_e2e}
+
+
 def startup_timings(load_weight: float, kv_cache: float, scheduler_e2e: float,
                     graphs: dict[str, float], tokenizer_e2e: float) -> str:
     """The one-line startup summary 0.5.x prints once the schedulers are up (``engine.py``)."""
-    phases = ("prefill", "decode", "target_verify", "draft_prefill", "draft_decode",
-              "draft_extend")
-    cuda_graph = ", ".join(f"{p}={graphs.get(p, 0.0):.2f}" for p in phases)
-    return (f"Engine startup timings (s): load_weight={load_weight:.2f}, "
-            f"kv_cache_allocation={kv_cache:.2f}, scheduler_e2e={scheduler_e2e:.2f}, "
-            f"cuda_graph={{{cuda_graph}}}, tokenizer_e2e={tokenizer_e2e:.2f}")
+    return startup_line(startup_time(load_weight, kv_cache, scheduler_e2e, graphs,
+                                     tokenizer_e2e))
+
+
+def startup_line(startup: dict[str, Any]) -> str:
+    """0.5.23 ``Engine._set_startup_time``'s line for a ``startup_time`` dict."""
+    cuda_graph_timings = ", ".join(f"{phase}={duration:.2f}"
+                                   for phase, duration in startup["cuda_graph"].items())
+    return TIMINGS_FORMAT % (startup["load_weight"], startup["kv_cache_allocation"],
+                             startup["scheduler_e2e"], cuda_graph_timings,
+                             startup["tokenizer_e2e"])
 
 
 def _rank_lines(b: Builder, text: str, step: float = 0.02) -> list[str]:
@@ -232,8 +255,8 @@ def timeline(cfg: ServerConfig) -> Timeline:
            f"{MAX_RUNNING}, context_len={m.context_len}, available_gpu_mem={b.avail:.2f} GB",
            label="loaded")
     b.advance(0.2)
-    b.emit(_main(b, startup_timings(load_weight, kv_cache, b.t - t_init, graphs,
-                                    b.t - t_launch)))
+    startup = startup_time(load_weight, kv_cache, b.t - t_init, graphs, b.t - t_launch)
+    b.emit(_main(b, startup_line(startup)), startup=startup)
     b.advance(0.7)
     b.emit(*(_main(b, t) for t in (
         f"INFO:     Started server process [{cfg.main_pid}]",

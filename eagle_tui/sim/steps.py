@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .scenario import GPU_TOTAL_GIB, IDLE_GIB, ServerConfig
 from .textfmt import shard_bar
@@ -30,6 +30,8 @@ class Step:
     serve: bool = False  # the scheduler starts taking requests
     exit_code: int | None = None  # the process ends after this step
     kill: bool = False  # ...by SIGKILL of its own tree (SGLang's kill_process_tree: shell 137)
+    # the startup durations the engine measured, from here on on /metrics and /server_info
+    startup: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +92,9 @@ class Builder:
     # -------------------------------------------------------------- output
     def emit(self, *lines: str, label: str = "", mem: bool = False, http: HttpChange | None = None,
              ready: bool = False, serve: bool = False, exit_code: int | None = None,
-             kill: bool = False) -> None:
+             kill: bool = False, startup: dict[str, Any] | None = None) -> None:
         self.steps.append(Step(self.t, tuple(lines), label, self.mem() if mem else None, http,
-                               ready, serve, exit_code, kill))
+                               ready, serve, exit_code, kill, startup))
 
     def shards(self, total: int, seconds: float, gib: float, label: str) -> float:
         """The weight loader's tqdm bar (rank 0 only, raw ``\\r`` redraws as in a captured log),

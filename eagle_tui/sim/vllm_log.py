@@ -104,14 +104,45 @@ def _banner(b: Builder) -> None:
                 "WARNING"), label="idle", mem=True)
 
 
+AVAILABLE_RAM_GIB = 1007.52
+PREFETCH_STARTED = ("Prefetching checkpoint files into page cache started (in background, "
+                    "num_threads=8, block_size=16777216 bytes)")  # 0.32's defaults (config/load)
+
+
+def _prefetch(b: Builder, gib: float, files: int, seconds: float) -> None:
+    """0.32 ``safetensors_weights_iterator``: the checkpoint's size, and on a network filesystem
+    (the sim's checkpoints are on NFS) its background prefetch into the page cache, each rank
+    its own files (``files[rank::world_size]``) and a line per file while the next multiple of
+    10 % is due (``_prefetch_all_checkpoints``: 4 files print 10, 20, 30, 40 %)."""
+    cfg = b.config
+    b.emit(*_ranks(b, "weight_utils.py:1108", f"Filesystem type for checkpoints: NFS. Checkpoint "
+                   f"size: {gib:.2f} GiB. Available RAM: {AVAILABLE_RAM_GIB:.2f} GiB."),
+           *_ranks(b, "weight_utils.py:1070", PREFETCH_STARTED))
+    mine = [len(range(r, files, cfg.tp)) for r in range(cfg.tp)]
+    due = [10] * cfg.tp
+    for done in range(1, max(mine) + 1):
+        b.advance(seconds / max(mine))
+        lines = []
+        for r, total in enumerate(mine):
+            if done <= total and 100 * done / total >= due[r] and due[r] <= 100:
+                lines.append(line(cfg, 1 + r, b.epoch, "weight_utils.py:1042",
+                                  f"Prefetching checkpoint files: {due[r]}% ({done}/{total})"))
+                due[r] += 10
+        b.emit(*lines)
+    b.emit(*_ranks(b, "weight_utils.py:1065", "Prefetching checkpoint files into page cache "
+                   f"finished in {seconds:.2f}s"))
+
+
 def _load(b: Builder) -> None:
     cfg, m = b.config, b.config.model
     b.emit(*_ranks(b, "gpu_model_runner.py:4127", f"Starting to load model {m.path}..."),
            label="load_weights")
+    _prefetch(b, m.weights_gib, m.shards, 0.3 * m.load_s * cfg.scenario.weight_factor)
     took = b.shards(m.shards, m.load_s * cfg.scenario.weight_factor, cfg.weights_gib,
                     "load_weights")
     b.emit(*_ranks(b, "default_loader.py:501", f"Loading weights took {took:.2f} seconds"),
            *_ranks(b, "gpu_model_runner.py:4150", "Loading drafter model..."))
+    _prefetch(b, 1.88, 1, 0.1)
     draft = b.shards(1, 0.4, 1.88, "load_weights")
     lines = [*_ranks(b, "default_loader.py:501", f"Loading weights took {draft:.2f} seconds"),
              *_ranks(b, "llm_base_proposer.py:1440", "Detected EAGLE model without its own "

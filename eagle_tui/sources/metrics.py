@@ -58,6 +58,7 @@ class _Names:
     counters: frozenset[str]  # lifetime counters, the per-position ones included
     per_position: frozenset[str]
     prefixes: tuple[tuple[str, Engine, int], ...]  # (prefix, engine, precedence)
+    labelled: dict[str, str]  # gauge → the label its values are kept by (MetricsFacet.labelled)
 
 
 _known: list[_Names] = []
@@ -72,10 +73,11 @@ def _names() -> _Names:
     facets = [p.metrics for p in current]
     per_pos = frozenset(f.per_position for f in facets if f.per_position)
     counters = frozenset(n for f in facets for n in f.counters) | per_pos
-    names = _Names(current, frozenset(n for f in facets for n in f.gauges) | counters,
-                   counters, per_pos,
+    labelled = {name: label for f in facets for name, label in f.labelled}
+    names = _Names(current, frozenset(n for f in facets for n in f.gauges) | counters
+                   | frozenset(labelled), counters, per_pos,
                    tuple((p.metrics.prefix, p.name, p.metrics.precedence)
-                         for p in current if p.metrics.prefix))
+                         for p in current if p.metrics.prefix), labelled)
     _known[:] = [names]
     return names
 
@@ -150,6 +152,7 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: floa
     per_pos: dict[int, float] = {}
     rank_seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     gauge_parts: dict[str, list[float]] = {}
+    labelled: dict[str, dict[str, float]] = {}
     engine: Engine = UNKNOWN
     rank = -1
     for sample_name, labels, value in samples:
@@ -172,6 +175,9 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: floa
             except ValueError:
                 continue
             per_pos[pos] = per_pos.get(pos, 0.0) + value
+        elif name in known.labelled:
+            _keep_labelled(labelled.setdefault(name, {}), labels.get(known.labelled[name]),
+                           value)
         elif name in counter_set:
             counters[name] = counters.get(name, 0.0) + value
         else:
@@ -185,7 +191,20 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: floa
     for name, vals in gauge_parts.items():
         gauges[name] = sum(vals)
         gauges[name + "#mean"] = sum(vals) / len(vals)
-    return Snapshot(t, engine, gauges, counters, per_pos, skipped)
+    return Snapshot(t, engine, gauges, counters, per_pos, skipped, labelled)
+
+
+MAX_LABELLED = 64  # values kept per labelled gauge (a server lists a handful of phases)
+MAX_LABEL = 64  # characters of a label value kept
+
+
+def _keep_labelled(kept: dict[str, float], label: str | None, value: float) -> None:
+    """One labelled sample: the largest value per label value (ranks report the same phase),
+    at most :data:`MAX_LABELLED` label values of at most :data:`MAX_LABEL` characters."""
+    if label is None or len(label) > MAX_LABEL or (label not in kept
+                                                  and len(kept) >= MAX_LABELLED):
+        return
+    kept[label] = max(kept.get(label, value), value)
 
 
 class RateWindow:
@@ -239,6 +258,10 @@ def run_counters(snap: Snapshot) -> tuple[tuple[str, float], ...]:
 def to_sample(snap: Snapshot, rates: RateWindow) -> MetricsSample:
     """One scrape's snapshot → its sample, read by its engine over ``rates``' window."""
     sample = rates.add(snap)
+    profile = profile_of(snap.engine)
+    startup = profile.metrics.startup if profile is not None else None
+    if startup is not None and snap.labelled:
+        sample = replace(sample, startup=startup(snap))
     counters = run_counters(snap)
     if snap.skipped or counters:
         sample = replace(sample, skipped=skipped_note(snap.skipped) if snap.skipped else "",

@@ -99,6 +99,9 @@ def test_report_on_the_misconfigured_real_log_raises_the_critical_alert(
     assert severities.get("eagle3_draft_with_eagle") == "critical", r["alerts"]
     assert severities.get("drafts_rejected") == "critical", r["alerts"]
     assert r["accept_len"] and max(r["accept_len"]) <= 1.05
+    # the engine's own startup figures (its "Engine startup timings (s): ..." line) are read
+    assert r["engine_startup"]["source"] == "log", r.get("engine_startup")
+    assert r["phase_sources"]["loading_weights"] == "engine (log)"
 
 
 def test_the_alert_comes_within_one_decode_log_interval(sglang_misconf_log: Path,
@@ -124,6 +127,7 @@ def test_wait_reaches_ready_on_the_real_eagle3_server(sglang_eagle3: SglangServe
     took = time.monotonic() - t0
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:] + sglang_eagle3.tail()
     assert "READY" in res.stdout
+    assert "startup as the engine measured it (log): load_weight " in res.stdout, res.stdout
     sglang_eagle3.ready(within_s=10.0)  # it did not answer early
     print(f"eagle-tui wait: READY after {took:.1f} s "
           f"({time.monotonic() - sglang_eagle3.started_at:.1f} s since launch)")

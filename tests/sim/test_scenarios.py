@@ -205,3 +205,29 @@ def test_rank_lines_follow_the_engines_prefixes() -> None:
     assert any(re.match(r"^\(Worker_TP7 pid=\d+\) INFO \d\d-\d\d \d\d:\d\d:\d\d "
                         r"\[default_loader\.py:\d+\] Loading weights took", line) for line in vl)
     assert vl[-1] == "INFO:     Application startup complete."
+
+
+def test_sim_prints_the_engines_own_startup_figures() -> None:
+    """SGLang's startup-timings line (its figures are the ones /metrics and /server_info serve)
+    and vLLM's checkpoint size and prefetch lines, read as the real engines' would be."""
+    sg = build_timeline(config("sglang", "healthy"))
+    startup = next(s.startup for s in sg.steps if s.startup is not None)
+    state = parse(sg.lines())
+    times = state.startup.engine_times
+    assert times is not None and times.source == "log"
+    assert dict(times.figures)["load_weight"] == round(startup["load_weight"], 2)
+    assert dict(times.phases)["cuda_graph"] == pytest.approx(
+        sum(startup["cuda_graph"].values()), abs=0.03)
+    cfg = config("vllm", "healthy")
+    lines = build_timeline(cfg).lines()
+    first_bar = next(i for i, x in enumerate(lines) if "checkpoint shards" in x)
+    during = parse(lines[:first_bar])  # prefetched, before the loader's bar
+    wb = during.startup.weight_bytes
+    size = round(cfg.model.weights_gib, 2)
+    assert wb is not None and wb.size_gib == size and wb.percent == 100.0
+    from eagle_tui.model.views.steps import step_detail
+    assert step_detail(during, "weights", "active") == (f"{size:.1f}/{size:.1f} GiB", 1.0)
+    some = next(i for i, x in enumerate(lines) if "Prefetching checkpoint files: 20%" in x)
+    got = parse(lines[: some + 1]).startup.weight_bytes
+    assert got is not None and got.size_gib == size and got.percent is not None
+    assert 20.0 <= got.percent < 100.0

@@ -20,7 +20,10 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support.paths import REPO
 from tests.support.sim_helpers import SimProc, health_states, running_sim
+
+FIXTURES = REPO / "tests" / "fixtures"
 
 pytestmark = pytest.mark.slow
 
@@ -112,6 +115,19 @@ def test_metrics_sglang_names_and_types(sglang: tuple[SimProc, list[str]]) -> No
     labels = fams["sglang:spec_accept_length"].samples[0].labels
     assert set(labels) == {"model_name", "engine_type", "tp_rank", "pp_rank"}
     assert 3.0 <= fams["sglang:spec_accept_length"].samples[0].value <= 3.5
+    # the startup gauges as the real 0.5.23 server exposes them (sglang-cpu/*-metrics.txt):
+    # tokenizer-side labels and a phase, the graph families on their own gauge
+    real = {f.name: f for f in text_string_to_metric_families(
+        (FIXTURES / "sglang-cpu" / "eagle3-metrics.txt").read_text())}
+    for name in ("sglang:startup_time_seconds", "sglang:startup_cuda_graph_time_seconds"):
+        assert fams[name].type == real[name].type == "gauge"
+        assert [set(x.labels) for x in fams[name].samples] == \
+            [set(x.labels) for x in real[name].samples]
+        assert [x.labels["phase"] for x in fams[name].samples] == \
+            [x.labels["phase"] for x in real[name].samples]
+    graphs = {x.labels["phase"]: x.value for x in
+              fams["sglang:startup_cuda_graph_time_seconds"].samples}
+    assert graphs["target_verify"] > 0 and graphs["draft_decode"] > 0 and graphs["decode"] == 0
 
 
 def test_metrics_vllm_counters_and_positions(vllm: tuple[SimProc, list[str]]) -> None:
@@ -153,6 +169,12 @@ def test_server_info_and_model_info(sglang: tuple[SimProc, list[str]]) -> None:
             assert info["speculative_num_steps"] == 3
             assert Path(info["speculative_draft_model_path"], "config.json").is_file()
             assert 3.0 <= info["internal_states"][0]["avg_spec_accept_length"] <= 3.5
+            real = json.loads((FIXTURES / "sglang-cpu" / "eagle3-get_server_info.json")
+                              .read_text())["startup_time"]
+            startup = info["startup_time"]  # its keys in the real 0.5.23 server's order
+            assert list(startup) == list(real)
+            assert list(startup["cuda_graph"]) == list(real["cuda_graph"])
+            assert f"load_weight={startup['load_weight']:.2f}, " in sim.log.read_text()
         models = c.get(sim.url + "/v1/models").json()
         assert models["data"][0]["id"] == info["served_model_name"]
         assert c.get(sim.url + "/model_info").json()["is_generation"] is True

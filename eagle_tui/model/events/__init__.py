@@ -60,6 +60,7 @@ from eagle_tui.model.events.log import (
     SpecStats,
     SummaryProgress,
 )
+from eagle_tui.model.events.startup import TIMINGS_SOURCES, EngineTimings, SubStep, WeightBytes
 
 Event = (
     LogLine
@@ -95,6 +96,9 @@ Event = (
     | UserMarker
     | UsualTimes
     | PreviousRun
+    | EngineTimings
+    | SubStep
+    | WeightBytes
 )
 
 EVENT_TYPES: dict[str, type] = {
@@ -135,11 +139,15 @@ EVENT_TYPES: dict[str, type] = {
         UserMarker,
         UsualTimes,
         PreviousRun,
+        EngineTimings,
+        SubStep,
+        WeightBytes,
     )
 }
 
 __all__ = [
     "EVENT_TYPES",
+    "TIMINGS_SOURCES",
     "Baseline",
     "ConnectionState",
     "CrashEvent",
@@ -148,6 +156,7 @@ __all__ = [
     "DraftConfig",
     "Engine",
     "EngineDetected",
+    "EngineTimings",
     "Event",
     "GpuInfo",
     "GpuProcess",
@@ -179,8 +188,10 @@ __all__ = [
     "SpecHistogram",
     "SpecStats",
     "StopRequested",
+    "SubStep",
     "SummaryProgress",
     "Tick",
     "UserMarker",
     "UsualTimes",
+    "WeightBytes",
 ]

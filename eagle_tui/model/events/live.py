@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from eagle_tui.model.events.log import Engine, SpecConfig
+from eagle_tui.model.events.startup import EngineTimings
 from eagle_tui.model.record import Record, record
 
 # --------------------------------------------------------------------------- live-source events
@@ -49,6 +50,8 @@ class MetricsSample(Record):
     # the run's lifetime counters as this scrape read them (name, value): the run's totals
     # (:mod:`eagle_tui.model.runtotals`), not its window
     counters: tuple[tuple[str, float], ...] = ()
+    # the startup durations the engine's own gauges report (once it is up)
+    startup: EngineTimings | None = None
 
 
 @record
@@ -63,6 +66,7 @@ class ServerInfo(Record):
     version: str | None = None
     # decode steps between two stats lines (the server's own setting; None: it does not say)
     decode_log_interval: int | None = None
+    startup: EngineTimings | None = None  # the startup durations it measured itself
 
 
 @record

@@ -18,6 +18,7 @@ from eagle_tui.model.events import (
     DownloadSample,
     DraftConfig,
     EngineDetected,
+    EngineTimings,
     Event,
     GpuSample,
     HealthSample,
@@ -43,11 +44,14 @@ from eagle_tui.model.events import (
     SpecHistogram,
     SpecStats,
     StopRequested,
+    SubStep,
     SummaryProgress,
     UserMarker,
     UsualTimes,
+    WeightBytes,
 )
 from eagle_tui.model.fold.batch import NO_LINE, Batch
+from eagle_tui.model.fold.startup import startup_detail
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
 from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, STOP_KINDS, killed_crash
@@ -290,6 +294,10 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         b.put("startup", engine=ev.engine, engine_inferred=None)
     elif isinstance(ev, PhaseEvent):
         _with_phase(b, ev)
+    elif isinstance(ev, EngineTimings | SubStep | WeightBytes):
+        if isinstance(ev, SubStep) and s.startup.phase.rank < Phase.CUDA_GRAPH.rank:
+            _with_phase(b, PhaseEvent(Phase.CUDA_GRAPH, ev.lineno, ev.time, ev.detail))
+        startup_detail(b, ev)
     elif isinstance(ev, Progress):
         b.put("startup", **{"shards" if ev.what == "shards" else "graphs": ev})
     elif isinstance(ev, SpecConfig):
@@ -323,6 +331,9 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
             b.put("liveness", health_ok_t=ev.t)
             if s.liveness.first_ready_t is None:
                 b.put("liveness", first_ready_t=ev.t)
+    elif isinstance(ev, MetricsSample | ServerInfo) and ev.startup is not None:
+        startup_detail(b, ev.startup)
+        _apply(b, replace(ev, startup=None))
     elif isinstance(ev, MetricsSample):
         apply_metrics(b, ev)
     elif isinstance(ev, ServerInfo):

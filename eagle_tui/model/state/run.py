@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from eagle_tui.model.events import CrashEvent, Engine, Phase, PreviousRun, Progress, UsualTimes
+from eagle_tui.model.events import (
+    CrashEvent,
+    Engine,
+    EngineTimings,
+    Phase,
+    PreviousRun,
+    Progress,
+    SubStep,
+    UsualTimes,
+    WeightBytes,
+)
 from eagle_tui.model.ingest.evidence import Inferred
 
 
@@ -42,6 +52,11 @@ class Startup:
     # file at the path) or "" (a new server process, its counters reset)
     restart_reason: str = ""
     previous: PreviousRun | None = None  # the run this one replaced (shown for comparison)
+    # what the engine reports itself: its measured phase durations, the step it is in inside
+    # compiling, the checkpoint's size and how much of it was read (``fold/startup.py``)
+    engine_times: EngineTimings | None = None
+    substep: SubStep | None = None
+    weight_bytes: WeightBytes | None = None
 
     @property
     def ready(self) -> bool:

@@ -98,8 +98,11 @@ def startup_activity(state: DashboardState) -> Activity | None:
     proc = state.live.process
     cpu = proc.cpu_percent if proc is not None else None
     if cpu is not None and cpu >= CPU_BUSY:
+        sub = state.startup.substep  # the compile step the log last named, if it is on
+        what = sub.what if sub is not None and not sub.finished else \
+            "torch.compile, Triton, JIT kernels"
         return Activity("compiling", f"CPU {cpu:.0f}% with no reads and GPU memory flat "
-                        f"({quiet}): compiling (torch.compile, Triton, JIT kernels)")
+                        f"({quiet}): compiling ({what})")
     if silent >= HUNG_S and has_log:
         if cpu is None:
             return Activity("hung", f"{quiet}, no process data to tell compiling from hung")

@@ -2,10 +2,10 @@
 
 "Usual" is the median of earlier runs of the same model and flags on the same host (the run
 history, as a :class:`~eagle_tui.model.events.UsualTimes` event). Before there is any history
-the weights step still has an estimate, from the rate of weight shards loaded so far. A step
-that has taken more than :data:`SLOW_FACTOR` times its usual time (and at least
-:data:`SLOW_MIN_S`) is *slow*: the Startup pane says so and a warning alert names it
-("CUDA graphs: 3:10, usually 0:45").
+the weights step still has an estimate, from the rate of weight shards (or, where the engine
+prints them, checkpoint bytes) loaded so far. A step that has taken more than
+:data:`SLOW_FACTOR` times its usual time (and at least :data:`SLOW_MIN_S`) is *slow*: the
+Startup pane says so and a warning alert names it ("CUDA graphs: 3:10, usually 0:45").
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class StepEta:
     left: float | None
     usual: float | None
     slow: bool
-    basis: str  # "history" (n runs) or "shards" (the rate so far)
+    basis: str  # "history" (n runs), "shards" or "bytes" (the rate so far)
 
 
 def usual_for(state: DashboardState, label: str) -> float | None:
@@ -55,6 +55,11 @@ def step_eta(state: DashboardState, label: str, elapsed: float | None) -> StepEt
         done, total = state.startup.shards.done, state.startup.shards.total
         if 0 < done < total and elapsed > 0:
             return StepEta(elapsed / done * (total - done), None, False, "shards")
+    read = state.startup.weight_bytes
+    if label == "weights" and elapsed is not None and elapsed > 0 and read is not None \
+            and read.percent is not None and 0 < read.percent < 100:
+        # the checkpoint's bytes read so far (the engine's prefetch): the same rate ahead
+        return StepEta(elapsed / read.percent * (100 - read.percent), None, False, "bytes")
     return None
 
 

@@ -20,6 +20,7 @@ from eagle_tui.model.events import Phase, PreviousRun
 from eagle_tui.model.ingest.logclock import best_span, span
 from eagle_tui.model.runtotals import CounterRun, add_counters
 from eagle_tui.model.state import DashboardState, PhaseMark
+from eagle_tui.model.views import enginetimes
 from eagle_tui.model.views.liveness import Liveness, liveness
 from eagle_tui.model.views.ready import ready_seconds
 
@@ -43,14 +44,26 @@ def _between(a: PhaseMark | None, b: PhaseMark | None) -> float | None:
 
 
 def phase_times(state: DashboardState) -> dict[str, float]:
-    """Seconds spent in each phase reached (from one phase's first mark to the next's)."""
+    """Seconds spent in each phase reached (from one phase's first mark to the next's), the
+    engine's own figure in place of the estimate where it reports one (``enginetimes``)."""
     reached = [(p, m) for p in _ORDER if (m := _mark(state, p)) is not None]
     out: dict[str, float] = {}
     for (phase, mark), (_, nxt) in pairwise(reached):
         secs = _between(mark, nxt)
         if secs is not None:
             out[phase.value] = round(secs, 3)
-    return out
+    return enginetimes.merged(out, state)
+
+
+def engine_fields(state: DashboardState) -> dict[str, Any]:
+    """``phase_times``, ``phase_sources`` and ``engine_startup`` (the engine's figures under
+    its own names) where the engine reported its startup; ``{}`` where it did not."""
+    engine = enginetimes.engine_dict(state)
+    if engine is None:
+        return {}
+    times = phase_times(state)
+    return {"phase_times": times, "phase_sources": enginetimes.sources(times, state),
+            "engine_startup": engine}
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -194,6 +207,10 @@ def figures_summary(state: DashboardState) -> dict[str, Any]:
         out["accept_rate"] = round(rate.value, 4)
     if state.config.hidden_dims:
         out["hidden_dims"] = list(state.config.hidden_dims)
+    engine = engine_fields(state)  # the phase times' sources, the engine's own figures
+    if engine:
+        out["phase_sources"] = engine["phase_sources"]
+        out["engine_startup"] = engine["engine_startup"]
     return out
 
 
@@ -288,6 +305,7 @@ __all__ = [
     "accept_fields",
     "counter_accept",
     "ended",
+    "engine_fields",
     "figures_summary",
     "phase_times",
     "previous_figures",

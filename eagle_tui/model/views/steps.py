@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from eagle_tui.model.events import Phase
 from eagle_tui.model.ingest.logclock import best_span, span
 from eagle_tui.model.state import DashboardState, PhaseMark
+from eagle_tui.model.views.enginetimes import step_reported
 from eagle_tui.model.views.ready import ready_seconds
 
 
@@ -72,6 +73,8 @@ def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
             end = _end_mark(state, step.done_at)
             if step.label == "ready":  # time to ready: the one meaning (.ready)
                 elapsed = ready_seconds(state)
+            elif (engine := step_reported(state, step.label)) is not None:
+                elapsed = engine  # the engine's own measure of it (.enginetimes)
             elif step.starts[0] != step.done_at:
                 elapsed = _span(start_mark, end, start_t)
         elif reached and not active_given:
@@ -85,5 +88,30 @@ def step_states(state: DashboardState) -> list[tuple[Step, str, float | None]]:
     return out
 
 
+def step_detail(state: DashboardState, label: str, status: str) -> tuple[str, float | None] | None:
+    """What a running step is doing where no count of shards or graphs says it: the
+    checkpoint's bytes read (weights) or the step inside compiling (CUDA graphs), as a text and
+    the fraction done (``None``: no fraction; the whole: nothing to add)."""
+    st = state.startup
+    if status not in ("active", "failed"):
+        return None
+    read = st.weight_bytes
+    if label == "weights" and read is not None and (st.shards is None or st.shards.total <= 0):
+        # (a replayed record may hold any float: only what a checkpoint can be is shown)
+        size = read.size_gib if read.size_gib is not None and 0 <= read.size_gib < 1e9 else None
+        pct = read.percent if read.percent is not None and 0 <= read.percent <= 100 else None
+        if size is not None and pct is not None:
+            return f"{size * pct / 100:.1f}/{size:.1f} GiB", pct / 100
+        if pct is not None:
+            return f"{pct:.0f}% read", pct / 100
+        return (f"{size:.1f} GiB", None) if size is not None else None
+    sub = st.substep
+    if label != "CUDA graphs" or sub is None or sub.finished or (
+            st.graphs is not None and st.graphs.lineno > sub.lineno):
+        return None
+    if sub.done is not None and sub.total and 0 <= sub.done <= sub.total:
+        return f"{sub.what} {sub.done}/{sub.total}", sub.done / sub.total
+    return f"{sub.what}…", None
 
-__all__ = ["STEPS", "Step", "step_states"]
+
+__all__ = ["STEPS", "Step", "step_detail", "step_states"]

@@ -39,9 +39,10 @@ from eagle_tui.model.state import (
 )
 from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.views.activity import startup_activity
+from eagle_tui.model.views.enginetimes import step_reported
 from eagle_tui.model.views.eta import step_eta
 from eagle_tui.model.views.liveness import stopped_text
-from eagle_tui.model.views.steps import STEPS, step_states
+from eagle_tui.model.views.steps import STEPS, step_detail, step_states
 from eagle_tui.ui.binding import RecordView, bind, record
 from eagle_tui.ui.format import bar, coarse_clock, fmt_bytes, fmt_clock, fmt_duration
 from eagle_tui.ui.safety import inert
@@ -69,15 +70,25 @@ _ICON = {"done": ("✓", "$success"), "active": ("▶", "$accent bold"),
          "failed": ("✗", "$error bold"), "pending": ("·", "$text-muted")}
 
 
-def _progress(state: DashboardState, label: str, room: int) -> list[Part]:
+def _progress(state: DashboardState, label: str, room: int, status: str) -> list[Part]:
     st = state.startup
     prog = st.shards if label == "weights" else st.graphs if label == "CUDA graphs" else None
+    if status == "done" and step_reported(state, label) is not None:
+        return [("engine", "$text-muted")]  # the time is the engine's own measure
+    detail = step_detail(state, label, status)
+    if detail is not None:
+        text, fraction = detail
+        bar_w = max(0, min(BAR_WIDTH, room - len(text) - 1))
+        parts: list[Part] = [(inert(text) + " ", "$text")]
+        if fraction is not None and bar_w >= 3:
+            parts.append((bar(fraction, bar_w), "$primary on $bar-empty"))
+        return parts
     if prog is None or prog.total <= 0:
         return []
     count = f"{prog.done}/{prog.total} "
     suffix = " draft" if prog.role == "draft" else ""
     bar_w = max(0, min(BAR_WIDTH, room - len(count) - len(suffix)))
-    parts: list[Part] = [(count, "$text")]
+    parts = [(count, "$text")]
     if bar_w >= 3:
         parts.append((bar(prog.done / prog.total, bar_w), "$primary on $bar-empty"))
     if suffix:
@@ -103,7 +114,7 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
         eta = _eta_parts(state, step.label, elapsed) if status == "active" else []
         room = width - 3 - LABEL_W - 8 - sum(len(t) for t, _ in eta)
         if status in ("active", "failed", "done"):
-            row.extend(_progress(state, step.label, room))
+            row.extend(_progress(state, step.label, room, status))
         if eta and Content.assemble(*row, *eta).cell_length <= width:
             row.extend(eta)
         # a narrow pane: the progress goes on under its own column rather than past the edge

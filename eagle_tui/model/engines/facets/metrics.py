@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from eagle_tui.model.events import Engine, MetricsSample
+from eagle_tui.model.events import Engine, EngineTimings, MetricsSample
 from eagle_tui.model.numbers import MAX_VALUE
 
 
@@ -30,6 +30,8 @@ class Scrape:
     counters: dict[str, float] = field(default_factory=dict)
     per_pos: dict[int, float] = field(default_factory=dict)
     skipped: tuple[str, ...] = ()  # samples whose value cannot be represented (not read)
+    # the gauges read by one label's value (``MetricsFacet.labelled``): name → value → figure
+    labelled: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 # (this scrape, the oldest scrape of the window, whether a counter went down) → the sample;
@@ -87,6 +89,10 @@ class MetricsFacet:
     gen_counter: str = ""  # generated tokens (the window's tok/s)
     window_accept: WindowAccept = _no_accept
     missing_hint: str = ""  # what a 404 on ``/metrics`` means for it ("needs --enable-metrics")
+    # gauges kept per value of one label, (name, label): its startup phases, say
+    labelled: tuple[tuple[str, str], ...] = ()
+    # the startup durations the engine's gauges report (``None``: it has none)
+    startup: Callable[[Scrape], EngineTimings | None] | None = None
 
 
 __all__ = ["Delta", "MetricsFacet", "SampleReader", "Scrape", "WindowAccept", "first",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from eagle_tui.model.engines.sglang.startup import TIMINGS_TEXT, startup_events
 from eagle_tui.model.events import (
     DecodeStats,
     Event,
@@ -344,6 +345,9 @@ class SglangParser:
             return self._graph_progress(msg, lineno, time, detail), LineKind.MILESTONE
         if "The server is fired up and ready to roll" in msg:
             return [PhaseEvent(Phase.READY, lineno, time, detail)], LineKind.MILESTONE
+        if "DeepGEMM" in msg or "FlashInfer autotune" in msg or TIMINGS_TEXT in msg:
+            found = startup_events(msg, lineno, time)
+            return found, (LineKind.MILESTONE if found else None)
         return [], None
 
     def _weights_end(self, msg: str, lineno: int, time: str | None, detail: str) -> list[Event]:

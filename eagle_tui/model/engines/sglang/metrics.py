@@ -21,6 +21,7 @@ from eagle_tui.model.engines.facets.metrics import (
     first,
     whole,
 )
+from eagle_tui.model.engines.sglang import startup
 from eagle_tui.model.events import MetricsSample
 
 PREFIX = "sglang:"
@@ -89,7 +90,8 @@ def window_accept(delta: Delta, gen: float | None) -> tuple[float, float, str] |
 METRICS = MetricsFacet(prefix=PREFIX, gauges=GAUGES, counters=COUNTERS, windowed=windowed,
                        read=read, window_counters=(GEN, VERIFY), gen_counter=GEN,
                        window_accept=window_accept,
-                       missing_hint="SGLang needs --enable-metrics for it")
+                       missing_hint="SGLang needs --enable-metrics for it",
+                       labelled=startup.LABELLED, startup=startup.from_scrape)
 
 
 def fleet_read(figure: Figure, _positions: Mapping[int, float]) -> FleetReading:

@@ -1,12 +1,14 @@
 """SGLang's ``/server_info`` (older ``/get_server_info``): the speculative settings actually in
 effect (the log's ``server_args`` line may be cut by a wrapper), the lifetime
-``avg_spec_accept_length``, memory and version. Pure: the caller fetches the JSON.
+``avg_spec_accept_length``, memory, version and the startup durations it measured. Pure:
+the caller fetches the JSON.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from eagle_tui.model.engines.sglang.startup import from_server_info
 from eagle_tui.model.events import ServerInfo, SpecConfig
 from eagle_tui.model.numbers import finite
 
@@ -73,6 +75,7 @@ def parse_server_info(data: object, t: float) -> ServerInfo:
         memory_gb=tuple(memory),
         version=_opt_str(data.get("version")),
         decode_log_interval=_opt_int(data.get("decode_log_interval")) or None,
+        startup=from_server_info(data),
     )
 
 

@@ -18,6 +18,8 @@ import ast
 import re
 
 from eagle_tui.model.boundary.loaders import MAX_DEPTH, LoadError, load_json, nesting_depth
+from eagle_tui.model.engines.vllm.startup import GATES as STARTUP_GATES
+from eagle_tui.model.engines.vllm.startup import startup_events
 from eagle_tui.model.events import (
     DecodeStats,
     Event,
@@ -357,6 +359,10 @@ class VllmParser:
         for text in _REQUEST_TEXT:
             if text in msg:
                 return ev(Phase.SERVING)
+        for text in STARTUP_GATES:
+            if text in msg:
+                found = startup_events(msg, lineno, time)
+                return found, (LineKind.MILESTONE if found else None)
         return [], None
 
 

@@ -185,3 +185,16 @@ def test_without_a_log_nothing_is_called_hung_or_stuck() -> None:
     busy = reduce(DashboardState(), [Tick(1000.0), gpu(1001.0, GIB, util=100.0),
                                      gpu(1200.0, GIB, util=100.0)])
     assert stuck_collective(busy) is None
+
+
+def test_compiling_names_the_compile_step_the_log_last_named() -> None:
+    from eagle_tui.model.events import SubStep
+
+    s = reduce(start(), [SubStep("DeepGEMM JIT", 9, None), proc(1040.0, cpu=350.0),
+                         proc(1041.0, cpu=350.0)])
+    act = startup_activity(s)
+    assert act is not None and act.kind == "compiling" and "(DeepGEMM JIT)" in act.detail
+    done = reduce(s, [SubStep("DeepGEMM JIT", 10, None, finished=True), proc(1090.0, cpu=350.0),
+                      proc(1091.0, cpu=350.0)])
+    act = startup_activity(done)
+    assert act is not None and "JIT kernels" in act.detail
