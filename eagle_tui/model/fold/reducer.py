@@ -291,7 +291,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     elif isinstance(ev, PhaseEvent):
         _with_phase(b, ev)
     elif isinstance(ev, Progress):
-        b.put("startup", **{"shards" if ev.what == "shards" else "graphs": ev})
+        b.put("startup", **{ev.what: ev})
     elif isinstance(ev, SpecConfig):
         b.put("config", spec=_merge_spec(s.config.spec, ev))
     elif isinstance(ev, HiddenStateDims):
