@@ -68,6 +68,9 @@ def render_text(report: dict[str, Any]) -> str:
     for p in r["phases"]:
         mark = " (inferred)" if ph and (p["phase"], p["line"]) == (ph["value"], ph["line"]) else ""
         w(f"  {p['phase']:<16} line {p['line']:<8} {p['time'] or ''}".rstrip() + mark + "\n")
+    if (pw := r.get("piecewise_graphs")) is not None:
+        w(f"  piecewise CUDA graphs: {pw['stage']} {pw['done']}/{pw['total']} ({pw['role']}, "
+          f"line {pw['line']})\n")
     c = r["crash"]
     if c is None:
         w("crash: none\n")
