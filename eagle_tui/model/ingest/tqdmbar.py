@@ -19,9 +19,11 @@ TAIL_CHARS = 4096
 DESC_CHARS = 200
 # Bounded repeats, and a number starts only after a non-digit: an unbounded ``\d+%`` retried at
 # every digit of a long digit run is quadratic in the line's length.
+# The count must be followed by its times' "[": a line cut inside the count ("12/34" of
+# "12/345") is not read. The time left only when whole (followed by "," or "]").
 _BAR = re.compile(
-    r"(?<!\d)(\d{1,15})%(?: Completed \| |\|[^|\n]{0,512}\| )(\d{1,15})/(\d{1,15})(?![\d.])"
-    r"(?: \[[\d:]{1,20}<(\d{1,9}(?::\d\d){0,2}|\?)|)",
+    r"(?<!\d)(\d{1,15})%(?: Completed \| |\|[^|\n]{0,512}\| )(\d{1,15})/(\d{1,15}) \["
+    r"(?:[\d:]{1,20}<(\d{1,9}(?::\d\d){0,2})(?=[,\]])|)",
     re.ASCII,
 )
 

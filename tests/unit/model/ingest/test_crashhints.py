@@ -193,6 +193,24 @@ def test_sglang_kv_sizing_errors_get_their_numbers() -> None:
     assert "(1 free for 2 requests)" in hint and "--max-running-requests" in hint
 
 
+# SGLang 0.5.23 mem_cache/kv_cache_configurator.py:3051, its f-string with the numbers filled
+NO_KV_ROOM = ("ValueError: Loaded weights leave no GPU memory for the KV cache under "
+              "--mem-fraction-static={x}. Raise --mem-fraction-static above {y:.3f} (minimum "
+              "viable = 1 - available/pre = {z:.4f}). If using speculative decoding, draft "
+              "weights are now counted.")
+
+
+def test_sglang_no_kv_room_error_gets_its_numbers() -> None:
+    msg = NO_KV_ROOM.format(x=0.3, y=0.32, z=0.3198)
+    for engine in ("sglang", "unknown"):
+        hint = hint_for("not_enough_memory", engine, Phase.WEIGHTS_LOADED, msg)
+        assert "--mem-fraction-static 0.3:" in hint and "above 0.320" in hint, hint
+        assert "draft weights" in hint
+    cut = msg[:msg.index("Raise")]  # (a message cut before its figures: no number)
+    hint = hint_for("not_enough_memory", "sglang", Phase.KV_CACHE, cut)
+    assert "raise --mem-fraction-static" in hint and not _NUMBER.search(hint)
+
+
 def test_vllm_kv_sizing_errors_get_their_numbers() -> None:
     """vLLM 0.32's ``_check_enough_kv_cache_memory`` and the V0 wording of the corpus."""
     v1 = ("ValueError: To serve at least one request with the model's max seq len (131072), "
