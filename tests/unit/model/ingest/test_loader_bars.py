@@ -70,6 +70,8 @@ def test_every_vllm_032_loader_bar_is_weights_progress(desc: str, tensors: bool)
     assert p.label == ("tensors" if tensors else "")
     phases = [e.phase for e in derived([head, line]) if isinstance(e, PhaseEvent)]
     assert phases[-1] is Phase.LOADING_WEIGHTS
+    (tagged,) = progress([head, "(EngineCore_DP0 pid=4711) " + line])  # (its process tag)
+    assert tagged == p
 
 
 @pytest.mark.parametrize(("desc", "tensors"), SGLANG_0523, ids=[d for d, _ in SGLANG_0523])
