@@ -48,7 +48,7 @@ from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views import figures
 from eagle_tui.sim.runtime import free_port, prepare_workdir
-from eagle_tui.sim.scenario import BASELINE_TOK_S, SCENARIOS, make_config
+from eagle_tui.sim.scenario import BASELINE_TOK_S, ENGINE_VERSIONS, SCENARIOS, make_config
 from eagle_tui.sim.standins import ENGINES as SIM_ENGINES
 from eagle_tui.sim.timeline import build_timeline
 
@@ -77,7 +77,7 @@ class DemoServer:
         argv = [sys.executable, "-m", "eagle_tui.sim", "--engine", a.engine, "--scenario",
                 a.scenario, "--port", str(self.port), "--log", str(self.log), "--gpus",
                 str(a.gpus), "--speed", str(a.speed), "--seed", str(a.seed), "--workdir",
-                str(self.tmp), "--exit-with-parent"]
+                str(self.tmp), "--exit-with-parent", "--engine-version", a.engine_version]
         with open(self.tmp / "sim.out", "wb") as out:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
@@ -231,6 +231,10 @@ def register(subparsers: Any) -> None:
                    "the scenario and --speed)")
     p.add_argument("--gpus", type=argtypes.whole(1, 64), default=8,
                    help="simulated GPUs (default 8)")
+    p.add_argument("--engine-version", default="",
+                   help="the simulated engine prints this release's wording: "
+                   + "; ".join(f"{e}: {', '.join(v)}" for e, v in ENGINE_VERSIONS.items())
+                   + " (default: the installed release's, the first)")
     p.add_argument("--seed", type=argtypes.seed, default=0)
     p.add_argument("--port", type=argtypes.port_or_any, default=0,
                    help="simulator port (default: any free one)")
@@ -246,7 +250,9 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--duration must be > 0")
     if not 0 <= args.port <= 65535:
         raise UsageError("--port must be between 0 and 65535")
-    cfg = make_config(args.engine, args.scenario, gpus=args.gpus)  # ValueError with a message
+    # (a ValueError with a message)
+    cfg = make_config(args.engine, args.scenario, gpus=args.gpus,
+                      engine_version=args.engine_version)
     if args.timeout is None:
         args.timeout = build_timeline(cfg).duration / args.speed * 1.5 + 30.0
     elif not args.timeout > 0:

@@ -19,6 +19,7 @@ from eagle_tui.model.ingest.crash import KILLED_MESSAGE
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.activity import startup_activity, stuck_collective
 from eagle_tui.model.views.enginetimes import engine_dict
+from eagle_tui.model.views.eta import piecewise_left
 from eagle_tui.model.views.figtext import figures_dict, figures_text
 from eagle_tui.model.views.figures import figures
 from eagle_tui.model.views.ready import ready_seconds
@@ -45,8 +46,14 @@ def cut(text: str, limit: int = LINE_SHOWN) -> str:
 def phase_text(state: DashboardState) -> str:
     st = state.startup
     text = st.phase.value
+    pw = st.piecewise
     if st.phase.rank <= Phase.LOADING_WEIGHTS.rank and st.shards is not None:
-        text += f" (shards {st.shards.done}/{st.shards.total})"
+        text += f" ({st.shards.label or 'shards'} {st.shards.done}/{st.shards.total})"
+    elif st.phase is Phase.CUDA_GRAPH and pw is not None and (
+            st.graphs is None or pw.lineno > st.graphs.lineno):
+        left = piecewise_left(state)
+        eta = f", ~{left:.0f} s left" if left else ""
+        text += f" (piecewise graphs {pw.label} {pw.done}/{pw.total}{eta})"
     elif (detail := _step_detail(state)) is not None:
         text += f" ({clean(detail)})"
     elif Phase.WEIGHTS_LOADED.rank <= st.phase.rank <= Phase.CUDA_GRAPH.rank and st.graphs:
@@ -164,6 +171,14 @@ def _progress_obj(p: Progress_ | None) -> dict[str, int] | None:
     return {"done": p.done, "total": p.total} if p is not None else None
 
 
+def piecewise_obj(p: Progress_ | None, left_s: float | None = None) -> dict[str, Any] | None:
+    """SGLang's piecewise prefill graphs: the stage (compile, capture), its count, whose."""
+    if p is None:
+        return None
+    return {"stage": p.label, "done": p.done, "total": p.total, "role": p.role,
+            "left_s": left_s}
+
+
 def progress_dict(state: DashboardState) -> dict[str, Any]:
     g = state.gpu.sample
     return {
@@ -172,6 +187,7 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "phase": state.startup.phase.value,
         "shards": _progress_obj(state.startup.shards),
         "graphs": _progress_obj(state.startup.graphs),
+        "piecewise_graphs": piecewise_obj(state.startup.piecewise, piecewise_left(state)),
         **startup_dict(state),
         "health": state.live.health.state if state.live.health else None,
         "health_status": state.live.health.status_code if state.live.health else None,

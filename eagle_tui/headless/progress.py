@@ -108,8 +108,10 @@ class ProgressPrinter:
     def on_batch(self, state: DashboardState, _events: Sequence[Event]) -> None:
         self.state = state
         loop = asyncio.get_running_loop()
+        pw = state.startup.piecewise
         key = (
             state.startup.phase,
+            (pw.role, pw.label) if pw is not None else None,  # a piecewise graph stage begins
             # one line per change, not per TP rank's shard or graph count (the periodic lines
             # show those): 157 lines for one TP-8 startup otherwise
             act.kind if (act := startup_activity(state)) is not None else None,

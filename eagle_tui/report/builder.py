@@ -340,6 +340,9 @@ class ReportBuilder:
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
             "ready_s": ready_seconds(st),  # the one meaning of ready (model.views.ready)
+            "piecewise_graphs": None if (pw := st.startup.piecewise) is None else {
+                "stage": pw.label, "done": pw.done, "total": pw.total, "role": pw.role,
+                "line": pw.lineno},
             **engine_fields(st),  # phase times as the engine measured them, where it did
         }
 

@@ -72,6 +72,9 @@ def render_text(report: dict[str, Any]) -> str:
     if eng:  # the engine's own measure of its startup, and where it was read
         named = ", ".join(f"{k} {v:.2f} s" for k, v in eng["figures"].items() if v > 0)
         w(f"startup as the engine measured it ({eng['source']}): {named or 'all zero'}\n")
+    if (pw := r.get("piecewise_graphs")) is not None:
+        w(f"  piecewise CUDA graphs: {pw['stage']} {pw['done']}/{pw['total']} ({pw['role']}, "
+          f"line {pw['line']})\n")
     c = r["crash"]
     if c is None:
         w("crash: none\n")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .runtime import DEFAULT_PORTS, SimOptions, run
-from .scenario import SCENARIOS
+from .scenario import ENGINE_VERSIONS, SCENARIOS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "temporary directory removed at exit)")
     p.add_argument("--exit-with-parent", action="store_true",
                    help="shut down when the process that started this one goes away")
+    p.add_argument("--engine-version", default="",
+                   help="print this release's wording: "
+                   + "; ".join(f"{e}: {', '.join(v)}" for e, v in ENGINE_VERSIONS.items())
+                   + " (default: the installed release's, the first)")
     p.add_argument("--stats-interval", type=float, default=2.0,
                    help="vLLM stats line interval in seconds (VLLM_LOG_STATS_INTERVAL)")
     return p
@@ -52,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         port = args.port if args.port is not None else DEFAULT_PORTS[args.engine]
         return run(SimOptions(args.engine, args.scenario, port, args.log, args.gpus,
                               args.speed, args.seed, args.workdir, args.stats_interval,
-                              args.exit_with_parent))
+                              args.exit_with_parent, engine_version=args.engine_version))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -57,6 +57,7 @@ class SimOptions:
     log_append: bool = False  # append to the log (stdout redirected by `launch`), never truncate
     announce: bool = True  # print the JSON line with pid/port/paths once started
     model_path: str | None = None  # the engine command's model (shown in the log as given)
+    engine_version: str = ""  # whose wording the log is in ("": the installed release's)
 
 
 def prepare_workdir(workdir: Path, engine: str, gpus: int, seed: int) -> dict[str, str]:
@@ -137,7 +138,8 @@ class Simulator:
 
     def _start(self, paths: dict[str, str]) -> _Live:
         o = self.opts
-        make_config(o.engine, o.scenario, gpus=o.gpus)  # bad names fail before forking
+        # bad names fail before forking
+        make_config(o.engine, o.scenario, gpus=o.gpus, engine_version=o.engine_version)
         port = o.port or free_port()
         for name in child_names(o.engine, o.gpus):
             self._children.append(subprocess.Popen(
@@ -147,7 +149,7 @@ class Simulator:
         draft = str(o.draft_path) if o.draft_path is not None else paths["draft"]
         cfg = make_config(o.engine, o.scenario, gpus=o.gpus, port=port, draft_path=draft,
                           seed=o.seed, t0=self._t0, main_pid=os.getpid(), child_pids=pids,
-                          stats_interval_s=o.stats_interval)
+                          stats_interval_s=o.stats_interval, engine_version=o.engine_version)
         if o.model_path:
             cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model,
                                                                      path=o.model_path))

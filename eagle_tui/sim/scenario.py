@@ -22,6 +22,12 @@ from typing import Any, Literal
 SimEngine = Literal["sglang", "vllm"]
 CrashKind = Literal["oom", "nccl", "port"]
 
+# The wordings the simulator prints, per engine; the first is the installed release's (the
+# default). SGLang "pre-0.5.23": its ``piecewise_cuda_graph_runner.py`` (read at commit 00381c0)
+# that recorded 2026 logs print ("Capture piecewise CUDA graph begin", "Capturing num tokens").
+ENGINE_VERSIONS: dict[str, tuple[str, ...]] = {"sglang": ("0.5.23", "pre-0.5.23"),
+                                               "vllm": ("0.32",)}
+
 BASELINE_TOK_S = 90.0
 VERIFY_STEP_S = 1.05 / 56.7  # seconds per verify step at batch 1 (see module docstring)
 BATCH_STEP_COST = 0.06  # each extra running request makes a step this much slower
@@ -132,6 +138,11 @@ class ServerConfig:
     dist_timeout_s: int = 120
     stats_interval_s: float = 2.0  # vLLM VLLM_LOG_STATS_INTERVAL (the real kit uses 2)
     decode_log_interval: int = 40  # SGLang --decode-log-interval
+    engine_version: str = ""  # whose wording (``ENGINE_VERSIONS``; "": the installed release's)
+
+    @property
+    def version(self) -> str:
+        return self.engine_version or ENGINE_VERSIONS[self.engine][0]
 
     @property
     def algorithm(self) -> str:
@@ -190,6 +201,10 @@ def make_config(engine: str, scenario: str, *, gpus: int = 8, port: int = 30000,
                          "a collective)")
     if not 0 <= port <= 65535:
         raise ValueError(f"port out of range: {port}")
+    version = extra.get("engine_version") or ""
+    if version and version not in ENGINE_VERSIONS[engine]:
+        raise ValueError(f"unknown {engine} version {version!r}: choose one of "
+                         f"{', '.join(ENGINE_VERSIONS[engine])}")
     sim_engine: SimEngine = "sglang" if engine == "sglang" else "vllm"
     cfg = ServerConfig(sim_engine, spec, model_for_tp(gpus), gpus, port, draft_path, seed, t0)
     return dataclasses.replace(cfg, **extra) if extra else cfg

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .scenario import DIST_MEM_GIB, GPU_TOTAL_GIB, NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, ServerConfig
+from .sglang_prefill import piecewise_graphs, prefill_graphs
 from .steps import Builder, Timeline
 from .textfmt import block_bar, nccl_watchdog, sglang_time, torch_oom
 
@@ -231,7 +232,13 @@ def timeline(cfg: ServerConfig) -> Timeline:
         _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42, fail_at=0)
         _oom(b)
         return b.build()
-    graphs = {"target_verify": _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42)}
+    graphs: dict[str, float] = {}
+    if cfg.version == "0.5.23":  # (its prefill graphs come first, the target's, then the draft's)
+        graphs["prefill"] = prefill_graphs(b, _rank_lines, "target", 24.0, 0.95)
+    graphs["target_verify"] = _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42)
+    if cfg.version == "pre-0.5.23":
+        b.advance(0.3)
+        graphs["prefill"] = piecewise_graphs(b, _rank_lines, 30.0, 0.95)
     b.advance(0.6)
     draft_gib = 1.88
     b.emit(*_rank_lines(b, f"Load weight begin. avail mem={b.avail:.2f} GB"), label="load_weights")
@@ -247,6 +254,8 @@ def timeline(cfg: ServerConfig) -> Timeline:
            *_rank_lines(b, f"Memory pool end. avail mem={b.avail:.2f} GB"), label="kv_cache",
            mem=True)
     b.advance(0.4)
+    if cfg.version == "0.5.23":
+        graphs["draft_prefill"] = prefill_graphs(b, _rank_lines, "draft", 6.0, 0.12)
     graphs["draft_decode"] = _graphs(b, "draft", "decode", 1, 9.0, 0.28)
     graphs["draft_extend"] = _graphs(b, "draft", "extend", NUM_DRAFT_TOKENS, 5.5, 0.17)
     b.advance(0.5)

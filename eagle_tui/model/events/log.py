@@ -86,14 +86,18 @@ class PhaseEvent(Record):
 
 @record
 class Progress(Record):
-    """Progress inside a phase: ``what`` is ``"shards"`` (weights) or ``"graphs"`` (capture)."""
+    """Progress inside a phase: ``what`` is ``"shards"`` (weights: ``label`` ``"tensors"`` when
+    a streaming loader counts tensors), ``"graphs"`` (capture) or ``"piecewise"`` (SGLang's
+    piecewise prefill graphs: ``label`` is the stage, ``"compile"`` or ``"capture"``).
+    ``left_s``: the time left as the engine's own bar estimates it."""
 
-    what: Literal["shards", "graphs"]
+    what: Literal["shards", "graphs", "piecewise"]
     done: int
     total: int
     lineno: int
     role: str = "target"
     label: str = ""
+    left_s: float | None = None
 
 
 @record

@@ -299,7 +299,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
             _with_phase(b, PhaseEvent(Phase.CUDA_GRAPH, ev.lineno, ev.time, ev.detail))
         startup_detail(b, ev)
     elif isinstance(ev, Progress):
-        b.put("startup", **{"shards" if ev.what == "shards" else "graphs": ev})
+        b.put("startup", **{ev.what: ev})
     elif isinstance(ev, SpecConfig):
         b.put("config", spec=_merge_spec(s.config.spec, ev))
     elif isinstance(ev, HiddenStateDims):

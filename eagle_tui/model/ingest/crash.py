@@ -65,7 +65,7 @@ _SPECIFIC: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|No available memory for the cache blocks|KV cache is needed, which is larger than"
             r"|larger than the maximum number of tokens that can be stored in KV cache"
             r"|The memory capacity is unbalanced|[Ii]nsufficient (?:GPU |KV cache )?memory"
-            r"|alloc_req_slots runs out of memory",
+            r"|alloc_req_slots runs out of memory|leave no GPU memory for the KV cache",
         ),
         (
             "cuda_oom",

@@ -127,7 +127,7 @@ def phase_of_crash(crash: CrashEvent, engine: Engine = "unknown") -> tuple[Phase
     if kind == "not_enough_memory":
         if _INIT_MEMORY.search(msg):
             return Phase.INIT, "a free-memory check at init"
-        if _KV_TEXT.search(msg) or "Not enough memory" in msg:
+        if _KV_TEXT.search(msg) or "Not enough memory" in msg or "for the KV cache" in msg:
             return Phase.KV_CACHE, "a KV-cache sizing error"
         return None
     if kind == "cuda_oom" and GRAPH_CAPTURE.search(msg):  # (not PyTorch's "CUDA Graphs" pools)

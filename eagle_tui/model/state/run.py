@@ -44,6 +44,7 @@ class Startup:
     phases: tuple[PhaseMark, ...] = ()
     shards: Progress | None = None
     graphs: Progress | None = None
+    piecewise: Progress | None = None  # SGLang's piecewise prefill graphs (compile, capture)
     crash: CrashEvent | None = None
     usual: UsualTimes | None = None  # earlier runs' phase times (startup ETA, slow phases)
     restarts: int = 0

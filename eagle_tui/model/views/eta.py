@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from eagle_tui.model.events import Phase
 from eagle_tui.model.state import DashboardState
 
 SLOW_FACTOR = 2.0
@@ -63,4 +64,14 @@ def step_eta(state: DashboardState, label: str, elapsed: float | None) -> StepEt
     return None
 
 
-__all__ = ["SLOW_FACTOR", "SLOW_MIN_S", "STEP_PHASES", "StepEta", "step_eta", "usual_for"]
+def piecewise_left(state: DashboardState) -> float | None:
+    """Seconds left of the piecewise graphs' current stage as the engine's bar estimates them
+    (``None``: no stage running, or its bar has no estimate yet)."""
+    p = state.startup.piecewise
+    if p is None or p.done >= p.total or state.startup.phase is not Phase.CUDA_GRAPH:
+        return None
+    return p.left_s
+
+
+__all__ = ["SLOW_FACTOR", "SLOW_MIN_S", "STEP_PHASES", "StepEta", "piecewise_left", "step_eta",
+           "usual_for"]

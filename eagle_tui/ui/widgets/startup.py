@@ -26,7 +26,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
-from eagle_tui.model.events import CrashEvent
+from eagle_tui.model.events import CrashEvent, Progress
 from eagle_tui.model.fold.prefix import line_text
 from eagle_tui.model.state import (
     Clock,
@@ -40,7 +40,7 @@ from eagle_tui.model.state import (
 from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.views.activity import startup_activity
 from eagle_tui.model.views.enginetimes import step_reported
-from eagle_tui.model.views.eta import step_eta
+from eagle_tui.model.views.eta import piecewise_left, step_eta
 from eagle_tui.model.views.liveness import stopped_text
 from eagle_tui.model.views.steps import STEPS, step_detail, step_states
 from eagle_tui.ui.binding import RecordView, bind, record
@@ -53,6 +53,7 @@ from eagle_tui.ui.widgets.linediff import LineDiffWidget
 Part = str | tuple[str, str] | Content
 BAR_WIDTH = 16
 STEPPER_LINES = 10  # 7 steps, total/health, process, what it is doing / what is inferred
+# (one more, the piecewise graphs under the CUDA-graph step, where SGLang captures them)
 LABEL_W = 17  # "CUDA graphs+draft" fits
 
 
@@ -83,12 +84,16 @@ def _progress(state: DashboardState, label: str, room: int, status: str) -> list
         if fraction is not None and bar_w >= 3:
             parts.append((bar(fraction, bar_w), "$primary on $bar-empty"))
         return parts
+    return _bar_parts(prog, room)
+
+
+def _bar_parts(prog: Progress | None, room: int) -> list[Part]:
     if prog is None or prog.total <= 0:
         return []
     count = f"{prog.done}/{prog.total} "
     suffix = " draft" if prog.role == "draft" else ""
     bar_w = max(0, min(BAR_WIDTH, room - len(count) - len(suffix)))
-    parts = [(count, "$text")]
+    parts: list[Part] = [(count, "$text")]
     if bar_w >= 3:
         parts.append((bar(prog.done / prog.total, bar_w), "$primary on $bar-empty"))
     if suffix:
@@ -119,6 +124,8 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
             row.extend(eta)
         # a narrow pane: the progress goes on under its own column rather than past the edge
         lines.append(wrap_hanging(Content.assemble(*row), width, 3 + LABEL_W + 8))
+        if step.label == "CUDA graphs" and status != "pending" and state.startup.piecewise:
+            lines.append(piecewise_row(state, width))
     total = _clock(state)(state.clock.elapsed)
     # the health's latency, then its status code, give way to a narrow pane
     lines.append(_fit([(" total ", "$text-muted"), (total, "bold"), *_health_parts(state)],
@@ -129,6 +136,21 @@ def startup_content(state: DashboardState, width: int = 50) -> Content:
                  if state.live.process_exit is not None else _fit(process, width))
     lines.append(wrap_hanging(Content.assemble(*note_parts(state)), width, NOTE_INDENT))
     return Content("\n").join(lines)
+
+
+def piecewise_row(state: DashboardState, width: int) -> Content:
+    """The piecewise prefill graphs under the CUDA-graph step: stage, count, bar, time left."""
+    p = state.startup.piecewise
+    assert p is not None
+    left = piecewise_left(state)
+    eta = [(f" ~{fmt_clock(left)} left", "$text-muted")] if left else []
+    row: list[Part] = [("   ", ""), (f"{'└ piecewise':<{LABEL_W}}", "$text"),
+                       (f"{p.label:>7} ", "$text-muted")]
+    room = width - 3 - LABEL_W - 8 - sum(len(t) for t, _ in eta)
+    row.extend(_bar_parts(p, room))
+    if eta and Content.assemble(*row, *eta).cell_length <= width:
+        row.extend(eta)
+    return wrap_hanging(Content.assemble(*row), width, 3 + LABEL_W + 8)
 
 
 NOTE_INDENT = 3  # under the verdict's word, after " ◆ "

@@ -72,6 +72,21 @@ _NOT_ENOUGH = HintTemplate(
     "The KV cache got no room after the weights: raise --mem-fraction-static, or lower "
     f"--context-length / --max-running-requests / {_GRAPH_BS}; check nvidia-smi for other "
     "processes.")
+# The same check in SGLang's KV configurator (0.5.23 ``mem_cache/kv_cache_configurator.py``,
+# ``model_runner_kv_cache_mixin.py`` before it): "Loaded weights leave no GPU memory for the KV
+# cache under --mem-fraction-static={x}. Raise --mem-fraction-static above {y:.3f} (minimum
+# viable = 1 - available/pre = {z:.4f}). If using speculative decoding, draft weights are now
+# counted."
+_NO_KV_ROOM = HintTemplate(
+    re.compile(r"leave no GPU memory for the KV cache under --mem-fraction-static="
+               r"(?P<fraction>\d{1,6}(?:\.\d{1,12})?)\. Raise --mem-fraction-static above "
+               r"(?P<above>\d{1,6}(?:\.\d{1,12})?)"),
+    "The loaded weights leave the KV cache no room at --mem-fraction-static {fraction}: raise it "
+    "above {above} (SGLang's own figure; draft weights count too), or use more tensor "
+    "parallelism or --quantization; check nvidia-smi for other processes.",
+    "The loaded weights leave the KV cache no room: raise --mem-fraction-static (SGLang prints "
+    "the least that fits; draft weights count too), or use more tensor parallelism or "
+    "--quantization; check nvidia-smi for other processes.")
 _SWA = HintTemplate(
     re.compile(r"SWA pool cap \((?P<swa>\d+) tokens, (?P<swa_gib>[\d.]+ GiB|[\d.]+ GB)\) leaves "
                r"no room for the full KV pool within the available (?P<avail>[\d.]+ GiB|[\d.]+ "
@@ -95,7 +110,7 @@ _REQ_SLOTS = HintTemplate(
     "--max-running-requests (or raise --mem-fraction-static).",
     "The request-slot pool ran out: lower --max-running-requests (or raise "
     "--mem-fraction-static).")
-TEMPLATES = (*_OOM.values(), _NOT_ENOUGH, _SWA, _SWA_FLOOR, _REQ_SLOTS)
+TEMPLATES = (*_OOM.values(), _NOT_ENOUGH, _NO_KV_ROOM, _SWA, _SWA_FLOOR, _REQ_SLOTS)
 
 
 def crash_hint(kind: str, phase: Phase, msg: str, mine: bool) -> str | None:
@@ -107,6 +122,8 @@ def crash_hint(kind: str, phase: Phase, msg: str, mine: bool) -> str | None:
         return _SWA.render(msg)
     if "cannot hold even one request" in msg:
         return _SWA_FLOOR.render(msg)
+    if "leave no GPU memory for the KV cache" in msg:
+        return _NO_KV_ROOM.render(msg)
     if kind == "not_enough_memory" and ("mem-fraction-static" in msg or "mem_fraction_static"
                                         in msg or (mine and "Not enough memory" in msg)):
         return _NOT_ENOUGH.render(msg)

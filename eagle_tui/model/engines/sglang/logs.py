@@ -30,6 +30,7 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.ingest.classify import ACC_S, GEN_S, number, small_int
 from eagle_tui.model.ingest.msgfields import MAX_MODELS, SpecFields, fields
+from eagle_tui.model.ingest.tqdmbar import Bar, last_bar
 from eagle_tui.model.numbers import strict_float
 
 _DECODE_HEAD = re.compile(r"Decode batch(?: \[\d+\])?[.,] ?")
@@ -65,10 +66,19 @@ PREFILL_FIELDS_SRC = (
 )
 PREFILL_FIELDS = re.compile(PREFILL_FIELDS_SRC, re.ASCII)
 _PREFILL_HEAD = re.compile(r"Prefill batch(?: \[\d+\])?[.,] ?")
-_SHARDS = re.compile(
-    r"(?:Loading (?:safetensors|pt) checkpoint shards|Multi-thread loading shards)"
-    r":\s*\d+% Completed \| (\d+)/(\d+)"
-)
+# --- tqdm bars (``ingest.tqdmbar`` reads them; their descriptions say what they count)
+# Every weight loader's bar says "load" (0.5.23 ``model_loader/weight_utils.py``: safetensors,
+# pt, np_cache, multi-thread, InstantTensor, Fastsafetensor, Run:ai streamer; transformers'
+# ``Loading checkpoint shards``); the streaming ones count tensors, not shards.
+LOADER_DESC = re.compile(r"\b[Ll]oad(?:ing)?\b")
+TENSOR_DESC = re.compile(r"Runai Model Streamer|InstantTensor")
+# Piecewise (prefill) CUDA graphs, by stage: 0.5.23's ``runner_backend/
+# tc_piecewise_cuda_graph_backend.py`` "Compiling num tokens ({num_tokens=})" and
+# ``runner/prefill_cuda_graph_runner.py`` "Capturing prefill shape ({num_tokens=} {avail_mem=:.2f}
+# GB)"; the ``piecewise_cuda_graph_runner.py`` of the releases before (and ``cuda_graph_runner/
+# prefill_runner.py`` at commit 0dcf687) "Capturing num tokens ({num_tokens=} {avail_mem=:.2f} GB)".
+PIECEWISE_STAGES = (("Compiling num tokens", "compile"), ("Capturing prefill shape", "capture"),
+                    ("Capturing num tokens", "capture"))
 # Bounded repeats, and a number starts only after a non-digit: ``(\d+)%`` retried at every digit
 # of a long digit run made this quadratic in the line's length.
 _TQDM = re.compile(r"(?<!\d)(\d{1,15})%\|[^|]{0,512}\| (\d{1,15})/(\d{1,15})(?!\d)")
@@ -272,6 +282,7 @@ class SglangParser:
         self._pool_done = False  # a memory pool exists (the target's, at first)
         self._archs: set[str] = set()
         self._args_open = False  # a terminal-wrapped server_args dump is still going
+        self._draft_loaded = False  # the draft's weights are in: graphs now are the draft's
 
     def line_cut(self) -> None:
         """The line just parsed was read in part (over ``framing.PARSE_CHARS``): a
@@ -313,15 +324,9 @@ class SglangParser:
         for text in _INIT_TEXT:
             if text in msg:
                 return [PhaseEvent(Phase.INIT, lineno, time, detail)], LineKind.MILESTONE
-        m = _SHARDS.search(msg)
-        if m is not None:
-            role = self._role(msg)
-            done, total = small_int(m.group(1)), small_int(m.group(2))
-            if done is None or total is None:
-                return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role)], \
-                    LineKind.MILESTONE
-            return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role),
-                    Progress("shards", done, total, lineno, role)], LineKind.MILESTONE
+        bar = last_bar(msg)  # (``None`` at once for a line without "%")
+        if bar is not None and (events := self._bar(bar, lineno, time)):
+            return events, LineKind.MILESTONE
         if "Load weight begin" in msg:
             # graphs disabled: the draft's weights start after the target's memory pool
             self._target_done = self._target_done or self._pool_done
@@ -338,7 +343,8 @@ class SglangParser:
         c = _CAPTURE.search(msg)
         if c is not None:
             role = "draft" if (c.group(1) == "draft" or c.group(2)) else "target"
-            if c.group(3) == "end" and role == "target":
+            # the target's prefill (piecewise) graphs come before its decode graphs in 0.5.23
+            if c.group(3) == "end" and role == "target" and " prefill " not in msg:
                 self._target_done = True
             return [PhaseEvent(Phase.CUDA_GRAPH, lineno, time, detail, role)], LineKind.MILESTONE
         if "Capturing batches" in msg:
@@ -350,11 +356,29 @@ class SglangParser:
             return found, (LineKind.MILESTONE if found else None)
         return [], None
 
+    def _bar(self, bar: Bar, lineno: int, time: str | None) -> list[Event]:
+        """A loader's or the piecewise graphs' bar (``[]``: another bar)."""
+        detail = bar.desc[:120]
+        if LOADER_DESC.search(bar.desc):
+            role = self._role(bar.desc)
+            unit = "tensors" if TENSOR_DESC.search(bar.desc) else ""
+            return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role),
+                    Progress("shards", bar.done, bar.total, lineno, role, unit, bar.left_s)]
+        for head, stage in PIECEWISE_STAGES:
+            if bar.desc.startswith(head):
+                # captured by the model runner that just loaded: the draft's once it has
+                role = "draft" if self._draft_loaded else "target"
+                return [PhaseEvent(Phase.CUDA_GRAPH, lineno, time, detail, role),
+                        Progress("piecewise", bar.done, bar.total, lineno, role, stage,
+                                 bar.left_s)]
+        return []
+
     def _weights_end(self, msg: str, lineno: int, time: str | None, detail: str) -> list[Event]:
         t = _TYPE.search(msg)
         arch = t.group(1) if t else None
         draft = bool(arch and _DRAFT_ARCH.search(arch)) or self._target_done
         role = "draft" if draft else "target"
+        self._draft_loaded = self._draft_loaded or draft
         events: list[Event] = [PhaseEvent(Phase.WEIGHTS_LOADED, lineno, time, detail, role)]
         if arch and arch not in self._archs and len(self._archs) < MAX_MODELS:
             self._archs.add(arch)

@@ -33,11 +33,15 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.ingest.classify import small_int
 from eagle_tui.model.ingest.msgfields import MAX_MODELS, SpecFields, fields
+from eagle_tui.model.ingest.tqdmbar import last_bar
 from eagle_tui.model.numbers import strict_float
 
-_SHARDS = re.compile(
-    r"Loading (?:safetensors|pt) checkpoint shards:\s*\d+% Completed \| (\d+)/(\d+)"
-)
+# Every weight loader's tqdm bar says "load" (0.32 ``model_loader/weight_utils.py``: the
+# safetensors one, " (eager)" under --safetensors-load-strategy eager, pt, np_cache,
+# "Multi-thread loading shards", InstantTensor, the Run:ai streamer); the streaming ones count
+# tensors, not shards. (``ingest.tqdmbar`` reads the bar.)
+LOADER_DESC = re.compile(r"\b[Ll]oad(?:ing)?\b")
+TENSOR_DESC = re.compile(r"Runai Model Streamer|InstantTensor")
 _GRAPHS = re.compile(r"Capturing (?:CUDA graphs?|cudagraphs?)(?: shapes)?(?: \(([^)]*)\))?"
                      r"(?::\s*\d+%\|[^|]*\| (\d+)/(\d+))?")
 _ARCH = re.compile(r"Resolved architecture: ([\w.]+)")
@@ -299,14 +303,12 @@ class VllmParser:
         def ev(phase: Phase, r: str = role) -> tuple[list[Event], LineKind | None]:
             return [PhaseEvent(phase, lineno, time, detail, r)], LineKind.MILESTONE
 
-        m = _SHARDS.search(msg)
-        if m is not None:
-            done, total = small_int(m.group(1)), small_int(m.group(2))
-            if done is None or total is None:
-                return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role)], \
-                    LineKind.MILESTONE
-            return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, detail, role),
-                    Progress("shards", done, total, lineno, role)], LineKind.MILESTONE
+        bar = last_bar(msg)  # (``None`` at once for a line without "%")
+        if bar is not None and LOADER_DESC.search(bar.desc):
+            unit = "tensors" if TENSOR_DESC.search(bar.desc) else ""
+            return [PhaseEvent(Phase.LOADING_WEIGHTS, lineno, time, bar.desc[:120], role),
+                    Progress("shards", bar.done, bar.total, lineno, role, unit, bar.left_s)], \
+                LineKind.MILESTONE
         a = _ARCH.search(msg)
         if a is not None:
             arch = a.group(1)

@@ -50,6 +50,11 @@ FRAME = ['  File "/usr/lib/python3.12/site-packages/sglang/srt/x.py", line 10, i
     ([TS + "Scheduler hit an exception: Traceback (most recent call last):", *FRAME,
       "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current "
       "value: mem_fraction_static=0.55"], "not_enough_memory", 4),
+    ([TS + "Scheduler hit an exception: Traceback (most recent call last):", *FRAME,
+      "ValueError: Loaded weights leave no GPU memory for the KV cache under "
+      "--mem-fraction-static=0.5. Raise --mem-fraction-static above 0.773 (minimum viable = 1 - "
+      "available/pre = 0.7726). If using speculative decoding, draft weights are now counted."],
+     "not_enough_memory", 4),
     (["ValueError: Free memory on device cuda:0 (10.5/79.2 GiB) on startup is less than desired "
       "GPU memory utilization (0.9, 71.3 GiB). Decrease GPU memory utilization or reduce GPU "
       "memory used by other processes."], "not_enough_memory", 1),

@@ -22,10 +22,13 @@ from eagle_tui.model.engines.facets.logs import (
     render_first,
 )
 from eagle_tui.model.events import Phase
+from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.ingest import crashhints
 from eagle_tui.model.ingest.crash import hint_for
+from eagle_tui.model.state import DashboardState
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.report import build_report, close
+from tests.support.parsing import parse
 from tests.support.paths import TESTS
 
 CORPUS = TESTS / "fixtures" / "corpus"
@@ -191,6 +194,32 @@ def test_sglang_kv_sizing_errors_get_their_numbers() -> None:
     line = next(x for x in slots.splitlines() if "alloc_req_slots" in x)
     hint = hint_for("not_enough_memory", "sglang", Phase.SERVING, line)
     assert "(1 free for 2 requests)" in hint and "--max-running-requests" in hint
+
+
+# SGLang 0.5.23 mem_cache/kv_cache_configurator.py:3051, its f-string with the numbers filled
+NO_KV_ROOM = ("ValueError: Loaded weights leave no GPU memory for the KV cache under "
+              "--mem-fraction-static={x}. Raise --mem-fraction-static above {y:.3f} (minimum "
+              "viable = 1 - available/pre = {z:.4f}). If using speculative decoding, draft "
+              "weights are now counted.")
+
+
+def test_sglang_no_kv_room_error_gets_its_numbers() -> None:
+    msg = NO_KV_ROOM.format(x=0.3, y=0.32, z=0.3198)
+    for engine in ("sglang", "unknown"):
+        hint = hint_for("not_enough_memory", engine, Phase.WEIGHTS_LOADED, msg)
+        assert "--mem-fraction-static 0.3:" in hint and "above 0.320" in hint, hint
+        assert "draft weights" in hint
+    log = [f"[2026-08-28 01:41:17] {line}" for line in (
+        "Load weight end. elapsed=0.60 s", "Scheduler hit an exception: Traceback (most recent "
+        "call last):")] + ['  File "/sgl-workspace/sglang/python/sglang/srt/managers/'
+                           'scheduler.py", line 4325', "    raise ValueError(", msg]
+    state = reduce(DashboardState(), parse(log))
+    crash = state.startup.crash
+    assert crash is not None and crash.kind == "not_enough_memory" and "0.320" in crash.hint
+    assert state.startup.phase is Phase.KV_CACHE  # (a KV sizing error, whatever was last seen)
+    cut = msg[:msg.index("Raise")]  # (a message cut before its figures: no number)
+    hint = hint_for("not_enough_memory", "sglang", Phase.KV_CACHE, cut)
+    assert "raise --mem-fraction-static" in hint and not _NUMBER.search(hint)
 
 
 def test_vllm_kv_sizing_errors_get_their_numbers() -> None:
