@@ -30,6 +30,7 @@ from eagle_tui.model.events.live import (
     ProcessExited,
     ProcessSample,
     ProcessStatus,
+    RankLoads,
     ServerInfo,
     SourceFailed,
     SourceRecovered,
@@ -80,6 +81,7 @@ Event = (
     | SummaryProgress
     | HealthSample
     | MetricsSample
+    | RankLoads
     | ServerInfo
     | DraftConfig
     | ProcessSample
@@ -118,6 +120,7 @@ EVENT_TYPES: dict[str, type] = {
         SummaryProgress,
         HealthSample,
         MetricsSample,
+        RankLoads,
         ServerInfo,
         DraftConfig,
         ProcessSample,
@@ -171,6 +174,7 @@ __all__ = [
     "ProcessSample",
     "ProcessStatus",
     "Progress",
+    "RankLoads",
     "ServerInfo",
     "Severity",
     "SourceFailed",

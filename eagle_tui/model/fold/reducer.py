@@ -36,6 +36,7 @@ from eagle_tui.model.events import (
     ProcessExited,
     ProcessSample,
     Progress,
+    RankLoads,
     ServerInfo,
     SourceFailed,
     SourceRecovered,
@@ -325,6 +326,8 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
                 b.put("liveness", first_ready_t=ev.t)
     elif isinstance(ev, MetricsSample):
         apply_metrics(b, ev)
+    elif isinstance(ev, RankLoads):
+        b.put("metrics", ranks=ev, ranks_before=s.metrics.ranks)
     elif isinstance(ev, ServerInfo):
         b.put("config", server_info=ev)
         if ev.spec is not None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from eagle_tui.model.events import DraftConfig, MetricsSample, ModelInfo, ServerInfo, SpecConfig
+from eagle_tui.model.events import (
+    DraftConfig,
+    MetricsSample,
+    ModelInfo,
+    RankLoads,
+    ServerInfo,
+    SpecConfig,
+)
 from eagle_tui.model.runtotals import CounterRun
 from eagle_tui.model.series import Series
 
@@ -33,3 +40,6 @@ class ServerMetrics:
     last: MetricsSample | None = None
     baseline_tok_s: float | None = None
     run: CounterRun = field(default_factory=CounterRun)  # the counters over the whole run
+    # the per-rank load answers: the newest and the one before it (a collapse is judged on two)
+    ranks: RankLoads | None = None
+    ranks_before: RankLoads | None = None
