@@ -37,6 +37,7 @@ from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import evaluate_alerts
 from eagle_tui.model.views.ready import ready_seconds
+from eagle_tui.model.views.tiertext import tier_dict
 
 from .chunk_summary import (
     DECODE_TEXT,
@@ -338,6 +339,7 @@ class ReportBuilder:
             "models": [{"role": m.role, "architecture": m.architecture} for m in st.config.models],
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
+            "tier": tier_dict(final),  # the launch's (a log has no live tier gauges)
             "ready_s": ready_seconds(st),  # the one meaning of ready (model.views.ready)
         }
 

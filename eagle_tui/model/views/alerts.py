@@ -21,6 +21,7 @@ from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.activity import stuck_collective, stuck_message
 from eagle_tui.model.views.figures import accept_len, accept_lifetime, tok_s
+from eagle_tui.model.views.ranks import rule_rank_collapsed
 from eagle_tui.model.views.tier import RECOVER_ACCEPT_LEN, REJECT_ACCEPT_LEN, thresholds, tier
 
 if TYPE_CHECKING:
@@ -140,7 +141,10 @@ def _of_tier(state: DashboardState, limits: Limits) -> str:
 
 def rule_drafts_rejected(state: DashboardState) -> Alert | None:
     points = accept_len(state).series.points
-    limits = thresholds(tier(state))
+    active = tier(state)
+    if active.off:
+        return None  # no drafts now (an adaptive tier of 0 steps): nothing to reject
+    limits = thresholds(active)
     low_at, high_at = limits
     where, i = rejection(points, limits)
     if where == "recovered":
@@ -344,6 +348,7 @@ RULES = (
     rule_hidden_dims,
     rule_drafts_rejected,
     rule_no_drafts_verified,
+    rule_rank_collapsed,
     rule_below_baseline,
     rule_slow_phase,
     rule_source_failures,

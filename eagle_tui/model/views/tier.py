@@ -38,6 +38,11 @@ class Tier:
     block_accept_len: float | None = None
 
     @property
+    def off(self) -> bool:
+        """An adaptive engine's tier of 0 steps: it decodes without drafting for now."""
+        return self.active and self.steps == 0 and not self.block
+
+    @property
     def drafts(self) -> int | None:
         """Drafts per verify step: the most one step can accept (the bonus token aside)."""
         if self.block:
@@ -56,6 +61,8 @@ class Tier:
         """``"block 16"`` / ``"steps 3 · 4 draft tok"`` (empty: nothing known)."""
         if self.block:
             return f"block {self.block}"
+        if self.off:
+            return "steps 0 (drafting off)"
         bits = ([f"steps {self.steps}"] if self.steps else []) + (
             [f"{self.draft_tokens} draft tok"] if self.draft_tokens else [])
         return " · ".join(bits)
@@ -69,11 +76,15 @@ def _is_block(state: DashboardState, algorithm: str | None) -> bool:
 
 
 def tier(state: DashboardState) -> Tier:
-    """The active tier (``/metrics``' gauges), else the launch's (the spec settings)."""
+    """The active tier (``/metrics``' gauges), else the launch's (the spec settings). Gauges of
+    0 on a server launched without speculation are no tier; on one with it, 0 steps is an
+    adaptive engine's "drafting off"."""
     spec = state.config.spec
     block_algo = _is_block(state, spec.algorithm if spec is not None else None)
     m = state.metrics.last
-    if m is not None and (m.spec_steps or m.spec_draft_tokens):
+    speculating = bool(spec is not None and spec.algorithm)
+    if m is not None and (m.spec_steps or m.spec_draft_tokens or (
+            speculating and m.spec_steps == 0)):
         block = bool(m.spec_cap_len or m.spec_block_accept_len) or block_algo
         window = m.spec_draft_tokens
         return Tier(m.spec_steps, window,

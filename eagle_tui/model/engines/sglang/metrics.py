@@ -45,15 +45,20 @@ MAX_TIER = 1 << 16  # draft tokens per verify step: more is not a reading
 
 
 def _positive(v: float | None) -> float | None:
-    """A tier gauge's reading: 0 is SGLang's "none" (no drafter, no cap scheduled)."""
+    """A block gauge's reading: 0 is SGLang's "none" (no block drafter, no cap scheduled)."""
     return v if v is not None and 0 < v <= MAX_TIER else None
+
+
+def _count(v: float | None) -> int | None:
+    """A tier gauge's count: 0 is a reading (an adaptive server's steps 0: drafting off)."""
+    return int(v) if v is not None and 0 <= v <= MAX_TIER else None
 
 
 def gauge_sample(now: Scrape) -> MetricsSample:
     """The gauges alone (an SGLang without ``spec_verify_calls``)."""
     g = now.gauges
     # one tier per server: the ranks' mean (they run one setting), not their sum
-    steps, tokens = (_positive(first(g, n + "#mean")) for n in (NUM_STEPS, NUM_DRAFT_TOKENS))
+    steps, tokens = (_count(first(g, n + "#mean")) for n in (NUM_STEPS, NUM_DRAFT_TOKENS))
     return MetricsSample(
         t=now.t,
         engine=now.engine,
@@ -63,8 +68,8 @@ def gauge_sample(now: Scrape) -> MetricsSample:
         running=whole(first(g, *RUNNING)),
         queued=whole(first(g, *QUEUED)),
         kv_usage=first(g, KV + "#mean"),
-        spec_steps=whole(steps) if steps is not None else None,
-        spec_draft_tokens=whole(tokens) if tokens is not None else None,
+        spec_steps=steps,
+        spec_draft_tokens=tokens,
         spec_cap_len=_positive(first(g, CAP_LEN + "#mean")),
         spec_block_accept_len=_positive(first(g, BLOCK_ACCEPT_LEN + "#mean")),
     )
