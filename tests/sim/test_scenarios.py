@@ -186,8 +186,9 @@ def test_slow_start_takes_minutes_of_weights(engine: str) -> None:
     assert shards[-1].done == shards[-1].total == 163
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize(("engine", "scenario"), [
+    (e, s) for s, spec in SCENARIOS.items() for e in ENGINES
+    if e == "sglang" or not spec.sglang_only])
 def test_deterministic_per_seed(engine: str, scenario: str) -> None:
     a = build_timeline(config(engine, scenario, seed=7))
     assert a == build_timeline(config(engine, scenario, seed=7))
@@ -205,3 +206,9 @@ def test_rank_lines_follow_the_engines_prefixes() -> None:
     assert any(re.match(r"^\(Worker_TP7 pid=\d+\) INFO \d\d-\d\d \d\d:\d\d:\d\d "
                         r"\[default_loader\.py:\d+\] Loading weights took", line) for line in vl)
     assert vl[-1] == "INFO:     Application startup complete."
+
+
+@pytest.mark.parametrize("scenario", [s for s, spec in SCENARIOS.items() if spec.sglang_only])
+def test_sglang_only_scenarios_are_refused_for_vllm(scenario: str) -> None:
+    with pytest.raises(ValueError, match="SGLang's"):
+        config("vllm", scenario)

@@ -39,8 +39,10 @@ class Tier:
 
     @property
     def off(self) -> bool:
-        """An adaptive engine's tier of 0 steps: it decodes without drafting for now."""
-        return self.active and self.steps == 0 and not self.block
+        """An adaptive engine's tier of 0 steps (its verify window 1 token): it decodes without
+        drafting for now. (NGRAM's 0 steps come with its window of draft tokens: drafting.)"""
+        return (self.active and self.steps == 0 and (self.draft_tokens or 0) <= 1
+                and not self.block)
 
     @property
     def drafts(self) -> int | None:
@@ -75,25 +77,33 @@ def _is_block(state: DashboardState, algorithm: str | None) -> bool:
         algorithm.upper() in profile.metrics.block_algorithms)  # type: ignore[union-attr]
 
 
+def _block_window(steps: int | None, window: int | None, topk: int | None) -> bool:
+    """One draft step with a verify window wider than a chain's (steps + 1) and no tree (top-k
+    1): a block drafter's shape (DSpark runs 1 step of a whole block, speculative_hook.py,
+    SGLang 0.5.23), whatever the algorithm is called."""
+    return steps == 1 and window is not None and window > 2 and topk in (None, 1)
+
+
 def tier(state: DashboardState) -> Tier:
-    """The active tier (``/metrics``' gauges), else the launch's (the spec settings). Gauges of
-    0 on a server launched without speculation are no tier; on one with it, 0 steps is an
-    adaptive engine's "drafting off"."""
+    """The active tier (``/metrics``' gauges), else the launch's (the spec settings). Both gauges
+    at 0 (a server without speculation) are no tier; 0 steps with a window of 1 is an adaptive
+    engine's "drafting off"."""
     spec = state.config.spec
     block_algo = _is_block(state, spec.algorithm if spec is not None else None)
     m = state.metrics.last
-    speculating = bool(spec is not None and spec.algorithm)
-    if m is not None and (m.spec_steps or m.spec_draft_tokens or (
-            speculating and m.spec_steps == 0)):
-        block = bool(m.spec_cap_len or m.spec_block_accept_len) or block_algo
+    topk = spec.eagle_topk if spec is not None else None
+    if m is not None and (m.spec_steps or m.spec_draft_tokens):
         window = m.spec_draft_tokens
+        block = bool(m.spec_cap_len or m.spec_block_accept_len) or block_algo or \
+            _block_window(m.spec_steps, window, topk)
         return Tier(m.spec_steps, window,
                     window - 1 if block and window and window > 1 else None, True,
                     m.spec_cap_len, m.spec_block_accept_len)
     if spec is None:
         return Tier()
     window = spec.num_draft_tokens
-    block_size = window - 1 if block_algo and window and window > 1 else None
+    block = block_algo or _block_window(spec.num_steps, window, topk)
+    block_size = window - 1 if block and window and window > 1 else None
     return Tier(spec.num_steps, window, block_size)
 
 
