@@ -49,7 +49,9 @@ _D = r"((?:0|[1-9]\d*)(?:\.\d+|))"
 DECODE_FIELDS_SRC = (
     rf"#running-req: {_I}, #(?:full |)token: {_I}, (?:full |)token usage: {_F}, "
     r"(?:mamba num: \d+, mamba usage: [\d.]+, |)"  # a hybrid model's state pool (2026)
-    rf"(?:accept len: {_D}, |)(?:accept rate: {_F}, |)(?:(?:cuda|cpu|npu) graph: (True|False), |)"
+    rf"(?:accept len: {_D}, |)(?:accept rate: {_F}, |)"
+    r"(?:cap len: [\d.]+, |)(?:block accept len: [\d.]+, |)"  # DSpark's (0.5.23), where > 0
+    r"(?:(?:cuda|cpu|npu) graph: (True|False), |)"
     rf"gen throughput \(token/s\): {_D}, #queue-req: {_I}(?:, |,|)"
 )
 DECODE_FIELDS = re.compile(DECODE_FIELDS_SRC, re.ASCII)
