@@ -339,7 +339,7 @@ class ReportBuilder:
             "models": [{"role": m.role, "architecture": m.architecture} for m in st.config.models],
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
-            "tier": tier_dict(final),  # the launch's (a log has no live tier gauges)
+            "tier": tier_dict(final),  # the launch's, or an adaptive server's last (its log)
             "ready_s": ready_seconds(st),  # the one meaning of ready (model.views.ready)
         }
 

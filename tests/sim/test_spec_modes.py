@@ -3,12 +3,16 @@ adaptive tier's moves, DSpark's block figures, the tier gauges and ``/v1/loads``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from eagle_tui.model.engines.sglang.loads import parse_loads
 from eagle_tui.model.events import Baseline, EngineDetected, RankLoads
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.ranks import collapsed_ranks
 from eagle_tui.model.views.tier import tier
+from eagle_tui.report.builder import build_report
+from eagle_tui.report.output import close
 from eagle_tui.sim import metrics
 from eagle_tui.sim.engine import ServingEngine
 from eagle_tui.sim.specmodes import ADAPTIVE_EVERY
@@ -84,3 +88,18 @@ def test_one_rank_servers_answer_v1_loads_too() -> None:
     engine, _ = _serve("healthy", 1, 200)
     got = parse_loads(engine.modes.loads(1, 0, 100, 0.1, 150.0), 1.0)
     assert [r for r, _ in got.accept] == [0] and 3.0 <= got.accept[0][1] <= 3.5
+
+
+def test_report_json_says_the_adaptive_servers_last_tier(tmp_path: Path) -> None:
+    cfg = config("sglang", "adaptive")
+    engine, lines = _serve("adaptive", 4, 600)
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(build_timeline(cfg).lines() + lines) + "\n")
+    with log.open("rb") as f:
+        r = build_report(f, "server.log")
+    try:
+        assert r["tier"]["source"] == "log" and r["tier"]["steps"] == engine.modes.steps
+        assert r["speculative"]["num_steps"] == 3  # the launch's, as before
+        assert not [a for a in r["alerts"] if a["severity"] != "info"]
+    finally:
+        close(r)

@@ -59,6 +59,7 @@ from eagle_tui.model.events.log import (
     SpecConfig,
     SpecHistogram,
     SpecStats,
+    SpecTier,
     SummaryProgress,
 )
 
@@ -68,6 +69,7 @@ Event = (
     | PhaseEvent
     | Progress
     | SpecConfig
+    | SpecTier
     | DecodeStats
     | PrefillStats
     | SpecStats
@@ -107,6 +109,7 @@ EVENT_TYPES: dict[str, type] = {
         PhaseEvent,
         Progress,
         SpecConfig,
+        SpecTier,
         DecodeStats,
         PrefillStats,
         SpecStats,
@@ -182,6 +185,7 @@ __all__ = [
     "SpecConfig",
     "SpecHistogram",
     "SpecStats",
+    "SpecTier",
     "StopRequested",
     "SummaryProgress",
     "Tick",

@@ -43,6 +43,7 @@ from eagle_tui.model.events import (
     SpecConfig,
     SpecHistogram,
     SpecStats,
+    SpecTier,
     StopRequested,
     SummaryProgress,
     UserMarker,
@@ -326,6 +327,8 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
                 b.put("liveness", first_ready_t=ev.t)
     elif isinstance(ev, MetricsSample):
         apply_metrics(b, ev)
+    elif isinstance(ev, SpecTier):
+        b.put("config", active_steps=ev.steps)
     elif isinstance(ev, RankLoads):
         b.put("metrics", ranks=ev, ranks_before=s.metrics.ranks)
     elif isinstance(ev, ServerInfo):

@@ -27,6 +27,8 @@ class ServedConfig:
     # distinct dims seen, in order of first sight: the first MAX_HIDDEN_DIMS - 1 and the latest
     hidden_dims: tuple[int, ...] = ()
     server_info: ServerInfo | None = None
+    # the draft steps an adaptive server last moved to, as its log said (None: it said none)
+    active_steps: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

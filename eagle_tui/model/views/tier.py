@@ -36,6 +36,7 @@ class Tier:
     active: bool = False
     cap_len: float | None = None
     block_accept_len: float | None = None
+    source: str = ""  # where an active tier was read: "/metrics", "prometheus", "log"
 
     @property
     def off(self) -> bool:
@@ -85,7 +86,8 @@ def _block_window(steps: int | None, window: int | None, topk: int | None) -> bo
 
 
 def tier(state: DashboardState) -> Tier:
-    """The active tier (``/metrics``' gauges), else the launch's (the spec settings). Both gauges
+    """The active tier (``/metrics``' gauges, else the log's adaptive line), else the launch's
+    (the spec settings). Both gauges
     at 0 (a server without speculation) are no tier; 0 steps with a window of 1 is an adaptive
     engine's "drafting off"."""
     spec = state.config.spec
@@ -98,7 +100,11 @@ def tier(state: DashboardState) -> Tier:
             _block_window(m.spec_steps, window, topk)
         return Tier(m.spec_steps, window,
                     window - 1 if block and window and window > 1 else None, True,
-                    m.spec_cap_len, m.spec_block_accept_len)
+                    m.spec_cap_len, m.spec_block_accept_len, m.source)
+    steps = state.config.active_steps
+    if steps is not None:  # the log's adaptive line (a chain: top-k 1 drafts steps + 1 tokens)
+        window = steps + 1 if topk in (None, 1) else spec.num_draft_tokens if spec else None
+        return Tier(steps, window, None, True, source="log")
     if spec is None:
         return Tier()
     window = spec.num_draft_tokens

@@ -14,19 +14,19 @@ if TYPE_CHECKING:
 
 def tier_dict(state: DashboardState) -> dict[str, Any] | None:
     """``{"steps", "draft_tokens", "block", "max_accept_len", "source", ...}`` (``None``: no
-    tier known). ``source``: ``"/metrics"`` (the engine's active tier) or ``"launch"``."""
+    tier known). ``source``: ``"/metrics"`` / ``"prometheus"`` (the engine's active-tier
+    gauges), ``"log"`` (an adaptive server's line) or ``"launch"``."""
     t = tier(state)
     if t.steps is None and t.draft_tokens is None and t.block is None:
         return None
     low, high = thresholds(t)
-    m = state.metrics.last
     return {
         "steps": t.steps, "draft_tokens": t.draft_tokens, "block": t.block,
         "drafting": not t.off, "max_accept_len": t.ceiling,
         "cap_len": None if t.cap_len is None else round(t.cap_len, 3),
         "block_accept_len": None if t.block_accept_len is None else round(t.block_accept_len, 3),
         "rejected_at_or_below": round(low, 3), "recovered_above": round(high, 3),
-        "source": (m.source if m is not None else "/metrics") if t.active else "launch",
+        "source": t.source if t.active else "launch",
     }
 
 
@@ -43,8 +43,7 @@ def tier_text(state: DashboardState) -> str | None:
     parts: list[str] = []
     t = tier(state)
     if t.active:
-        m = state.metrics.last
-        parts.append(f"tier {t.text()} [{m.source if m is not None else '/metrics'}]")
+        parts.append(f"tier {t.text()} [{t.source}]")
     ranks = rank_accept(state)
     if len(ranks) > 1:
         bad = {r for r, _, _ in collapsed_ranks(state)}

@@ -31,9 +31,7 @@ def tier_row(state: DashboardState, width: int, row: Row) -> Content | None:
         bits.append(f"block accept {t.block_accept_len:.2f}")
     if t.ceiling is not None:
         bits.append(f"max accept {t.ceiling}")
-    m = state.metrics.last
-    source = m.source if m is not None else ""
-    return row("tier", [("  " + " · ".join(bits), "$text")], source, width)
+    return row("tier", [("  " + " · ".join(bits), "$text")], t.source, width)
 
 
 def ranks_row(state: DashboardState, width: int, row: Row,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from eagle_tui.model.engines.sglang.tierlog import ADAPTIVE_TEXT, adaptive_tier
 from eagle_tui.model.events import (
     DecodeStats,
     Event,
@@ -306,6 +307,8 @@ class SglangParser:
         if "--speculative-" in msg and ("sglang" in msg or "launch_server" in msg):
             spec = self.spec.merge(cli_spec(msg))
             return ([spec] if spec else []), LineKind.MILESTONE
+        if ADAPTIVE_TEXT in msg:  # an adaptive server's new tier
+            return adaptive_tier(msg, lineno, time), LineKind.MILESTONE
         return self._milestone(msg, lineno, time)
 
     def _milestone(self, msg: str, lineno: int,

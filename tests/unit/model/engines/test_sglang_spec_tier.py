@@ -51,7 +51,7 @@ def test_the_real_0_5_23_eagle3_server_exports_its_tier() -> None:
     assert (s.spec_steps, s.spec_draft_tokens) == (3, 4)
     assert s.spec_cap_len is None and s.spec_block_accept_len is None  # 0: no cap scheduled
     t = tier(_state(s))
-    assert t == Tier(3, 4, None, True) and t.ceiling == 4 and not t.off
+    assert t == Tier(3, 4, None, True, source="/metrics") and t.ceiling == 4 and not t.off
     assert thresholds(t) == (1.10, 1.20)  # the fixed thresholds hold for 3 steps
 
 
@@ -179,3 +179,35 @@ def test_the_simulator_prints_the_dspark_line_in_that_wording() -> None:
     assert line.split("] ", 1)[1] == DSPARK_LINE.split("] ", 1)[1]
     assert sglang_log.adaptive_line(cfg, 0.0, 3, 5, 4.12).endswith(
         "] Adaptive spec params updated: steps 3 -> 5 (ema_accept_len=4.12)")
+
+
+ADAPTIVE_LINE = ("[2026-12-02 08:00:05 TP0] Adaptive spec params updated: steps 3 -> 5 "
+                 "(ema_accept_len=4.12)")  # adaptive_spec_params.py, 0.5.23
+
+
+def test_the_adaptive_line_gives_the_active_tier_from_the_log() -> None:
+    from eagle_tui.model.events import SpecTier
+    from eagle_tui.model.ingest.parser import LogParser
+
+    events = LogParser().feed_line(ADAPTIVE_LINE)
+    assert [e.steps for e in events if isinstance(e, SpecTier)] == [5]
+    st = _state(SpecConfig(algorithm="EAGLE3", num_steps=3, eagle_topk=1, num_draft_tokens=4),
+                *events)
+    t = tier(st)
+    assert (t.steps, t.draft_tokens, t.active, t.source) == (5, 6, True, "log")
+    assert tier_text(st) == "tier steps 5 · 6 draft tok [log]"
+    d = tier_dict(st)
+    assert d is not None and d["source"] == "log" and d["max_accept_len"] == 6
+    # the engine's gauges, where they come, are the newer word
+    st = reduce(st, [_sample(f"sglang:spec_num_steps{LABELS} 7\n"
+                             f"sglang:spec_num_draft_tokens{LABELS} 8\n")])
+    assert (tier(st).steps, tier(st).source) == (7, "/metrics")
+
+
+@pytest.mark.parametrize("text", [
+    "Adaptive spec params updated: steps 3 -> ", "Adaptive spec params updated: steps x -> 5",
+    "Adaptive spec params updated: steps 3 -> 99999999999"])
+def test_a_broken_adaptive_line_is_no_tier(text: str) -> None:
+    from eagle_tui.model.engines.sglang.tierlog import adaptive_tier
+
+    assert adaptive_tier(text, 1, None) == []
