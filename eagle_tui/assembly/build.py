@@ -73,6 +73,9 @@ def build_sources(
         if not spec.prometheus:
             sources.append(MetricsScraper(transport, spec.url, path=own_path("/metrics")))
         sources.append(ServerInfoSource(transport, spec.url))
+        from eagle_tui.sources.loads import LoadsSource
+
+        sources.append(LoadsSource(transport, spec.url, engine=engine_provider or (lambda: None)))
     elif spec.pid is not None and local:
         # pid alone: find the server's HTTP port among the ports its process tree listens on
         pid = spec.pid

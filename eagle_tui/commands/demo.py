@@ -47,6 +47,7 @@ from eagle_tui.headless.progress import (
 from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views import figures
+from eagle_tui.model.views.tiertext import tier_text
 from eagle_tui.sim.runtime import free_port, prepare_workdir
 from eagle_tui.sim.scenario import BASELINE_TOK_S, ENGINE_VERSIONS, SCENARIOS, make_config
 from eagle_tui.sim.standins import ENGINES as SIM_ENGINES
@@ -139,6 +140,8 @@ def live_line(state: DashboardState, seconds: float) -> str:
         parts.append(f"tok/s {tps:.1f}")
     accept = figures.accept_len(state).value
     parts.append(f"accept len {accept:.2f}" if accept is not None else "accept len -")
+    if (tiers := tier_text(state)) is not None:  # the active tier, the DP ranks
+        parts.append(tiers)
     if state.config.hidden_dims:
         parts.append(f"hidden dim {state.config.hidden_dims[-1]}")
     if state.stats.running is not None:

@@ -12,6 +12,7 @@ import time
 
 from eagle_tui.headless.lines import clean
 from eagle_tui.model.fleet.snapshot import FleetRow, FleetSnapshot
+from eagle_tui.model.views.tier import Tier
 
 SLOW_S = 2.0  # a refresh this long is said: the figures are that much older than they look
 
@@ -45,6 +46,9 @@ def row_text(r: FleetRow) -> str:
             f"run {_f(r.running, 'd'):>3} queue {_f(r.queued, 'd'):>3} "
             f"kv {_f(None if r.kv_usage is None else 100 * r.kv_usage, '.0f'):>3}% "
             f"ttft p99 {_f(r.ttft_p99, '.3f')} s  {r.model}")
+    tier = Tier(r.spec_steps, r.spec_draft_tokens, r.spec_block, True).text()
+    if tier:  # the engine's active tier, where it exports one
+        text += f"  [tier {tier}]"
     if r.stale:
         text += "  (stale)"
     return clean(text)

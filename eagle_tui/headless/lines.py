@@ -25,6 +25,7 @@ from eagle_tui.model.views.figures import figures
 from eagle_tui.model.views.ready import ready_seconds
 from eagle_tui.model.views.runsummary import engine_fields
 from eagle_tui.model.views.steps import step_detail
+from eagle_tui.model.views.tiertext import ranks_dict, tier_dict, tier_text
 
 GIB = float(1 << 30)
 LINE_SHOWN = 500  # characters of each of the crash diagnosis' last log lines
@@ -160,6 +161,8 @@ def progress_line(state: DashboardState) -> str:
                                               for f in state.live.failures))
     if (numbers := figures_text(figures(state))) is not None:
         parts.append(clean(numbers))
+    if (tiers := tier_text(state)) is not None:
+        parts.append(clean(tiers))
     if (summary := summary_text(state)) is not None:
         parts.append(clean(summary))
     elif state.log.summary is not None and state.log.summary.finished:
@@ -205,6 +208,8 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "activity": _activity_obj(state),
         "inferred": _inferred_obj(state),
         "numbers": figures_dict(figures(state)),
+        "tier": tier_dict(state),
+        "dp_ranks": ranks_dict(state),
     }
 
 
@@ -271,6 +276,8 @@ def result_dict(state: DashboardState, status: str, reason: str, code: int,
     obj.update(engine_fields(state))  # the engine's own measure of its startup, if any
     obj["alerts"] = [a.as_dict() for a in state.alerts]
     obj["numbers"] = figures_dict(figures(state))
+    obj["tier"] = tier_dict(state)
+    obj["dp_ranks"] = ranks_dict(state)
     if status != "ready":
         obj["last_lines"] = [{"lineno": _abs(ln.lineno, state), "text": cut(ln.text)}
                              for ln in state.log.recent_lines]

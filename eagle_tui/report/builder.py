@@ -38,6 +38,7 @@ from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import evaluate_alerts
 from eagle_tui.model.views.ready import ready_seconds
 from eagle_tui.model.views.runsummary import engine_fields
+from eagle_tui.model.views.tiertext import tier_dict
 
 from .chunk_summary import (
     DECODE_TEXT,
@@ -339,6 +340,7 @@ class ReportBuilder:
             "models": [{"role": m.role, "architecture": m.architecture} for m in st.config.models],
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
+            "tier": tier_dict(final),  # the launch's, or an adaptive server's last (its log)
             "ready_s": ready_seconds(st),  # the one meaning of ready (model.views.ready)
             "piecewise_graphs": None if (pw := st.startup.piecewise) is None else {
                 "stage": pw.label, "done": pw.done, "total": pw.total, "role": pw.role,

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import sglang_log, vllm_log
-from .acceptance import AcceptSampler
 from .histogram import Histogram
-from .scenario import BATCH_STEP_COST, NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, VERIFY_STEP_S, ServerConfig
+from .scenario import BATCH_STEP_COST, NUM_SPEC_STEPS, VERIFY_STEP_S, ServerConfig
+from .specmodes import SpecModes
 from .textfmt import number_tokens
 
 MAX_RUNNING = sglang_log.MAX_RUNNING
@@ -72,7 +72,7 @@ class ServingEngine:
         self._epoch = epoch
         self._clock = clock
         self._rng = random.Random(cfg.seed * 7919 + 1)
-        self.sampler = AcceptSampler(cfg.scenario.accept_len, NUM_SPEC_STEPS, self._rng)
+        self.modes = SpecModes(cfg, self._rng)  # the tier, blocks and DP ranks (SGLang's)
         self.waiting: collections.deque[Request] = collections.deque()
         self.running: list[Request] = []
         self._ids = itertools.count(1)
@@ -82,7 +82,7 @@ class ServingEngine:
         # lifetime counters (/metrics, /server_info)
         self.prompt_tokens = self.generation_tokens = self.finished_requests = 0
         self.drafts = self.draft_tokens = self.accepted = 0
-        self.accepted_per_pos = [0] * NUM_SPEC_STEPS
+        self.accepted_per_pos = [0] * cfg.max_drafts
         self.finished_by_reason: dict[str, int] = {}
         # SGLang's tokenizer-side counters: a request's figures added when it finishes
         self.done_prompt_tokens = self.done_generation_tokens = self.done_verify_calls = 0
@@ -95,7 +95,7 @@ class ServingEngine:
         # the current stats interval
         self._i_steps = 0  # batch steps (SGLang logs every decode_log_interval of them)
         self._i_tokens = self._i_prompt = self._i_drafts = self._i_accepted = 0
-        self._i_pos = [0] * NUM_SPEC_STEPS
+        self._i_pos = [0] * cfg.max_drafts
         self._i_started = clock()
         self._prev_idle = True
 
@@ -186,10 +186,10 @@ class ServingEngine:
         now = self._clock()
         batch = len(self.running)
         for req in list(self.running):
-            accepted = self.sampler.draw()
+            accepted = self.modes.draw(req.rid)
             n = min(accepted + 1, req.remaining)
             self.drafts += 1
-            self.draft_tokens += NUM_SPEC_STEPS
+            self.draft_tokens += self.modes.drafts
             self.accepted += accepted
             self._i_drafts += 1
             self._i_accepted += accepted
@@ -231,12 +231,12 @@ class ServingEngine:
         seconds = max(1e-6, now - self._i_started)
         accept = 1.0 + self._i_accepted / self._i_drafts if self._i_drafts else 1.0
         self._i_started = now
-        self.sampler.new_interval()
+        self.modes.sampler.new_interval()
         return seconds, accept
 
     def _reset_interval(self) -> None:
         self._i_steps = self._i_tokens = self._i_prompt = self._i_drafts = self._i_accepted = 0
-        self._i_pos = [0] * NUM_SPEC_STEPS
+        self._i_pos = [0] * self.cfg.max_drafts
 
     def _log_sglang_decode(self, batch: int) -> None:
         """The decode line of the batch that ran the interval's last step."""
@@ -244,12 +244,18 @@ class ServingEngine:
         seconds, accept = self._take_interval()
         self.last_gen_throughput = tokens / seconds
         self.last_accept_len = accept
-        self.last_accept_rate = (accept - 1.0) / (NUM_DRAFT_TOKENS - 1)
+        modes = self.modes
+        window = modes.draft_tokens
+        self.last_accept_rate = (accept - 1.0) / (window - 1)
+        modes.decode_line(accept)
         cfg, epoch = self.cfg, self._epoch()
-        self._log([sglang_log.decode_line(cfg, epoch, batch, self.used_tokens,
-                                          self.token_usage, accept, self.last_gen_throughput,
-                                          len(self.waiting)),
-                   sglang_log.debug_line(batch * NUM_DRAFT_TOKENS, cfg.hidden_dim)])
+        lines = [sglang_log.decode_line(cfg, epoch, batch, self.used_tokens, self.token_usage,
+                                        accept, self.last_gen_throughput, len(self.waiting),
+                                        window, modes.last_cap_len, modes.last_block_accept_len),
+                 sglang_log.debug_line(batch * window, cfg.hidden_dim)]
+        if (moved := modes.adapt()) is not None:
+            lines.append(sglang_log.adaptive_line(cfg, epoch, *moved, ema=accept - 1.0))
+        self._log(lines)
         self._reset_interval()
 
     async def run_vllm_stats(self) -> None:

@@ -60,6 +60,24 @@ def _families(rows: tuple[Row, ...], kind: str, labels: dict[str, str],
             yield g
 
 
+def _tier(e: ServingEngine) -> tuple[Row, ...]:
+    """The active tier and DSpark's block figures (metrics_collector.py, 0.5.23): 0 until the
+    first decode line, as the real gauges read (DSpark's steps are 1, its window the block + 1)."""
+    m = e.modes
+    on = m.reported
+    steps = (1 if e.cfg.scenario.block else m.steps) if on else 0
+    return (
+        ("sglang:spec_cap_length", "Mean DSpark confidence-scheduled verify window per verify "
+         "step, incl the bonus slot (0 when no cap is scheduled).", m.last_cap_len),
+        ("sglang:spec_block_accept_length", "Mean uncapped full-block accept length per verify "
+         "step (accept + cap-trimmed drafts; exact only in DSpark cap-accept mode).",
+         m.last_block_accept_len),
+        ("sglang:spec_num_steps", "Currently active speculative_num_steps.", steps),
+        ("sglang:spec_num_draft_tokens", "Currently active speculative_num_draft_tokens "
+         "(decouples from steps under topk>1).", m.draft_tokens if on else 0),
+    )
+
+
 def _sglang(e: ServingEngine) -> Iterator[Any]:
     labels = {"model_name": e.cfg.served_name, "engine_type": "unified", "tp_rank": "0",
               "pp_rank": "0"}
@@ -74,6 +92,7 @@ def _sglang(e: ServingEngine) -> Iterator[Any]:
          e.last_accept_len),
         ("sglang:spec_accept_rate", "The average acceptance rate of speculative decoding.",
          e.last_accept_rate),
+        *_tier(e),
         ("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.",
          e.cfg.kv_tokens),
         ("sglang:is_cuda_graph", "Whether the batch is using CUDA graph.", 1.0),

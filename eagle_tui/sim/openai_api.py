@@ -18,7 +18,7 @@ from eagle_tui.errors import EagleError
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 
 from . import sglang_log
-from .scenario import NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, ServerConfig
+from .scenario import ServerConfig
 
 if TYPE_CHECKING:
     from .engine import Request, ServingEngine
@@ -156,7 +156,8 @@ def sglang_server_info(engine: ServingEngine) -> dict[str, Any]:
                          "token_capacity": cfg.kv_tokens, "graph": 1.87},
         "load": len(engine.running) + len(engine.waiting),
         "waiting_queue_size": len(engine.waiting), "running_batch_size": len(engine.running),
-        "speculative_num_steps": NUM_SPEC_STEPS, "speculative_num_draft_tokens": NUM_DRAFT_TOKENS,
+        "speculative_num_steps": engine.modes.steps if engine.modes.reported else cfg.num_steps,
+        "speculative_num_draft_tokens": engine.modes.draft_tokens,
     }
     if engine.avg_accept_len is not None:
         state["avg_spec_accept_length"] = round(engine.avg_accept_len, 4)

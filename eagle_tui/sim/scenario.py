@@ -51,6 +51,17 @@ class ScenarioSpec:
     crash: CrashKind | None = None
     weight_factor: float = 1.0  # weight loading time relative to a healthy launch
     mem_fraction: float = 0.88
+    # SGLang-only stories (a vLLM launch of them is refused): the draft steps an adaptive
+    # server moves through (--speculative-adaptive), a DSpark block size, data-parallel
+    # attention ranks and the one whose drafts collapse
+    adaptive_steps: tuple[int, ...] = ()
+    block: int | None = None
+    dp_ranks: int = 1
+    collapsed_rank: int | None = None
+
+    @property
+    def sglang_only(self) -> bool:
+        return bool(self.adaptive_steps) or self.block is not None or self.dp_ranks > 1
 
     @property
     def serves(self) -> bool:
@@ -75,6 +86,13 @@ SCENARIOS: dict[str, ScenarioSpec] = {
         ScenarioSpec("port-in-use", "the HTTP port is taken: bind error", crash="port"),
         ScenarioSpec("slow-start", "weights take minutes to load (progress and ETA)",
                      weight_factor=4.0),
+        ScenarioSpec("adaptive", "SGLang --speculative-adaptive: the draft steps follow "
+                     "acceptance (3, 5, 7, 5, 3, ...), accept len scales with them",
+                     adaptive_steps=(3, 5, 7, 5)),
+        ScenarioSpec("dspark", "SGLang DSpark block drafting (block 16): accept len ~10 is "
+                     "healthy there", block=16, accept_len=(9.0, 11.0)),
+        ScenarioSpec("dp-rank-collapse", "SGLang DP attention over 4 ranks: rank 2's drafts "
+                     "collapse while the others stay healthy", dp_ranks=4, collapsed_rank=2),
     )
 }
 
@@ -148,7 +166,28 @@ class ServerConfig:
     def algorithm(self) -> str:
         """``--speculative-algorithm`` (SGLang) / ``method`` (vLLM) exactly as launched."""
         name = "EAGLE3" if self.scenario.eagle3_algorithm else "EAGLE"
+        if self.scenario.block is not None:
+            name = "DSPARK"
         return name if self.engine == "sglang" else name.lower()
+
+    @property
+    def num_steps(self) -> int:
+        """``speculative_num_steps`` at launch (DSpark: 1, one block forward)."""
+        if self.scenario.block is not None:
+            return 1
+        return self.scenario.adaptive_steps[0] if self.scenario.adaptive_steps else NUM_SPEC_STEPS
+
+    @property
+    def num_draft_tokens(self) -> int:
+        """``speculative_num_draft_tokens`` (topk 1: steps + 1; DSpark: the block + 1)."""
+        block = self.scenario.block
+        return block + 1 if block is not None else self.num_steps + 1
+
+    @property
+    def max_drafts(self) -> int:
+        """The most drafts one verify step can accept over the whole run."""
+        s = self.scenario
+        return s.block or max((*s.adaptive_steps, NUM_SPEC_STEPS))
 
     @property
     def served_name(self) -> str:
@@ -194,6 +233,9 @@ def make_config(engine: str, scenario: str, *, gpus: int = 8, port: int = 30000,
     spec = SCENARIOS.get(scenario)
     if spec is None:
         raise ValueError(f"unknown scenario {scenario!r}: choose one of {', '.join(SCENARIOS)}")
+    if spec.sglang_only and engine != "sglang":
+        raise ValueError(f"the {scenario} scenario is SGLang's (vLLM has no such mode): use "
+                         "--engine sglang")
     if not 1 <= gpus <= 64:
         raise ValueError(f"--gpus must be between 1 and 64 (got {gpus})")
     if spec.crash == "nccl" and gpus < 2:

@@ -120,7 +120,7 @@ class HttpServer:
             gets |= {"/health_generate": self._health, "/ready": self._health,
                      "/model_info": self._model_info,
                      "/get_model_info": self._model_info, "/server_info": self._server_info,
-                     "/get_server_info": self._server_info}
+                     "/get_server_info": self._server_info, "/v1/loads": self._loads}
         else:
             gets |= {"/version": lambda: (200, {"version": vllm_log.VERSION}),
                      "/ping": self._health}
@@ -178,6 +178,11 @@ class HttpServer:
 
     def _server_info(self) -> tuple[int, Any]:
         return 200, sglang_server_info(self.engine)
+
+    def _loads(self) -> tuple[int, Any]:
+        e = self.engine
+        return 200, e.modes.loads(len(e.running), len(e.waiting), e.used_tokens, e.token_usage,
+                                  e.last_gen_throughput)
 
     async def _generate(self, path: str, body: bytes, writer: asyncio.StreamWriter,
                         keep_alive: bool) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .scenario import DIST_MEM_GIB, GPU_TOTAL_GIB, NUM_DRAFT_TOKENS, NUM_SPEC_STEPS, ServerConfig
+from .scenario import DIST_MEM_GIB, GPU_TOTAL_GIB, ServerConfig
 from .sglang_prefill import piecewise_graphs, prefill_graphs
 from .steps import Builder, Timeline
 from .textfmt import block_bar, nccl_watchdog, sglang_time, torch_oom
@@ -46,12 +46,26 @@ def server_args_fields(cfg: ServerConfig) -> dict[str, Any]:
         "log_requests": False, "enable_metrics": True,
         "decode_log_interval": cfg.decode_log_interval,
         "speculative_algorithm": cfg.algorithm, "speculative_draft_model_path": cfg.draft_path,
-        "speculative_draft_model_revision": "main", "speculative_num_steps": NUM_SPEC_STEPS,
-        "speculative_eagle_topk": 1, "speculative_num_draft_tokens": NUM_DRAFT_TOKENS,
+        "speculative_draft_model_revision": "main", "speculative_num_steps": cfg.num_steps,
+        "speculative_eagle_topk": 1, "speculative_num_draft_tokens": cfg.num_draft_tokens,
         "speculative_accept_threshold_single": 1.0, "speculative_accept_threshold_acc": 1.0,
         "speculative_token_map": None, "attention_backend": "fa3", "disable_cuda_graph": False,
         "cuda_graph_max_bs_decode": MAX_RUNNING, "enable_torch_compile": False,
+        **_spec_modes(cfg),
     }
+
+
+def _spec_modes(cfg: ServerConfig) -> dict[str, Any]:
+    """The settings of the SGLang-only scenarios (0.5.23's field names), where they apply."""
+    s = cfg.scenario
+    out: dict[str, Any] = {}
+    if s.adaptive_steps:
+        out["speculative_adaptive"] = True
+    if s.block is not None:
+        out["speculative_dspark_block_size"] = s.block
+    if s.dp_ranks > 1:
+        out.update(dp_size=s.dp_ranks, enable_dp_attention=True)
+    return out
 
 
 def server_args(cfg: ServerConfig) -> str:
@@ -229,13 +243,14 @@ def timeline(cfg: ServerConfig) -> Timeline:
     b.advance(0.5)
     kv_cache = b.t - t_kv
     if spec.crash == "oom":
-        _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42, fail_at=0)
+        _graphs(b, "target", "verify", b.config.num_draft_tokens, 18.0, 1.42, fail_at=0)
         _oom(b)
         return b.build()
+    window = b.config.num_draft_tokens
     graphs: dict[str, float] = {}
     if cfg.version == "0.5.23":  # (its prefill graphs come first, the target's, then the draft's)
         graphs["prefill"] = prefill_graphs(b, _rank_lines, "target", 24.0, 0.95)
-    graphs["target_verify"] = _graphs(b, "target", "verify", NUM_DRAFT_TOKENS, 18.0, 1.42)
+    graphs["target_verify"] = _graphs(b, "target", "verify", window, 18.0, 1.42)
     if cfg.version == "pre-0.5.23":
         b.advance(0.3)
         graphs["prefill"] = piecewise_graphs(b, _rank_lines, 30.0, 0.95)
@@ -257,7 +272,7 @@ def timeline(cfg: ServerConfig) -> Timeline:
     if cfg.version == "0.5.23":
         graphs["draft_prefill"] = prefill_graphs(b, _rank_lines, "draft", 6.0, 0.12)
     graphs["draft_decode"] = _graphs(b, "draft", "decode", 1, 9.0, 0.28)
-    graphs["draft_extend"] = _graphs(b, "draft", "extend", NUM_DRAFT_TOKENS, 5.5, 0.17)
+    graphs["draft_extend"] = _graphs(b, "draft", "extend", b.config.num_draft_tokens, 5.5, 0.17)
     b.advance(0.5)
     b.emit(prefix(b.epoch, 0, cfg.tp) + f"max_total_num_tokens={cfg.kv_tokens}, "
            f"chunked_prefill_size=16384, max_prefill_tokens=16384, max_running_requests="
@@ -315,12 +330,25 @@ def prefill_line(cfg: ServerConfig, epoch: float, new_seq: int, new_tokens: int,
 
 
 def decode_line(cfg: ServerConfig, epoch: float, running: int, tokens: int, usage: float,
-                accept_len: float, gen_tps: float, queued: int) -> str:
-    """2026 ``Decode batch,`` line; ``accept rate`` is drafts-only: (len-1)/(draft tokens-1)."""
-    rate = (accept_len - 1.0) / (NUM_DRAFT_TOKENS - 1)
+                accept_len: float, gen_tps: float, queued: int, draft_tokens: int = 0,
+                cap_len: float = 0.0, block_accept_len: float = 0.0) -> str:
+    """2026 ``Decode batch,`` line; ``accept rate`` is drafts-only: (len-1)/(draft tokens-1);
+    a DSpark server adds ``cap len`` and ``block accept len`` after it where they are above 0
+    (metrics_reporter.py, 0.5.23)."""
+    rate = (accept_len - 1.0) / ((draft_tokens or cfg.num_draft_tokens) - 1)
+    extra = (f"cap len: {cap_len:.2f}, " if cap_len > 0 else "") + (
+        f"block accept len: {block_accept_len:.2f}, " if block_accept_len > 0 else "")
     return (f"{prefix(epoch, 0, cfg.tp)}Decode batch, #running-req: {running}, #token: {tokens}, "
             f"token usage: {usage:.2f}, accept len: {accept_len:.2f}, accept rate: {rate:.2f}, "
-            f"cuda graph: True, gen throughput (token/s): {gen_tps:.2f}, #queue-req: {queued}")
+            f"{extra}cuda graph: True, gen throughput (token/s): {gen_tps:.2f}, "
+            f"#queue-req: {queued}")
+
+
+def adaptive_line(cfg: ServerConfig, epoch: float, old: int, new: int, ema: float) -> str:
+    """``AdaptiveStepSlot._apply_target_steps``' line (adaptive_spec_params.py, 0.5.23), logged
+    on rank 0."""
+    return (f"{prefix(epoch, 0, cfg.tp)}Adaptive spec params updated: steps {old} -> {new} "
+            f"(ema_accept_len={ema:.2f})")
 
 
 def shutdown_lines(cfg: ServerConfig, epoch: float) -> list[str]:

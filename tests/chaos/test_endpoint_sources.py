@@ -130,3 +130,17 @@ def test_headless_watch_honours_duration(hostile: HostileServer, mode: str,
                            timeout=60, tmp=tmp_path)
     assert took < 3 + MARGIN_S, out
     assert rc == 0, out
+
+
+@pytest.mark.parametrize("mode", ["drip", "hang", "garbage", "500", "503", "numbers"])
+async def test_a_hostile_load_endpoint_is_quiet_and_bounded(hostile: HostileServer,
+                                                            mode: str) -> None:
+    """``/v1/loads`` that drips, hangs, answers garbage or an error: no event, no failure, and
+    each poll ends within its timeout."""
+    from eagle_tui.sources.loads import LoadsSource
+
+    hostile.set_mode(mode)
+    src = LoadsSource(LocalTransport(), hostile.url, timeout=1.0, max_polls=2, interval=0.05)
+    t0 = time.monotonic()
+    assert [ev async for ev in src.events()] == []
+    assert time.monotonic() - t0 < 4.0

@@ -208,3 +208,28 @@ def test_log_acceptance_agrees_with_the_server_under_a_bounded_load(
     assert abs(log_window - metrics_window) <= TOLERANCE * metrics_window
     assert abs(log_window - client_window) <= TOLERANCE * client_window
     assert log_window > 2.0  # a working EAGLE-3 draft, not the collapse
+
+
+async def test_the_real_server_gives_its_tier_and_each_ranks_acceptance(
+        sglang_eagle3: SglangServer) -> None:
+    """SGLang 0.5.23's own ``/metrics`` tier gauges and ``/v1/loads`` answer, read by the
+    dashboard's readers and its load source (one rank: no DP attention on this CPU server)."""
+    from eagle_tui.sources.loads import LoadsSource
+    from eagle_tui.sources.metrics import RateWindow, parse_metrics, to_sample
+    from eagle_tui.transport.local import LocalTransport
+
+    sglang_eagle3.ready()
+    url = sglang_eagle3.url
+    generate(url, PROMPTS[0])  # decode lines: the tier gauges and the rank's totals are set
+    time.sleep(1.0)
+    with httpx.Client(trust_env=False, timeout=10) as client:
+        text = client.get(f"{url}/metrics").text
+    sample = to_sample(parse_metrics(text, time.time()), RateWindow())
+    assert (sample.spec_steps, sample.spec_draft_tokens) == (3, 4)  # SGLANG_SPEC_ARGS
+    assert sample.spec_cap_len is None and sample.spec_block_accept_len is None
+    src = LoadsSource(LocalTransport(), url, engine=lambda: "sglang")
+    async with LocalTransport().http_client(url, 10.0) as client:
+        loads = await src.fetch(client)
+    assert loads is not None and src.path == "/v1/loads?eagle-tui&include=spec"
+    assert [r for r, _ in loads.accept] == [0] and 1.0 <= loads.accept[0][1] <= 4.0
+    assert [r for r, _ in loads.running] == [0]

@@ -115,6 +115,17 @@ def test_healthy_serves_with_moving_metrics(tmp_path: Path, engine: str) -> None
     run.assert_clean()
 
 
+def test_the_adaptive_demo_shows_its_tier_moving(tmp_path: Path) -> None:
+    run = DemoRun(tmp_path, "--scenario", "adaptive", "--engine", "sglang", *FAST,
+                  "--duration", "8")
+    assert run.finish() == 0, run.output
+    live = [line for line in run.lines if line.startswith("[live")]
+    tiers = {line.split("tier ")[1].split(" [")[0] for line in live if "tier steps" in line}
+    assert len(tiers) >= 2, live  # the adaptive server moved its steps while it served
+    assert "no alerts" in run.output
+    run.assert_clean()
+
+
 def test_misconfigured_is_caught(tmp_path: Path) -> None:
     # the default 8 GPUs: DeepSeek-V3, whose EAGLE-3 draft expects 3 x 7168 = 21504 dims
     run = DemoRun(tmp_path, "--scenario", "misconfigured", "--speed", "80", "--duration", "4")

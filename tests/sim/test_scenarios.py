@@ -186,8 +186,9 @@ def test_slow_start_takes_minutes_of_weights(engine: str) -> None:
     assert shards[-1].done == shards[-1].total == 163
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize(("engine", "scenario"), [
+    (e, s) for s, spec in SCENARIOS.items() for e in ENGINES
+    if e == "sglang" or not spec.sglang_only])
 def test_deterministic_per_seed(engine: str, scenario: str) -> None:
     a = build_timeline(config(engine, scenario, seed=7))
     assert a == build_timeline(config(engine, scenario, seed=7))
@@ -231,3 +232,9 @@ def test_sim_prints_the_engines_own_startup_figures() -> None:
     got = parse(lines[: some + 1]).startup.weight_bytes
     assert got is not None and got.size_gib == size and got.percent is not None
     assert 20.0 <= got.percent < 100.0
+
+
+@pytest.mark.parametrize("scenario", [s for s, spec in SCENARIOS.items() if spec.sglang_only])
+def test_sglang_only_scenarios_are_refused_for_vllm(scenario: str) -> None:
+    with pytest.raises(ValueError, match="SGLang's"):
+        config("vllm", scenario)

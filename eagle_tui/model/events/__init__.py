@@ -30,6 +30,7 @@ from eagle_tui.model.events.live import (
     ProcessExited,
     ProcessSample,
     ProcessStatus,
+    RankLoads,
     ServerInfo,
     SourceFailed,
     SourceRecovered,
@@ -58,6 +59,7 @@ from eagle_tui.model.events.log import (
     SpecConfig,
     SpecHistogram,
     SpecStats,
+    SpecTier,
     SummaryProgress,
 )
 from eagle_tui.model.events.startup import TIMINGS_SOURCES, EngineTimings, SubStep, WeightBytes
@@ -68,6 +70,7 @@ Event = (
     | PhaseEvent
     | Progress
     | SpecConfig
+    | SpecTier
     | DecodeStats
     | PrefillStats
     | SpecStats
@@ -81,6 +84,7 @@ Event = (
     | SummaryProgress
     | HealthSample
     | MetricsSample
+    | RankLoads
     | ServerInfo
     | DraftConfig
     | ProcessSample
@@ -109,6 +113,7 @@ EVENT_TYPES: dict[str, type] = {
         PhaseEvent,
         Progress,
         SpecConfig,
+        SpecTier,
         DecodeStats,
         PrefillStats,
         SpecStats,
@@ -122,6 +127,7 @@ EVENT_TYPES: dict[str, type] = {
         SummaryProgress,
         HealthSample,
         MetricsSample,
+        RankLoads,
         ServerInfo,
         DraftConfig,
         ProcessSample,
@@ -180,6 +186,7 @@ __all__ = [
     "ProcessSample",
     "ProcessStatus",
     "Progress",
+    "RankLoads",
     "ServerInfo",
     "Severity",
     "SourceFailed",
@@ -187,6 +194,7 @@ __all__ = [
     "SpecConfig",
     "SpecHistogram",
     "SpecStats",
+    "SpecTier",
     "StopRequested",
     "SubStep",
     "SummaryProgress",

@@ -52,6 +52,23 @@ class MetricsSample(Record):
     counters: tuple[tuple[str, float], ...] = ()
     # the startup durations the engine's own gauges report (once it is up)
     startup: EngineTimings | None = None
+    # the engine's active speculative tier where it says (an adaptive engine changes it while
+    # it serves): draft steps, draft tokens per verify step, and a block drafter's mean verify
+    # window and uncapped block accept length per verify step
+    spec_steps: int | None = None
+    spec_draft_tokens: int | None = None
+    spec_cap_len: float | None = None
+    spec_block_accept_len: float | None = None
+
+
+@record
+class RankLoads(Record):
+    """Each data-parallel rank's accept length as the server's load endpoint gives it (a
+    lifetime average per rank: ``(rank, accept length)``), and its running requests."""
+
+    t: float
+    accept: tuple[tuple[int, float], ...] = ()
+    running: tuple[tuple[int, int], ...] = ()
 
 
 @record

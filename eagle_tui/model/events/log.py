@@ -113,6 +113,15 @@ class SpecConfig(Record):
 
 
 @record
+class SpecTier(Record):
+    """An adaptive server moved its draft steps (SGLang's ``Adaptive spec params updated``)."""
+
+    lineno: int
+    steps: int
+    time: str | None = None
+
+
+@record
 class DecodeStats(Record):
     """A decode-side stats sample: SGLang ``Decode batch`` or vLLM ``Engine 000:`` line.
 

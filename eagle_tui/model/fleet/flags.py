@@ -3,8 +3,9 @@
 The flags are the single-server alert rules (:mod:`.alerts`) read from Prometheus' figures:
 
 * ``drafts_rejected`` — drafts are being verified (vLLM drafts/s > 0, SGLang verify calls/s > 0
-  or its accept-length gauge on a busy server) and the accept length is ≤ 1.10: the EAGLE-3
-  draft launched as EAGLE, the one failure no log line reports (same threshold as the alert);
+  or its accept-length gauge on a busy server) and the accept length is ≤ 1.10 (raised for a
+  longer active tier, :mod:`.tier`): the EAGLE-3 draft launched as EAGLE, the one failure no
+  log line reports (same threshold as the alert);
 * ``down`` — Prometheus cannot scrape it (``up == 0``);
 * ``stalled`` — requests are running and no token came out in the window;
 * ``below_median`` — tok/s under half the median of its peers (same engine, model and spec
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from eagle_tui.model.fleet.rows import FleetRow
-from eagle_tui.model.views.alerts import REJECT_ACCEPT_LEN
+from eagle_tui.model.views.tier import BASE_DRAFTS, Tier, thresholds
 
 FLAG_ORDER = ("down", "drafts_rejected", "stalled", "below_median", "restarted")
 FLAG_SEVERITY = {"down": "critical", "drafts_rejected": "critical", "stalled": "critical",
@@ -39,9 +40,12 @@ def _own_flags(row: FleetRow) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if row.up is False:
         out.append(("down", "Prometheus cannot scrape it (up == 0)"))
-    if row.spec and row.accept_len is not None and row.accept_len <= REJECT_ACCEPT_LEN:
+    tier = Tier(row.spec_steps, row.spec_draft_tokens, row.spec_block, True)
+    low = thresholds(tier)[0]
+    if row.spec and row.accept_len is not None and row.accept_len <= low:
+        of = f" for {tier.text()}" if tier.drafts and tier.drafts > BASE_DRAFTS else ""
         out.append(("drafts_rejected",
-                    f"accept length {row.accept_len:.2f} ≤ {REJECT_ACCEPT_LEN:.2f} with drafts "
+                    f"accept length {row.accept_len:.2f} ≤ {low:.2f}{of} with drafts "
                     "being verified: check the draft model and the speculative algorithm"))
     if row.up and (row.running or 0) > 0 and row.tok_s is not None and row.tok_s <= 0.0:
         out.append(("stalled", f"{row.running} requests running and no tokens in the window"))

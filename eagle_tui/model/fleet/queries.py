@@ -24,7 +24,7 @@ TAG = "fleet_q"
 # the fleet's figures that engines feed with series (each a :class:`FleetFacet` field)
 FIGURE_SERIES = ("gen_tokens", "live_tokens", "drafts", "draft_tokens", "accepted", "per_pos",
                  "verify", "running", "queued", "kv", "tps_gauge", "accept_gauge", "rate_gauge",
-                 "ttft", "itl", "itl_old")
+                 "steps_gauge", "window_gauge", "block_gauge", "ttft", "itl", "itl_old")
 # the rate figures (name, its feeding figure, grouping), asked at every window tier
 RATE_FIGURES = (("tok_s", "gen_tokens"), ("live_tok_s", "live_tokens"), ("drafts", "drafts"),
                 ("draft_tokens", "draft_tokens"), ("accepted", "accepted"),
@@ -213,6 +213,9 @@ def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
             ("tps_gauge", now("tps_gauge")),
             ("accept_gauge", now("accept_gauge", avg_now)),
             ("rate_gauge", now("rate_gauge", avg_now)),
+            ("steps_gauge", now("steps_gauge", avg_now)),
+            ("window_gauge", now("window_gauge", avg_now)),
+            ("block_gauge", now("block_gauge", avg_now)),
         ))),
         QueryGroup("latency", _figures((
             ("ttft_p50", q(0.5, "ttft") if n["ttft"] else None),

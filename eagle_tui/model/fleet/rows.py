@@ -23,6 +23,11 @@ class FleetRow:
     accept_rate: float | None = None
     per_position: tuple[float, ...] = ()
     spec: bool = False  # drafts (vLLM) or verify calls (SGLang) in the window
+    # the active tier where the engine exports it: draft steps, draft tokens per verify step,
+    # or the block of a block drafter
+    spec_steps: int | None = None
+    spec_draft_tokens: int | None = None
+    spec_block: int | None = None
     running: int | None = None
     queued: int | None = None
     kv_usage: float | None = None
@@ -51,6 +56,8 @@ class FleetRow:
             "model": self.model, "up": self.up, "state": self.state, "tok_s": r(self.tok_s, 2),
             "accept_len": r(self.accept_len), "accept_rate": r(self.accept_rate),
             "per_position": [round(v, 3) for v in self.per_position],
+            "spec_steps": self.spec_steps, "spec_draft_tokens": self.spec_draft_tokens,
+            "spec_block": self.spec_block,
             "running": self.running, "queued": self.queued, "kv_usage": r(self.kv_usage),
             "ttft_p50_s": r(self.ttft_p50, 4), "ttft_p99_s": r(self.ttft_p99, 4),
             "itl_p50_s": r(self.itl_p50, 4), "itl_p99_s": r(self.itl_p99, 4),

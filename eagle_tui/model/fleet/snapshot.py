@@ -27,6 +27,8 @@ from eagle_tui.model.fleet.queries import RATE_FIGURES, TAG, engine_figure, flee
 from eagle_tui.model.fleet.rows import DOWN_OR_STARTING, FleetRow, FleetSnapshot, instance_host
 from eagle_tui.model.fleet.windows import pick, rate_window, serving_age
 
+MAX_TIER = 1 << 16  # draft tokens per verify step: more is not a reading
+
 Labels = Mapping[str, str]
 Vector = Sequence[tuple[Labels, float]]
 Answers = Mapping[str, Vector]  # figure name -> its vector
@@ -42,7 +44,8 @@ def group_figures() -> dict[str, tuple[str, ...]]:
 
 _FIELDS_OF_GROUP = {
     "rates": ("tok_s", "accept_len", "accept_rate", "per_position", "spec", "window_s"),
-    "gauges": ("running", "queued", "kv_usage"),
+    "gauges": ("running", "queued", "kv_usage", "spec_steps", "spec_draft_tokens",
+               "spec_block"),
     "latency": ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99"),
 }
 
@@ -193,6 +196,8 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
     tok_s = reading.tok_s
     running = _int(get("running"))
     restarts = max(_int(get("resets")) or 0, _int(get("starts")) or 0)
+    steps, window = _tier_int(get("steps_gauge")), _tier_int(get("window_gauge"))
+    block = window - 1 if window and window > 1 and (get("block_gauge") or 0) > 0 else None
     return FleetRow(
         instance=inst, engine=engine, model=model, up=up,
         state=_state(up, inst in engines, running, tok_s, gen_total, hint),
@@ -202,7 +207,14 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
         ttft_p50=get("ttft_p50"), ttft_p99=get("ttft_p99"), itl_p50=get("itl_p50"),
         itl_p99=get("itl_p99"), restarts=restarts, gen_total=gen_total,
         window_s=window_s if reading.tok_s is not None or reading.spec else None,
+        spec_steps=steps, spec_draft_tokens=window, spec_block=block,
     )
+
+
+def _tier_int(v: float | None) -> int | None:
+    """A tier gauge as a count: 0 (no drafter) and what no tier can be are not readings."""
+    n = _int(v)
+    return n if n is not None and 0 < n <= MAX_TIER else None
 
 
 def _carry(row: FleetRow, prev: FleetRow | None, failed: Sequence[str]) -> FleetRow:

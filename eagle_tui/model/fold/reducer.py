@@ -37,12 +37,14 @@ from eagle_tui.model.events import (
     ProcessExited,
     ProcessSample,
     Progress,
+    RankLoads,
     ServerInfo,
     SourceFailed,
     SourceRecovered,
     SpecConfig,
     SpecHistogram,
     SpecStats,
+    SpecTier,
     StopRequested,
     SubStep,
     SummaryProgress,
@@ -336,6 +338,10 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         _apply(b, replace(ev, startup=None))
     elif isinstance(ev, MetricsSample):
         apply_metrics(b, ev)
+    elif isinstance(ev, SpecTier):
+        b.put("config", active_steps=ev.steps)
+    elif isinstance(ev, RankLoads):
+        b.put("metrics", ranks=ev, ranks_before=s.metrics.ranks)
     elif isinstance(ev, ServerInfo):
         b.put("config", server_info=ev)
         if ev.spec is not None:

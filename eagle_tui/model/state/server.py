@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from eagle_tui.model.events import DraftConfig, MetricsSample, ModelInfo, ServerInfo, SpecConfig
+from eagle_tui.model.events import (
+    DraftConfig,
+    MetricsSample,
+    ModelInfo,
+    RankLoads,
+    ServerInfo,
+    SpecConfig,
+)
 from eagle_tui.model.runtotals import CounterRun
 from eagle_tui.model.series import Series
 
@@ -20,6 +27,8 @@ class ServedConfig:
     # distinct dims seen, in order of first sight: the first MAX_HIDDEN_DIMS - 1 and the latest
     hidden_dims: tuple[int, ...] = ()
     server_info: ServerInfo | None = None
+    # the draft steps an adaptive server last moved to, as its log said (None: it said none)
+    active_steps: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +42,6 @@ class ServerMetrics:
     last: MetricsSample | None = None
     baseline_tok_s: float | None = None
     run: CounterRun = field(default_factory=CounterRun)  # the counters over the whole run
+    # the per-rank load answers: the newest and the one before it (a collapse is judged on two)
+    ranks: RankLoads | None = None
+    ranks_before: RankLoads | None = None

@@ -21,13 +21,13 @@ from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.activity import stuck_collective, stuck_message
 from eagle_tui.model.views.figures import accept_len, accept_lifetime, tok_s
+from eagle_tui.model.views.ranks import rule_rank_collapsed
+from eagle_tui.model.views.tier import RECOVER_ACCEPT_LEN, REJECT_ACCEPT_LEN, thresholds, tier
 
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
 
-REJECT_ACCEPT_LEN = 1.10  # a stats line at or below this: drafts are being rejected
 REJECT_CONSECUTIVE = 2
-RECOVER_ACCEPT_LEN = 1.20  # recovered only above this (hysteresis: a noisy line is not recovery)
 RECOVER_CONSECUTIVE = 3
 RECOVERED_SHOWN = 60  # stats lines a recovery is announced for
 NO_DRAFTS_INTERVALS = 5  # intervals of generation without a verified draft before it is said
@@ -76,56 +76,51 @@ def _eagle3_remedy(state: DashboardState) -> Remedy | None:
     return profile.launch.eagle3_remedy if profile is not None else None
 
 
-def _low(v: float) -> bool:
-    return v <= REJECT_ACCEPT_LEN
-
-
-def _high(v: float) -> bool:
-    return v > RECOVER_ACCEPT_LEN
-
-
 Points = tuple[tuple[float, float], ...]
+Limits = tuple[float, float]  # (rejected at or below, recovered above)
+FIXED: Limits = (REJECT_ACCEPT_LEN, RECOVER_ACCEPT_LEN)
 
 
-def _completes(pts: Points, i: int) -> str:
+def _completes(pts: Points, i: int, limits: Limits = FIXED) -> str:
     """What the stats line ``i`` completes: ``"low"`` (the second low line in a row),
     ``"high"`` (the :data:`RECOVER_CONSECUTIVE` th high line in a row), else ``""``."""
+    low, high = limits
     if i >= REJECT_CONSECUTIVE - 1 and all(
-            _low(pts[j][1]) for j in range(i - REJECT_CONSECUTIVE + 1, i + 1)):
+            pts[j][1] <= low for j in range(i - REJECT_CONSECUTIVE + 1, i + 1)):
         return "low"
     if i >= RECOVER_CONSECUTIVE - 1 and all(
-            _high(pts[j][1]) for j in range(i - RECOVER_CONSECUTIVE + 1, i + 1)):
+            pts[j][1] > high for j in range(i - RECOVER_CONSECUTIVE + 1, i + 1)):
         return "high"
     return ""
 
 
-def rejection(points: Points) -> tuple[str, int]:
+def rejection(points: Points, limits: Limits = FIXED) -> tuple[str, int]:
     """Where acceptance stands, with hysteresis: ``("rejected", i)`` from the second
     consecutive line at ≤ :data:`REJECT_ACCEPT_LEN` (``i``: the last low line) until a sustained
     recovery, ``("recovered", i)`` once :data:`RECOVER_CONSECUTIVE` consecutive lines above
     :data:`RECOVER_ACCEPT_LEN` followed such an episode (``i``: the line that completed the
     recovery, within the last :data:`RECOVERED_SHOWN` lines), else ``("", -1)``. Read
     backwards: the newest completed pattern decides, so a steady server costs a bounded few
-    lines, not the whole series."""
-    i, seen = _newest(points, len(points) - 1)
+    lines, not the whole series. ``limits``: the tier's thresholds (:func:`.tier.thresholds`)."""
+    i, seen = _newest(points, len(points) - 1, limits)
     if seen == "low":
         return "rejected", i
     if seen != "high":
         return "", -1
     j = i  # the high stretch that ends at ``i``: its first completion is the recovery
     oldest = max(1, len(points) - RECOVERED_SHOWN)  # (a healthy server: a bounded walk)
-    while j >= oldest and _completes(points, j - 1) == "high":
+    while j >= oldest and _completes(points, j - 1, limits) == "high":
         j -= 1
     if j < oldest:
         return "", -1  # healthy for longer than a recovery is announced
-    _, before = _newest(points, j - 1)
+    _, before = _newest(points, j - 1, limits)
     return ("recovered", j) if before == "low" else ("", -1)
 
 
-def _newest(pts: Points, i: int) -> tuple[int, str]:
+def _newest(pts: Points, i: int, limits: Limits = FIXED) -> tuple[int, str]:
     """The newest line at or before ``i`` that completes a pattern, and which (``""``: none)."""
     while i >= 0:
-        if seen := _completes(pts, i):
+        if seen := _completes(pts, i, limits):
             return i, seen
         i -= 1
     return -1, ""
@@ -137,26 +132,40 @@ def _at(state: DashboardState, t: float) -> str:
     return f" at {_clock(t - start)} into the run" if start is not None and t >= start else ""
 
 
+def _of_tier(state: DashboardState, limits: Limits) -> str:
+    """`` for block 16`` where the thresholds are the tier's rather than the fixed ones."""
+    if limits == FIXED:
+        return ""
+    return f" for {tier(state).text()}"
+
+
 def rule_drafts_rejected(state: DashboardState) -> Alert | None:
     points = accept_len(state).series.points
-    where, i = rejection(points)
+    active = tier(state)
+    if active.off:
+        return None  # no drafts now (an adaptive tier of 0 steps): nothing to reject
+    limits = thresholds(active)
+    low_at, high_at = limits
+    where, i = rejection(points, limits)
     if where == "recovered":
         t, v = points[i]
         return Alert(
             "drafts_recovered", "info",
             f"Acceptance recovered to {v:.2f}{_at(state, t)} ({RECOVER_CONSECUTIVE} consecutive "
-            f"stats lines above {RECOVER_ACCEPT_LEN:.2f} after drafts were being rejected).")
+            f"stats lines above {high_at:.2f}{_of_tier(state, limits)} after drafts were being "
+            "rejected).")
     if where != "rejected":
         return None
     low = points[i][1]
     last = points[-1][1]
     now = "" if i == len(points) - 1 else (
         f" Now {last:.2f}: not recovered until {RECOVER_CONSECUTIVE} consecutive lines are above "
-        f"{RECOVER_ACCEPT_LEN:.2f}.")
+        f"{high_at:.2f}.")
     return Alert(
         "drafts_rejected",
         "critical",
-        f"Drafts are being rejected: accept length {low:.2f} (≤ {REJECT_ACCEPT_LEN:.2f} on "
+        f"Drafts are being rejected: accept length {low:.2f} (≤ {low_at:.2f}"
+        f"{_of_tier(state, limits)} on "
         f"{REJECT_CONSECUTIVE}+ consecutive stats lines). Speculative decoding is costing time, "
         f"not saving it. Check the draft model and {_wording(state).algorithm_flag}.{now}",
     )
@@ -339,6 +348,7 @@ RULES = (
     rule_hidden_dims,
     rule_drafts_rejected,
     rule_no_drafts_verified,
+    rule_rank_collapsed,
     rule_below_baseline,
     rule_slow_phase,
     rule_source_failures,

@@ -22,6 +22,7 @@ from typing import TypeVar
 from textual.content import Content
 from textual.reactive import var
 
+from eagle_tui.model.engines import profile_of
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import Clock, DashboardState, LiveSources, LiveTimes, LogStats, Startup
 from eagle_tui.model.state.server import ServedConfig, ServerMetrics
@@ -31,6 +32,7 @@ from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import NA, coarse_age, fmt_num, fmt_pct, sparkline
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
+from eagle_tui.ui.widgets.tierrows import ranks_row, tier_row
 
 Part = str | tuple[str, str] | Content
 T = TypeVar("T")
@@ -195,6 +197,11 @@ def metrics_content(state: DashboardState, width: int) -> Content:
     lines.append(_requests_row(state, figs.requests, width))
     lines.append(_dims_row(state, width))
     lines.append(_spec_row(state, width))
+    engine = profile_of(state.startup.engine)
+    for extra in (tier_row(state, width, _row),
+                  ranks_row(state, width, _row, engine.endpoints.loads if engine else None)):
+        if extra is not None:
+            lines.append(extra)
     prev = state.startup.previous
     if prev is not None:  # a relaunch: the run it replaced, for comparison
         label = f"prev {prev.label}" if prev.label and len(prev.label) <= 4 else "previous"

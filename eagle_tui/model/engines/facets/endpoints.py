@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from eagle_tui.model.events import ServerInfo
+from eagle_tui.model.events import RankLoads, ServerInfo
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,11 @@ class Endpoints:
     # where only a working ``health`` says "ready": paths that do no work and answer 200 while
     # the server is up, asked instead of it after its first 200
     alive: tuple[str, ...] = ()
+    # each data-parallel rank's load (its path, the query that narrows it, and the reader of
+    # its JSON); ``None``: the engine has none
+    loads: str | None = None
+    loads_query: str = ""
+    read_loads: Callable[[object, float], RankLoads] | None = None
 
 
 __all__ = ["Endpoints"]

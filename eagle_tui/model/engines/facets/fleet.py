@@ -58,6 +58,11 @@ class FleetFacet:
     tps_gauge: tuple[str, ...] = ()  # a tok/s gauge, read when no counter rate is there
     accept_gauge: tuple[str, ...] = ()
     rate_gauge: tuple[str, ...] = ()
+    # the active speculative tier: draft steps, draft tokens per verify step, and a series that
+    # is above 0 only while a block drafter verifies (its draft tokens are then the block + 1)
+    steps_gauge: tuple[str, ...] = ()
+    window_gauge: tuple[str, ...] = ()
+    block_gauge: tuple[str, ...] = ()
     ttft: tuple[str, ...] = ()  # histogram buckets
     itl: tuple[str, ...] = ()
     itl_old: tuple[str, ...] = ()  # the old name of the inter-token histogram

@@ -88,6 +88,8 @@ class MetricsFacet:
     window_counters: tuple[str, ...] = ()  # the counters a window reads
     gen_counter: str = ""  # generated tokens (the window's tok/s)
     window_accept: WindowAccept = _no_accept
+    # algorithms that draft a block (the verify window is the block + 1), upper case
+    block_algorithms: tuple[str, ...] = ()
     missing_hint: str = ""  # what a 404 on ``/metrics`` means for it ("needs --enable-metrics")
     # gauges kept per value of one label, (name, label): its startup phases, say
     labelled: tuple[tuple[str, str], ...] = ()

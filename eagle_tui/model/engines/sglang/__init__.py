@@ -3,6 +3,9 @@
 from eagle_tui.model.engines.facets import Endpoints
 from eagle_tui.model.engines.profile import EngineProfile
 from eagle_tui.model.engines.sglang.launch import LAUNCH
+from eagle_tui.model.engines.sglang.loads import PATH as LOADS_PATH
+from eagle_tui.model.engines.sglang.loads import QUERY as LOADS_QUERY
+from eagle_tui.model.engines.sglang.loads import parse_loads
 from eagle_tui.model.engines.sglang.logrules import LOGS
 from eagle_tui.model.engines.sglang.metrics import FLEET, METRICS
 from eagle_tui.model.engines.sglang.server_info import parse_server_info
@@ -19,7 +22,8 @@ PROFILE = EngineProfile(
                         # /health is /health_generate: a one-token generation once the server
                         # is up; /ready is a flag (up and not paused)
                         ready=("/ready",), health_works=True,
-                        alive=("/model_info", "/get_model_info")),
+                        alive=("/model_info", "/get_model_info"),
+                        loads=LOADS_PATH, loads_query=LOADS_QUERY, read_loads=parse_loads),
     launch=LAUNCH,
 )
 

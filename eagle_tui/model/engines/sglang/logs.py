@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 
 from eagle_tui.model.engines.sglang.startup import TIMINGS_TEXT, startup_events
+from eagle_tui.model.engines.sglang.tierlog import ADAPTIVE_TEXT, adaptive_tier
 from eagle_tui.model.events import (
     DecodeStats,
     Event,
@@ -51,7 +52,9 @@ _D = r"((?:0|[1-9]\d*)(?:\.\d+|))"
 DECODE_FIELDS_SRC = (
     rf"#running-req: {_I}, #(?:full |)token: {_I}, (?:full |)token usage: {_F}, "
     r"(?:mamba num: \d+, mamba usage: [\d.]+, |)"  # a hybrid model's state pool (2026)
-    rf"(?:accept len: {_D}, |)(?:accept rate: {_F}, |)(?:(?:cuda|cpu|npu) graph: (True|False), |)"
+    rf"(?:accept len: {_D}, |)(?:accept rate: {_F}, |)"
+    r"(?:cap len: [\d.]+, |)(?:block accept len: [\d.]+, |)"  # DSpark's (0.5.23), where > 0
+    r"(?:(?:cuda|cpu|npu) graph: (True|False), |)"
     rf"gen throughput \(token/s\): {_D}, #queue-req: {_I}(?:, |,|)"
 )
 DECODE_FIELDS = re.compile(DECODE_FIELDS_SRC, re.ASCII)
@@ -316,6 +319,8 @@ class SglangParser:
         if "--speculative-" in msg and ("sglang" in msg or "launch_server" in msg):
             spec = self.spec.merge(cli_spec(msg))
             return ([spec] if spec else []), LineKind.MILESTONE
+        if ADAPTIVE_TEXT in msg:  # an adaptive server's new tier
+            return adaptive_tier(msg, lineno, time), LineKind.MILESTONE
         return self._milestone(msg, lineno, time)
 
     def _milestone(self, msg: str, lineno: int,

@@ -33,13 +33,33 @@ ACCEPT_RATE = "sglang:spec_accept_rate"
 RUNNING = ("sglang:num_running_reqs", "sglang:num_requests_running")
 QUEUED = ("sglang:num_queue_reqs", "sglang:num_requests_waiting")
 KV = "sglang:token_usage"
-GAUGES = (GEN_TPS, ACCEPT_LEN, ACCEPT_RATE, *RUNNING, *QUEUED, KV)
+# the active tier (an adaptive server changes it) and a block drafter's (DSpark) verify window
+# and uncapped block accept length: gauges of SGLang 0.5.23's metrics_collector.py
+NUM_STEPS = "sglang:spec_num_steps"
+NUM_DRAFT_TOKENS = "sglang:spec_num_draft_tokens"
+CAP_LEN = "sglang:spec_cap_length"
+BLOCK_ACCEPT_LEN = "sglang:spec_block_accept_length"
+TIER = (NUM_STEPS, NUM_DRAFT_TOKENS, CAP_LEN, BLOCK_ACCEPT_LEN)
+GAUGES = (GEN_TPS, ACCEPT_LEN, ACCEPT_RATE, *RUNNING, *QUEUED, KV, *TIER)
 COUNTERS = (VERIFY, GEN)
+MAX_TIER = 1 << 16  # draft tokens per verify step: more is not a reading
+
+
+def _positive(v: float | None) -> float | None:
+    """A block gauge's reading: 0 is SGLang's "none" (no block drafter, no cap scheduled)."""
+    return v if v is not None and 0 < v <= MAX_TIER else None
+
+
+def _count(v: float | None) -> int | None:
+    """A tier gauge's count: 0 is a reading (an adaptive server's steps 0: drafting off)."""
+    return int(v) if v is not None and 0 <= v <= MAX_TIER else None
 
 
 def gauge_sample(now: Scrape) -> MetricsSample:
     """The gauges alone (an SGLang without ``spec_verify_calls``)."""
     g = now.gauges
+    # one tier per server: the ranks' mean (they run one setting), not their sum
+    steps, tokens = (_count(first(g, n + "#mean")) for n in (NUM_STEPS, NUM_DRAFT_TOKENS))
     return MetricsSample(
         t=now.t,
         engine=now.engine,
@@ -49,6 +69,10 @@ def gauge_sample(now: Scrape) -> MetricsSample:
         running=whole(first(g, *RUNNING)),
         queued=whole(first(g, *QUEUED)),
         kv_usage=first(g, KV + "#mean"),
+        spec_steps=steps,
+        spec_draft_tokens=tokens,
+        spec_cap_len=_positive(first(g, CAP_LEN + "#mean")),
+        spec_block_accept_len=_positive(first(g, BLOCK_ACCEPT_LEN + "#mean")),
     )
 
 
@@ -75,7 +99,9 @@ def read(now: Scrape, base: Scrape, reset: bool) -> MetricsSample:
         t=now.t, engine=now.engine, gen_tps=gen_tps if gen_tps is not None else gauge.gen_tps,
         accept_len=accept, acceptance_rate=gauge.acceptance_rate if accept else None,
         running=gauge.running, queued=gauge.queued,
-        kv_usage=gauge.kv_usage, counter_reset=reset,
+        kv_usage=gauge.kv_usage, counter_reset=reset, spec_steps=gauge.spec_steps,
+        spec_draft_tokens=gauge.spec_draft_tokens, spec_cap_len=gauge.spec_cap_len,
+        spec_block_accept_len=gauge.spec_block_accept_len,
     )
 
 
@@ -90,6 +116,7 @@ def window_accept(delta: Delta, gen: float | None) -> tuple[float, float, str] |
 METRICS = MetricsFacet(prefix=PREFIX, gauges=GAUGES, counters=COUNTERS, windowed=windowed,
                        read=read, window_counters=(GEN, VERIFY), gen_counter=GEN,
                        window_accept=window_accept,
+                       block_algorithms=("DSPARK",),  # speculative_hook.py, 0.5.23
                        missing_hint="SGLang needs --enable-metrics for it",
                        labelled=startup.LABELLED, startup=startup.from_scrape)
 
@@ -138,6 +165,9 @@ FLEET = FleetFacet(
     tps_gauge=(GEN_TPS,),
     accept_gauge=(ACCEPT_LEN,),
     rate_gauge=(ACCEPT_RATE,),
+    steps_gauge=(NUM_STEPS,),
+    window_gauge=(NUM_DRAFT_TOKENS,),
+    block_gauge=(CAP_LEN, BLOCK_ACCEPT_LEN),
     ttft=("sglang:time_to_first_token_seconds_bucket",),
     itl=("sglang:inter_token_latency_seconds_bucket",),
     itl_old=("sglang:time_per_output_token_seconds_bucket",),
