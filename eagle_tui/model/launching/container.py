@@ -14,10 +14,10 @@ Pure: no I/O; bounded by the command reader's word limit (:data:`~.cmdline.MAX_T
 from __future__ import annotations
 
 import csv
-import json
 import re
 from dataclasses import dataclass
 
+from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.launching.cmdline import CommandError, split_command
 from eagle_tui.model.launching.flags import Problem
 
@@ -303,8 +303,8 @@ def entrypoint_words(value: str) -> tuple[str, ...]:
     """``--entrypoint``'s words: one program, or (podman) a JSON array; ``""`` clears it."""
     if value.startswith("["):
         try:
-            parsed = json.loads(value[:64_000])
-        except ValueError:
+            parsed = load_json(value, "--entrypoint", max_bytes=64_000)
+        except LoadError:
             parsed = None
         if isinstance(parsed, list) and all(isinstance(x, str) for x in parsed):
             return tuple(parsed)
