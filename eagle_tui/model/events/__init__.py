@@ -14,6 +14,7 @@ zone (SGLang) and must not be guessed at.
 
 from __future__ import annotations
 
+from eagle_tui.model.events.hold import HoldLine, HoldSample
 from eagle_tui.model.events.live import (
     Baseline,
     ConnectionState,
@@ -95,6 +96,8 @@ Event = (
     | UserMarker
     | UsualTimes
     | PreviousRun
+    | HoldLine
+    | HoldSample
 )
 
 EVENT_TYPES: dict[str, type] = {
@@ -135,6 +138,8 @@ EVENT_TYPES: dict[str, type] = {
         UserMarker,
         UsualTimes,
         PreviousRun,
+        HoldLine,
+        HoldSample,
     )
 }
 
@@ -156,6 +161,8 @@ __all__ = [
     "HealthSample",
     "HealthState",
     "HiddenStateDims",
+    "HoldLine",
+    "HoldSample",
     "LineKind",
     "LogLine",
     "LogOpened",

@@ -49,6 +49,9 @@ class MetricsSample(Record):
     # the run's lifetime counters as this scrape read them (name, value): the run's totals
     # (:mod:`eagle_tui.model.runtotals`), not its window
     counters: tuple[tuple[str, float], ...] = ()
+    # the engine's sleep gauge: asleep or not and the level (None: no such gauge scraped)
+    asleep: bool | None = None
+    sleep_level: int | None = None
 
 
 @record

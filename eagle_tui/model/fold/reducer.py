@@ -22,6 +22,8 @@ from eagle_tui.model.events import (
     GpuSample,
     HealthSample,
     HiddenStateDims,
+    HoldLine,
+    HoldSample,
     LineKind,
     LogLine,
     LogOpened,
@@ -47,6 +49,7 @@ from eagle_tui.model.events import (
     UserMarker,
     UsualTimes,
 )
+from eagle_tui.model.fold import hold
 from eagle_tui.model.fold.batch import NO_LINE, Batch
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
@@ -202,6 +205,7 @@ def _restart(b: Batch, *, truncated: bool = True, reason: str = "") -> None:
                                failures=live.failures, connections=live.connections))
     b.swap("liveness", LiveTimes())
     b.swap("alerts", ())
+    b.swap("holds", hold.cleared(s.holds))
     b.pending = {}
     b.scan = True
     if truncated:
@@ -325,6 +329,11 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
                 b.put("liveness", first_ready_t=ev.t)
     elif isinstance(ev, MetricsSample):
         apply_metrics(b, ev)
+        b.swap("holds", hold.on_metrics(s.holds, ev, now))
+    elif isinstance(ev, HoldLine):
+        b.swap("holds", hold.on_line(s.holds, ev, now))
+    elif isinstance(ev, HoldSample):
+        b.swap("holds", hold.on_sample(s.holds, ev, now))
     elif isinstance(ev, ServerInfo):
         b.put("config", server_info=ev)
         if ev.spec is not None:

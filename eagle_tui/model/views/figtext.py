@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from eagle_tui.model.views.figures import Figure, Figures
+from eagle_tui.model.views.liveness import HELD
 
 T = TypeVar("T")
 
@@ -50,7 +51,8 @@ def figures_dict(figs: Figures) -> dict[str, Any]:
     }
 
 
-STATE_WORD = {"idle": "IDLE", "stale": "STALE", "dead": "DEAD", "stopped": "STOPPED"}
+STATE_WORD = {"idle": "IDLE", "stale": "STALE", "dead": "DEAD", "stopped": "STOPPED",
+              "sleeping": "SLEEPING", "paused": "PAUSED", "recovering": "RECOVERING"}
 
 
 def state_text(figs: Figures) -> str:
@@ -61,6 +63,8 @@ def state_text(figs: Figures) -> str:
         return ""
     if live.activity == "idle":
         return word
+    if live.activity in HELD:  # "SLEEPING: sleeping (level 1) since 14:02:11"
+        return f"{word}: {live.reason}" if live.reason else word
     return f"{word} ({live.reason})" if live.reason else word
 
 

@@ -2,6 +2,7 @@
 
 from eagle_tui.model.engines.facets import Endpoints
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.sglang.hold import HOLD
 from eagle_tui.model.engines.sglang.launch import LAUNCH
 from eagle_tui.model.engines.sglang.logrules import LOGS
 from eagle_tui.model.engines.sglang.metrics import FLEET, METRICS
@@ -21,6 +22,7 @@ PROFILE = EngineProfile(
                         ready=("/ready",), health_works=True,
                         alive=("/model_info", "/get_model_info")),
     launch=LAUNCH,
+    hold=HOLD,
 )
 
 __all__ = ["PROFILE"]

@@ -18,6 +18,7 @@ import ast
 import re
 
 from eagle_tui.model.boundary.loaders import MAX_DEPTH, LoadError, load_json, nesting_depth
+from eagle_tui.model.engines.vllm.hold import read_line
 from eagle_tui.model.events import (
     DecodeStats,
     Event,
@@ -278,6 +279,8 @@ class VllmParser:
             return [spec_stats(msg, lineno, time, self.k)], LineKind.STATS
         if "Speculative metrics:" in msg:
             return [v0_spec_stats(msg, lineno, time)], LineKind.STATS
+        if (hold := read_line(msg, lineno, time)) is not None:  # sleep, pause, [FT]
+            return [hold], LineKind.MILESTONE
         events: list[Event] = []
         if "speculative" in msg:
             spec = self.spec.merge(spec_from_text(msg))
