@@ -19,6 +19,7 @@ from typing import Any
 
 from . import metrics, sglang_log, vllm_log
 from .engine import Request, ServingEngine
+from .hold import SimHold
 from .openai_api import ApiError, ChatOrCompletion, parse_request, sglang_server_info
 
 MAX_BODY = 1 << 20
@@ -37,6 +38,7 @@ class HttpServer:
         self._log = log
         self._epoch = epoch
         self.ready = False
+        self.hold = SimHold(engine, log, epoch)  # sleep and pause (.hold)
         self._sock: socket.socket | None = None
         self._server: asyncio.base_events.Server | None = None
 
@@ -111,20 +113,25 @@ class HttpServer:
     async def _dispatch(self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter,
                         keep_alive: bool, accept: str = "") -> int:
         sglang = self.cfg.engine == "sglang"
-        path = path.split("?", 1)[0]  # routed without its query, logged with it (as uvicorn)
+        path, _, query = path.partition("?")  # routed without its query, logged with it
         gets: dict[str, Callable[[], tuple[int, Any]]] = {
             "/health": self._health, "/v1/models": self._models,
             "/metrics": lambda: self._metrics(accept),
         }
         if sglang:
-            gets |= {"/health_generate": self._health, "/ready": self._health,
-                     "/model_info": self._model_info,
+            gets |= {"/health_generate": self._health, "/ready": self._ready,
+                     "/ping": self._health, "/model_info": self._model_info,
                      "/get_model_info": self._model_info, "/server_info": self._server_info,
                      "/get_server_info": self._server_info}
         else:
             gets |= {"/version": lambda: (200, {"version": vllm_log.VERSION}),
                      "/ping": self._health}
         posts = {"/v1/completions", "/v1/chat/completions"}
+        hold_gets, hold_posts = self.hold.routes()
+        if (method, path) in {("GET", p) for p in hold_gets} | {("POST", p) for p in hold_posts}:
+            status, payload = (hold_gets if method == "GET" else hold_posts)[path](query)
+            await self._send(writer, status, payload, keep_alive)
+            return status
         if method == "GET" and sglang and path in ("/health", "/health_generate") and self.ready:
             await self._health_generate()
         if method == "GET" and path in gets:
@@ -137,7 +144,7 @@ class HttpServer:
             return status
         if method == "POST" and path in posts:
             return await self._generate(path, body, writer, keep_alive)
-        if path in gets or path in posts:
+        if path in gets or path in posts or path in hold_gets or path in hold_posts:
             await self._send(writer, 405, {"detail": "Method Not Allowed"}, keep_alive)
             return 405
         await self._send(writer, 404, {"detail": "Not Found"}, keep_alive)
@@ -154,6 +161,10 @@ class HttpServer:
 
     def _health(self) -> tuple[int, Any]:
         return (200, b"") if self.ready else (503, b"")
+
+    def _ready(self) -> tuple[int, Any]:
+        """SGLang's ``/ready``: up and not paused."""
+        return (200, b"") if self.ready and not self.engine.paused else (503, b"")
 
     def _models(self) -> tuple[int, Any]:
         owner = self.cfg.engine

@@ -42,6 +42,10 @@ class HoldFacet:
     # (message, line number, the log's time text) → the hold event of one of its log lines
     read_line: Callable[[str, int, str | None], HoldLine | None] | None = None
 
+    @property
+    def any(self) -> bool:
+        return bool(self.sleep_gauge or self.queries or self.up_path or self.read_line)
+
     def gauge_key(self, value: str) -> str:
         """The key a scrape keeps one series of the sleep gauge under (``NAME{label=value}``)."""
         return f"{self.sleep_gauge}{{{self.sleep_label}={value}}}"
