@@ -20,6 +20,7 @@ from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.activity import startup_activity, stuck_collective
 from eagle_tui.model.views.figtext import figures_dict, figures_text
 from eagle_tui.model.views.figures import figures
+from eagle_tui.model.views.hold import hold_of
 from eagle_tui.model.views.ready import ready_seconds
 
 GIB = float(1 << 30)
@@ -108,9 +109,15 @@ def _gpu_text(state: DashboardState) -> str | None:
 def progress_line(state: DashboardState) -> str:
     elapsed = state.clock.elapsed or 0.0
     parts = [f"[{elapsed:6.1f}s] phase: {phase_text(state)}"]
+    held = hold_of(state)
     if state.live.health is not None:
         h = state.live.health
-        parts.append(f"health: {h.state}" + (f" ({clean(h.error)})" if h.error else ""))
+        if held is not None and h.state == "starting":  # a paused SGLang's /ready says 503
+            parts.append(f"health: {held.state} ({h.path or '/health'} {h.status_code})")
+        else:
+            parts.append(f"health: {h.state}" + (f" ({clean(h.error)})" if h.error else ""))
+    if held is not None:
+        parts.append(clean(held.text))
     if (proc := _process_text(state)) is not None:
         parts.append(proc)
     if (gpu := _gpu_text(state)) is not None:
@@ -163,6 +170,7 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "activity": _activity_obj(state),
         "inferred": _inferred_obj(state),
         "numbers": figures_dict(figures(state)),
+        "hold": held.as_dict() if (held := hold_of(state)) is not None else None,
     }
 
 

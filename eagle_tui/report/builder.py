@@ -36,6 +36,7 @@ from eagle_tui.model.ingest.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import evaluate_alerts
+from eagle_tui.model.views.hold import hold_line_dict, hold_of
 from eagle_tui.model.views.ready import ready_seconds
 
 from .chunk_summary import (
@@ -339,6 +340,9 @@ class ReportBuilder:
             "inferred": inferred_dict(st),
             "numbers": self._weighted(),
             "ready_s": ready_seconds(st),  # the one meaning of ready (model.views.ready)
+            # the sleep, pause and [FT] lines, and the hold the log ends in (model.views.hold)
+            "holds": [hold_line_dict(h, st.log.lineno_base) for h in st.holds.lines],
+            "hold": held.as_dict() if (held := hold_of(st)) is not None else None,
         }
 
 

@@ -31,7 +31,7 @@ def _mark(old: HoldMark | None, on: bool, now: float, *, time: str | None = None
         return HoldMark(on, old.since, old.time if time is None else time,
                         level if level is not None else old.level, source or old.source,
                         detail or (old.detail if on else ""))
-    return HoldMark(on, now, time, level, source, detail)
+    return HoldMark(on, now if now > 0 else None, time, level, source, detail)
 
 
 def on_line(h: Holds, ev: HoldLine, now: float) -> Holds:

@@ -61,10 +61,8 @@ def state_text(figs: Figures) -> str:
     word = STATE_WORD.get(live.activity)
     if word is None:
         return ""
-    if live.activity == "idle":
+    if live.activity == "idle" or live.activity in HELD:  # (a hold's sentence: .hold)
         return word
-    if live.activity in HELD:  # "SLEEPING: sleeping (level 1) since 14:02:11"
-        return f"{word}: {live.reason}" if live.reason else word
     return f"{word} ({live.reason})" if live.reason else word
 
 

@@ -12,6 +12,7 @@ import time as _time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from eagle_tui.model.events import HoldLine
 from eagle_tui.model.state.alert import Alert
 
 if TYPE_CHECKING:
@@ -66,6 +67,12 @@ def hold_of(state: DashboardState) -> Hold | None:
     return None
 
 
+def hold_line_dict(line: HoldLine, lineno_base: int | None = 0) -> dict[str, object]:
+    """One sleep, pause or fault-tolerance log line as a report event (its file line)."""
+    return {"event": line.what, "line": line.lineno + (lineno_base or 0), "time": line.time,
+            "level": line.level, "detail": line.detail or None}
+
+
 def rule_held(state: DashboardState) -> Alert | None:
     """An alert that says the server is held, and that the stall and lost-readiness alerts
     wait until it is not (they would call a deliberate stop a failure)."""
@@ -79,4 +86,4 @@ def rule_held(state: DashboardState) -> Alert | None:
                  "(the stall and readiness alerts wait until it resumes).")
 
 
-__all__ = ["Hold", "HoldState", "hold_of", "rule_held", "since_text"]
+__all__ = ["Hold", "HoldState", "hold_line_dict", "hold_of", "rule_held", "since_text"]
