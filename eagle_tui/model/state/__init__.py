@@ -43,8 +43,8 @@ class DashboardState:
     # what a silent startup is doing, from when each signal last moved (.activity)
     activity: ActivityTrack = field(default_factory=ActivityTrack)
     alerts: tuple[Alert, ...] = ()
-    holds: Holds = field(default_factory=Holds)  # asleep, paused, recovering
     clock: Clock = field(default_factory=Clock)
+    holds: Holds = field(default_factory=Holds)  # asleep, paused, recovering
 
 
 RECORDS: tuple[str, ...] = tuple(DashboardState.__dataclass_fields__)
