@@ -25,6 +25,7 @@ from .openai_api import ApiError, ChatOrCompletion, parse_request, sglang_server
 MAX_BODY = 1 << 20
 MAX_HEAD = 64 * 1024
 HEALTH_GENERATE_S = 1.0  # SGLang's /health waits in 1 s steps for its generation to answer
+HEALTH_CHECK_TIMEOUT_S = 20  # SGLang's HEALTH_CHECK_TIMEOUT (SGLANG_HEALTH_CHECK_TIMEOUT)
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
            413: "Payload Too Large", 503: "Service Unavailable"}
 
@@ -38,6 +39,7 @@ class HttpServer:
         self._log = log
         self._epoch = epoch
         self.ready = False
+        self.unhealthy = False  # SGLang: a /health that timed out (while paused) says so
         self.hold = SimHold(engine, log, epoch)  # sleep and pause (.hold)
         self._sock: socket.socket | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -133,7 +135,12 @@ class HttpServer:
             await self._send(writer, status, payload, keep_alive)
             return status
         if method == "GET" and sglang and path in ("/health", "/health_generate") and self.ready:
+            if self.engine.paused:  # its generation waits for the pause: SGLang gives up
+                await self._health_while_paused()
+                await self._send(writer, 503, b"", keep_alive)
+                return 503
             await self._health_generate()
+            self.unhealthy = False
         if method == "GET" and path in gets:
             status, payload = gets[path]()
             if sglang and path == "/get_server_info":
@@ -159,12 +166,24 @@ class HttpServer:
                                            len(e.running), len(e.waiting), 1.0)])
         await asyncio.sleep(HEALTH_GENERATE_S / self.speed)
 
+    async def _health_while_paused(self) -> None:
+        """SGLang 0.5.23's ``/health`` on a paused server: no answer within its
+        ``HEALTH_CHECK_TIMEOUT`` (20 s), an error line, and the server marked unhealthy."""
+        started = self._epoch()
+        await asyncio.sleep(HEALTH_CHECK_TIMEOUT_S / self.speed)
+        clock = time.strftime("%H:%M:%S", time.localtime(started))
+        self._log([sglang_log.prefix(self._epoch(), None, 1) + "Health check failed. Server "
+                   f"couldn't get a response from detokenizer for last "
+                   f"{HEALTH_CHECK_TIMEOUT_S} seconds. tic start time: {clock}. "
+                   f"last_heartbeat time: {clock}"])
+        self.unhealthy = True
+
     def _health(self) -> tuple[int, Any]:
-        return (200, b"") if self.ready else (503, b"")
+        return (200, b"") if self.ready and not self.unhealthy else (503, b"")
 
     def _ready(self) -> tuple[int, Any]:
-        """SGLang's ``/ready``: up and not paused."""
-        return (200, b"") if self.ready and not self.engine.paused else (503, b"")
+        """SGLang's ``/ready``: up (healthy) and not paused."""
+        return (503, b"") if self.engine.paused else self._health()
 
     def _models(self) -> tuple[int, Any]:
         owner = self.cfg.engine

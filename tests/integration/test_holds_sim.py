@@ -158,3 +158,18 @@ def test_fleet_row_sleeps_and_wakes(tmp_path: Path) -> None:
         assert row.sleep_level == 2 and row.state_text == "sleeping (level 2)"
         httpx.post(f"{s.url}/wake_up", timeout=5)
         row_state("ready")
+
+
+def test_sglang_health_on_a_paused_server_times_out_and_marks_it_unhealthy(tmp_path: Path) -> None:
+    """SGLang 0.5.23: ``/health`` generates, the generation waits for the pause, the handler
+    gives up after ``HEALTH_CHECK_TIMEOUT`` (503, an error line) and ``/ping`` then says 503
+    too, until a ``/health`` succeeds again (why eagle-tui never asks it: ``/ready``)."""
+    with sim(tmp_path, "sglang") as s:
+        httpx.post(f"{s.url}/pause_generation", json={}, timeout=5)
+        assert httpx.get(f"{s.url}/health", timeout=10).status_code == 503
+        assert httpx.get(f"{s.url}/ping", timeout=5).status_code == 503
+        log = (tmp_path / "sglang" / "server.log").read_text()
+        assert "Health check failed. Server couldn't get a response from detokenizer" in log
+        httpx.post(f"{s.url}/continue_generation", json={}, timeout=5)
+        assert httpx.get(f"{s.url}/health", timeout=10).status_code == 200
+        assert httpx.get(f"{s.url}/ping", timeout=5).status_code == 200
