@@ -73,7 +73,8 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
             return "ready", f"{health.path or '/health'} answered 200"
         return None
     if state.startup.ready:
-        return "ready", f"the log reached {state.startup.phase.value}"
+        said = f"; {held.text}" if held is not None else ""
+        return "ready", f"the log reached {state.startup.phase.value}{said}"
     return None
 
 
