@@ -7,7 +7,10 @@ import asyncio
 import json
 
 import httpx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from eagle_tui.model.engines import profile_of
 from eagle_tui.model.events import HealthSample, HoldSample
 from eagle_tui.model.fleet.queries import fleet_groups, hold_figures
 from eagle_tui.model.fleet.snapshot import SLEEPING, build_snapshot
@@ -113,3 +116,17 @@ def test_fleet_row_sleeping_with_its_level() -> None:
     assert rows["v1:8000"].state_text == "sleeping (level 2)"
     assert rows["v1:8000"].as_dict()["sleep_level"] == 2
     assert rows["v2:8000"].state == "serving" and rows["v2:8000"].sleep_level is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["awake", "weights_offloaded", "discard_all", "other"]),
+                       st.floats(allow_nan=False, allow_infinity=False), max_size=4))
+def test_sleep_of_any_gauge_values(values: dict[str, float]) -> None:
+    facet = profile_of("vllm").hold  # type: ignore[union-attr]
+    got = facet.sleep_of({facet.gauge_key(k): v for k, v in values.items()})
+    if "awake" not in values:
+        assert got is None
+    elif values["awake"] >= 1:
+        assert got == (False, None)
+    else:
+        assert got is not None and got[0] and got[1] in (0, 1, 2)
