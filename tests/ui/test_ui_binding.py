@@ -62,7 +62,7 @@ def test_every_pane_declares_what_it_renders() -> None:
     assert MetricsPane.RECORDS == ("startup", "config", "stats", "metrics", "live", "liveness",
                                    "clock", "holds")
     assert StartupPane.RECORDS == Stepper.RECORDS == (
-        "startup", "log", "metrics", "live", "gpu", "activity", "clock")
+        "startup", "log", "metrics", "live", "gpu", "activity", "clock", "holds")
     assert GpuPane.RECORDS == ("live", "gpu")
     assert AlertsPane.RECORDS == ("alerts",)
     assert set().union(*(p.RECORDS for p in PANES)) == set(RECORDS)

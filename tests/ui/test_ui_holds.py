@@ -3,10 +3,11 @@ IDLE or stale."""
 
 from __future__ import annotations
 
-from eagle_tui.model.events import HealthSample, HoldLine, MetricsSample, Tick
+from eagle_tui.model.events import HealthSample, HoldLine, HoldSample, MetricsSample, Tick
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.ui.widgets.metrics import metrics_content
+from eagle_tui.ui.widgets.startup import _health_parts
 from eagle_tui.ui.widgets.status import status_line
 
 T = 1_796_000_000.0
@@ -35,3 +36,12 @@ def test_recovering_in_the_status_line() -> None:
                                                      detail="engine 0 UNHEALTHY")])
     status = status_line(state).plain
     assert "RECOVERING" in status and "fault-tolerance: engine 0 UNHEALTHY since" in status
+
+
+def test_a_paused_sglang_reads_paused_not_starting_in_the_startup_pane() -> None:
+    state = reduce(_served(), [
+        Tick(T + 1), HealthSample("ready", T + 1, 200, 0.001, path="/ready"),
+        HealthSample("starting", T + 2, 503, 0.001, path="/ready"),
+        HoldSample(T + 2, paused=True, path="/ping")])
+    text = "".join(p if isinstance(p, str) else p[0] for p in _health_parts(state))
+    assert "health paused 503" in text and "starting" not in text
