@@ -59,9 +59,11 @@ def build_sources(
     if spec.url or (spec.pid is not None and local):
         from eagle_tui.model.engines.readiness import ReadinessChoice
         from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
+        from eagle_tui.sources.hold import HoldWatch
 
         # readiness from the engine's path that does no work (found once per server)
-        choice = ReadinessChoice(engine_provider or (lambda: None))
+        engine = engine_provider or (lambda: None)
+        choice = ReadinessChoice(engine)
     if spec.url:
         from eagle_tui.sources.metrics import MetricsScraper
         from eagle_tui.sources.serverinfo import ServerInfoSource
@@ -69,7 +71,7 @@ def build_sources(
         # our own polls carry a mark their access lines show: the log view folds them
         sources.append(HealthPoller(transport, spec.url, interval=spec.health_interval,
                                     ready_interval=READY_INTERVAL_S, choice=choice,
-                                    mark=own_path))
+                                    mark=own_path, hold=HoldWatch(engine, mark=own_path)))
         if not spec.prometheus:
             sources.append(MetricsScraper(transport, spec.url, path=own_path("/metrics")))
         sources.append(ServerInfoSource(transport, spec.url))
@@ -82,7 +84,7 @@ def build_sources(
         sources.append(HealthPoller(transport, None, discover=lambda: listening_urls(pid),
                                     interval=spec.health_interval,
                                     ready_interval=READY_INTERVAL_S, choice=choice,
-                                    mark=own_path))
+                                    mark=own_path, hold=HoldWatch(engine, mark=own_path)))
     if spec.prometheus and spec.prom_instance:
         # Prometheus is asked from here (not through the SSH connection); without the
         # instance's own URL its readiness comes from ``up`` as well

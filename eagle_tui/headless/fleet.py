@@ -41,7 +41,7 @@ def status_text(snap: FleetSnapshot) -> str:
 def row_text(r: FleetRow) -> str:
     flags = ",".join(r.flags) or "ok"
     accept = _f(r.accept_len, ".2f")
-    text = (f"  {flags:<16} {r.instance:<22} {r.engine:<7} {r.state:<16} "
+    text = (f"  {flags:<16} {r.instance:<22} {r.engine:<7} {r.state_text:<16} "
             f"tok/s {_f(r.tok_s, '.1f'):>7} accept {accept:>5} "
             f"run {_f(r.running, 'd'):>3} queue {_f(r.queued, 'd'):>3} "
             f"kv {_f(None if r.kv_usage is None else 100 * r.kv_usage, '.0f'):>3}% "

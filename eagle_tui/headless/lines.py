@@ -22,6 +22,7 @@ from eagle_tui.model.views.enginetimes import engine_dict
 from eagle_tui.model.views.eta import piecewise_left
 from eagle_tui.model.views.figtext import figures_dict, figures_text
 from eagle_tui.model.views.figures import figures
+from eagle_tui.model.views.hold import hold_of
 from eagle_tui.model.views.ready import ready_seconds
 from eagle_tui.model.views.runsummary import engine_fields
 from eagle_tui.model.views.steps import step_detail
@@ -141,9 +142,15 @@ def _gpu_text(state: DashboardState) -> str | None:
 def progress_line(state: DashboardState) -> str:
     elapsed = state.clock.elapsed or 0.0
     parts = [f"[{elapsed:6.1f}s] phase: {phase_text(state)}"]
+    held = hold_of(state)
     if state.live.health is not None:
         h = state.live.health
-        parts.append(f"health: {h.state}" + (f" ({clean(h.error)})" if h.error else ""))
+        if held is not None and h.state == "starting":  # a paused SGLang's /ready says 503
+            parts.append(f"health: {held.state} ({h.path or '/health'} {h.status_code})")
+        else:
+            parts.append(f"health: {h.state}" + (f" ({clean(h.error)})" if h.error else ""))
+    if held is not None:
+        parts.append(clean(held.text))
     if (proc := _process_text(state)) is not None:
         parts.append(proc)
     if (gpu := _gpu_text(state)) is not None:
@@ -210,6 +217,7 @@ def progress_dict(state: DashboardState) -> dict[str, Any]:
         "numbers": figures_dict(figures(state)),
         "tier": tier_dict(state),
         "dp_ranks": ranks_dict(state),
+        "hold": held.as_dict() if (held := hold_of(state)) is not None else None,
     }
 
 

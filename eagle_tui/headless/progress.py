@@ -30,6 +30,7 @@ from eagle_tui.model.fold.prefix import summarizing
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.activity import startup_activity, stuck_collective
 from eagle_tui.model.views.figures import figures
+from eagle_tui.model.views.hold import hold_of
 from eagle_tui.model.views.liveness import stopped_text
 from eagle_tui.session import Subscriber
 
@@ -62,6 +63,9 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
         said = f": {c.message}" if c is not None else ""  # (killed: what that most often is)
         return "crashed", f"server process {ex.pid} exited ({code}){said}"
     health = state.live.health
+    held = hold_of(state)
+    if held is not None and health is not None and health.state in ("ready", "starting"):
+        return "ready", f"the server is up and {held.text}"  # (a paused /ready says 503)
     if has_url:
         if health is not None and state.live.ever_ready_health and health.state in _DEAD_HEALTH:
             return "crashed", f"{health.path or '/health'} was ready and is now {health.state}"
@@ -69,7 +73,8 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
             return "ready", f"{health.path or '/health'} answered 200"
         return None
     if state.startup.ready:
-        return "ready", f"the log reached {state.startup.phase.value}"
+        said = f"; {held.text}" if held is not None else ""
+        return "ready", f"the log reached {state.startup.phase.value}{said}"
     return None
 
 

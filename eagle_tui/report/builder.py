@@ -36,6 +36,7 @@ from eagle_tui.model.ingest.parser import LogParser, split_lines
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.alerts import evaluate_alerts
+from eagle_tui.model.views.hold import hold_line_dict, hold_of
 from eagle_tui.model.views.ready import ready_seconds
 from eagle_tui.model.views.runsummary import engine_fields
 from eagle_tui.model.views.tiertext import tier_dict
@@ -346,6 +347,9 @@ class ReportBuilder:
                 "stage": pw.label, "done": pw.done, "total": pw.total, "role": pw.role,
                 "line": pw.lineno},
             **engine_fields(st),  # phase times as the engine measured them, where it did
+            # the sleep, pause and [FT] lines, and the hold the log ends in (model.views.hold)
+            "holds": [hold_line_dict(h, st.log.lineno_base) for h in st.holds.lines],
+            "hold": held.as_dict() if (held := hold_of(st)) is not None else None,
         }
 
 

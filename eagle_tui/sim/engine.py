@@ -98,6 +98,9 @@ class ServingEngine:
         self._i_pos = [0] * cfg.max_drafts
         self._i_started = clock()
         self._prev_idle = True
+        # asleep at this level (None: awake) or paused (.hold): no step runs while held
+        self.sleep_level: int | None = None
+        self.paused = False
 
     # ------------------------------------------------------------------ requests
     def submit(self, prompt_tokens: int, max_tokens: int) -> Request:
@@ -114,6 +117,14 @@ class ServingEngine:
         if req in self.running:
             self.running.remove(req)
             self._finish(req, "abort")
+
+    @property
+    def held(self) -> bool:
+        return self.paused or self.sleep_level is not None
+
+    def nudge(self) -> None:
+        """Held or released: the loop looks again."""
+        self._wake.set()
 
     def start_serving(self) -> None:
         self.serving = True
@@ -147,7 +158,7 @@ class ServingEngine:
         """Serve forever (cancelled by the runtime on shutdown)."""
         deadline = self._clock()
         while True:
-            if not self.serving or not (self.running or self.waiting):
+            if not self.serving or self.held or not (self.running or self.waiting):
                 self._wake.clear()
                 await self._wake.wait()
                 deadline = self._clock()

@@ -150,6 +150,20 @@ def _startup(startup: dict[str, Any], labels: dict[str, str]) -> Iterator[Any]:
     yield graphs
 
 
+def _sleep_state(e: ServingEngine, keys: list[str], vals: list[str]) -> GaugeMetricFamily:
+    """vLLM 0.32's ``vllm:engine_sleep_state`` (``v1/metrics/loggers.py``): one series per
+    ``sleep_state``; level 0 (scheduling paused) reads awake 0 with neither level set."""
+    g = GaugeMetricFamily("vllm:engine_sleep_state", "Engine sleep state; awake = 0 means "
+                          "engine is sleeping; awake = 1 means engine is awake; "
+                          "weights_offloaded = 1 means sleep level 1; discard_all = 1 means "
+                          "sleep level 2.", labels=[*keys, "sleep_state"])
+    level = e.sleep_level
+    for state, value in (("awake", level is None), ("weights_offloaded", level == 1),
+                         ("discard_all", level == 2)):
+        g.add_metric([*vals, state], float(value))
+    return g
+
+
 def _vllm(e: ServingEngine) -> Iterator[Any]:
     labels = {"engine": "0", "model_name": e.cfg.served_name}
     keys, vals = list(labels), list(labels.values())
@@ -186,6 +200,7 @@ def _vllm(e: ServingEngine) -> Iterator[Any]:
          e.token_usage),
     )
     yield from _families(gauges, "gauge", labels, e.created)
+    yield _sleep_state(e, keys, vals)
     info = GaugeMetricFamily("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
                              labels=["block_size", "cache_dtype", "engine", "num_gpu_blocks"])
     info.add_metric(["16", "auto", "0", str(e.cfg.kv_tokens // 16)], 1.0)

@@ -19,11 +19,13 @@ from typing import Any
 
 from . import metrics, sglang_log, vllm_log
 from .engine import Request, ServingEngine
+from .hold import SimHold
 from .openai_api import ApiError, ChatOrCompletion, parse_request, sglang_server_info
 
 MAX_BODY = 1 << 20
 MAX_HEAD = 64 * 1024
 HEALTH_GENERATE_S = 1.0  # SGLang's /health waits in 1 s steps for its generation to answer
+HEALTH_CHECK_TIMEOUT_S = 20  # SGLang's HEALTH_CHECK_TIMEOUT (SGLANG_HEALTH_CHECK_TIMEOUT)
 REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
            413: "Payload Too Large", 503: "Service Unavailable"}
 
@@ -37,6 +39,8 @@ class HttpServer:
         self._log = log
         self._epoch = epoch
         self.ready = False
+        self.unhealthy = False  # SGLang: a /health that timed out (while paused) says so
+        self.hold = SimHold(engine, log, epoch)  # sleep and pause (.hold)
         self._sock: socket.socket | None = None
         self._server: asyncio.base_events.Server | None = None
 
@@ -111,22 +115,32 @@ class HttpServer:
     async def _dispatch(self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter,
                         keep_alive: bool, accept: str = "") -> int:
         sglang = self.cfg.engine == "sglang"
-        path = path.split("?", 1)[0]  # routed without its query, logged with it (as uvicorn)
+        path, _, query = path.partition("?")  # routed without its query, logged with it
         gets: dict[str, Callable[[], tuple[int, Any]]] = {
             "/health": self._health, "/v1/models": self._models,
             "/metrics": lambda: self._metrics(accept),
         }
         if sglang:
-            gets |= {"/health_generate": self._health, "/ready": self._health,
-                     "/model_info": self._model_info,
+            gets |= {"/health_generate": self._health, "/ready": self._ready,
+                     "/ping": self._health, "/model_info": self._model_info,
                      "/get_model_info": self._model_info, "/server_info": self._server_info,
                      "/get_server_info": self._server_info, "/v1/loads": self._loads}
         else:
             gets |= {"/version": lambda: (200, {"version": vllm_log.VERSION}),
                      "/ping": self._health}
         posts = {"/v1/completions", "/v1/chat/completions"}
+        hold_gets, hold_posts = self.hold.routes()
+        if (method, path) in {("GET", p) for p in hold_gets} | {("POST", p) for p in hold_posts}:
+            status, payload = (hold_gets if method == "GET" else hold_posts)[path](query)
+            await self._send(writer, status, payload, keep_alive)
+            return status
         if method == "GET" and sglang and path in ("/health", "/health_generate") and self.ready:
+            if self.engine.paused:  # its generation waits for the pause: SGLang gives up
+                await self._health_while_paused()
+                await self._send(writer, 503, b"", keep_alive)
+                return 503
             await self._health_generate()
+            self.unhealthy = False
         if method == "GET" and path in gets:
             status, payload = gets[path]()
             if sglang and path == "/get_server_info":
@@ -137,7 +151,7 @@ class HttpServer:
             return status
         if method == "POST" and path in posts:
             return await self._generate(path, body, writer, keep_alive)
-        if path in gets or path in posts:
+        if path in gets or path in posts or path in hold_gets or path in hold_posts:
             await self._send(writer, 405, {"detail": "Method Not Allowed"}, keep_alive)
             return 405
         await self._send(writer, 404, {"detail": "Not Found"}, keep_alive)
@@ -152,8 +166,24 @@ class HttpServer:
                                            len(e.running), len(e.waiting), 1.0)])
         await asyncio.sleep(HEALTH_GENERATE_S / self.speed)
 
+    async def _health_while_paused(self) -> None:
+        """SGLang 0.5.23's ``/health`` on a paused server: no answer within its
+        ``HEALTH_CHECK_TIMEOUT`` (20 s), an error line, and the server marked unhealthy."""
+        started = self._epoch()
+        await asyncio.sleep(HEALTH_CHECK_TIMEOUT_S / self.speed)
+        clock = time.strftime("%H:%M:%S", time.localtime(started))
+        self._log([sglang_log.prefix(self._epoch(), None, 1) + "Health check failed. Server "
+                   f"couldn't get a response from detokenizer for last "
+                   f"{HEALTH_CHECK_TIMEOUT_S} seconds. tic start time: {clock}. "
+                   f"last_heartbeat time: {clock}"])
+        self.unhealthy = True
+
     def _health(self) -> tuple[int, Any]:
-        return (200, b"") if self.ready else (503, b"")
+        return (200, b"") if self.ready and not self.unhealthy else (503, b"")
+
+    def _ready(self) -> tuple[int, Any]:
+        """SGLang's ``/ready``: up (healthy) and not paused."""
+        return (503, b"") if self.engine.paused else self._health()
 
     def _models(self) -> tuple[int, Any]:
         owner = self.cfg.engine

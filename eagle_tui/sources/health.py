@@ -20,6 +20,7 @@ import httpx
 
 from eagle_tui.model.engines.readiness import ReadinessChoice
 from eagle_tui.model.events import Event, HealthSample, HealthState
+from eagle_tui.sources.hold import HoldWatch
 from eagle_tui.sources.http_budget import (
     HEALTH_MAX_BYTES,
     BodyTooLarge,
@@ -136,7 +137,8 @@ class HealthPoller:
     HTTP status is adopted; until then nothing is emitted.
 
     With a ``choice``, the path is the engine's no-work readiness path it finds (``path`` is
-    then the one asked last), each asked as ``mark`` makes it (eagle-tui's own mark).
+    then the one asked last), each asked as ``mark`` makes it (eagle-tui's own mark). With a
+    ``hold``, each sample may be followed by the hold samples it asks for (:mod:`.hold`).
     """
 
     def __init__(
@@ -154,6 +156,7 @@ class HealthPoller:
         clock: Callable[[], float] = time.time,
         choice: ReadinessChoice | None = None,
         mark: Callable[[str], str] = str,
+        hold: HoldWatch | None = None,
     ) -> None:
         if interval <= 0 or timeout <= 0:
             raise ValueError("interval and timeout must be positive")
@@ -165,6 +168,7 @@ class HealthPoller:
         self.discover = discover
         self.choice = choice
         self.mark = mark
+        self.hold = hold  # asks whether the server sleeps or is paused, after a sample
         self.path = choice.path() if choice is not None else path
         self.interval = interval
         self.ready_interval = interval if ready_interval is None else max(interval,
@@ -231,6 +235,9 @@ class HealthPoller:
                 sample = await self._name_tls(sample)
                 self.polls += 1
                 yield sample
+                if self.hold is not None:
+                    for held in await self.hold.ask(client, sample):
+                        yield held
                 every = self.ready_interval if sample.state == "ready" else self.interval
                 await asyncio.sleep(max(0.0, every - (loop.time() - started)))
 

@@ -59,6 +59,8 @@ class _Names:
     per_position: frozenset[str]
     prefixes: tuple[tuple[str, Engine, int], ...]  # (prefix, engine, precedence)
     labelled: dict[str, str]  # gauge → the label its values are kept by (MetricsFacet.labelled)
+    # gauges split into one gauge per value of one label (name → label): an engine's sleep gauge
+    by_label: dict[str, str]
 
 
 _known: list[_Names] = []
@@ -74,10 +76,11 @@ def _names() -> _Names:
     per_pos = frozenset(f.per_position for f in facets if f.per_position)
     counters = frozenset(n for f in facets for n in f.counters) | per_pos
     labelled = {name: label for f in facets for name, label in f.labelled}
+    by_label = {p.hold.sleep_gauge: p.hold.sleep_label for p in current if p.hold.sleep_gauge}
     names = _Names(current, frozenset(n for f in facets for n in f.gauges) | counters
-                   | frozenset(labelled), counters, per_pos,
+                   | frozenset(labelled) | frozenset(by_label), counters, per_pos,
                    tuple((p.metrics.prefix, p.name, p.metrics.precedence)
-                         for p in current if p.metrics.prefix), labelled)
+                         for p in current if p.metrics.prefix), labelled, by_label)
     _known[:] = [names]
     return names
 
@@ -180,6 +183,9 @@ def snapshot_of(samples: Iterable[tuple[str, Mapping[str, str], float]], t: floa
                            value)
         elif name in counter_set:
             counters[name] = counters.get(name, 0.0) + value
+        elif name in known.by_label:  # one gauge per label value (the sleep state's)
+            label = known.by_label[name]
+            gauge_parts.setdefault(f"{name}{{{label}={labels.get(label, '')}}}", []).append(value)
         else:
             gauge_parts.setdefault(name, []).append(value)
     for name in skipped if engine == UNKNOWN else ():
@@ -266,6 +272,10 @@ def to_sample(snap: Snapshot, rates: RateWindow) -> MetricsSample:
     if snap.skipped or counters:
         sample = replace(sample, skipped=skipped_note(snap.skipped) if snap.skipped else "",
                          counters=counters)
+    profile = profile_of(snap.engine)
+    sleep = profile.hold.sleep_of(snap.gauges) if profile is not None else None
+    if sleep is not None:
+        sample = replace(sample, asleep=sleep[0], sleep_level=sleep[1])
     return sample
 
 

@@ -26,6 +26,7 @@ from textual.widget import Widget
 from eagle_tui.model.state import RECORDS, DashboardState
 from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.state.alert import Alert
+from eagle_tui.model.state.hold import Holds
 from eagle_tui.model.state.live import Gpus, LiveSources, LiveTimes
 from eagle_tui.model.state.log import LogCounters, LogStats
 from eagle_tui.model.state.run import Clock, Startup
@@ -77,6 +78,7 @@ class RecordSource:
     state_activity: var[ActivityTrack] = record(ActivityTrack)
     state_alerts: var[tuple[Alert, ...]] = record(tuple)
     state_clock: var[Clock] = record(Clock)
+    state_holds: var[Holds] = record(Holds)
     published: var[int] = var(0, always_update=True, init=False)
 
 

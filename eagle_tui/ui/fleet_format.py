@@ -52,7 +52,7 @@ def cells(r: FleetRow, sparks: Mapping[str, Mapping[str, tuple[float, ...]]],
     flag_style = styles[severity] if r.flags else styles["ok"]
     text: list[str | Text] = [
         Text(inert(" ".join(r.flags) or "ok"), style=flag_style),
-        r.instance, r.engine, r.state + (" (stale)" if r.stale else ""),
+        r.instance, r.engine, r.state_text + (" (stale)" if r.stale else ""),
         _num(r.tok_s, ".1f"), sparkline(sparks.get("tok_s", {}).get(r.instance, ())),
         _num(r.accept_len, ".2f"), _num(r.accept_rate, ".2f"),
         _num(r.running, "d"), _num(r.queued, "d"),

@@ -207,14 +207,15 @@ class Sim:
 
 
 def start_sim(workdir: Path, engine: str, scenario: str = "healthy", *,
-              speed: float = 200.0) -> Sim:
+              speed: float = 200.0, env: dict[str, str] | None = None) -> Sim:
     """Start a simulator on a free port; returns once it printed its port (not yet serving)."""
     workdir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
         [sys.executable, "-m", "eagle_tui.sim", "--engine", engine, "--scenario", scenario,
          "--port", "0", "--gpus", "1", "--speed", str(speed), "--workdir", str(workdir),
          "--log", str(workdir / "server.log"), "--exit-with-parent"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, **env} if env else None)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line:

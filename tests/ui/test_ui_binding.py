@@ -58,11 +58,11 @@ PARTLY_DRAWN = {"clock": {"StartupPane", "Stepper"}, "live": {"GpuPane"}}
 
 def test_every_pane_declares_what_it_renders() -> None:
     assert StatusLine.RECORDS == ("startup", "config", "log", "stats", "metrics", "live",
-                                  "liveness", "alerts", "clock")
+                                  "liveness", "alerts", "clock", "holds")
     assert MetricsPane.RECORDS == ("startup", "config", "stats", "metrics", "live", "liveness",
-                                   "clock")
+                                   "clock", "holds")
     assert StartupPane.RECORDS == Stepper.RECORDS == (
-        "startup", "log", "metrics", "live", "gpu", "activity", "clock")
+        "startup", "log", "metrics", "live", "gpu", "activity", "clock", "holds")
     assert GpuPane.RECORDS == ("live", "gpu")
     assert AlertsPane.RECORDS == ("alerts",)
     assert set().union(*(p.RECORDS for p in PANES)) == set(RECORDS)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from eagle_tui.model.engines.facets import (
     Endpoints,
     FleetFacet,
+    HoldFacet,
     LaunchFacet,
     LogFacet,
     MetricsFacet,
@@ -35,6 +36,7 @@ class EngineProfile:
     fleet: FleetFacet = field(default_factory=FleetFacet)
     endpoints: Endpoints = field(default_factory=Endpoints)
     launch: LaunchFacet = field(default_factory=LaunchFacet)
+    hold: HoldFacet = field(default_factory=HoldFacet)
 
 
 __all__ = ["UNKNOWN", "EngineProfile"]

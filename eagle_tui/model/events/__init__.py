@@ -14,6 +14,7 @@ zone (SGLang) and must not be guessed at.
 
 from __future__ import annotations
 
+from eagle_tui.model.events.hold import HoldLine, HoldSample
 from eagle_tui.model.events.live import (
     Baseline,
     ConnectionState,
@@ -103,6 +104,8 @@ Event = (
     | EngineTimings
     | SubStep
     | WeightBytes
+    | HoldLine
+    | HoldSample
 )
 
 EVENT_TYPES: dict[str, type] = {
@@ -148,6 +151,8 @@ EVENT_TYPES: dict[str, type] = {
         EngineTimings,
         SubStep,
         WeightBytes,
+        HoldLine,
+        HoldSample,
     )
 }
 
@@ -171,6 +176,8 @@ __all__ = [
     "HealthSample",
     "HealthState",
     "HiddenStateDims",
+    "HoldLine",
+    "HoldSample",
     "LineKind",
     "LogLine",
     "LogOpened",

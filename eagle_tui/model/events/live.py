@@ -59,6 +59,9 @@ class MetricsSample(Record):
     spec_draft_tokens: int | None = None
     spec_cap_len: float | None = None
     spec_block_accept_len: float | None = None
+    # the engine's sleep gauge: asleep or not and the level (None: no such gauge scraped)
+    asleep: bool | None = None
+    sleep_level: int | None = None
 
 
 @record

@@ -153,6 +153,28 @@ def _with_match(selector: str, figure: str) -> str:
     return ", ".join(m for m in (selector, match) if m)
 
 
+def hold_figures(selector: str) -> tuple[tuple[str, str], ...]:
+    """Each engine's sleep gauge as figures: ``sleep_awake`` (the least awake of an
+    instance's engines) and ``sleep_level_N`` (whether any reads level N); one expression per
+    figure name, the engines' joined with ``or``."""
+    exprs: dict[str, list[str]] = {}
+    for p in _ordered():
+        h = p.hold
+        if h.sleep_gauge is None:
+            continue
+        gauge = h.sleep_gauge
+
+        def of(value: str, how: str, g: str = gauge, label: str = h.sleep_label) -> str:
+            sel = ", ".join(m for m in (selector, f'{label}="{value}"') if m)
+            return f"{how} by (instance) ({series(g, sel)})"
+
+        exprs.setdefault("sleep_awake", []).append(of(h.awake_value, "min"))
+        for value, level in h.level_values:
+            exprs.setdefault(f"sleep_level_{level}", []).append(of(value, "max"))
+    return tuple((name, " or ".join(f"({e})" for e in es) if len(es) > 1 else es[0])
+                 for name, es in exprs.items())
+
+
 def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
                  lookback: str = DEFAULT_LOOKBACK, shorter: tuple[str, ...] = (),
                  young_samples: int | None = None,
@@ -216,7 +238,7 @@ def fleet_groups(selector: str | None = None, window: str = DEFAULT_WINDOW,
             ("steps_gauge", now("steps_gauge", avg_now)),
             ("window_gauge", now("window_gauge", avg_now)),
             ("block_gauge", now("block_gauge", avg_now)),
-        ))),
+        )) + hold_figures(s)),
         QueryGroup("latency", _figures((
             ("ttft_p50", q(0.5, "ttft") if n["ttft"] else None),
             ("ttft_p99", q(0.99, "ttft") if n["ttft"] else None),
@@ -261,6 +283,7 @@ __all__ = [
     "QueryGroup",
     "engine_figure",
     "fleet_groups",
+    "hold_figures",
     "names_of",
     "normalize_selector",
     "series",

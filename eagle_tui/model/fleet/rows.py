@@ -41,6 +41,14 @@ class FleetRow:
     flags: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     stale: bool = False
+    sleep_level: int | None = None  # asleep at this level (state "sleeping"), None: awake
+
+    @property
+    def state_text(self) -> str:
+        """The state as shown: ``sleeping (level 1)`` for a sleeping instance."""
+        if self.sleep_level is not None:
+            return f"{self.state} (level {self.sleep_level})"
+        return self.state
 
     @property
     def host(self) -> str:
@@ -64,6 +72,7 @@ class FleetRow:
             "restarts": self.restarts, "generation_tokens": self.gen_total,
             "window_s": r(self.window_s),
             "flags": list(self.flags), "reasons": list(self.reasons), "stale": self.stale,
+            "sleep_level": self.sleep_level,
         }
 
 

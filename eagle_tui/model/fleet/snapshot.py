@@ -9,9 +9,9 @@ canned vectors.
 The maths of each engine is its profile's (``FleetFacet.read``), and matches the single-server
 metrics source (``sources/metrics.py``). A row's state is ``down or starting`` for ``up == 0``
 unless a caller that can reach the host says which (``hints``, see :mod:`.fleet_probe`);
-``starting``, ``serving``, ``ready`` or ``idle`` for ``up == 1``. A row's rates all come from
-one window tier (:class:`RatePlan`, :mod:`.windows`). docs/architecture.md ("Module notes") has
-the rules in full.
+``starting``, ``serving``, ``ready``, ``idle`` or ``sleeping`` (its sleep gauge) for ``up == 1``.
+A row's rates all come from one window tier (:class:`RatePlan`, :mod:`.windows`).
+docs/architecture.md ("Module notes") has the rules in full.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ Vector = Sequence[tuple[Labels, float]]
 Answers = Mapping[str, Vector]  # figure name -> its vector
 
 CRASHED = "crashed"
-STATES = ("serving", "idle", "ready", "starting", DOWN_OR_STARTING, "down")
+SLEEPING = "sleeping"  # the engine's sleep gauge says so (its level: FleetRow.sleep_level)
+STATES = ("serving", "idle", "ready", "starting", SLEEPING, DOWN_OR_STARTING, "down")
 
 
 def group_figures() -> dict[str, tuple[str, ...]]:
@@ -198,9 +199,11 @@ def _row(inst: str, ix: _Index, engines: dict[str, tuple[str, str]],
     restarts = max(_int(get("resets")) or 0, _int(get("starts")) or 0)
     steps, window = _tier_int(get("steps_gauge")), _tier_int(get("window_gauge"))
     block = window - 1 if window and window > 1 and (get("block_gauge") or 0) > 0 else None
+    state = _state(up, inst in engines, running, tok_s, gen_total, hint)
+    level = _sleep_level(get) if up else None
     return FleetRow(
         instance=inst, engine=engine, model=model, up=up,
-        state=_state(up, inst in engines, running, tok_s, gen_total, hint),
+        state=SLEEPING if level is not None else state, sleep_level=level,
         tok_s=tok_s, accept_len=reading.accept_len, accept_rate=reading.accept_rate,
         per_position=reading.per_position, spec=reading.spec, running=running,
         queued=_int(get("queued")), kv_usage=get("kv"),
@@ -215,6 +218,16 @@ def _tier_int(v: float | None) -> int | None:
     """A tier gauge as a count: 0 (no drafter) and what no tier can be are not readings."""
     n = _int(v)
     return n if n is not None and 0 < n <= MAX_TIER else None
+
+
+def _sleep_level(get: Callable[[str], float | None]) -> int | None:
+    """The sleep level an instance's sleep gauge reads (0: scheduling only), None: awake or
+    no such gauge."""
+    awake = get("sleep_awake")
+    if awake is None or awake >= 1:
+        return None
+    levels = {lv for p in profiles() for _, lv in p.hold.level_values}
+    return max((lv for lv in levels if (get(f"sleep_level_{lv}") or 0) >= 1), default=0)
 
 
 def _carry(row: FleetRow, prev: FleetRow | None, failed: Sequence[str]) -> FleetRow:
@@ -259,6 +272,7 @@ def build_snapshot(answers: Answers, failed: Sequence[str], t: float, *,
 __all__ = [
     "CRASHED",
     "DOWN_OR_STARTING",
+    "SLEEPING",
     "STATES",
     "Answers",
     "FleetRow",

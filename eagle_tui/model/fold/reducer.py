@@ -37,14 +37,12 @@ from eagle_tui.model.events import (
     ProcessExited,
     ProcessSample,
     Progress,
-    RankLoads,
     ServerInfo,
     SourceFailed,
     SourceRecovered,
     SpecConfig,
     SpecHistogram,
     SpecStats,
-    SpecTier,
     StopRequested,
     SubStep,
     SummaryProgress,
@@ -52,11 +50,13 @@ from eagle_tui.model.events import (
     UsualTimes,
     WeightBytes,
 )
+from eagle_tui.model.fold import hold
 from eagle_tui.model.fold.batch import NO_LINE, Batch
+from eagle_tui.model.fold.side import SIDE_EVENTS, apply_side, process_exited
 from eagle_tui.model.fold.startup import startup_detail
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
 from eagle_tui.model.ingest import evidence
-from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, STOP_KINDS, killed_crash
+from eagle_tui.model.ingest.crash import KIND_SPECIFICITY, STOP_KINDS
 from eagle_tui.model.ingest.crashhints import hint_for
 from eagle_tui.model.ingest.logclock import log_seconds
 from eagle_tui.model.state import (
@@ -208,6 +208,7 @@ def _restart(b: Batch, *, truncated: bool = True, reason: str = "") -> None:
                                failures=live.failures, connections=live.connections))
     b.swap("liveness", LiveTimes())
     b.swap("alerts", ())
+    b.swap("holds", hold.cleared(s.holds))
     b.pending = {}
     b.scan = True
     if truncated:
@@ -338,10 +339,9 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         _apply(b, replace(ev, startup=None))
     elif isinstance(ev, MetricsSample):
         apply_metrics(b, ev)
-    elif isinstance(ev, SpecTier):
-        b.put("config", active_steps=ev.steps)
-    elif isinstance(ev, RankLoads):
-        b.put("metrics", ranks=ev, ranks_before=s.metrics.ranks)
+        b.swap("holds", hold.on_metrics(s.holds, ev, now))
+    elif isinstance(ev, SIDE_EVENTS):
+        apply_side(b, ev, now)
     elif isinstance(ev, ServerInfo):
         b.put("config", server_info=ev)
         if ev.spec is not None:
@@ -353,13 +353,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     elif isinstance(ev, DownloadSample):
         b.swap("activity", activity.on_download(s.activity, ev))
     elif isinstance(ev, ProcessExited):
-        b.put("live", process_exit=ev, process_ended=True, exit_line=b.max_lineno)
-        st = b.s.startup
-        # the user's own stop ends in a KILL after its grace: that is no crash
-        killed = None if b.s.live.stopped is not None else killed_crash(
-            ev, b.s.log.lines, st.engine, st.phase)
-        if killed is not None and (st.crash is None or st.crash.kind == "killed"):
-            b.put("startup", crash=killed)  # the log's own "Killed" line says less than this
+        process_exited(b, ev)
     elif isinstance(ev, StopRequested):
         b.put("live", stopped=ev)
     elif isinstance(ev, GpuSample):

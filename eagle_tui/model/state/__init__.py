@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.state.alert import Alert
+from eagle_tui.model.state.hold import HoldMark, Holds
 from eagle_tui.model.state.live import Gpus, LiveSources, LiveTimes
 from eagle_tui.model.state.log import RECENT_LINES, LogCounters, LogStats
 from eagle_tui.model.state.run import Clock, PhaseMark, Startup
@@ -43,6 +44,7 @@ class DashboardState:
     activity: ActivityTrack = field(default_factory=ActivityTrack)
     alerts: tuple[Alert, ...] = ()
     clock: Clock = field(default_factory=Clock)
+    holds: Holds = field(default_factory=Holds)  # asleep, paused, recovering
 
 
 RECORDS: tuple[str, ...] = tuple(DashboardState.__dataclass_fields__)
@@ -53,6 +55,8 @@ __all__ = [
     "Clock",
     "DashboardState",
     "Gpus",
+    "HoldMark",
+    "Holds",
     "LiveSources",
     "LiveTimes",
     "LogCounters",

@@ -21,6 +21,7 @@ from eagle_tui.model.launching.remedy import Remedy
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.activity import stuck_collective, stuck_message
 from eagle_tui.model.views.figures import accept_len, accept_lifetime, tok_s
+from eagle_tui.model.views.hold import hold_of, rule_held
 from eagle_tui.model.views.ranks import rule_rank_collapsed
 from eagle_tui.model.views.tier import RECOVER_ACCEPT_LEN, REJECT_ACCEPT_LEN, thresholds, tier
 
@@ -284,8 +285,8 @@ def rule_process_exit(state: DashboardState) -> Alert | None:
 def rule_health_lost(state: DashboardState) -> Alert | None:
     h = state.live.health
     if (h is None or not state.live.ever_ready_health or h.state == "ready"
-            or state.live.stopped is not None):
-        return None
+            or state.live.stopped is not None or hold_of(state) is not None):
+        return None  # (a paused server's readiness says 503 on purpose: rule_held says so)
     return Alert("health_lost", "critical",
                  f"{h.path or '/health'} was ready and is now {h.state}"
                  f"{': ' + h.error if h.error else ''}.")
@@ -293,7 +294,7 @@ def rule_health_lost(state: DashboardState) -> Alert | None:
 
 def rule_stuck_collective(state: DashboardState) -> Alert | None:
     stuck = stuck_collective(state)
-    if stuck is None:
+    if stuck is None or hold_of(state) is not None:  # held on purpose: no stall
         return None
     return Alert("stuck_collective", "critical", stuck_message(stuck))
 
@@ -343,6 +344,7 @@ RULES = (
     rule_crash,
     rule_process_exit,
     rule_health_lost,
+    rule_held,
     rule_stuck_collective,
     rule_eagle3_draft_with_eagle,
     rule_hidden_dims,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from eagle_tui.model.views.figures import Figure, Figures
+from eagle_tui.model.views.liveness import HELD
 
 T = TypeVar("T")
 
@@ -50,7 +51,8 @@ def figures_dict(figs: Figures) -> dict[str, Any]:
     }
 
 
-STATE_WORD = {"idle": "IDLE", "stale": "STALE", "dead": "DEAD", "stopped": "STOPPED"}
+STATE_WORD = {"idle": "IDLE", "stale": "STALE", "dead": "DEAD", "stopped": "STOPPED",
+              "sleeping": "SLEEPING", "paused": "PAUSED", "recovering": "RECOVERING"}
 
 
 def state_text(figs: Figures) -> str:
@@ -59,7 +61,7 @@ def state_text(figs: Figures) -> str:
     word = STATE_WORD.get(live.activity)
     if word is None:
         return ""
-    if live.activity == "idle":
+    if live.activity == "idle" or live.activity in HELD:  # (a hold's sentence: .hold)
         return word
     return f"{word} ({live.reason})" if live.reason else word
 

@@ -38,7 +38,9 @@ SPEEDUP_WINDOW = WINDOW  # tok/s points in the speedup's median: the tok/s row's
 METRICS_STALE_S = 10.0  # a /metrics figure older than this (5 scrapes at the 2 s default) is stale
 _FRESHNESS: dict[str, Freshness] = {"active": "current", "": "current", "idle": "last_active",
                                     "stale": "stale", "dead": "dead",
-                                    "stopped": "stopped"}
+                                    "stopped": "stopped",
+                                    "sleeping": "last_active", "paused": "last_active",
+                                    "recovering": "last_active"}
 _EMPTY = Series()
 
 

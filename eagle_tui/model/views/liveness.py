@@ -15,11 +15,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from eagle_tui.model.events import Phase
+from eagle_tui.model.views.hold import hold_of
 
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
 
-Activity = Literal["", "active", "idle", "stale", "dead", "stopped"]
+Activity = Literal["", "active", "idle", "stale", "dead", "stopped", "sleeping", "paused",
+                   "recovering"]
+HELD: tuple[Activity, ...] = ("sleeping", "paused", "recovering")  # on purpose (.hold)
 IDLE_AFTER_S = 15.0  # > 2 vLLM stats intervals (5 s), > SGLang's decode-log period under load
 FRESH_S = 10.0  # a health/process/metrics sample younger than this says the server is up
 DEAD_AFTER_S = 10.0  # /health failing this long after being ready: the server is gone
@@ -109,6 +112,9 @@ def _liveness(state: DashboardState, now: float | None, restarted: float | None)
         return Liveness("stopped", state.live.stopped.t, age, stopped, restarted)
     if dead is not None:
         return Liveness("dead", dead[0], age, dead[1], restarted)
+    held = hold_of(state)  # asleep, paused, recovering: on purpose, neither idle nor stale
+    if held is not None:
+        return Liveness(held.state, held.since, age, held.text, restarted)
     serving = state.startup.phase.rank >= Phase.READY.rank
     if state.liveness.data_t is None:
         if serving and (_up_evidence(state, now) or state.startup.phase is Phase.READY):
@@ -128,5 +134,5 @@ def _liveness(state: DashboardState, now: float | None, restarted: float | None)
     return Liveness("stale", state.liveness.data_t, age, f"no data for {age:.0f} s", restarted)
 
 
-__all__ = ["DEAD_AFTER_S", "FRESH_S", "IDLE_AFTER_S", "RESTART_SHOWN_S", "Activity", "Liveness",
-           "liveness", "stopped_text"]
+__all__ = ["DEAD_AFTER_S", "FRESH_S", "HELD", "IDLE_AFTER_S", "RESTART_SHOWN_S", "Activity",
+           "Liveness", "liveness", "stopped_text"]

@@ -25,8 +25,11 @@ from textual.reactive import var
 from eagle_tui.model.engines import profile_of
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import Clock, DashboardState, LiveSources, LiveTimes, LogStats, Startup
+from eagle_tui.model.state.hold import Holds
 from eagle_tui.model.state.server import ServedConfig, ServerMetrics
+from eagle_tui.model.views.figtext import STATE_WORD
 from eagle_tui.model.views.figures import WINDOW, Figure, Figures, figures
+from eagle_tui.model.views.liveness import HELD
 from eagle_tui.model.views.runsummary import previous_figures
 from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import NA, coarse_age, fmt_num, fmt_pct, sparkline
@@ -145,6 +148,9 @@ def _state_row(figs: Figures, width: int) -> Content | None:
     live = figs.live
     if live.activity == "idle":
         return _row("state", [("   IDLE", "bold $secondary"),
+                              (f"  {inert(live.reason)}", "$text-muted")], "", width)
+    if live.activity in HELD:  # "SLEEPING  sleeping (level 1) since 14:02:11"
+        return _row("state", [(f"{STATE_WORD[live.activity]:>7}", "bold $warning"),
                               (f"  {inert(live.reason)}", "$text-muted")], "", width)
     if live.activity == "stale":  # the model's reason carries the exact age: shown coarser
         why = f"no data for {coarse_age(live.data_age_s)}" if live.data_age_s is not None \
@@ -266,6 +272,7 @@ class MetricsPane(RecordView, LineDiffWidget):
     state_metrics: var[ServerMetrics] = record(ServerMetrics)
     state_live: var[LiveSources] = record(LiveSources)
     state_liveness: var[LiveTimes] = record(LiveTimes)
+    state_holds: var[Holds] = record(Holds)
     state_clock: var[Clock] = record(Clock)
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:

@@ -38,9 +38,11 @@ from eagle_tui.model.state import (
     Startup,
 )
 from eagle_tui.model.state.activity import ActivityTrack
+from eagle_tui.model.state.hold import Holds
 from eagle_tui.model.views.activity import startup_activity
 from eagle_tui.model.views.enginetimes import step_reported
 from eagle_tui.model.views.eta import piecewise_left, step_eta
+from eagle_tui.model.views.hold import hold_of
 from eagle_tui.model.views.liveness import stopped_text
 from eagle_tui.model.views.steps import STEPS, step_detail, step_states
 from eagle_tui.ui.binding import RecordView, bind, record
@@ -228,7 +230,11 @@ def _health_parts(state: DashboardState) -> list[Part]:
     h = state.live.health
     if h is None:
         return [("  · health —", "$text-muted")]
-    parts: list[Part] = [("  · health ", "$text-muted"), (h.state, HEALTH_STYLE.get(h.state, ""))]
+    held = hold_of(state)
+    if held is not None and h.state == "starting":  # a paused server's readiness says 503
+        parts: list[Part] = [("  · health ", "$text-muted"), (held.state, "$warning")]
+    else:
+        parts = [("  · health ", "$text-muted"), (h.state, HEALTH_STYLE.get(h.state, ""))]
     if h.status_code is not None:
         parts.append((f" {h.status_code}", "$text-muted"))
     if h.latency_s is not None:
@@ -316,6 +322,7 @@ class StartupRecords(RecordView):
     state_gpu: var[Gpus] = record(Gpus)
     state_activity: var[ActivityTrack] = record(ActivityTrack)
     state_clock: var[Clock] = record(Clock)
+    state_holds: var[Holds] = record(Holds)
 
     def _watch_state_clock(self, old: Clock, new: Clock) -> None:
         _clock_moved(self, old, new)

@@ -32,7 +32,10 @@ from eagle_tui.model.state import (
     Startup,
 )
 from eagle_tui.model.state.alert import Alert
+from eagle_tui.model.state.hold import Holds
+from eagle_tui.model.views.figtext import STATE_WORD
 from eagle_tui.model.views.figures import Figure, figures
+from eagle_tui.model.views.liveness import HELD
 from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import coarse_age, coarse_clock, fmt_clock, fmt_num
 from eagle_tui.ui.safety import inert
@@ -84,6 +87,8 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
         parts.append((" DEAD ", "bold reverse $error"))
     elif live.activity == "stopped":
         parts.append((" STOPPED ", "bold reverse $secondary"))
+    elif live.activity in HELD:  # asleep, paused, recovering: on purpose (model/views/hold)
+        parts.append((f" {STATE_WORD[live.activity]} ", "bold reverse $warning"))
     elif live.activity == "idle" and state.startup.ready:
         parts.append((" IDLE ", "bold reverse $secondary"))
     elif state.startup.ready:
@@ -98,6 +103,8 @@ def status_line(state: DashboardState, source: str = "", width: int = 1000) -> C
         parts.append((f"  {inert(live.reason)}", "$error"))
     elif live.activity == "stopped":
         parts.append((f"  {inert(live.reason)}", "$text-muted"))
+    elif live.activity in HELD:
+        parts.append((f"  {inert(live.reason)}", "$warning"))
     elif live.activity == "stale" and live.data_age_s is not None:
         parts.append((f"  no data {coarse_age(live.data_age_s)}", "$warning bold"))
     if live.restarted_ago_s is not None:
@@ -153,6 +160,7 @@ class StatusLine(RecordView):
     state_liveness: var[LiveTimes] = record(LiveTimes)
     state_alerts: var[tuple[Alert, ...]] = record(tuple)
     state_clock: var[Clock] = record(Clock)
+    state_holds: var[Holds] = record(Holds)
     source: var[str] = var("", init=False)  # what is watched, after the line's context
 
     def __init__(self, source: str = "", *, id: str | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from eagle_tui.model.engines.facets import Endpoints
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.sglang.hold import HOLD
 from eagle_tui.model.engines.sglang.launch import LAUNCH
 from eagle_tui.model.engines.sglang.loads import PATH as LOADS_PATH
 from eagle_tui.model.engines.sglang.loads import QUERY as LOADS_QUERY
@@ -25,6 +26,7 @@ PROFILE = EngineProfile(
                         alive=("/model_info", "/get_model_info"),
                         loads=LOADS_PATH, loads_query=LOADS_QUERY, read_loads=parse_loads),
     launch=LAUNCH,
+    hold=HOLD,
 )
 
 __all__ = ["PROFILE"]

@@ -2,6 +2,7 @@
 
 from eagle_tui.model.engines.facets import Endpoints
 from eagle_tui.model.engines.profile import EngineProfile
+from eagle_tui.model.engines.vllm.hold import HOLD
 from eagle_tui.model.engines.vllm.launch import LAUNCH
 from eagle_tui.model.engines.vllm.logrules import LOGS
 from eagle_tui.model.engines.vllm.metrics import FLEET, METRICS
@@ -15,6 +16,7 @@ PROFILE = EngineProfile(
     fleet=FLEET,
     endpoints=Endpoints(),  # its /health asks the engine client only: no work
     launch=LAUNCH,
+    hold=HOLD,
 )
 
 __all__ = ["PROFILE"]

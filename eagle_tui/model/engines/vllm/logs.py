@@ -18,6 +18,7 @@ import ast
 import re
 
 from eagle_tui.model.boundary.loaders import MAX_DEPTH, LoadError, load_json, nesting_depth
+from eagle_tui.model.engines.vllm.hold import read_line
 from eagle_tui.model.engines.vllm.startup import GATES as STARTUP_GATES
 from eagle_tui.model.engines.vllm.startup import startup_events
 from eagle_tui.model.events import (
@@ -284,6 +285,8 @@ class VllmParser:
             return [spec_stats(msg, lineno, time, self.k)], LineKind.STATS
         if "Speculative metrics:" in msg:
             return [v0_spec_stats(msg, lineno, time)], LineKind.STATS
+        if (hold := read_line(msg, lineno, time)) is not None:  # sleep, pause, [FT]
+            return [hold], LineKind.MILESTONE
         events: list[Event] = []
         if "speculative" in msg:
             spec = self.spec.merge(spec_from_text(msg))
