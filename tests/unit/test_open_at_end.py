@@ -76,6 +76,7 @@ def shown(st: DashboardState) -> dict[str, Any]:
         "tok_s": figures.tok_s(st).value,
         "current_accept_len": figures.accept_len(st).value,
         "lines": st.log.lines + base,
+        "holds": [(h.what, h.lineno + base, h.detail) for h in st.holds.lines],
     }
 
 
@@ -261,3 +262,19 @@ def test_kept_stops_at_a_restart_and_for_a_log_read_whole() -> None:
     assert state.log.summary is not None
     assert state.log.summary.finished
     assert not state.log.summary.error
+
+
+def test_split_keeps_the_prefix_s_hold_lines_with_the_file_s_numbers(tmp_path: Path) -> None:
+    """A record with its own ``lines`` (the holds' log lines) in the part before the tail: the
+    merge shifts their numbers like every other line number (and merges at all)."""
+    from tests.unit.model.holds.test_holds import V032_SLEEP, V032_WAKE
+
+    real = (FIXTURES / "vllm-cpu" / "server-eagle3.log").read_text().splitlines()
+    log = tmp_path / "held.log"
+    half = len(real) // 2
+    log.write_text("\n".join([*real[:half], *V032_SLEEP, *V032_WAKE, *real[half:]]) + "\n")
+    full = asyncio.run(_full(log))
+    assert full.holds.lines
+    split = asyncio.run(_split(log, len("\n".join(real[half:])) // 2))
+    assert split.log.summary is not None and split.log.summary.finished
+    assert shown(split) == shown(full)

@@ -149,8 +149,8 @@ def _rebased(record: Any, lines: int, t: float | None, *, liveness: bool) -> dic
     changes: dict[str, Any] = {}
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)
-        if f.name in ("lines", "first_error_line"):
-            if value is not None:
+        if f.name in ("lines", "first_error_line") and (value is None or isinstance(value, int)):
+            if value is not None:  # (a count of lines; a record's own ``lines`` are shifted)
                 changes[f.name] = value - lines
         elif isinstance(value, Series):
             if t is not None:
