@@ -88,7 +88,15 @@ def build_sources(
         sources.append(PromMetricsSource(spec.prometheus, spec.prom_instance,
                                          health=not spec.url))
     port = url_port(spec.url) if spec.url and is_local_host(spec.url) else None
-    if spec.pid is not None or port is not None or spec.log:
+    if spec.container:
+        # the container's state says how its processes end (a process watcher beside it would
+        # take the listener on the port for another run)
+        from eagle_tui.sources.containers.cli import ContainerCli
+        from eagle_tui.sources.containers.state import ContainerStateSource
+
+        program = spec.container_cli if spec.container_cli != "auto" else "docker"
+        sources.append(ContainerStateSource(ContainerCli(transport, program), spec.container))
+    elif spec.pid is not None or port is not None or spec.log:
         if local:
             from eagle_tui.sources.process import ProcessWatcher
 

@@ -22,6 +22,11 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--url", metavar="URL",
                    help="server base URL, e.g. http://127.0.0.1:30000 (/health, /metrics, ...)")
     g.add_argument("--pid", metavar="PID", type=argtypes.pid, help="server process id to watch")
+    g.add_argument("--container", metavar="NAME", type=argtypes.container, default=None,
+                   help="the docker/podman container the server runs in (name or id): its "
+                   "state, processes and URL")
+    g.add_argument("--container-cli", choices=("auto", "docker", "podman"), default="auto",
+                   help="the container CLI to ask (default: docker, then podman)")
     g.add_argument("--record", metavar="FILE", type=argtypes.local_file,
                    help="record every event to FILE (JSON lines) for replay")
     g.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate,
