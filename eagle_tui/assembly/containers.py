@@ -9,6 +9,7 @@ in place of the process watcher (the container's state says how its processes en
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from eagle_tui.assembly.spec import DashboardSpec, normalize_url
@@ -37,4 +38,22 @@ async def resolve_container(spec: DashboardSpec, transport: Transport) -> Dashbo
                    label=spec.label or f"{host}container {name}")
 
 
-__all__ = ["resolve_container"]
+def resolved(spec: DashboardSpec) -> DashboardSpec:
+    """:func:`resolve_container` on a connection of its own (a command that opens its session
+    later: ``watch``); ``spec`` itself when it names no container."""
+    if not spec.container:
+        return spec
+    from eagle_tui.assembly.remote import connect_one, one_transport
+
+    async def look() -> DashboardSpec:
+        transport = one_transport(spec.ssh)
+        try:
+            await connect_one(transport)
+            return await resolve_container(spec, transport)
+        finally:
+            await transport.close()
+
+    return asyncio.run(look())
+
+
+__all__ = ["resolve_container", "resolved"]

@@ -50,17 +50,24 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not (args.log or args.url or args.pid or args.prometheus or args.instance):
+    if not (args.log or args.url or args.pid or args.prometheus or args.instance
+            or args.container):
         # nothing to watch: find the server on the host
         from eagle_tui.commands.attach import attach_discovered
 
         return attach_discovered(args, command="watch")
+    from eagle_tui.transport.base import TransportError
+
     try:
         from eagle_tui.commands.runfigures import refresh_baseline
 
         refresh_baseline(args)
         spec = spec_from_args(args, "watch")
-    except UsageError as exc:
+        if spec.container:  # its CLI, and the server's URL from it
+            from eagle_tui.assembly.containers import resolved
+
+            spec = resolved(spec)
+    except (UsageError, TransportError) as exc:
         warn(inert_lines(f"eagle-tui watch: error: {exc}"))
         return EXIT_USAGE
     from eagle_tui.commands.attach import watched_run

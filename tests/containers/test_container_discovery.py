@@ -96,3 +96,16 @@ def test_no_container_engine_no_rows(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert [r for r in json.loads(p.stdout) if r.get("kind") == "container"] == []
     assert p.stderr == ""
+
+
+def test_watch_container_headless(containers: ContainerEngine, server: tuple[str, int]) -> None:
+    name, _port = server
+    env = {**containers.envs(), "PYTHONPATH": str(ROOT)}
+    w = subprocess.run([sys.executable, "-m", "eagle_tui", "watch", "--container", name,
+                        "--headless", "--json", "--duration", "3", "--gpu", "none"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert w.returncode == 0, w.stderr
+    lines = [json.loads(x) for x in w.stdout.splitlines() if x.startswith("{")]
+    assert any(x.get("health") == "ready" for x in lines), w.stdout[-2000:]
+    pid = int(containers.podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
+    assert {"pid": pid, "status": "running"}.items() <= (lines[-1].get("process") or {}).items()
