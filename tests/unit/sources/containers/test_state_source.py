@@ -44,7 +44,7 @@ class Host:
         self.argvs.append(argv)
         if argv[:2] == ["podman", "inspect"] and self.inspects:
             return RunResult(*self.inspects.pop(0))
-        if argv[:2] == ["podman", "wait"]:
+        if argv[:3] == ["timeout", "30", "podman"] and argv[3] == "wait":
             await asyncio.sleep(0.05)
             return RunResult(0, b"137\n", b"")
         if argv[0] == "ps":
@@ -75,7 +75,9 @@ def test_remote_tree_then_killed_then_removed() -> None:
     assert ended.memory_limit == 256 << 20 and ended.container == "eagletest-capture-14018-1"
     assert len(events) == 2  # removed after it ended: nothing more, and the source ends
     # the CLI's wait ran on the host beside the polls, with podman's short interval
-    assert ["podman", "wait", "--interval", "100ms", "eagletest-capture-14018-1"] in host.argvs
+    # (bounded: a remote command that prints nothing outlives its closed channel)
+    assert ["timeout", "30", "podman", "wait", "--interval", "100ms",
+            "eagletest-capture-14018-1"] in host.argvs
 
 
 def test_discovery_skips_failing_clis_and_lists_once() -> None:
