@@ -59,6 +59,7 @@ def test_listed_through_docker_then_picked(containers: ContainerEngine,
     assert row["cli"] == "docker" and row["engine"] == "sglang" and row["state"] == "running"
     assert row["url"] == f"http://127.0.0.1:{port}" and row["url_via"] == "host network"
     assert row["log"] == f"docker logs {name}" and row["pid"] == pid
+    assert row["compose"] == "/sglang"  # (a compose service label, no project)
     # the container's server is not listed again as the host process it also is
     assert not [r for r in found if r.get("kind") != "container" and r["pid"] == pid]
     text = attach(env, "--list")

@@ -42,8 +42,9 @@ class FoundContainer:
 
     def describe(self) -> str:
         url = self.server.url or "no URL from this host"
+        compose = f", compose {self.facts.compose}" if self.facts.compose else ""
         return (f"{self.server.engine} container {self.name} ({self.facts.image or 'no image'}, "
-                f"{self.cli}), {status_text(self.facts)}, {url} ({self.server.via}), "
+                f"{self.cli}{compose}), {status_text(self.facts)}, {url} ({self.server.via}), "
                 f"host pid {self.facts.pid or '-'}, log: `{self.log}` (watch it with "
                 f"--container {self.name})")
 

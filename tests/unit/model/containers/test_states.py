@@ -26,6 +26,7 @@ def facts(name: str) -> ContainerFacts:
 def test_oomkilled_is_said_with_its_limit_and_restarts() -> None:
     f = facts("dockerd-inspect-oomkilled.json")
     assert status_text(f) == "killed: out of memory (OOMKilled) at 16 GiB; restarted 2 times"
+    assert f.compose == "llm/sglang" and facts("dockerd-inspect-vllm-published.json").compose == ""
 
 
 def test_exit_137_with_a_limit_and_no_flag_is_likely_oom() -> None:
