@@ -4,6 +4,7 @@ server inside answers, exit 1 with the cause soon after ``podman kill``."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -44,5 +45,23 @@ def test_wait_container_over_ssh(containers: ContainerEngine, make_sshd: Callabl
         assert f"container {name} exited (exit code 137)" in out
         assert "killed, likely OOM at 300 MiB" in out
         assert took < 2.0, f"wait ended {took:.2f} s after the kill"
+    finally:
+        containers.remove(name)
+
+
+def test_attach_list_over_ssh(containers: ContainerEngine, make_sshd: Callable[..., Any],
+                              tmp_path: Path) -> None:
+    srv = make_sshd(setenv=containers.env)  # the host's docker CLI talks to podman's socket
+    home = tmp_path / "home"
+    home.mkdir()
+    name, port = containers.name("sshlist"), free_port()
+    engine_server(containers, name, port, tmp_path, "--scenario", "slow-start")
+    try:
+        p = subprocess.run([sys.executable, "-m", "eagle_tui", "attach", "--list", "--json",
+                            *srv.cli_args()], env=cli_env(home), capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        [row] = [r for r in json.loads(p.stdout) if r.get("container") == name]
+        assert row["cli"] == "docker" and row["url"] == f"http://127.0.0.1:{port}"
     finally:
         containers.remove(name)
