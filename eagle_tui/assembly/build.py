@@ -56,6 +56,10 @@ def build_sources(
         # other hosts' logs are read whole, as before
         sources.append(LogTail(transport, spec.log, from_end=FROM_END))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
+    if spec.container:
+        from eagle_tui.sources.containers.logs import ContainerLog
+
+        sources.append(ContainerLog(transport, spec.container, cli=spec.container_cli))
     if spec.url or (spec.pid is not None and local):
         from eagle_tui.model.engines.readiness import ReadinessChoice
         from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls

@@ -91,6 +91,10 @@ class DashboardSpec:
     # readiness comes from Prometheus' ``up`` too
     prometheus: str | None = None
     prom_instance: str | None = None
+    # a server in a container: its log through the container CLI (``container_cli``: auto,
+    # docker or podman; assembly/container.py resolves it and the URL before anything opens)
+    container: str | None = None
+    container_cli: str = "auto"
 
     @property
     def is_remote(self) -> bool:
@@ -107,7 +111,8 @@ class DashboardSpec:
             return self.label
         if self.replay is not None:
             return f"replay {self.replay.file.name}"
-        what = Path(self.log).name if self.log else (
+        what = Path(self.log).name if self.log else f"container {self.container}" \
+            if self.container else (
             self.url or (f"pid {self.pid}" if self.pid else "")
             or (f"{self.prom_instance} (prometheus)" if self.prom_instance else ""))
         return f"{host}:{what}" if host and what else host or what
@@ -217,9 +222,11 @@ def check_sources(spec: DashboardSpec) -> DashboardSpec:
         return spec
     if bool(spec.prometheus) != bool(spec.prom_instance):
         raise UsageError("--prometheus URL and --instance INSTANCE go together")
-    if not (spec.log or spec.url or spec.pid or spec.prometheus):
-        raise UsageError("give at least one of --log PATH, --url URL, --pid PID "
-                         "(or --prometheus URL --instance INSTANCE)")
+    if not (spec.log or spec.url or spec.pid or spec.prometheus or spec.container):
+        raise UsageError("give at least one of --log PATH, --url URL, --pid PID, "
+                         "--container NAME (or --prometheus URL --instance INSTANCE)")
+    if spec.container and spec.log:
+        raise UsageError("--container and --log are two logs: give one")
     if spec.prometheus:
         prom = normalize_url(spec.prometheus)
         if prom != spec.prometheus:
@@ -279,6 +286,8 @@ def spec_from_args(args: argparse.Namespace, command: str) -> DashboardSpec:
         command=command,
         prometheus=getattr(args, "prometheus", None),
         prom_instance=getattr(args, "instance", None),
+        container=getattr(args, "container", None),
+        container_cli=getattr(args, "container_cli", None) or "auto",
     )
     return check_sources(spec)
 

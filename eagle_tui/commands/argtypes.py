@@ -98,6 +98,16 @@ def path_text(text: str) -> str:
     return text
 
 
+def container_name(text: str) -> str:
+    """A container name or id, through the argv grammar."""
+    from eagle_tui.model.boundary.grammar import GrammarError, container
+
+    try:
+        return container(text)
+    except GrammarError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def local_file_text(text: str) -> str:
     """A local file to read or write (may not exist yet; ``-`` passes): not a directory."""
     path_text(text)

@@ -35,6 +35,18 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     add_ssh_args(parser)
 
 
+def add_container_args(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--container NAME|ID`` and ``--container-cli`` (docs/containers.md)."""
+    g = parser.add_argument_group("a server in a container (docker or podman)")
+    g.add_argument("--container", metavar="NAME|ID", type=argtypes.container_name,
+                   required=required,
+                   help="the container the server runs in: its log (logs --follow), and its "
+                   "URL from the container's command line and network")
+    g.add_argument("--container-cli", choices=("auto", "docker", "podman"), default="auto",
+                   help="the container CLI to ask (default: the first of docker, podman that "
+                   "knows the container; DOCKER_HOST and docker contexts apply)")
+
+
 def add_ssh_args(parser: argparse.ArgumentParser) -> None:
     """``--ssh DEST`` (repeatable) and how to reach the hosts; see ``assembly/remote.py``."""
     g = parser.add_argument_group("remote host (SSH; nothing is installed on the host)")
@@ -66,4 +78,4 @@ def add_ui_args(parser: argparse.ArgumentParser) -> None:
                    help="log lines kept in memory (default 10,000)")
 
 
-__all__ = ["add_source_args", "add_ssh_args", "add_ui_args"]
+__all__ = ["add_container_args", "add_source_args", "add_ssh_args", "add_ui_args"]
