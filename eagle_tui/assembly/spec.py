@@ -66,6 +66,9 @@ class DashboardSpec:
     log: str | None = None
     url: str | None = None
     pid: int | None = None
+    # a docker/podman container (name or id) and the CLI that knows it ("auto": found)
+    container: str | None = None
+    container_cli: str = "auto"
     ssh: SshSpec = field(default_factory=SshSpec)
     draft_config: str | None = None
     baseline: float | None = None
@@ -91,11 +94,6 @@ class DashboardSpec:
     # readiness comes from Prometheus' ``up`` too
     prometheus: str | None = None
     prom_instance: str | None = None
-    # a server in a container: its log through the container CLI (``container_cli``: auto,
-    # docker or podman; assembly/container.py resolves it and the URL before anything opens)
-    container: str | None = None
-    container_cli: str = "auto"
-
     @property
     def is_remote(self) -> bool:
         return bool(self.ssh.dests)
@@ -111,9 +109,9 @@ class DashboardSpec:
             return self.label
         if self.replay is not None:
             return f"replay {self.replay.file.name}"
-        what = Path(self.log).name if self.log else f"container {self.container}" \
-            if self.container else (
+        what = Path(self.log).name if self.log else (
             self.url or (f"pid {self.pid}" if self.pid else "")
+            or (f"container {self.container}" if self.container else "")
             or (f"{self.prom_instance} (prometheus)" if self.prom_instance else ""))
         return f"{host}:{what}" if host and what else host or what
 
@@ -270,6 +268,8 @@ def spec_from_args(args: argparse.Namespace, command: str) -> DashboardSpec:
         log=getattr(args, "log", None),
         url=getattr(args, "url", None),
         pid=getattr(args, "pid", None),
+        container=getattr(args, "container", None),
+        container_cli=getattr(args, "container_cli", "auto"),
         ssh=ssh_spec_from_args(args),
         draft_config=getattr(args, "draft_config", None),
         baseline=_baseline(args),
@@ -286,8 +286,6 @@ def spec_from_args(args: argparse.Namespace, command: str) -> DashboardSpec:
         command=command,
         prometheus=getattr(args, "prometheus", None),
         prom_instance=getattr(args, "instance", None),
-        container=getattr(args, "container", None),
-        container_cli=getattr(args, "container_cli", None) or "auto",
     )
     return check_sources(spec)
 

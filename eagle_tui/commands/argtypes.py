@@ -98,16 +98,6 @@ def path_text(text: str) -> str:
     return text
 
 
-def container_name(text: str) -> str:
-    """A container name or id, through the argv grammar."""
-    from eagle_tui.model.boundary.grammar import GrammarError, container
-
-    try:
-        return container(text)
-    except GrammarError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def local_file_text(text: str) -> str:
     """A local file to read or write (may not exist yet; ``-`` passes): not a directory."""
     path_text(text)
@@ -124,6 +114,17 @@ def any_path(text: str) -> Path:
     return Path(path_text(text))
 
 
+def container(text: str) -> str:
+    """A docker/podman container name or id (the argv grammar's)."""
+    from eagle_tui.model.boundary.grammar import GrammarError
+    from eagle_tui.model.boundary.grammar import container as checked
+
+    try:
+        return checked(text)
+    except GrammarError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 __all__ = [
     "MAX_COUNT",
     "MAX_NAME",
@@ -132,6 +133,7 @@ __all__ = [
     "MAX_SECONDS",
     "PID_MAX",
     "any_path",
+    "container",
     "count",
     "local_file",
     "local_file_text",

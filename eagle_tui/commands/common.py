@@ -22,6 +22,11 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--url", metavar="URL",
                    help="server base URL, e.g. http://127.0.0.1:30000 (/health, /metrics, ...)")
     g.add_argument("--pid", metavar="PID", type=argtypes.pid, help="server process id to watch")
+    g.add_argument("--container", metavar="NAME", type=argtypes.container, default=None,
+                   help="the docker/podman container the server runs in (name or id): its "
+                   "log, state, processes and URL")
+    g.add_argument("--container-cli", choices=("auto", "docker", "podman"), default="auto",
+                   help="the container CLI to ask (default: docker, then podman)")
     g.add_argument("--record", metavar="FILE", type=argtypes.local_file,
                    help="record every event to FILE (JSON lines) for replay")
     g.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate,
@@ -35,16 +40,14 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     add_ssh_args(parser)
 
 
-def add_container_args(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
-    """``--container NAME|ID`` and ``--container-cli`` (docs/containers.md)."""
+def add_container_args(parser: argparse.ArgumentParser) -> None:
+    """``--container NAME|ID`` and ``--container-cli`` for the commands that read a container's
+    log without watching it (``report``, ``replay``); ``add_source_args`` has them too."""
     g = parser.add_argument_group("a server in a container (docker or podman)")
-    g.add_argument("--container", metavar="NAME|ID", type=argtypes.container_name,
-                   required=required,
-                   help="the container the server runs in: its log (logs --follow), and its "
-                   "URL from the container's command line and network")
+    g.add_argument("--container", metavar="NAME", type=argtypes.container, default=None,
+                   help="read the log of this container (name or id) so far, through its CLI")
     g.add_argument("--container-cli", choices=("auto", "docker", "podman"), default="auto",
-                   help="the container CLI to ask (default: the first of docker, podman that "
-                   "knows the container; DOCKER_HOST and docker contexts apply)")
+                   help="the container CLI to ask (default: docker, then podman)")
 
 
 def add_ssh_args(parser: argparse.ArgumentParser) -> None:

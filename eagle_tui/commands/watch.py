@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from eagle_tui.assembly.container import resolve_container
+from eagle_tui.assembly.containers import resolved
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import spec_from_args
 from eagle_tui.commands import argtypes
-from eagle_tui.commands.common import add_container_args, add_source_args, add_ui_args
+from eagle_tui.commands.common import add_source_args, add_ui_args
 from eagle_tui.console import warn
 from eagle_tui.errors import EagleError
 from eagle_tui.model.boundary.termtext import inert_lines
@@ -33,7 +33,6 @@ def register(subparsers: Any) -> None:
         "found and watched (see `eagle-tui attach`).",
     )
     add_source_args(p)
-    add_container_args(p)
     p.add_argument("--headless", action="store_true",
                    help="print lines instead of the dashboard (the default without a TTY)")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -62,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         from eagle_tui.commands.runfigures import refresh_baseline
 
         refresh_baseline(args)
-        spec = resolve_container(spec_from_args(args, "watch"))
+        spec = resolved(spec_from_args(args, "watch"))
     except EagleError as exc:
         warn(inert_lines(f"eagle-tui watch: error: {exc}"))
         return EXIT_USAGE

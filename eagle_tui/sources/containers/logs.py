@@ -24,7 +24,7 @@ from eagle_tui.model.ingest.framing import TAIL_LINES, LineFramer
 from eagle_tui.model.ingest.logfeed import LogFeed
 from eagle_tui.model.ingest.normalize import split_stamp, stamp_text
 from eagle_tui.model.ingest.resume import ResumeWindow
-from eagle_tui.sources.containers.cli import ContainerCli, NoSuchContainer, locate
+from eagle_tui.sources.containers.cli import CLIS, ContainerCli, NoSuchContainer, locate
 from eagle_tui.transport.base import Transport, TransportError
 
 CAUGHT_UP_GAP_S = 0.05  # no line within this long: what the log held so far is in
@@ -69,7 +69,7 @@ class ContainerLog:
                             LineFramer(0, tail_lines=catchup_lines))
         self.window = ResumeWindow()
         self.cli: ContainerCli | None = None
-        self.run_id = ""  # the StartedAt of the run being followed
+        self.run_id: str | None = None  # the StartedAt of the run followed (None: not asked)
         self.lines = 0  # lines handed to the parser
         self.follows = 0  # ``logs`` commands started (the first, then each resume)
         self.notes: deque[str] = deque(maxlen=_NOTES)
@@ -77,7 +77,9 @@ class ContainerLog:
     async def events(self) -> AsyncIterator[Event | list[Event]]:
         feed = self.feed
         feed.rewind()  # every (re)attach starts by catching up on what is already there
-        if self.cli is None:
+        if self.cli is None and self.choice in CLIS:  # known (resolved): no inspect first
+            self.cli = ContainerCli(self.transport, self.choice)
+        elif self.cli is None:
             self.cli, doc = await locate(self.transport, self.container, self.choice)
             self.run_id = started_at(doc)
         while True:
@@ -94,7 +96,7 @@ class ContainerLog:
             if again is None:
                 break
             run = started_at(again)
-            if run != self.run_id:  # it ran again: a new run of the server
+            if run != self.run_id:  # it stopped and runs again: a new run of the server
                 self.run_id = run
                 if evs := feed.restart():
                     yield evs

@@ -27,6 +27,9 @@ class LaunchFacet:
     scripts: tuple[str, ...] = ()  # console scripts: ``SCRIPT serve ARGS``
     usage: tuple[str, ...] = ()  # the entry points as a user types them, for messages
     process_titles: tuple[str, ...] = ()  # words in the titles its worker processes set
+    # its published container images (repository paths, no registry or tag): a container of
+    # one runs the server even where its command line is the image's own entrypoint
+    images: tuple[str, ...] = ()
     # the flag table: the stem of its files in ``eagle_tui/data/flags/`` (``STEM-VERSION.json``)
     # or a table given inline; and the parser's quirks the table files do not record
     flag_table: str | FlagTable = ""

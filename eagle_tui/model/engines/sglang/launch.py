@@ -131,6 +131,7 @@ LAUNCH = LaunchFacet(
     serve_modules=("sglang",),
     scripts=("sglang",),
     usage=("python -m sglang.launch_server", "sglang serve"),
+    images=("lmsysorg/sglang",),
     flag_table="sglang",
     model_dest="model_path",
     model_flag="--model-path",

@@ -124,6 +124,7 @@ LAUNCH = LaunchFacet(
     serve_modules=("vllm", "vllm.entrypoints.cli.main"),
     scripts=("vllm",),
     usage=("vllm serve", "python -m vllm.entrypoints.openai.api_server"),
+    images=("vllm/vllm-openai",),
     process_titles=("VLLM",),  # its workers are titled ``VLLM::EngineCore``, ...
     flag_table="vllm",
     underscores=True,  # its FlexibleArgumentParser
