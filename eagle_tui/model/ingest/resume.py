@@ -12,6 +12,7 @@ holds whatever order the CLI's two streams (stdout, stderr) interleave in on eit
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 
 MARGIN_NS = 2_000_000_000  # whole-second stamps and the two streams' skew fit in this
@@ -75,4 +76,35 @@ class ResumeWindow:
         self.floor = floor
 
 
-__all__ = ["MARGIN_NS", "MAX_KEPT", "ResumeWindow"]
+
+
+class StampOrder:
+    """Lines of two streams put back in stamp order, holding only the last ``margin`` of them:
+    a line goes out once a line :data:`MARGIN_NS` newer has come (equal stamps keep the order
+    they came in). A report of a container's log reads its stdout and stderr as one log."""
+
+    __slots__ = ("_heap", "_seq", "margin")
+
+    def __init__(self, margin: int = MARGIN_NS) -> None:
+        self.margin = margin
+        self._heap: list[tuple[int, int, bytes]] = []
+        self._seq = 0
+
+    def push(self, stamp: int, line: bytes) -> list[bytes]:
+        """Add a line; the lines now old enough to go out, in order."""
+        heapq.heappush(self._heap, (stamp, self._seq, line))
+        self._seq += 1
+        out: list[bytes] = []
+        old = stamp - self.margin
+        while self._heap and self._heap[0][0] < old:
+            out.append(heapq.heappop(self._heap)[2])
+        return out
+
+    def flush(self) -> list[bytes]:
+        """Every line still held, in order (the end of the log)."""
+        out = [item[2] for item in sorted(self._heap)]
+        self._heap.clear()
+        return out
+
+
+__all__ = ["MARGIN_NS", "MAX_KEPT", "ResumeWindow", "StampOrder"]

@@ -17,13 +17,13 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, BinaryIO
 
 from eagle_tui.model.events import Event, LogRestarted
 from eagle_tui.model.ingest.framing import TAIL_LINES, LineFramer
 from eagle_tui.model.ingest.logfeed import LogFeed
 from eagle_tui.model.ingest.normalize import split_stamp, stamp_text
-from eagle_tui.model.ingest.resume import ResumeWindow
+from eagle_tui.model.ingest.resume import ResumeWindow, StampOrder
 from eagle_tui.sources.containers.cli import CLIS, ContainerCli, NoSuchContainer, locate
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -185,4 +185,23 @@ class ContainerLog:
             raise failure
 
 
-__all__ = ["ContainerLog", "is_running", "started_at"]
+async def dump_log(cli: ContainerCli, container: str, out: BinaryIO) -> int:
+    """The container's log so far (``logs --timestamps``, both streams in stamp order) written
+    to ``out`` with its stamps; the number of lines. The CLI's own lines are left out."""
+    order = StampOrder()
+    n = 0
+    async for raw in cli.transport.stream_lines(cli.logs_argv(container, follow=False),
+                                                stderr=True):
+        split = split_stamp(raw)
+        if split is not None:
+            ready = order.push(split[0], raw)
+            if ready:
+                out.write(b"\n".join(ready) + b"\n")
+            n += 1
+    rest = order.flush()
+    if rest:
+        out.write(b"\n".join(rest) + b"\n")
+    return n
+
+
+__all__ = ["ContainerLog", "dump_log", "is_running", "started_at"]
