@@ -56,6 +56,10 @@ def build_sources(
         # other hosts' logs are read whole, as before
         sources.append(LogTail(transport, spec.log, from_end=FROM_END))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
+    if spec.container:
+        from eagle_tui.sources.containers.logs import ContainerLog
+
+        sources.append(ContainerLog(transport, spec.container, cli=spec.container_cli))
     if spec.url or (spec.pid is not None and local):
         from eagle_tui.model.engines.readiness import ReadinessChoice
         from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
@@ -112,7 +116,8 @@ def build_sources(
 
         sources.append(DownloadWatcher(transport, interval=2.0 if local else 5.0,
                                        until=ready_provider))
-    if spec.draft_config or spec.log or spec.url:
+    # a container's draft path is in its own file system: read only where it is given
+    if spec.draft_config or spec.log or (spec.url and not spec.container):
         sources.append(
             DraftConfigSource(transport, spec.draft_config, spec_provider=spec_provider)
         )

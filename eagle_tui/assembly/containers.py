@@ -34,26 +34,31 @@ async def resolve_container(spec: DashboardSpec, transport: Transport) -> Dashbo
             url = normalize_url(server.url)
     name = facts.name if facts is not None and facts.name else spec.container
     host = f"{transport.host}:" if transport.host else ""
+    # the status line: the container, its image and its state when it was found
+    shown = [f"container {name}", *(x[:80] for x in (
+        (facts.image, facts.status) if facts is not None else ()) if x)]
     return replace(spec, container_cli=cli.program, url=url,
-                   label=spec.label or f"{host}container {name}")
+                   label=spec.label or host + " · ".join(shown))
+
+
+async def _opened_and_resolved(spec: DashboardSpec) -> DashboardSpec:
+    from eagle_tui.assembly.remote import close_transports, open_transports
+
+    transports = await open_transports(spec.ssh)
+    try:
+        return await resolve_container(spec, transports[0])
+    finally:
+        await close_transports(transports)
 
 
 def resolved(spec: DashboardSpec) -> DashboardSpec:
-    """:func:`resolve_container` on a connection of its own (a command that opens its session
-    later: ``watch``); ``spec`` itself when it names no container."""
+    """:func:`resolve_container` for a command that opens its session later (``watch``,
+    ``report``, ``replay``): its own connection to the ``--ssh`` host, closed again."""
     if not spec.container:
         return spec
-    from eagle_tui.assembly.remote import connect_one, one_transport
-
-    async def look() -> DashboardSpec:
-        transport = one_transport(spec.ssh)
-        try:
-            await connect_one(transport)
-            return await resolve_container(spec, transport)
-        finally:
-            await transport.close()
-
-    return asyncio.run(look())
+    return asyncio.run(_opened_and_resolved(spec))
 
 
 __all__ = ["resolve_container", "resolved"]
+
+

@@ -94,7 +94,6 @@ class DashboardSpec:
     # readiness comes from Prometheus' ``up`` too
     prometheus: str | None = None
     prom_instance: str | None = None
-
     @property
     def is_remote(self) -> bool:
         return bool(self.ssh.dests)
@@ -224,6 +223,8 @@ def check_sources(spec: DashboardSpec) -> DashboardSpec:
     if not (spec.log or spec.url or spec.pid or spec.prometheus or spec.container):
         raise UsageError("give at least one of --log PATH, --url URL, --pid PID, "
                          "--container NAME (or --prometheus URL --instance INSTANCE)")
+    if spec.container and spec.log:
+        raise UsageError("--container and --log are two logs: give one")
     if spec.prometheus:
         prom = normalize_url(spec.prometheus)
         if prom != spec.prometheus:

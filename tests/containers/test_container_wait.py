@@ -34,7 +34,9 @@ def test_wait_container_ready(containers: ContainerEngine, tmp_path: Path, cli: 
                       "--timeout", "60", "--gpu", "none")
         out, err = ready.communicate(timeout=90)
         assert ready.returncode == 0, out + err
-        assert "READY: /ready answered 200" in out, out + err
+        # (the container's log is followed too: its phases lead to the ready line)
+        assert "READY" in out and "/ready answered 200" in out, out + err
+        assert "phase: ready" in out, out
         pid = containers.podman("inspect", "--format", "{{.State.Pid}}", name).stdout.strip()
         assert f"process {pid} running" in out, out  # the container's host PID
     finally:
