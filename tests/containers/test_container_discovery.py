@@ -109,4 +109,5 @@ def test_watch_container_headless(containers: ContainerEngine, server: tuple[str
     lines = [json.loads(x) for x in w.stdout.splitlines() if x.startswith("{")]
     assert any(x.get("health") == "ready" for x in lines), w.stdout[-2000:]
     pid = int(containers.podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
-    assert {"pid": pid, "status": "running"}.items() <= (lines[-1].get("process") or {}).items()
+    seen = [x["process"] for x in lines if x.get("process")]
+    assert seen and {"pid": pid, "status": "running"}.items() <= seen[-1].items(), lines
