@@ -130,8 +130,10 @@ def observe(prev: ContainerFacts | None, cur: ContainerFacts | None, t: float,
             cur is None or not live or cur.pid != prev.pid
             or cur.restart_count > prev.restart_count):
         events.append(exited_event(t, prev.pid, cur))
-    elif prev is None and cur is not None and not live and cur.status in ("exited", "dead"):
-        events.append(exited_event(t, cur.pid, cur))  # first seen already ended
+    elif cur is not None and not live and cur.status in ("exited", "dead") and (
+            prev is None or cur.started_at != prev.started_at):
+        # first seen already ended, or a run that began and ended between two looks
+        events.append(exited_event(t, cur.pid, cur))
     if cur is not None and live:
         events.append(sample_event(t, cur, pids, rss_bytes, cpu_percent))
     return events

@@ -102,8 +102,15 @@ def test_gone_and_first_seen_exited() -> None:
     running = facts("podman-inspect-running.json")
     [gone] = observe(running, None, 5.0)
     assert isinstance(gone, ProcessExited) and gone.pid == 14092 and gone.exit_code is None
-    [ended] = observe(None, facts("podman-inspect-killed.json"), 5.0)
+    killed = facts("podman-inspect-killed.json")
+    [ended] = observe(None, killed, 5.0)
     assert isinstance(ended, ProcessExited) and ended.exit_code == 137 and ended.signal == 9
+    assert observe(killed, killed, 6.0) == []  # told once
+    # restarting, then a run that started and ended between two looks: its end is told
+    restarting = replace(killed, status="restarting", restart_count=1)
+    assert observe(killed, restarting, 7.0) == []
+    [short] = observe(restarting, replace(killed, restart_count=2, started_at="later"), 8.0)
+    assert isinstance(short, ProcessExited) and short.restarts == 2
 
 
 def test_server_url_from_command_and_network() -> None:
