@@ -27,7 +27,8 @@ def eagle(containers: ContainerEngine, *args: str) -> subprocess.Popen[str]:
 @pytest.mark.parametrize("cli", ["podman", "docker"])
 def test_wait_container_ready(containers: ContainerEngine, tmp_path: Path, cli: str) -> None:
     name, port = containers.name("wait"), free_port()
-    engine_server(containers, name, port, tmp_path, "--scenario", "healthy", "--speed", "20")
+    # (slow enough that wait, started at once, reads the log's phases before /ready answers)
+    engine_server(containers, name, port, tmp_path, "--scenario", "healthy", "--speed", "8")
     try:
         # the URL comes from the container's command line (--port) and its host network
         ready = eagle(containers, "wait", "--container", name, "--container-cli", cli,
