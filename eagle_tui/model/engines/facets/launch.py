@@ -7,10 +7,11 @@ an engine. An engine's package fills it in (``engines/<name>/launch.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from eagle_tui.model.launching.checks import LintRule, PlanReader, no_plan
-from eagle_tui.model.launching.flags import FlagTable
+from eagle_tui.model.launching.checks import LintRule, PlanReader, as_int, no_plan
+from eagle_tui.model.launching.flags import FlagTable, ParsedCommand
 from eagle_tui.model.launching.remedy import Remedy
 
 SERVE = "serve"  # the subcommand a console script starts the server with
@@ -27,9 +28,6 @@ class LaunchFacet:
     scripts: tuple[str, ...] = ()  # console scripts: ``SCRIPT serve ARGS``
     usage: tuple[str, ...] = ()  # the entry points as a user types them, for messages
     process_titles: tuple[str, ...] = ()  # words in the titles its worker processes set
-    # its published container images (repository paths, no registry or tag): a container of
-    # one runs the server even where its command line is the image's own entrypoint
-    images: tuple[str, ...] = ()
     # the flag table: the stem of its files in ``eagle_tui/data/flags/`` (``STEM-VERSION.json``)
     # or a table given inline; and the parser's quirks the table files do not record
     flag_table: str | FlagTable = ""
@@ -54,6 +52,20 @@ class LaunchFacet:
     rules: tuple[LintRule, ...] = ()
     # the edit that makes a running server capture EAGLE-3's aux layers (an alert's fix)
     eagle3_remedy: Remedy | None = None
+    # where the server listens when the command does not say (``None``: every interface)
+    host_default: str | None = None
+    host_flag: str = "--host"
+    # the GPUs one node of the server takes (tensor × pipeline × data parallel, the engine's way)
+    gpu_count: Callable[[ParsedCommand], int] | None = None
+    # its container images (repository names): with the words their entrypoint puts before the
+    # command line's (``vllm serve``), or none where the image runs the command given
+    images: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def gpus_needed(self, cmd: ParsedCommand) -> int:
+        """The GPUs the command needs on its node (the tensor-parallel size by default)."""
+        if self.gpu_count is not None:
+            return max(1, self.gpu_count(cmd))
+        return max(1, as_int(cmd.get(self.tp_dest)) or 1)
 
     def examples(self) -> tuple[str, ...]:
         """The entry points for messages (``usage``, else made from the modules and scripts)."""

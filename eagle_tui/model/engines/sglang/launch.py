@@ -82,6 +82,16 @@ def draft_fits_algorithm(c: LintInput) -> list[Finding]:
     return []
 
 
+def gpu_count(cmd: ParsedCommand) -> int:
+    """GPUs on one node: tensor × pipeline × data-parallel replicas (attention DP runs inside
+    the tensor-parallel group and adds none), over ``--nnodes``."""
+    size = (as_int(cmd.get("tp_size")) or 1) * (as_int(cmd.get("pp_size")) or 1)
+    if not cmd.get("enable_dp_attention"):
+        size *= as_int(cmd.get("dp_size")) or 1
+    nodes = max(1, as_int(cmd.get("nnodes")) or 1)
+    return -(-size // nodes)
+
+
 def algorithm_remedy(algorithm: str) -> Remedy:
     """Run the draft as ``algorithm``: the fix of a draft/algorithm mismatch."""
     return set_flag("--speculative-algorithm", algorithm, f"run the draft as {algorithm}")
@@ -131,7 +141,6 @@ LAUNCH = LaunchFacet(
     serve_modules=("sglang",),
     scripts=("sglang",),
     usage=("python -m sglang.launch_server", "sglang serve"),
-    images=("lmsysorg/sglang",),
     flag_table="sglang",
     model_dest="model_path",
     model_flag="--model-path",
@@ -142,8 +151,11 @@ LAUNCH = LaunchFacet(
     cpu_env=(("SGLANG_USE_CPU_ENGINE", "1"),),
     read_plan=read_plan,
     eagle3_remedy=algorithm_remedy("EAGLE3"),
+    host_default="127.0.0.1",
+    gpu_count=gpu_count,
+    images=(("lmsysorg/sglang", ()),),  # it runs the command given after the image
     rules=(known_algorithm, eagle3_needs_draft, draft_fits_algorithm, hidden_width,
            aux_layer_ids, draft_shape),
 )
 
-__all__ = ["ALGORITHMS", "LAUNCH", "algorithm_remedy", "read_plan"]
+__all__ = ["ALGORITHMS", "LAUNCH", "algorithm_remedy", "gpu_count", "read_plan"]

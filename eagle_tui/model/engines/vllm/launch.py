@@ -103,6 +103,18 @@ def num_tokens(c: LintInput) -> list[Finding]:
                     "add \"num_speculative_tokens\": 3", _tokens_remedy(c.cmd))]
 
 
+def gpu_count(cmd: ParsedCommand) -> int:
+    """GPUs on one node: tensor × pipeline × the data-parallel ranks here (``--data-parallel-
+    size-local``, else all of them), a tensor/pipeline group spread over ``--nnodes``."""
+    group = (as_int(cmd.get("tensor_parallel_size")) or 1) * \
+        (as_int(cmd.get("pipeline_parallel_size")) or 1)
+    local = as_int(cmd.get("data_parallel_size_local"))
+    if local is not None:
+        return group * local
+    nodes = max(1, as_int(cmd.get("nnodes")) or 1)
+    return -(-group * (as_int(cmd.get("data_parallel_size")) or 1) // nodes)
+
+
 def method_remedy(cmd: ParsedCommand | None, method: str) -> Remedy:
     """Set the method where the command gives it: the JSON (or its dotted keys), else
     ``--spec-method`` when that is how it was given (the JSON wins over it, as in vLLM)."""
@@ -124,7 +136,6 @@ LAUNCH = LaunchFacet(
     serve_modules=("vllm", "vllm.entrypoints.cli.main"),
     scripts=("vllm",),
     usage=("vllm serve", "python -m vllm.entrypoints.openai.api_server"),
-    images=("vllm/vllm-openai",),
     process_titles=("VLLM",),  # its workers are titled ``VLLM::EngineCore``, ...
     flag_table="vllm",
     underscores=True,  # its FlexibleArgumentParser
@@ -138,8 +149,10 @@ LAUNCH = LaunchFacet(
     cpu_env=(("VLLM_TARGET_DEVICE", "cpu"),),
     read_plan=read_plan,
     eagle3_remedy=method_remedy(None, "eagle3"),
+    gpu_count=gpu_count,
+    images=(("vllm/vllm-openai", ("vllm", "serve")),),  # its ENTRYPOINT: the words are flags
     rules=(method_inferred, eagle3_needs_draft, draft_fits_method, hidden_width, aux_layer_ids,
            num_tokens),
 )
 
-__all__ = ["LAUNCH", "method_remedy", "read_plan"]
+__all__ = ["LAUNCH", "gpu_count", "method_remedy", "read_plan"]
