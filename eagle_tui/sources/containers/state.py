@@ -5,8 +5,9 @@ turns what changed into events (:func:`eagle_tui.model.containers.states.observe
 container as a process sample (its first process's host PID, ``.State.Pid``, and its
 descendants: psutil here, ``ps`` over SSH, for the GPU pane), its end with the engine's cause
 (OOMKilled, exit 137 with a memory limit), a restart as a new run. While the container runs, the
-CLI's own ``wait`` runs beside the polls, so an exit is seen when it happens, not at the next
-poll. A container that is removed (``--rm``, ``rm -f``) ends the source after its exit.
+CLI's own ``wait`` (over SSH; here its first process's host PID) is watched beside the polls,
+so an exit is seen when it happens, not at the next poll. A container that is removed
+(``--rm``, ``rm -f``) ends the source after its exit.
 """
 
 from __future__ import annotations
@@ -100,18 +101,13 @@ class ContainerStateSource:
 
     async def _gone(self, pid: int) -> object:
         """Here: until the container's first process is gone (psutil, every 50 ms: a kill is
-        told at once), or the CLI's ``wait`` returns (a restart's new process)."""
+        told at once; a restart's new process replaces a gone one). No CLI ``wait`` here: a
+        child cancelled with its session would outlive the event loop unreaped."""
         import psutil
 
-        wait = asyncio.create_task(self._wait())
-        try:
-            while not wait.done() and psutil.pid_exists(pid):
-                await asyncio.sleep(0.05)
-            return None
-        finally:
-            wait.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await wait
+        while psutil.pid_exists(pid):
+            await asyncio.sleep(0.05)
+        return None
 
     async def host_tree(self, pid: int) -> Tree:
         """The host PIDs of the container's processes: ``pid`` and its descendants, with their
