@@ -56,6 +56,10 @@ def build_sources(
         # other hosts' logs are read whole, as before
         sources.append(LogTail(transport, spec.log, from_end=FROM_END))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
+    if spec.container:
+        from eagle_tui.sources.containers.logs import ContainerLog
+
+        sources.append(ContainerLog(transport, spec.container, cli=spec.container_cli))
     if spec.url or (spec.pid is not None and local):
         from eagle_tui.model.engines.readiness import ReadinessChoice
         from eagle_tui.sources.health import READY_INTERVAL_S, HealthPoller, listening_urls
@@ -93,7 +97,15 @@ def build_sources(
         sources.append(PromMetricsSource(spec.prometheus, spec.prom_instance,
                                          health=not spec.url))
     port = url_port(spec.url) if spec.url and is_local_host(spec.url) else None
-    if spec.pid is not None or port is not None or spec.log:
+    if spec.container:
+        # the container's state says how its processes end (a process watcher beside it would
+        # take the listener on the port for another run)
+        from eagle_tui.sources.containers.cli import ContainerCli
+        from eagle_tui.sources.containers.state import ContainerStateSource
+
+        program = spec.container_cli if spec.container_cli != "auto" else "docker"
+        sources.append(ContainerStateSource(ContainerCli(transport, program), spec.container))
+    elif spec.pid is not None or port is not None or spec.log:
         if local:
             from eagle_tui.sources.process import ProcessWatcher
 
@@ -109,7 +121,8 @@ def build_sources(
 
         sources.append(DownloadWatcher(transport, interval=2.0 if local else 5.0,
                                        until=ready_provider))
-    if spec.draft_config or spec.log or spec.url:
+    # a container's draft path is in its own file system: read only where it is given
+    if spec.draft_config or spec.log or (spec.url and not spec.container):
         sources.append(
             DraftConfigSource(transport, spec.draft_config, spec_provider=spec_provider)
         )

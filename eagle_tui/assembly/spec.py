@@ -66,6 +66,9 @@ class DashboardSpec:
     log: str | None = None
     url: str | None = None
     pid: int | None = None
+    # a docker/podman container (name or id) and the CLI that knows it ("auto": found)
+    container: str | None = None
+    container_cli: str = "auto"
     ssh: SshSpec = field(default_factory=SshSpec)
     draft_config: str | None = None
     baseline: float | None = None
@@ -91,7 +94,6 @@ class DashboardSpec:
     # readiness comes from Prometheus' ``up`` too
     prometheus: str | None = None
     prom_instance: str | None = None
-
     @property
     def is_remote(self) -> bool:
         return bool(self.ssh.dests)
@@ -109,6 +111,7 @@ class DashboardSpec:
             return f"replay {self.replay.file.name}"
         what = Path(self.log).name if self.log else (
             self.url or (f"pid {self.pid}" if self.pid else "")
+            or (f"container {self.container}" if self.container else "")
             or (f"{self.prom_instance} (prometheus)" if self.prom_instance else ""))
         return f"{host}:{what}" if host and what else host or what
 
@@ -217,9 +220,11 @@ def check_sources(spec: DashboardSpec) -> DashboardSpec:
         return spec
     if bool(spec.prometheus) != bool(spec.prom_instance):
         raise UsageError("--prometheus URL and --instance INSTANCE go together")
-    if not (spec.log or spec.url or spec.pid or spec.prometheus):
-        raise UsageError("give at least one of --log PATH, --url URL, --pid PID "
-                         "(or --prometheus URL --instance INSTANCE)")
+    if not (spec.log or spec.url or spec.pid or spec.prometheus or spec.container):
+        raise UsageError("give at least one of --log PATH, --url URL, --pid PID, "
+                         "--container NAME (or --prometheus URL --instance INSTANCE)")
+    if spec.container and spec.log:
+        raise UsageError("--container and --log are two logs: give one")
     if spec.prometheus:
         prom = normalize_url(spec.prometheus)
         if prom != spec.prometheus:
@@ -263,6 +268,8 @@ def spec_from_args(args: argparse.Namespace, command: str) -> DashboardSpec:
         log=getattr(args, "log", None),
         url=getattr(args, "url", None),
         pid=getattr(args, "pid", None),
+        container=getattr(args, "container", None),
+        container_cli=getattr(args, "container_cli", "auto"),
         ssh=ssh_spec_from_args(args),
         draft_config=getattr(args, "draft_config", None),
         baseline=_baseline(args),

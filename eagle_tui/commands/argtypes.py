@@ -114,6 +114,17 @@ def any_path(text: str) -> Path:
     return Path(path_text(text))
 
 
+def container(text: str) -> str:
+    """A docker/podman container name or id (the argv grammar's)."""
+    from eagle_tui.model.boundary.grammar import GrammarError
+    from eagle_tui.model.boundary.grammar import container as checked
+
+    try:
+        return checked(text)
+    except GrammarError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 __all__ = [
     "MAX_COUNT",
     "MAX_NAME",
@@ -122,6 +133,7 @@ __all__ = [
     "MAX_SECONDS",
     "PID_MAX",
     "any_path",
+    "container",
     "count",
     "local_file",
     "local_file_text",

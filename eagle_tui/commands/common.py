@@ -22,6 +22,11 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--url", metavar="URL",
                    help="server base URL, e.g. http://127.0.0.1:30000 (/health, /metrics, ...)")
     g.add_argument("--pid", metavar="PID", type=argtypes.pid, help="server process id to watch")
+    g.add_argument("--container", metavar="NAME", type=argtypes.container, default=None,
+                   help="the docker/podman container the server runs in (name or id): its "
+                   "log, state, processes and URL")
+    g.add_argument("--container-cli", choices=("auto", "docker", "podman"), default="auto",
+                   help="the container CLI to ask (default: docker, then podman)")
     g.add_argument("--record", metavar="FILE", type=argtypes.local_file,
                    help="record every event to FILE (JSON lines) for replay")
     g.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate,
@@ -33,6 +38,16 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--gpu", choices=GPU_CHOICES, default="auto",
                    help="GPU sampling: NVML locally, nvidia-smi remotely (default: auto)")
     add_ssh_args(parser)
+
+
+def add_container_args(parser: argparse.ArgumentParser) -> None:
+    """``--container NAME|ID`` and ``--container-cli`` for the commands that read a container's
+    log without watching it (``report``, ``replay``); ``add_source_args`` has them too."""
+    g = parser.add_argument_group("a server in a container (docker or podman)")
+    g.add_argument("--container", metavar="NAME", type=argtypes.container, default=None,
+                   help="read the log of this container (name or id) so far, through its CLI")
+    g.add_argument("--container-cli", choices=("auto", "docker", "podman"), default="auto",
+                   help="the container CLI to ask (default: docker, then podman)")
 
 
 def add_ssh_args(parser: argparse.ArgumentParser) -> None:
@@ -66,4 +81,4 @@ def add_ui_args(parser: argparse.ArgumentParser) -> None:
                    help="log lines kept in memory (default 10,000)")
 
 
-__all__ = ["add_source_args", "add_ssh_args", "add_ui_args"]
+__all__ = ["add_container_args", "add_source_args", "add_ssh_args", "add_ui_args"]

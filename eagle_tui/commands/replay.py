@@ -15,14 +15,15 @@ kept as text, so opening a million-line log draws the first frame at once.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
-from eagle_tui.assembly.spec import REPLAY_KINDS, spec_from_args
+from eagle_tui.assembly.spec import REPLAY_KINDS, SshSpec, spec_from_args
 from eagle_tui.commands import argtypes
-from eagle_tui.commands.common import add_ui_args
+from eagle_tui.commands.common import add_container_args, add_ssh_args, add_ui_args
 from eagle_tui.console import warn
-from eagle_tui.errors import UsageError
+from eagle_tui.errors import EagleError
 from eagle_tui.headless.progress import EXIT_CRASHED, EXIT_READY
 from eagle_tui.model.boundary.termtext import inert_lines
 
@@ -36,8 +37,8 @@ def register(subparsers: Any) -> None:
         description="Replay FILE (a JSON-lines record written by --record, or a raw SGLang/vLLM "
         "log) through the dashboard, or print its progress lines without a terminal.",
     )
-    p.add_argument("file", metavar="FILE", type=argtypes.any_path,
-                   help="record file or raw server log")
+    p.add_argument("file", metavar="FILE", type=argtypes.any_path, nargs="?", default=None,
+                   help="record file or raw server log (or --container NAME)")
     p.add_argument("--kind", choices=REPLAY_KINDS, default="auto",
                    help="what FILE is (default: detected from its first line)")
     p.add_argument("--speed", type=argtypes.rate, default=None,
@@ -46,16 +47,26 @@ def register(subparsers: Any) -> None:
                    help="print progress lines instead of the dashboard (default without a TTY)")
     p.add_argument("--json", action="store_true", help="headless: one JSON object per line")
     add_ui_args(p)
+    add_container_args(p)
+    add_ssh_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from eagle_tui.commands.container_log import fetched_log, one_log
+
     try:
-        spec = spec_from_args(args, "replay")
-    except UsageError as exc:
+        one_log(args.file, args, "FILE")
+        if not args.container:
+            return open_dashboard(spec_from_args(args, "replay"))
+        with fetched_log(args) as path:  # the container's log so far, replayed as a raw log
+            args.file, args.kind = path, "log"
+            spec = spec_from_args(args, "replay")
+            return open_dashboard(replace(spec, ssh=SshSpec(),
+                                          label=f"replay container {args.container}"))
+    except EagleError as exc:
         warn(inert_lines(f"eagle-tui replay: error: {exc}"))
         return EXIT_USAGE
-    return open_dashboard(spec)
 
 
 __all__ = ["EXIT_CRASHED", "EXIT_OK", "register", "run"]

@@ -15,6 +15,7 @@ import sys
 from typing import Any, BinaryIO, cast
 
 from eagle_tui.commands import argtypes
+from eagle_tui.commands.common import add_container_args, add_ssh_args
 from eagle_tui.console import say, warn
 from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
@@ -31,8 +32,8 @@ def register(subparsers: Any) -> None:
         "with its root-cause line and a fix hint, speculative settings, acceptance length, "
         "tok/s, EAGLE-3 hidden-state dims and alerts. Reads the file once in constant memory.",
     )
-    p.add_argument("log", metavar="LOG", type=argtypes.path_text,
-                   help="log file, or - for standard input")
+    p.add_argument("log", metavar="LOG", type=argtypes.path_text, nargs="?", default=None,
+                   help="log file, or - for standard input (or --container NAME)")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--baseline", type=argtypes.rate, metavar="TOK_S",
                    help="non-speculative tok/s to compare against (adds a below-baseline alert)")
@@ -45,10 +46,28 @@ def register(subparsers: Any) -> None:
                    "--save-result: each run beside the log's figures over its time (repeatable)")
     p.add_argument("--debug-rss", action="store_true",
                    help="print the peak memory of the report and its workers to stderr")
+    add_container_args(p)
+    add_ssh_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from eagle_tui.commands.container_log import fetched_log, one_log
+    from eagle_tui.errors import EagleError
+
+    try:
+        one_log(args.log, args, "LOG")
+        if not args.container:
+            return _run(args, args.log)
+        with fetched_log(args) as path:
+            return _run(args, str(path), f"container {args.container}")
+    except EagleError as exc:
+        warn(inert_lines(f"eagle-tui report: error: {exc}"))
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace, name: str, shown: str | None = None) -> int:
+    """The report of the log file ``name`` (``shown``: what the report calls it)."""
     from pathlib import Path
 
     from eagle_tui.commands import report_windows
@@ -56,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
     from eagle_tui.model.ingest.normalize import sanitize
     from eagle_tui.model.ingest.textenc import note
 
-    name: str = args.log
     rss: list[tuple[int, int]] = []
     mark: list[int] = []  # the first bench marker's line, from the report's own pass
     try:
@@ -75,11 +93,12 @@ def run(args: argparse.Namespace) -> int:
             f, enc = open_log(name)
             with f:
                 if enc is None:
-                    report = build_report_parallel(cast(BinaryIO, f), name,
+                    report = build_report_parallel(cast(BinaryIO, f), shown or name,
                                                    baseline=args.baseline, workers=args.workers,
                                                    rss=rss, bench_mark=mark)
                 else:  # decoded as it is read, in one pass (the workers would cut raw bytes)
-                    report = build_report(cast(BinaryIO, f), name, baseline=args.baseline)
+                    report = build_report(cast(BinaryIO, f), shown or name,
+                                          baseline=args.baseline)
                     report["encoding"] = note(enc)
         # bench windows: a second pass, only when the log has markers or results were given
         # (they read the file's own bytes: a decoded log's results runs only)

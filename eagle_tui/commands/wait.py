@@ -77,7 +77,11 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO,
     try:
         if spec.ssh.dests and spec.pid is not None:
             await check_remote_pid(transports[0], spec.pid)
-    except UsageError as exc:
+        if spec.container:
+            from eagle_tui.assembly.containers import resolve_container
+
+            spec = await resolve_container(spec, transports[0])
+    except (UsageError, TransportError) as exc:
         await close_transports(transports)
         warn(inert_lines(f"eagle-tui wait: error: {exc}"))
         return EXIT_USAGE

@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from eagle_tui.assembly.containers import resolved
 from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_source_args, add_ui_args
 from eagle_tui.console import warn
-from eagle_tui.errors import UsageError
+from eagle_tui.errors import EagleError
 from eagle_tui.model.boundary.termtext import inert_lines
 
 
@@ -28,8 +29,8 @@ def register(subparsers: Any) -> None:
         help="follow a server and print its live state (startup, health, crashes, GPUs)",
         description="Follow a server and print its state at every change and every 10 s, "
         "with a diagnosis when it crashes. Runs until interrupted. With none of --log, --url, "
-        "--pid: the SGLang/vLLM servers running on the host (or --ssh DEST) are found and "
-        "watched (see `eagle-tui attach`).",
+        "--pid, --container: the SGLang/vLLM servers running on the host (or --ssh DEST) are "
+        "found and watched (see `eagle-tui attach`).",
     )
     add_source_args(p)
     p.add_argument("--headless", action="store_true",
@@ -50,7 +51,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not (args.log or args.url or args.pid or args.prometheus or args.instance):
+    if not (args.log or args.url or args.pid or args.prometheus or args.instance
+            or args.container):
         # nothing to watch: find the server on the host
         from eagle_tui.commands.attach import attach_discovered
 
@@ -59,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
         from eagle_tui.commands.runfigures import refresh_baseline
 
         refresh_baseline(args)
-        spec = spec_from_args(args, "watch")
-    except UsageError as exc:
+        spec = resolved(spec_from_args(args, "watch"))
+    except EagleError as exc:
         warn(inert_lines(f"eagle-tui watch: error: {exc}"))
         return EXIT_USAGE
     from eagle_tui.commands.attach import watched_run

@@ -348,8 +348,9 @@ def exit_crash(state: DashboardState) -> bool:
     """Whether the crash is the one the process's end says by itself (SIGKILL), not a line of
     the log."""
     c = state.startup.crash
-    return (c is not None and state.live.process_exit is not None and c.kind == "killed"
-            and c.message.startswith(KILLED_MESSAGE))
+    ex = state.live.process_exit
+    return (c is not None and ex is not None and c.kind == "killed"
+            and (c.message.startswith(KILLED_MESSAGE) or ex.container != ""))
 
 
 __all__ = ["LINE_SHOWN", "clean", "cut", "diagnosis_lines", "exit_crash", "phase_text",

@@ -61,7 +61,8 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
     if ex is not None:
         code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
         said = f": {c.message}" if c is not None else ""  # (killed: what that most often is)
-        return "crashed", f"server process {ex.pid} exited ({code}){said}"
+        who = f"container {ex.container}" if ex.container else f"server process {ex.pid}"
+        return "crashed", f"{who} exited ({code}){said}"
     health = state.live.health
     held = hold_of(state)
     if held is not None and health is not None and health.state in ("ready", "starting"):

@@ -97,10 +97,13 @@ class Transport(Protocol):
         """Run a command to completion (argv is quoted for the remote shell by the transport)."""
         ...
 
-    def stream_lines(self, argv: list[str]) -> AsyncIterator[bytes]:
+    def stream_lines(self, argv: list[str], *, stderr: bool = False) -> AsyncIterator[bytes]:
         """Start a long-running command and yield its stdout lines (without the newline).
 
-        Ends when the command exits; raises :class:`CommandNotFound` if it does not exist.
+        ``stderr=True``: its stderr lines are yielded too, as they come (a container's log
+        arrives on both of the CLI's streams). Ends when the command exits; raises
+        :class:`CommandNotFound` if it does not exist, :class:`TransportError` with the end
+        of its stderr when it exits with another status than 0.
         """
         ...
 

@@ -111,36 +111,52 @@ class LocalTransport:
         self._procs.add(proc)
         return proc
 
-    async def stream_lines(self, argv: list[str]) -> AsyncIterator[bytes]:
+    async def stream_lines(self, argv: list[str], *, stderr: bool = False
+                           ) -> AsyncIterator[bytes]:
         proc = await self._spawn(argv, stdout=asyncio.subprocess.PIPE)
         assert proc.stdout is not None and proc.stderr is not None
         stderr_tail: deque[bytes] = deque(maxlen=_STDERR_KEEP)
+        # both streams' lines meet here (None: one of them ended)
+        lines: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=256)
 
-        async def drain_stderr(stream: asyncio.StreamReader) -> None:
-            # read stderr concurrently: a chatty command must not block on a full pipe
-            while line := await stream.readline():
-                stderr_tail.append(line.rstrip(b"\r\n"))
-
-        err_task = asyncio.create_task(drain_stderr(proc.stderr))
-        try:
+        async def pump(stream: asyncio.StreamReader, keep: bool) -> None:
             while True:
                 try:
-                    line = await proc.stdout.readline()
+                    line = await stream.readline()
                 except ValueError:  # a line over the stream limit: skip it, keep streaming
-                    await proc.stdout.read(DEFAULT_CHUNK)
+                    await stream.read(DEFAULT_CHUNK)
                     continue
+                except OSError:
+                    break
                 if not line:
                     break
-                yield line.rstrip(b"\r\n")
+                line = line.rstrip(b"\r\n")
+                if keep:
+                    stderr_tail.append(line)
+                if not keep or stderr:
+                    await lines.put(line)
+            await lines.put(None)
+
+        # stderr is read concurrently either way: a chatty command must not block on a full pipe
+        tasks = [asyncio.create_task(pump(proc.stdout, False)),
+                 asyncio.create_task(pump(proc.stderr, True))]
+        try:
+            ended = 0
+            while ended < 2:
+                line = await lines.get()
+                if line is None:
+                    ended += 1
+                else:
+                    yield line
             code = await proc.wait()
-            await err_task
             if code != 0:
                 detail = b" ".join(stderr_tail).decode("utf-8", "replace").strip()
                 raise TransportError(
                     f"{argv[0]} exited with status {code}" + (f": {detail}" if detail else "")
                 )
         finally:
-            err_task.cancel()
+            for task in tasks:
+                task.cancel()
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()

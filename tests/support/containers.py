@@ -70,7 +70,8 @@ class ContainerEngine:
         read-only at the same place inside (a venv needs the interpreter it was made from)."""
         base = Path(os.path.realpath(sys.executable)).parents[1]
         seen: list[str] = []
-        for p in (ROOT, base, *paths):
+        # sys.prefix: the venv itself, which lives outside a git worktree's checkout
+        for p in (ROOT, Path(sys.prefix), base, *paths):
             text = str(p)
             if text not in seen:
                 seen.append(text)

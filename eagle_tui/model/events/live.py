@@ -101,7 +101,9 @@ class DraftConfig(Record):
     aux_layer_ids: tuple[int, ...] = ()
 
 
-ProcessStatus = Literal["running", "sleeping", "zombie", "exited", "not_found", "unknown"]
+# ("paused": a paused container, its processes frozen)
+ProcessStatus = Literal["running", "sleeping", "paused", "zombie", "exited", "not_found",
+                        "unknown"]
 
 
 @record
@@ -135,6 +137,12 @@ class ProcessExited(Record):
     # SIGKILL is most often the kernel's OOM killer, and this is what the user checks first
     mem_available: int | None = None
     mem_total: int | None = None
+    # a container's run (``container``: its name): what its engine said of the end, for the
+    # crash's wording (model/containers/states.py)
+    container: str = ""
+    oom_killed: bool = False
+    memory_limit: int | None = None
+    restarts: int = 0
 
 
 @record

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from eagle_tui.model.containers.states import kill_text
 from eagle_tui.model.engines import generation, profiles
 from eagle_tui.model.events import CrashEvent, Phase, ProcessExited
 from eagle_tui.model.ingest.crashhints import hint_for
@@ -167,7 +168,13 @@ def _gib(n: int) -> str:
 def killed_crash(ev: ProcessExited, lineno: int, engine: str = "unknown",
                  phase: Phase = Phase.NONE) -> CrashEvent | None:
     """The crash a process's end says by itself: SIGKILL (no traceback comes with it), with
-    the host's memory when the exit was seen; ``None`` for any other end."""
+    the host's memory when the exit was seen; ``None`` for any other end. A container's end
+    is worded by what its engine said (OOMKilled, its memory limit, its restarts)."""
+    if ev.container:
+        told = kill_text(ev.exit_code, ev.oom_killed, ev.memory_limit, ev.restarts)
+        if told is None:
+            return None
+        return CrashEvent("killed", lineno, told, hint_for("killed", engine, phase, told))
     if ev.signal != SIGKILL and ev.exit_code != -SIGKILL:
         return None
     msg = KILLED_MESSAGE

@@ -46,6 +46,9 @@ _WRAPPERS = re.compile(
 )
 _DOCKER_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)")
 _MAX_WRAPPERS = 8  # a pathological line of 10k "> " must not loop for long
+# the stamp ``logs --timestamps`` puts before each line, in bytes, with its parts
+_STAMP_PREFIX = re.compile(
+    rb"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9})\d*)?(Z|[+-]\d\d:?\d\d) ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,56 @@ def strip_wrappers(text: str) -> Normalized:
             stamp = token.strip()
         text = text[m.end() :]
     return Normalized(text, process, stamp)
+
+
+def split_stamp(line: bytes) -> tuple[int, bytes] | None:
+    """A ``logs --timestamps`` line → (its stamp in ns since the epoch, the line without it);
+    ``None`` when it does not begin with a stamp (the CLI's own message, say). The display
+    and the parser strip the same prefix in :func:`strip_wrappers`; this is its number, which
+    orders and resumes a container's log."""
+    m = _STAMP_PREFIX.match(line)
+    if m is None:
+        return None
+    y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+    frac, zone = m.group(7) or b"", m.group(8)
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and h < 24 and mi < 60 and sec < 61):
+        return None
+    days = _days(y, mo, d)
+    offset = 0
+    if zone != b"Z":
+        sign = -1 if zone[:1] == b"-" else 1
+        zh, zm = int(zone[1:3]), int(zone[-2:])
+        offset = sign * (zh * 3600 + zm * 60)
+    secs = days * 86400 + h * 3600 + mi * 60 + sec - offset
+    return secs * 1_000_000_000 + int(frac.ljust(9, b"0") or 0), line[m.end():]
+
+
+def _days(y: int, m: int, d: int) -> int:
+    """Days from 1970-01-01 to the date (proleptic Gregorian; the civil-from-days inverse)."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def stamp_text(ns: int) -> str:
+    """ns since the epoch → an RFC 3339 UTC stamp with nanoseconds (what ``--since`` takes)."""
+    secs, frac = divmod(ns, 1_000_000_000)
+    days, rest = divmod(secs, 86400)
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    y = yoe + era * 400 + (m <= 2)
+    h, rest = divmod(rest, 3600)
+    mi, s = divmod(rest, 60)
+    return f"{y:04d}-{m:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{frac:09d}Z"
 
 
 # -- repairs across lines ----------------------------------------------------------------------
@@ -257,6 +310,8 @@ __all__ = [
     "normalize",
     "replace_controls",
     "sanitize",
+    "split_stamp",
+    "stamp_text",
     "strip_escapes",
     "strip_wrappers",
     "to_text",

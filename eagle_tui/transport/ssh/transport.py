@@ -140,7 +140,8 @@ class SshTransport:
         finally:
             await stream.aclose()
 
-    async def stream_lines(self, argv: list[str]) -> AsyncIterator[bytes]:
+    async def stream_lines(self, argv: list[str], *, stderr: bool = False
+                           ) -> AsyncIterator[bytes]:
         if not argv:
             raise TransportError("empty command")
         link = await self._conn.live(self._options.connect_timeout)
@@ -148,25 +149,27 @@ class SshTransport:
             link, frame(shlex.join(argv), replaces_shell=True), self._executor,
             self._conn.on_lost, self._options.connect_timeout,
         )
-        pending = b""
+        pending = {"out": b"", "err": b""}  # each stream's unfinished line
         err = b""
         try:
             async for chunk in stream:
-                if chunk.kind == "out":
-                    pending += chunk.data
-                    *lines, pending = pending.split(b"\n")
+                if chunk.kind == "err":
+                    err = (err + chunk.data)[-_MAX_STDERR:]
+                if chunk.kind == "out" or (chunk.kind == "err" and stderr):
+                    part = pending[chunk.kind] + chunk.data
+                    *lines, part = part.split(b"\n")
                     for line in lines:
                         yield line.removesuffix(b"\r")
-                    if len(pending) > _MAX_LINE:
-                        yield pending
-                        pending = b""
-                elif chunk.kind == "err":
-                    err = (err + chunk.data)[-_MAX_STDERR:]
+                    if len(part) > _MAX_LINE:
+                        yield part
+                        part = b""
+                    pending[chunk.kind] = part
                 elif chunk.kind == "lost":
                     raise ConnectionLost(f"connection to {self._dest} lost: {chunk.reason}")
-                else:
-                    if pending:
-                        yield pending.removesuffix(b"\r")
+                elif chunk.kind not in ("out", "err"):
+                    for part in pending.values():
+                        if part:
+                            yield part.removesuffix(b"\r")
                     if _not_found(chunk.code, err):
                         raise CommandNotFound(f"{argv[0]}: command not found on {self._dest}")
                     if chunk.code != 0:

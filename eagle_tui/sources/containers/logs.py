@@ -1,0 +1,208 @@
+"""A container's log as the log source: ``logs --follow --timestamps`` through its CLI.
+
+The lines of both streams (engines log to stderr) go, stamp and all, to the same line framer and
+parser as a followed file's (:class:`~eagle_tui.model.ingest.logfeed.LogFeed`); the log
+normalization strips the stamp. Each line's stamp and content feed a
+:class:`~eagle_tui.model.ingest.resume.ResumeWindow`, so a dropped connection or a killed CLI
+(the source fails, the session retries it) and a container that stops and runs again are
+followed on from ``--since`` with nothing handed out twice or lost. A line the CLI says itself
+(no stamp) is kept for its error message, never shown as the log. When the container is gone
+(a ``--rm`` container that exited) the source ends: what was read stays in the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Any, BinaryIO
+
+from eagle_tui.model.containers.states import RESTARTED
+from eagle_tui.model.events import Event, LogRestarted
+from eagle_tui.model.ingest.framing import TAIL_LINES, LineFramer
+from eagle_tui.model.ingest.logfeed import LogFeed
+from eagle_tui.model.ingest.normalize import split_stamp, stamp_text
+from eagle_tui.model.ingest.resume import ResumeWindow, StampOrder
+from eagle_tui.sources.containers.cli import CLIS, ContainerCli, NoSuchContainer, locate
+from eagle_tui.transport.base import Transport, TransportError
+
+CAUGHT_UP_GAP_S = 0.05  # no line within this long: what the log held so far is in
+STATE_POLL_S = 1.0  # how often a stopped container is asked whether it runs again
+BATCH_LINES = 1024  # lines handed to the parser at once while they stream in
+_NOTES = 20  # the CLI's own lines kept
+
+
+def started_at(doc: dict[str, Any]) -> str:
+    """The container's run, as its ``inspect`` names it (a restart changes it)."""
+    state = doc.get("State")
+    value = state.get("StartedAt") if isinstance(state, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def is_running(doc: dict[str, Any]) -> bool:
+    state = doc.get("State")
+    return isinstance(state, dict) and state.get("Running") is True
+
+
+async def _next(it: AsyncIterator[bytes]) -> bytes:
+    return await anext(it)
+
+
+class ContainerLog:
+    """Source of log-derived events for one container (``name`` defaults to ``"log"``)."""
+
+    def __init__(self, transport: Transport, container: str, *, cli: str = "auto",
+                 name: str = "log", catchup_lines: int = TAIL_LINES,
+                 caught_up_gap: float = CAUGHT_UP_GAP_S, poll: float = STATE_POLL_S,
+                 clock: Callable[[], float] = time.time) -> None:
+        from eagle_tui.model.ingest.parser import LogParser  # loaded only when a log is followed
+
+        self.name = name
+        self.transport = transport
+        self.container = container
+        self.choice = cli
+        self.caught_up_gap = caught_up_gap
+        self.poll = poll
+        self._clock = clock
+        self.feed = LogFeed(LogParser(host=transport.host),
+                            LineFramer(0, tail_lines=catchup_lines))
+        self.window = ResumeWindow()
+        self.cli: ContainerCli | None = None
+        self.run_id: str | None = None  # the StartedAt of the run followed (None: not asked)
+        self.lines = 0  # lines handed to the parser
+        self.follows = 0  # ``logs`` commands started (the first, then each resume)
+        self.notes: deque[str] = deque(maxlen=_NOTES)
+
+    async def events(self) -> AsyncIterator[Event | list[Event]]:
+        feed = self.feed
+        feed.rewind()  # every (re)attach starts by catching up on what is already there
+        if self.cli is None and self.choice in CLIS:  # known (resolved): no inspect first
+            self.cli = ContainerCli(self.transport, self.choice)
+        elif self.cli is None:
+            self.cli, doc = await locate(self.transport, self.container, self.choice)
+            self.run_id = started_at(doc)
+        while True:
+            try:
+                async for evs in self._follow(self.cli):
+                    yield evs
+            except TransportError:
+                if await self._gone(self.cli):
+                    break
+                raise  # the session retries: the next follow resumes from the window
+            if evs := feed.caught_up():
+                yield evs
+            again = await self._next_run(self.cli)
+            if again is None:
+                break
+            run = started_at(again)
+            if run != self.run_id:  # it stopped and runs again: a new run of the server
+                self.run_id = run
+                if evs := feed.restart():
+                    yield evs
+                yield LogRestarted(RESTARTED, self.transport.host, self._clock())
+            feed.rewind()
+        if evs := feed.caught_up():  # gone: what was read stays
+            yield evs
+
+    async def _gone(self, cli: ContainerCli) -> bool:
+        try:
+            await cli.inspect(self.container)
+        except NoSuchContainer:
+            return True
+        except TransportError:
+            return False
+        return False
+
+    async def _next_run(self, cli: ContainerCli) -> dict[str, Any] | None:
+        """Wait until the container runs again (its inspect), or ``None`` once it is gone."""
+        while True:
+            try:
+                doc = await cli.inspect(self.container)
+            except NoSuchContainer:
+                return None
+            if is_running(doc):
+                return doc
+            await asyncio.sleep(self.poll)
+
+    async def _follow(self, cli: ContainerCli) -> AsyncIterator[list[Event]]:
+        """One ``logs --follow`` from the window's resume point, until the CLI exits."""
+        since = self.window.since()
+        argv = cli.logs_argv(self.container, since=None if since is None else stamp_text(since))
+        self.window.reread()
+        self.follows += 1
+        feed, framer = self.feed, self.feed.framer
+        it = aiter(cli.transport.stream_lines(argv, stderr=True))
+        pending: asyncio.Future[bytes] | None = None
+        buf: list[bytes] = []
+        failure: TransportError | None = None
+        try:
+            while True:
+                if pending is None:
+                    pending = asyncio.ensure_future(_next(it))
+                waiting = buf or (framer.catching_up and framer.held[1] and self.caught_up_gap)
+                if waiting:
+                    done, _ = await asyncio.wait({pending},
+                                                 timeout=0.002 if buf else self.caught_up_gap)
+                    if not done:  # a pause: hand out what came, or say the backlog is in
+                        evs = feed.feed(b"".join(buf)) if buf else feed.caught_up()
+                        buf.clear()
+                        if evs:
+                            yield evs
+                        continue
+                try:
+                    raw = await pending
+                except StopAsyncIteration:
+                    break
+                except TransportError as exc:  # raised once the lines read are handed out
+                    failure = exc
+                    break
+                finally:
+                    if pending.done():
+                        pending = None
+                split = split_stamp(raw)
+                if split is None:
+                    self.notes.append(raw[:300].decode("utf-8", "replace"))
+                elif self.window.accept(*split):
+                    buf.append(raw + b"\n")
+                    self.lines += 1
+                    if len(buf) >= BATCH_LINES:
+                        evs = feed.feed(b"".join(buf))
+                        buf.clear()
+                        if evs:
+                            yield evs
+        finally:
+            if pending is not None and not pending.done():
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+                    await pending
+            aclose = getattr(it, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if buf and (evs := feed.feed(b"".join(buf))):
+            yield evs
+        if failure is not None:
+            raise failure
+
+
+async def dump_log(cli: ContainerCli, container: str, out: BinaryIO) -> int:
+    """The container's log so far (``logs --timestamps``, both streams in stamp order) written
+    to ``out`` with its stamps; the number of lines. The CLI's own lines are left out."""
+    order = StampOrder()
+    n = 0
+    async for raw in cli.transport.stream_lines(cli.logs_argv(container, follow=False),
+                                                stderr=True):
+        split = split_stamp(raw)
+        if split is not None:
+            ready = order.push(split[0], raw)
+            if ready:
+                out.write(b"\n".join(ready) + b"\n")
+            n += 1
+    rest = order.flush()
+    if rest:
+        out.write(b"\n".join(rest) + b"\n")
+    return n
+
+
+__all__ = ["ContainerLog", "dump_log", "is_running", "started_at"]

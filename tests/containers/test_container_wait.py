@@ -1,0 +1,74 @@
+"""``wait --container NAME`` against a real container (podman, and the docker CLI through its
+API socket): ready when the server inside answers, exit 1 with the cause within a second when
+the container is killed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.containers.servers import engine_server
+from tests.support.containers import ContainerEngine
+from tests.support.ports import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def eagle(containers: ContainerEngine, *args: str) -> subprocess.Popen[str]:
+    env = {**containers.envs(), "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "eagle_tui", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("cli", ["podman", "docker"])
+def test_wait_container_ready(containers: ContainerEngine, tmp_path: Path, cli: str) -> None:
+    name, port = containers.name("wait"), free_port()
+    # (slow enough that wait, started at once, reads the log's phases before /ready answers)
+    engine_server(containers, name, port, tmp_path, "--scenario", "healthy", "--speed", "8")
+    try:
+        # the URL comes from the container's command line (--port) and its host network
+        ready = eagle(containers, "wait", "--container", name, "--container-cli", cli,
+                      "--timeout", "60", "--gpu", "none")
+        out, err = ready.communicate(timeout=90)
+        assert ready.returncode == 0, out + err
+        # (the container's log is followed too: its phases lead to the ready line)
+        assert "READY" in out and "/ready answered 200" in out, out + err
+        # (its ready line may come after /ready answers: wait decides on the first)
+        assert "phase: init" in out, out
+        pid = containers.podman("inspect", "--format", "{{.State.Pid}}", name).stdout.strip()
+        assert f"process {pid} running" in out, out  # the container's host PID
+    finally:
+        containers.remove(name)
+
+
+def test_wait_container_killed_exits_1_within_a_second(containers: ContainerEngine,
+                                                       tmp_path: Path) -> None:
+    name, port = containers.name("kill"), free_port()
+    # slow-start: the server is still loading while wait waits
+    engine_server(containers, name, port, tmp_path, "--scenario", "slow-start",
+                  options=("--memory", "512m"))
+    try:
+        waiting = eagle(containers, "wait", "--container", name, "--container-cli", "podman",
+                        "--timeout", "60", "--gpu", "none")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # its first look at the container is done
+            top = containers.podman("inspect", "--format", "{{.State.Status}}", name).stdout
+            if "running" in top and waiting.poll() is None:
+                break
+            time.sleep(0.2)
+        time.sleep(2.5)
+        assert waiting.poll() is None, waiting.communicate()
+        assert containers.podman("kill", name).returncode == 0
+        killed = time.monotonic()
+        out, err = waiting.communicate(timeout=10)
+        took = time.monotonic() - killed
+        assert waiting.returncode == 1, out + err
+        assert f"container {name} exited (exit code 137)" in out + err
+        assert "killed, likely OOM at 512 MiB" in out + err
+        assert took < 1.0, f"wait ended {took:.2f} s after the kill"
+    finally:
+        containers.remove(name)
