@@ -59,15 +59,44 @@ def found_dict(f: Any, index: int) -> dict[str, Any]:
             "log_kind": f.log_kind, "command": " ".join(redact_words(list(f.launcher.argv)))}
 
 
+def container_dict(f: Any, index: int) -> dict[str, Any]:
+    """A server in a container as ``attach --list --json`` shows it."""
+    from eagle_tui.model.containers.states import status_text
+    from eagle_tui.model.launching.redact import redact_words
+
+    return {"index": index, "kind": "container", "engine": f.server.engine,
+            "container": f.name, "id": f.facts.id, "cli": f.cli, "image": f.facts.image,
+            "compose": f.facts.compose or None,
+            "state": f.facts.status, "status": status_text(f.facts), "pid": f.facts.pid or None,
+            "port": f.server.port, "url": f.server.url or None, "url_via": f.server.via,
+            "log": f.log, "log_kind": "container",
+            "command": " ".join(redact_words(list(f.facts.command)))}
+
+
 async def _discover(ssh: SshSpec) -> list[Any]:
+    """The host's servers: its processes', then its containers' (a container's server is
+    listed once, as the container, not also as the host process it is)."""
     from eagle_tui.probe.discover import discover
+    from eagle_tui.probe.tables import load_tables
+    from eagle_tui.sources.containers.discover import discover_containers
 
     transport = one_transport(ssh)
     try:
         await connect_one(transport)
-        return await discover(transport)
+        found: list[Any] = await discover(transport)
+        boxed = await discover_containers(transport, load_tables())
     finally:
         await transport.close()
+    inside = {f.facts.pid for f in boxed if f.facts.pid}
+    return [f for f in found if not inside & {m.pid for m in f.members}] + list(boxed)
+
+
+def _is_container(f: Any) -> bool:
+    return hasattr(f, "facts")
+
+
+def _row(f: Any, index: int) -> dict[str, Any]:
+    return container_dict(f, index) if _is_container(f) else found_dict(f, index)
 
 
 def _choose(found: list[Any], pick: int | None) -> Any | None:
@@ -120,11 +149,15 @@ def watched_run(spec: DashboardSpec, *, kind: str = "watched",
 
 
 def watch_spec(args: argparse.Namespace, ssh: SshSpec, log: str | None, url: str | None,
-               pid: int | None, label: str = "", command: str = "attach") -> DashboardSpec:
+               pid: int | None, label: str = "", command: str = "attach",
+               container: tuple[str, str] | None = None) -> DashboardSpec:
+    """``container``: (name, CLI) of the container the server runs in."""
     from eagle_tui.assembly.spec import HEALTH_INTERVAL_S, check_sources
 
+    name, cli = container if container is not None else (None, "auto")
     return check_sources(DashboardSpec(
-        log=log, url=url, pid=pid, ssh=ssh, headless=bool(getattr(args, "headless", False)),
+        log=log, url=url, pid=pid, ssh=ssh, container=name, container_cli=cli,
+        headless=bool(getattr(args, "headless", False)),
         json=bool(getattr(args, "json", False)), duration=getattr(args, "duration", None),
         health_interval=HEALTH_INTERVAL_S, label=label, command=command,
         theme=getattr(args, "theme", None), config_path=getattr(args, "config", None),
@@ -145,7 +178,7 @@ def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
         where = ssh.dests[0] if ssh.dests else "this machine"
         if getattr(args, "list", False):
             if args.json:
-                json.dump([found_dict(f, i) for i, f in enumerate(found, 1)], sys.stdout)
+                json.dump([_row(f, i) for i, f in enumerate(found, 1)], sys.stdout)
                 say(Inert(""))
             else:
                 for i, f in enumerate(found, 1):
@@ -164,6 +197,14 @@ def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
         chosen = _choose(found, pick)
         if chosen is None:
             return EXIT_USAGE
+        if _is_container(chosen):
+            warn(sanitize(f"eagle-tui {command}: {chosen.describe()}"))
+            spec = watch_spec(args, ssh, getattr(args, "log", None), chosen.server.url or None,
+                              None, f"container {chosen.name}", command,
+                              container=(chosen.name, chosen.cli))
+            from eagle_tui.assembly.open import open_dashboard
+
+            return open_dashboard(spec)
         log = getattr(args, "log", None) or (
             chosen.log_path if chosen.log_kind == "file" else None)
         if log is None:
@@ -208,4 +249,5 @@ def run(args: argparse.Namespace) -> int:
     return open_dashboard(spec, subscribers=[recorder.on_batch] if recorder else [])
 
 
-__all__ = ["attach_discovered", "found_dict", "register", "run", "watch_spec", "watched_run"]
+__all__ = ["attach_discovered", "container_dict", "found_dict", "register", "run", "watch_spec",
+           "watched_run"]

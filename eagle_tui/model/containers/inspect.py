@@ -72,6 +72,13 @@ class ContainerFacts(Record):
     def label(self, key: str) -> str:
         return next((v for k, v in self.labels if k == key), "")
 
+    @property
+    def compose(self) -> str:
+        """``project/service`` of a docker compose container ('' for another)."""
+        project = self.label("com.docker.compose.project")
+        service = self.label("com.docker.compose.service")
+        return f"{project}/{service}" if project or service else ""
+
 
 def text(value: object, limit: int = MAX_TEXT) -> str:
     """A string value cut to ``limit``; anything else is ''."""

@@ -109,7 +109,7 @@ def sample_event(t: float, f: ContainerFacts, pids: tuple[int, ...] = (),
                  ) -> ProcessSample:
     """The running container as a process sample: its first process's host PID, and ``pids``
     (that process and its descendants, where they could be read)."""
-    status: ProcessStatus = "running" if f.status == "running" else "sleeping"
+    status: ProcessStatus = "paused" if f.status == "paused" else "running"
     tree = pids or (f.pid,)
     return ProcessSample(t, f.pid, status, f"container {f.name or f.id[:12]} ({f.status})",
                          rss_bytes, cpu_percent, epoch(f.started_at), len(tree), None, tree)

@@ -77,7 +77,9 @@ class DraftConfig(Record):
     aux_layer_ids: tuple[int, ...] = ()
 
 
-ProcessStatus = Literal["running", "sleeping", "zombie", "exited", "not_found", "unknown"]
+# ("paused": a paused container, its processes frozen)
+ProcessStatus = Literal["running", "sleeping", "paused", "zombie", "exited", "not_found",
+                        "unknown"]
 
 
 @record

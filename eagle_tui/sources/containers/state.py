@@ -25,6 +25,7 @@ from eagle_tui.transport.base import TransportError
 
 INTERVAL_S = 1.0
 _WAIT_TIMEOUT_S = 24 * 3600.0  # ``wait`` blocks for as long as the container runs
+_REMOTE_WAIT_S = 30.0  # over SSH each ``wait`` is given this long, then asked again
 _LIVE = ("running", "paused", "restarting")
 Tree = tuple[tuple[int, ...], int | None, float | None]  # pids, RSS bytes, CPU %
 
@@ -86,8 +87,13 @@ class ContainerStateSource:
         args = ["wait", self.container]
         if self.cli.program == "podman":
             args[1:1] = ["--interval", "100ms"]  # podman polls every 250 ms by default
+        argv = self.cli.argv(*args)
+        if self.cli.transport.host:
+            # a remote command outlives its closed channel while it prints nothing: bounded,
+            # so a dashboard closed while the container runs leaves no ``wait`` behind for long
+            argv = ["timeout", str(int(_REMOTE_WAIT_S)), *argv]
         try:
-            return await self.cli.transport.run(self.cli.argv(*args), timeout=_WAIT_TIMEOUT_S)
+            return await self.cli.transport.run(argv, timeout=_WAIT_TIMEOUT_S)
         except TransportError:
             await asyncio.sleep(self.interval)  # (the next inspect says what is wrong)
             return None

@@ -26,6 +26,7 @@ def facts(name: str) -> ContainerFacts:
 def test_oomkilled_is_said_with_its_limit_and_restarts() -> None:
     f = facts("dockerd-inspect-oomkilled.json")
     assert status_text(f) == "killed: out of memory (OOMKilled) at 16 GiB; restarted 2 times"
+    assert f.compose == "llm/sglang" and facts("dockerd-inspect-vllm-published.json").compose == ""
 
 
 def test_exit_137_with_a_limit_and_no_flag_is_likely_oom() -> None:
@@ -87,8 +88,14 @@ def test_a_rising_restart_count_is_a_new_run() -> None:
     assert state.live.process_exit is not None and state.live.process_exit.exit_code == 137
     state = reduce(state, observe(restarting, replace(again, pid=16000, restart_count=2), 13.0))
     assert state.startup.restarts == 2 and state.live.process_exit is None
-    # the same run looked at again: nothing new
+    # the same run looked at again: nothing new; paused, its process says so
     assert [type(e) for e in observe(again, again, 14.0)] == [ProcessSample]
+    third = replace(again, pid=16000, restart_count=2)
+    [paused] = observe(third, replace(third, status="paused"), 15.0)
+    assert isinstance(paused, ProcessSample) and paused.status == "paused"
+    state = reduce(state, [paused])
+    assert state.live.process is not None and state.live.process.status == "paused"
+    assert state.startup.restarts == 2
 
 
 def test_gone_and_first_seen_exited() -> None:
