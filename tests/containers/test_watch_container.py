@@ -102,3 +102,16 @@ def test_refusals_are_one_line_exit_2(containers: ContainerEngine, args: tuple[s
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2, out + err
     assert len(err.strip().splitlines()) == 1 and err.startswith(said), err
+
+
+def test_docker_host_over_ssh_is_the_clis_own(containers: ContainerEngine) -> None:
+    """``DOCKER_HOST=ssh://…`` reaches the docker CLI as it is (it runs ``ssh`` itself): here a
+    closed port, said in one line."""
+    proc = eagle(containers, "watch", "--container", "eagletest-none", "--container-cli",
+                 "docker", "--headless", DOCKER_HOST="ssh://root@127.0.0.1:1")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out + err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("eagle-tui watch: error: docker: cannot connect to the container "
+                          "engine"), err
+    assert "ssh " in err and "-p 1 " in err, err
