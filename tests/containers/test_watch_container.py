@@ -95,6 +95,10 @@ def test_watch_a_container_through_both_clis(containers: ContainerEngine,
      "eagle-tui report: error: docker: cannot connect to the container engine"),
     (("replay", "--container", "eagletest-none", "--container-cli", "podman"), {},
      "eagle-tui replay: error: podman: no such container: eagletest-none"),
+    (("watch", "--container", "eagletest-none", "--headless"), {"PATH": "/nonexistent"},
+     "eagle-tui watch: error: neither docker nor podman is installed"),
+    (("report", "--container", "eagletest-none", "--container-cli", "podman"),
+     {"PATH": "/nonexistent"}, "eagle-tui report: error: podman is not installed"),
 ])
 def test_refusals_are_one_line_exit_2(containers: ContainerEngine, args: tuple[str, ...],
                                       env: dict[str, str], said: str) -> None:
