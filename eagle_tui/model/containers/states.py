@@ -15,6 +15,8 @@ from eagle_tui.model.containers.inspect import ContainerFacts
 from eagle_tui.model.events import Event, ProcessExited, ProcessSample, ProcessStatus
 
 SIGKILL_EXIT = 137  # 128 + SIGKILL: how a container's killed first process exits
+# the LogRestarted reason of a container's log when the container runs again: a new process
+RESTARTED = "container restarted"
 _LIVE = ("running", "paused")
 
 
@@ -135,5 +137,5 @@ def observe(prev: ContainerFacts | None, cur: ContainerFacts | None, t: float,
     return events
 
 
-__all__ = ["epoch", "exit_text", "exited_event", "kill_text", "observe", "sample_event",
-           "size_text", "status_text"]
+__all__ = ["RESTARTED", "epoch", "exit_text", "exited_event", "kill_text", "observe",
+           "sample_event", "size_text", "status_text"]

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from eagle_tui.model.buffers.logbuffer import ERROR_KINDS
+from eagle_tui.model.containers.states import RESTARTED
 from eagle_tui.model.events import (
     Baseline,
     ConnectionState,
@@ -185,7 +186,7 @@ def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
             and first.lineno <= s.live.exit_line)
 
 
-def _restart(b: Batch, *, truncated: bool = True, reason: str = "") -> None:
+def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool = True) -> None:
     """The log restarted (``truncated``: the file began again at line 1; else a new run's first
     line in the same log): forget everything the old log said, keep the live sources' view."""
     from eagle_tui.model.views.runsummary import previous_run  # (only a restart needs it)
@@ -194,7 +195,7 @@ def _restart(b: Batch, *, truncated: bool = True, reason: str = "") -> None:
     st, log, live = s.startup, s.log, s.live
     b.swap("startup", Startup(restarts=st.restarts + 1, restart_t=s.clock.now, usual=st.usual,
                               previous=previous_run(s, "") or st.previous,
-                              restart_reason=reason))
+                              restart_reason=reason) if count else st)
     b.swap("config", ServedConfig(draft_config=s.config.draft_config))
     b.swap("stats", LogStats())
     b.swap("metrics", ServerMetrics(baseline_tok_s=s.metrics.baseline_tok_s))
@@ -305,7 +306,11 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     elif isinstance(ev, CrashEvent):
         _with_crash(b, ev)
     elif isinstance(ev, LogRestarted):
-        _restart(b, reason=ev.reason)
+        # (the new process already began this run, nothing of it read yet: the log's restart
+        # is the same boundary, its lines only start again)
+        st = s.startup
+        _restart(b, reason=ev.reason, count=not (
+            st.restarts and not st.restart_reason and not st.phases and st.crash is None))
     elif isinstance(ev, LogOpened):
         b.put("log", log_start=ev.start, log_size=ev.size, summary=None,
               lineno_base=0 if ev.start == 0 else None)
@@ -385,8 +390,12 @@ def _process(b: Batch, ev: ProcessSample) -> None:
         live.process_exit.pid if live.process_exit is not None else None)
     if old is not None and old != ev.pid:
         # a new server process is a new run: after the old one's exit was seen (before the
-        # new run's first line), or a live new pid where the old one was still thought up
-        if live.process_ended or ev.status not in _GONE:
+        # new run's first line), or a live new pid where the old one was still thought up;
+        # unless the container's log said so after the old one was last seen (drawn already)
+        st = b.s.startup
+        drawn = (live.process is not None and st.restart_reason == RESTARTED
+                 and (st.restart_t or 0) >= live.process.t)
+        if (live.process_ended or ev.status not in _GONE) and not drawn:
             _restart(b, truncated=False)
         _new_process(b, ev)
     b.put("live", process=ev)

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any, BinaryIO
 
+from eagle_tui.model.containers.states import RESTARTED
 from eagle_tui.model.events import Event, LogRestarted
 from eagle_tui.model.ingest.framing import TAIL_LINES, LineFramer
 from eagle_tui.model.ingest.logfeed import LogFeed
@@ -96,7 +97,7 @@ class ContainerLog:
                 self.run_id = run
                 if evs := feed.restart():
                     yield evs
-                yield LogRestarted("container restarted", self.transport.host, self._clock())
+                yield LogRestarted(RESTARTED, self.transport.host, self._clock())
             feed.rewind()
         if evs := feed.caught_up():  # gone: what was read stays
             yield evs

@@ -148,3 +148,29 @@ def test_ports_that_do_not_match_the_server() -> None:
                               PortMap(8000, "udp", "", 8002)), ip_address="")
     s = server_of(other, TABLES)
     assert s is not None and (s.url, s.via) == ("", "not published")
+
+
+def test_a_restart_told_by_the_log_and_by_the_process_is_one_run() -> None:
+    from eagle_tui.model.containers.states import RESTARTED
+    from eagle_tui.model.events import LogLine, LogRestarted, Phase, PhaseEvent
+
+    running = facts("podman-inspect-running.json")
+    again = replace(running, pid=15000, restart_count=1)
+    first = reduce(DashboardState(), [*observe(None, running, 10.0),
+                                      PhaseEvent(Phase.INIT, 1, None)])
+    new_lines = [LogLine(1, "server_args=..."), PhaseEvent(Phase.INIT, 1, None)]
+    # the log's restart first (and the new run's first line), then the new process
+    log_first = reduce(first, [LogRestarted(RESTARTED, "", 11.0), *new_lines])
+    log_first = reduce(log_first, observe(running, again, 11.5))
+    # the new process first, then the log's restart and its lines
+    proc_first = reduce(first, observe(running, again, 11.0))
+    proc_first = reduce(proc_first, [LogRestarted(RESTARTED, "", 11.5), *new_lines])
+    for state in (log_first, proc_first):
+        assert state.startup.restarts == 1
+        assert state.startup.phase_mark(Phase.INIT) is not None  # the new run's line kept
+        assert state.live.process is not None and state.live.process.pid == 15000
+    # a later restart is counted again
+    third = replace(again, pid=16000, restart_count=2)
+    later = reduce(proc_first, observe(again, again, 13.0))
+    later = reduce(later, observe(again, third, 14.0))
+    assert later.startup.restarts == 2
