@@ -87,3 +87,23 @@ def test_watch_and_report_a_container_over_ssh(containers: ContainerEngine,
             "eagletest-none"), missing.stderr
     finally:
         containers.remove(name)
+
+
+async def test_stream_lines_with_stderr_over_ssh(sshd: Any) -> None:
+    """``stream_lines(stderr=True)`` over SSH: both streams' lines, each in its order, and the
+    failure's message from stderr as without it."""
+    from eagle_tui.transport.base import TransportError
+
+    tr = sshd.transport()
+    script = "echo out1; echo err1 >&2; echo out2; printf err2 >&2; exit 3"
+    got: list[bytes] = []
+    try:
+        with pytest.raises(TransportError, match="exited with 3: err2"):
+            async for ln in tr.stream_lines(["sh", "-c", script], stderr=True):
+                got.append(ln)
+        assert sorted(got) == [b"err1", b"err2", b"out1", b"out2"]
+        assert [ln for ln in got if ln.startswith(b"err")] == [b"err1", b"err2"]
+        only = [ln async for ln in tr.stream_lines(["sh", "-c", "echo a; echo b >&2"])]
+        assert only == [b"a"]
+    finally:
+        await tr.close()
