@@ -67,6 +67,7 @@ class ContainerLog:
         self.window = ResumeWindow()
         self.cli: ContainerCli | None = None
         self.run_id: str | None = None  # the StartedAt of the run followed (None: not asked)
+        self.first_stamp: int | None = None  # the stamp of the run's first line read
         self.lines = 0  # lines handed to the parser
         self.follows = 0  # ``logs`` commands started (the first, then each resume)
         self.notes: deque[str] = deque(maxlen=_NOTES)
@@ -93,14 +94,26 @@ class ContainerLog:
             if again is None:
                 break
             run = started_at(again)
-            if run != self.run_id:  # it stopped and runs again: a new run of the server
-                self.run_id = run
+            if self._restarted(run):  # it stopped and runs again: a new run of the server
+                self.first_stamp = None
                 if evs := feed.restart():
                     yield evs
                 yield LogRestarted(RESTARTED, self.transport.host, self._clock())
+            else:  # the CLI ended but the run goes on: not again at once
+                await asyncio.sleep(self.poll)
+            self.run_id = run
             feed.rewind()
         if evs := feed.caught_up():  # gone: what was read stays
             yield evs
+
+    def _restarted(self, run: str) -> bool:
+        """Whether the container's run ``run`` (its StartedAt) is another than the one read:
+        another StartedAt than the one seen, or (never asked) one after the run's first line."""
+        if self.run_id is not None:
+            return run != self.run_id
+        started = split_stamp(run.encode() + b" ")
+        return started is not None and self.first_stamp is not None \
+            and started[0] > self.first_stamp
 
     async def _gone(self, cli: ContainerCli) -> bool:
         try:
@@ -167,6 +180,8 @@ class ContainerLog:
                 self.notes.append(raw[:300].decode("utf-8", "replace"))
             elif accept(*split):
                 out.append(raw)
+                if self.first_stamp is None:
+                    self.first_stamp = split[0]
         self.lines += len(out)
         return b"\n".join(out) + b"\n" if out else b""
 
