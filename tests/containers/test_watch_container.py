@@ -95,6 +95,10 @@ def test_watch_a_container_through_both_clis(containers: ContainerEngine,
      "eagle-tui report: error: docker: cannot connect to the container engine"),
     (("replay", "--container", "eagletest-none", "--container-cli", "podman"), {},
      "eagle-tui replay: error: podman: no such container: eagletest-none"),
+    (("watch", "--container", "eagletest-none", "--headless"), {"PATH": "/nonexistent"},
+     "eagle-tui watch: error: neither docker nor podman is installed"),
+    (("report", "--container", "eagletest-none", "--container-cli", "podman"),
+     {"PATH": "/nonexistent"}, "eagle-tui report: error: podman is not installed"),
 ])
 def test_refusals_are_one_line_exit_2(containers: ContainerEngine, args: tuple[str, ...],
                                       env: dict[str, str], said: str) -> None:
@@ -102,3 +106,16 @@ def test_refusals_are_one_line_exit_2(containers: ContainerEngine, args: tuple[s
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2, out + err
     assert len(err.strip().splitlines()) == 1 and err.startswith(said), err
+
+
+def test_docker_host_over_ssh_is_the_clis_own(containers: ContainerEngine) -> None:
+    """``DOCKER_HOST=ssh://…`` reaches the docker CLI as it is (it runs ``ssh`` itself): here a
+    closed port, said in one line."""
+    proc = eagle(containers, "watch", "--container", "eagletest-none", "--container-cli",
+                 "docker", "--headless", DOCKER_HOST="ssh://root@127.0.0.1:1")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out + err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("eagle-tui watch: error: docker: cannot connect to the container "
+                          "engine"), err
+    assert "ssh " in err and "-p 1 " in err, err

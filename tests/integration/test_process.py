@@ -255,5 +255,14 @@ async def test_local_stream_lines_follows_a_command_and_reports_its_failure() ->
     gen = tr.stream_lines(["sh", "-c", "while true; do echo tick; sleep 0.01; done"])
     assert await anext(gen) == b"tick"
     await gen.aclose()  # type: ignore[attr-defined]
+    # stderr=True: its stderr lines come too (a container's log is on both of the CLI's
+    # streams), and still make the failure's message
+    script = "echo out1; echo err1 >&2; echo out2; echo err2 >&2; exit 3"
+    both: list[bytes] = []
+    with pytest.raises(TransportError, match="exited with status 3: err1 err2"):
+        async for ln in tr.stream_lines(["sh", "-c", script], stderr=True):
+            both.append(ln)
+    assert sorted(both) == [b"err1", b"err2", b"out1", b"out2"]
+    assert [ln for ln in both if ln.startswith(b"out")] == [b"out1", b"out2"]
     await tr.close()
     assert not tr._procs

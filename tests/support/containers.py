@@ -118,15 +118,22 @@ class ContainerEngine:
             os.killpg(self.service.pid, 15)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.service.wait(timeout=10)
+            sock = Path(self.socket)  # this session's own: nothing left behind
+            sock.unlink(missing_ok=True)
+            sock.with_suffix(".log").unlink(missing_ok=True)
 
 
 def start() -> ContainerEngine:
     """Podman configured and its API socket serving (the caller closes it)."""
     env = _env_exports()
+    # a socket of this session's own: two sessions at once (helpers on one machine) would
+    # otherwise replace and then stop each other's API service
+    state = Path(env["CONTAINERS_STORAGE_CONF"]).parent
+    env["DOCKER_HOST"] = f"unix://{state}/podman-{os.getpid()}.sock"
     engine = ContainerEngine(env)
     sock = Path(engine.socket)
     sock.unlink(missing_ok=True)
-    log = open(sock.parent / "service.log", "wb")  # noqa: SIM115 - the service outlives this call
+    log = open(sock.with_suffix(".log"), "wb")  # noqa: SIM115 - the service outlives this call
     engine.service = subprocess.Popen(
         ["podman", "system", "service", "--time=0", env["DOCKER_HOST"]], stdout=log,
         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=engine.envs(),

@@ -30,7 +30,7 @@ from eagle_tui.transport.base import Transport, TransportError
 
 CAUGHT_UP_GAP_S = 0.05  # no line within this long: what the log held so far is in
 STATE_POLL_S = 1.0  # how often a stopped container is asked whether it runs again
-BATCH_LINES = 1024  # lines handed to the parser at once while they stream in
+READ_AHEAD = 8192  # lines read ahead of the parser at most
 _NOTES = 20  # the CLI's own lines kept
 
 
@@ -44,10 +44,6 @@ def started_at(doc: dict[str, Any]) -> str:
 def is_running(doc: dict[str, Any]) -> bool:
     state = doc.get("State")
     return isinstance(state, dict) and state.get("Running") is True
-
-
-async def _next(it: AsyncIterator[bytes]) -> bytes:
-    return await anext(it)
 
 
 class ContainerLog:
@@ -71,6 +67,7 @@ class ContainerLog:
         self.window = ResumeWindow()
         self.cli: ContainerCli | None = None
         self.run_id: str | None = None  # the StartedAt of the run followed (None: not asked)
+        self.first_stamp: int | None = None  # the stamp of the run's first line read
         self.lines = 0  # lines handed to the parser
         self.follows = 0  # ``logs`` commands started (the first, then each resume)
         self.notes: deque[str] = deque(maxlen=_NOTES)
@@ -97,14 +94,26 @@ class ContainerLog:
             if again is None:
                 break
             run = started_at(again)
-            if run != self.run_id:  # it stopped and runs again: a new run of the server
-                self.run_id = run
+            if self._restarted(run):  # it stopped and runs again: a new run of the server
+                self.first_stamp = None
                 if evs := feed.restart():
                     yield evs
                 yield LogRestarted(RESTARTED, self.transport.host, self._clock())
+            else:  # the CLI ended but the run goes on: not again at once
+                await asyncio.sleep(self.poll)
+            self.run_id = run
             feed.rewind()
         if evs := feed.caught_up():  # gone: what was read stays
             yield evs
+
+    def _restarted(self, run: str) -> bool:
+        """Whether the container's run ``run`` (its StartedAt) is another than the one read:
+        another StartedAt than the one seen, or (never asked) one after the run's first line."""
+        if self.run_id is not None:
+            return run != self.run_id
+        started = split_stamp(run.encode() + b" ")
+        return started is not None and self.first_stamp is not None \
+            and started[0] > self.first_stamp
 
     async def _gone(self, cli: ContainerCli) -> bool:
         try:
@@ -133,57 +142,85 @@ class ContainerLog:
         self.window.reread()
         self.follows += 1
         feed, framer = self.feed, self.feed.framer
-        it = aiter(cli.transport.stream_lines(argv, stderr=True))
-        pending: asyncio.Future[bytes] | None = None
-        buf: list[bytes] = []
-        failure: TransportError | None = None
+        reader = _Reader(cli.transport.stream_lines(argv, stderr=True))
+        task = asyncio.create_task(reader.run())
         try:
             while True:
-                if pending is None:
-                    pending = asyncio.ensure_future(_next(it))
-                waiting = buf or (framer.catching_up and framer.held[1] and self.caught_up_gap)
-                if waiting:
-                    done, _ = await asyncio.wait({pending},
-                                                 timeout=0.002 if buf else self.caught_up_gap)
-                    if not done:  # a pause: hand out what came, or say the backlog is in
-                        evs = feed.feed(b"".join(buf)) if buf else feed.caught_up()
-                        buf.clear()
-                        if evs:
-                            yield evs
-                        continue
-                try:
-                    raw = await pending
-                except StopAsyncIteration:
+                if not reader.lines and not reader.ended:
+                    reader.more.clear()
+                    if framer.catching_up and framer.held[1] and self.caught_up_gap > 0:
+                        try:
+                            await asyncio.wait_for(reader.more.wait(), self.caught_up_gap)
+                        except TimeoutError:  # a pause: the backlog is in
+                            if evs := feed.caught_up():
+                                yield evs
+                            continue
+                    else:
+                        await reader.more.wait()
+                batch = reader.take()
+                if evs := feed.feed(self._accepted(batch)):
+                    yield evs
+                if reader.ended and not reader.lines:
                     break
-                except TransportError as exc:  # raised once the lines read are handed out
-                    failure = exc
-                    break
-                finally:
-                    if pending.done():
-                        pending = None
-                split = split_stamp(raw)
-                if split is None:
-                    self.notes.append(raw[:300].decode("utf-8", "replace"))
-                elif self.window.accept(*split):
-                    buf.append(raw + b"\n")
-                    self.lines += 1
-                    if len(buf) >= BATCH_LINES:
-                        evs = feed.feed(b"".join(buf))
-                        buf.clear()
-                        if evs:
-                            yield evs
         finally:
-            if pending is not None and not pending.done():
-                pending.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
-                    await pending
-            aclose = getattr(it, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if buf and (evs := feed.feed(b"".join(buf))):
-            yield evs
-        if failure is not None:
-            raise failure
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await reader.close()
+        if reader.failure is not None:  # raised once the lines read are handed out
+            raise reader.failure
+
+    def _accepted(self, batch: list[bytes]) -> bytes:
+        """The new lines of a batch, for the framer; the CLI's own lines go to ``notes``."""
+        out: list[bytes] = []
+        accept = self.window.accept
+        for raw in batch:
+            split = split_stamp(raw)
+            if split is None:
+                self.notes.append(raw[:300].decode("utf-8", "replace"))
+            elif accept(*split):
+                out.append(raw)
+                if self.first_stamp is None:
+                    self.first_stamp = split[0]
+        self.lines += len(out)
+        return b"\n".join(out) + b"\n" if out else b""
+
+
+class _Reader:
+    """Reads the CLI's lines into a list on its own task: the source takes them a batch at a
+    time (an await per line was most of a catch-up's time)."""
+
+    def __init__(self, lines: AsyncIterator[bytes]) -> None:
+        self._it = lines
+        self.lines: list[bytes] = []
+        self.more = asyncio.Event()
+        self._room = asyncio.Event()
+        self.ended = False
+        self.failure: TransportError | None = None
+
+    async def run(self) -> None:
+        try:
+            async for raw in self._it:
+                self.lines.append(raw)
+                self.more.set()
+                if len(self.lines) >= READ_AHEAD:
+                    self._room.clear()
+                    await self._room.wait()
+        except TransportError as exc:
+            self.failure = exc
+        finally:
+            self.ended = True
+            self.more.set()
+
+    def take(self) -> list[bytes]:
+        batch, self.lines = self.lines, []
+        self._room.set()
+        return batch
+
+    async def close(self) -> None:
+        aclose = getattr(self._it, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def dump_log(cli: ContainerCli, container: str, out: BinaryIO) -> int:

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from eagle_tui.model.ingest.normalize import split_stamp, stamp_text
-from eagle_tui.model.ingest.resume import ResumeWindow
+from eagle_tui.model.ingest.resume import ResumeWindow, StampOrder
 
 SEC = 1_000_000_000
 
@@ -100,3 +100,21 @@ def test_stamps_round_trip_and_cli_chatter_has_none() -> None:
     assert split_stamp(b"Error response from daemon: no such container") is None
     assert split_stamp(b"2026-13-02T08:26:25Z x") is None
     assert stamp_text(1_796_199_985 * SEC + 5) == "2026-12-02T08:26:25.000000005Z"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_two_streams_are_put_back_in_stamp_order(seed: int) -> None:
+    rng = random.Random(seed)
+    full = _log(rng, 300, whole=seed % 2 == 0)
+    order = StampOrder(margin=2 * SEC)
+    out: list[bytes] = []
+    held = 0
+    for stamp, stream, text in _interleave(rng, full):
+        out += order.push(stamp, f"{stream} {text.decode()}".encode())
+        held = max(held, len(order._heap))
+    out += order.flush()
+    assert sorted(out) == sorted(f"{s} {t.decode()}".encode() for _, s, t in full)
+    stamps = {f"{s} {t.decode()}".encode(): k for k, s, t in full if t.startswith(b"line")}
+    numbered = [stamps[x] for x in out if x in stamps]
+    assert numbered == sorted(numbered)  # in stamp order, whichever stream came first
+    assert held < len(full)  # only the margin's lines are held
