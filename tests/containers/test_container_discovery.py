@@ -17,6 +17,7 @@ import pytest
 
 from tests.containers.servers import engine_server
 from tests.support.containers import ContainerEngine
+from tests.support.fleet_helpers import wait_serving
 from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +101,8 @@ def test_no_container_engine_no_rows(tmp_path: Path) -> None:
 
 
 def test_watch_container_headless(containers: ContainerEngine, server: tuple[str, int]) -> None:
-    name, _port = server
+    name, port = server
+    wait_serving(f"http://127.0.0.1:{port}")  # (a few seconds of simulated startup first)
     env = {**containers.envs(), "PYTHONPATH": str(ROOT)}
     w = subprocess.run([sys.executable, "-m", "eagle_tui", "watch", "--container", name,
                         "--headless", "--json", "--duration", "3", "--gpu", "none"],

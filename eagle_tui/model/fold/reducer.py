@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from eagle_tui.model.buffers.logbuffer import ERROR_KINDS
-from eagle_tui.model.containers.states import RESTARTED
 from eagle_tui.model.events import (
     Baseline,
     ConnectionState,
@@ -53,6 +52,7 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.fold import hold
 from eagle_tui.model.fold.batch import NO_LINE, Batch
+from eagle_tui.model.fold.restarts import drawn_by_log, log_restart_counts
 from eagle_tui.model.fold.side import SIDE_EVENTS, apply_side, process_exited
 from eagle_tui.model.fold.startup import startup_detail
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
@@ -317,11 +317,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     elif isinstance(ev, CrashEvent):
         _with_crash(b, ev)
     elif isinstance(ev, LogRestarted):
-        # (the new process already began this run, nothing of it read yet: the log's restart
-        # is the same boundary, its lines only start again)
-        st = s.startup
-        _restart(b, reason=ev.reason, count=not (
-            st.restarts and not st.restart_reason and not st.phases and st.crash is None))
+        _restart(b, reason=ev.reason, count=log_restart_counts(s.startup))
     elif isinstance(ev, LogOpened):
         b.put("log", log_start=ev.start, log_size=ev.size, summary=None,
               lineno_base=0 if ev.start == 0 else None)
@@ -402,11 +398,8 @@ def _process(b: Batch, ev: ProcessSample) -> None:
     if old is not None and old != ev.pid:
         # a new server process is a new run: after the old one's exit was seen (before the
         # new run's first line), or a live new pid where the old one was still thought up;
-        # unless the container's log said so after the old one was last seen (drawn already)
-        st = b.s.startup
-        drawn = (live.process is not None and st.restart_reason == RESTARTED
-                 and (st.restart_t or 0) >= live.process.t)
-        if (live.process_ended or ev.status not in _GONE) and not drawn:
+        # unless the container's log said so after the old one was last seen
+        if (live.process_ended or ev.status not in _GONE) and not drawn_by_log(live, b.s.startup):
             _restart(b, truncated=False)
         _new_process(b, ev)
     b.put("live", process=ev)
