@@ -34,9 +34,10 @@ async def resolve_container(spec: DashboardSpec, transport: Transport) -> Dashbo
             url = normalize_url(server.url)
     name = facts.name if facts is not None and facts.name else spec.container
     host = f"{transport.host}:" if transport.host else ""
-    # the status line: the container, its image and its state when it was found
-    shown = [f"container {name}", *(x[:80] for x in (
-        (facts.image, facts.status) if facts is not None else ()) if x)]
+    # the status line names the container and its image; its state is live, shown by the
+    # process and crash it reads as (a state frozen here went stale at the first exit)
+    shown = [f"container {name}", *((facts.image[:80],) if facts is not None and facts.image
+                                     else ())]
     return replace(spec, container_cli=cli.program, url=url,
                    label=spec.label or host + " · ".join(shown))
 
