@@ -8,14 +8,15 @@ reads as it reads any log; the file is removed when the command is done.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from eagle_tui.assembly.spec import SshSpec, check_ssh, ssh_spec_from_args
 from eagle_tui.errors import UsageError
+
+if TYPE_CHECKING:
+    from eagle_tui.assembly.spec import SshSpec
 
 
 async def _fetch(ssh: SshSpec, name: str, choice: str, path: Path) -> int:
@@ -36,6 +37,12 @@ async def _fetch(ssh: SshSpec, name: str, choice: str, path: Path) -> int:
 def fetched_log(args: argparse.Namespace) -> Iterator[Path]:
     """The container's log so far in a temporary file (removed afterwards); raises the
     container engine's or the SSH options' one-line error (an ``EagleError``)."""
+    # (here, not at the top: a report of a file loads no event loop or temporary files)
+    import asyncio
+    import tempfile
+
+    from eagle_tui.assembly.spec import check_ssh, ssh_spec_from_args
+
     ssh = ssh_spec_from_args(args)
     check_ssh(ssh)
     with tempfile.TemporaryDirectory(prefix="eagle-tui-container-") as tmp:
