@@ -136,6 +136,10 @@ def build_sources(
                                   for tr in (transport, *other_hosts)]))
     elif spec.gpu in ("smi", "auto"):
         sources.append(SmiStream(transport))
+    else:
+        from eagle_tui.sources.gpu import GpuOff
+
+        sources.append(GpuOff())
     sources.extend(ConnectionSource(tr) for tr in (transport, *other_hosts)
                    if isinstance(tr, HasConnectionEvents))
     return sources

@@ -116,7 +116,7 @@ def _exit_text(code: int | None, sig: int | None) -> str:
 
 def _gpu_text(state: DashboardState) -> str | None:
     g = state.gpu.sample
-    if g is None:
+    if g is None or g.state == "off":
         return None
     if g.state == "no_driver":
         return "GPU: no driver"

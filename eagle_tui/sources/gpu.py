@@ -306,4 +306,15 @@ class NvmlSampler:
             self.stop()
 
 
-__all__ = ["MIB", "SMI_FIELDS", "NvmlSampler", "SmiStream", "parse_smi_line", "smi_argv"]
+
+class GpuOff:
+    """Says once that GPU sampling is off (``--gpu none``), so the pane does not wait for data
+    that will never come."""
+
+    name = "gpu off"
+
+    async def events(self) -> AsyncIterator[Event]:
+        yield GpuSample(time.time(), "off", error="GPU sampling is off (--gpu none)")
+
+
+__all__ = ["MIB", "SMI_FIELDS", "GpuOff", "NvmlSampler", "SmiStream", "parse_smi_line", "smi_argv"]

@@ -341,3 +341,11 @@ async def test_a_gpu_memory_step_reaches_the_gpu_pane_without_waiting_for_the_pa
         assert pane.sample is step  # drawn in this very batch
         await pilot.pause()
         assert "21.0/140G" in screen_text(app)
+
+
+async def test_gpu_none_says_sampling_is_off_not_waiting() -> None:
+    app = make_app([Tick(T0), GpuSample(T0, "off", error="GPU sampling is off (--gpu none)")])
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot, app)
+        text = app.query_one(GpuPane).render().plain
+        assert text == "GPU sampling is off (--gpu none)"

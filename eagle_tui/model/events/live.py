@@ -183,7 +183,7 @@ class GpuInfo(Record):
     error: str = ""
 
 
-GpuState = Literal["ok", "no_driver", "error", "unknown"]
+GpuState = Literal["ok", "no_driver", "error", "unknown", "off"]  # off: --gpu none
 
 
 @record

@@ -211,6 +211,8 @@ class GpuPane(RecordView, can_focus=True):
         self._line_map = []
         if s is None:
             return Content.styled("waiting for GPU data…", "$text-muted")
+        if s.state == "off":
+            return Content.styled(inert(s.error), "$text-muted")
         if self.grouped and s.state != "no_driver":
             return self._render_groups(s, width)  # a host that failed keeps its last rows
         if s.state == "no_driver":

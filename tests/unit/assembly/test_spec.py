@@ -71,7 +71,17 @@ def test_a_live_spec_builds_the_sources_it_names(tmp_path: Path) -> None:
     spec = check_sources(DashboardSpec(log=str(tmp_path / "s.log"), gpu="none", baseline=50.0))
     names = sorted(type(s).__name__ for s in build_session(spec).sources)
     # (a log to watch also gets the model-download watcher: the startup's verdict)
-    assert names == ["DownloadWatcher", "DraftConfigSource", "LogTail", "ProcessWatcher"]
+    assert names == ["DownloadWatcher", "DraftConfigSource", "GpuOff", "LogTail",
+                     "ProcessWatcher"]
+
+
+async def test_gpu_none_says_sampling_is_off_once() -> None:
+    from eagle_tui.model.events import GpuSample
+    from eagle_tui.sources.gpu import GpuOff
+
+    samples = [e async for e in GpuOff().events()]
+    assert len(samples) == 1 and isinstance(samples[0], GpuSample)
+    assert samples[0].state == "off" and "--gpu none" in samples[0].error
 
 
 def test_open_dashboard_headless_runs_the_presenter_over_the_threaded_session() -> None:
