@@ -31,14 +31,15 @@ from eagle_tui.assembly.threaded import Subscriber, ThreadedSession
 from eagle_tui.launch.members import check_grace
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.launching.control import Intent, Kill, Outcome, Relaunch, Restart
-from eagle_tui.model.launching.redact import MASK, redact_words
+from eagle_tui.model.launching.editing import finding_lines, restore_secrets
+from eagle_tui.model.launching.redact import redact_words
 from eagle_tui.model.views.runsummary import previous_run, previous_run_from_record, with_final
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
     from eagle_tui.history.store import RunStore
     from eagle_tui.launch.plan import Prepared
-    from eagle_tui.launch.process import Launched
+    from eagle_tui.launch.process import RunHandle
     from eagle_tui.model.launching.lint import Finding
     from eagle_tui.model.launching.remedy import Remedy
     from eagle_tui.transport.base import Transport
@@ -60,53 +61,6 @@ def recorder_for(store: RunStore) -> SubscribersFor:
     return make
 
 
-def restore_secrets(edited: list[str], original: list[str]) -> list[str]:
-    """The edited words with each ``***`` the editor showed put back to the original secret.
-
-    The editor shows the command redacted (``--api-key ***``): a secret never reaches the
-    screen. A masked word left as it was means "keep the value". Each mask goes back to the
-    secret of the same flag (the option it follows: the editor's lines may be moved about);
-    a mask whose flag was renamed or removed gets the secrets left over, in order.
-    """
-    shown = redact_words(original)
-    slots = [(_owner(shown, k), masked, real)
-             for k, (masked, real) in enumerate(zip(shown, original, strict=True))
-             if masked != real]
-    used = [False] * len(slots)
-
-    def take(word: str, owner: str | None) -> str | None:
-        for i, (slot_owner, masked, real) in enumerate(slots):
-            if not used[i] and masked == word and (owner is None or slot_owner == owner):
-                used[i] = True
-                return real
-        return None
-
-    out: list[str | None] = [take(w, _owner(edited, k)) if MASK in w else w
-                             for k, w in enumerate(edited)]
-    return [w if w is not None else _or(take(edited[k], None), edited[k])
-            for k, w in enumerate(out)]
-
-
-def _or(value: str | None, default: str) -> str:
-    return default if value is None else value
-
-
-def _owner(words: list[str], k: int) -> str:
-    """The option the word at ``k`` is a value of (the nearest option before it), or ``""``."""
-    for w in reversed(words[:k]):
-        if w.startswith("-"):
-            return w.partition("=")[0]
-    return ""
-
-
-def finding_lines(findings: Sequence[Finding]) -> tuple[str, ...]:
-    """One line per finding, errors first: ``error: ... (fix: ...)``."""
-    order = {"error": 0, "warning": 1, "info": 2}
-    ranked = sorted(findings, key=lambda f: order.get(f.level, 3))
-    return tuple(f"{f.level}: {f.message}" + (f" (fix: {f.fix})" if f.fix else "")
-                 for f in ranked if f.level != "info")
-
-
 class LaunchControl:
     """The control of one launched run and the runs relaunched from it (see the module doc).
 
@@ -117,15 +71,16 @@ class LaunchControl:
     """
 
     def __init__(self, *, store: RunStore, spec: DashboardSpec, prep: Prepared, run: RunRecord,
-                 launched: Launched, demo: bool = False, log_dir: str | None = None,
+                 launched: RunHandle, demo: bool = False, log_dir: str | None = None,
                  subscribers_for: SubscribersFor | None = None,
-                 label_for: Callable[[RunRecord, Launched], str] | None = None,
-                 grace: float = STOP_GRACE_S) -> None:
+                 label_for: Callable[[RunRecord, RunHandle], str] | None = None,
+                 grace: float = STOP_GRACE_S, keep: bool = False) -> None:
         self.store = store
         self.spec = spec
         self.demo = demo
         self.log_dir = log_dir
         self.grace = check_grace(grace)
+        self.keep = keep  # a stopped container is kept (K, and the one a relaunch replaces)
         self._subscribers_for = subscribers_for or recorder_for(store)
         self._label_for = label_for or self._label
         self._argv = list(prep.argv)
@@ -162,18 +117,11 @@ class LaunchControl:
     def fixed(self, remedies: Sequence[Remedy]) -> str | None:
         """The current command with ``remedies`` applied, as the editor shows it (secrets
         masked; the relaunch puts them back); ``None`` when they change nothing."""
-        from eagle_tui.model.launching.cmdline import CommandError, parse_command
-        from eagle_tui.model.launching.remedy import apply
+        from eagle_tui.model.launching.container_launch import fixed_words
         from eagle_tui.probe.tables import load_tables
 
-        tables = load_tables()
-        words = list(self._argv)
-        for remedy in dict.fromkeys(remedies):
-            try:
-                cmd = parse_command(words, tables)
-                words = apply(cmd, remedy, tables[cmd.engine])
-            except (CommandError, KeyError):  # a flag this engine's table lacks: not its fix
-                continue
+        # (a container's run: the engine's words fixed, its container options kept)
+        words = fixed_words(list(self._argv), remedies, load_tables())
         return join(redact_words(words)) if words != self._argv else None
 
     def attach(self, session: ThreadedSession) -> None:
@@ -258,12 +206,11 @@ class LaunchControl:
         return transport
 
     async def _stop(self, transport: Transport | None = None, action: str = "stop") -> str:
-        """Stop every process of the current run (those with its token); what happened.
+        """Stop the current run (every process with its token, or its container); what
+        happened.
 
         The run's session is told first (``StopRequested``), so the exit and the lost health
         that follow read as this stop, not as a crash."""
-        from eagle_tui.launch.members import scanner_for
-        from eagle_tui.launch.stopping import describe, stop_run
         from eagle_tui.model.events import StopRequested
 
         if self._session is not None:
@@ -272,20 +219,18 @@ class LaunchControl:
         tr = transport if transport is not None else await self._connect()
         try:
             counters = await self._final_counters(tr)
-            la = self._launched
-            res = await stop_run(scanner_for(tr), la.token, grace=self.grace, leader=la.pid,
-                                 leader_start=la.proc_start)
+            res = await self._launched.stop(tr, grace=self.grace, keep=self.keep)
         finally:
             if own:
                 await tr.close()
         if res.left:
             from eagle_tui.launch.process import LaunchError
 
-            raise LaunchError(f"run {self.label} not stopped: {describe(res)}")
+            raise LaunchError(f"run {self.label} not stopped: {res.text}")
         self._record_stopped(counters)
-        if res.signal is None:
-            return f"run {self.label} was not running"
-        return f"stopped run {self.label}: {describe(res)}"
+        if not res.ran:
+            return f"run {self.label} was not running: {res.text}"
+        return f"stopped run {self.label}: {res.text}"
 
     async def _final_counters(self, transport: Transport) -> dict[str, float]:
         """The server's counters just before it is signalled (one bounded scrape; none when
@@ -351,14 +296,13 @@ class LaunchControl:
             await transport.close()
         self._argv, self._prep, self._run, self._launched = list(argv), prep, run, launched
         session = await self._open_session(run, launched, prep.url, previous)
-        return Outcome("relaunched", f"run {run.label} started (relaunch of {old.label}): pid "
-                       f"{launched.pid}, log {launched.log_path}", session=session,
+        return Outcome("relaunched", f"run {run.label} started (relaunch of {old.label}): "
+                       f"{launched.started_text}", session=session,
                        label=self._label_for(run, launched), command=self.command)
 
     def _extra_env(self) -> dict[str, str]:
         """The ``--env`` values of the launch (the command's own ``K=V`` words are in argv)."""
-        own = dict(self._prep.cmd.env)
-        return {k: v for k, v in self._prep.env.items() if k not in own or own[k] != v}
+        return dict(self._prep.extra)
 
     def _previous(self, old: RunRecord) -> Any:
         label = f"#{old.id}"
@@ -381,14 +325,14 @@ class LaunchControl:
             return None
 
     @staticmethod
-    def _label(run: RunRecord, launched: Launched) -> str:
-        return f"{run.name or run.id}: {launched.log_path}"
+    def _label(run: RunRecord, launched: RunHandle) -> str:
+        return f"{run.name or run.id}: {launched.where}"
 
-    async def _open_session(self, run: RunRecord, launched: Launched, url: str,
+    async def _open_session(self, run: RunRecord, launched: RunHandle, url: str,
                             previous: Any) -> ThreadedSession:
         from eagle_tui.assembly.opener import spec_opener
 
-        spec = replace(self.spec, log=launched.log_path, url=url, pid=launched.pid,
+        spec = replace(self.spec, **launched.follow(), url=url,
                        label=self._label_for(run, launched))
         spec = replace(spec, usual=self._usual(run), launched_spec=self._prep.spec_config)
         session = ThreadedSession(spec_opener(spec))

@@ -1,5 +1,9 @@
 """``eagle-tui launch [--ssh DEST] [--log PATH] [--name NAME] [--env K[=V]]... [--force] [--fix]
-[--no-tui] [--read-only] -- CMD...``: lint, start detached, record, then watch.
+[--no-tui] [--read-only] [--keep] -- CMD...``: lint, start detached, record, then watch.
+
+``CMD`` may be a container's run (``docker run``/``podman run``/``nerdctl run ... IMAGE
+[COMMAND]``): it is linted as ``lint`` reads it, started detached with the run's label and a
+name, and watched as ``watch --container`` watches it.
 
 Exit codes (``--no-tui``, like ``wait``): 0 ready, 1 the server crashed, 2 usage or refused
 (lint errors without ``--force``, an unknown host key), 3 timeout, 4 ready with alerts at the
@@ -27,7 +31,7 @@ from eagle_tui.model.boundary.termtext import inert_lines
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
     from eagle_tui.launch.plan import Prepared
-    from eagle_tui.launch.process import Launched
+    from eagle_tui.launch.process import RunHandle
 
 EXIT_USAGE = 2
 
@@ -37,7 +41,12 @@ def register(subparsers: Any) -> None:
         "launch", help="lint, start a server detached, record it and watch it",
         description="Lint the command (errors refuse the launch unless --force), start the "
         "server detached in its own process group (locally or over --ssh), record it in the "
-        "run history and open the dashboard on it (--no-tui: print like `wait`). Exit codes "
+        "run history and open the dashboard on it (--no-tui: print like `wait`). A "
+        "`docker run ...` / `podman run ...` (or `docker container run`, `nerdctl run`) is "
+        "started detached (-d added) with the label eagle-tui.run=TOKEN and a name "
+        "eagle-tui-run-ID when it has none; --env names pass as `-e NAME` (values never in "
+        "an argv); the dashboard follows the container as `watch --container` does; K stops "
+        "and removes it, R/E/F start the new command as a new container. Exit codes "
         "with --no-tui: 0 ready, 1 crashed, 2 usage/refused, 3 timeout, 4 ready with alerts "
         "at the --fail-on level.")
     p.add_argument("--log", metavar="PATH", type=argtypes.path_text, default=None,
@@ -57,6 +66,9 @@ def register(subparsers: Any) -> None:
                    help="no dashboard: print progress like `wait` and exit with its codes")
     p.add_argument("--read-only", action="store_true",
                    help="dashboard without the kill/restart/edit keys")
+    p.add_argument("--keep", action="store_true",
+                   help="a container's run: keep a container the dashboard stops (K, and the "
+                   "old one a relaunch R/E/F replaces) instead of removing it")
     p.add_argument("--timeout", metavar="SECONDS", type=argtypes.seconds, default=900.0,
                    help="with --no-tui: give up after this long (default 900)")
     p.add_argument("--json", action="store_true", help="with --no-tui: JSON lines")
@@ -89,7 +101,7 @@ class Started:
     spec: DashboardSpec
     prep: Prepared
     run: RunRecord
-    launched: Launched
+    launched: RunHandle
 
 
 async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
@@ -133,23 +145,31 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
             warn(inert_lines("eagle-tui launch: refused: lint found errors (fix them, or --force)"),
                  err)
             return EXIT_USAGE, None
+        if prep.container is not None and args.log:
+            raise CommandError("--log: a container's log is the engine's (`logs`)")
         run, launched = await start(store, transport, prep, name=args.name, log_path=args.log,
                                     baseline=args.baseline)
+        spec = watch_spec(args, launched.log_path, prep.url, launched.pid,
+                          f"{run.name or run.id}: {launched.where}")
+        if prep.container is not None:  # followed as ``watch --container`` follows one
+            from dataclasses import replace
+
+            from eagle_tui.assembly.containers import resolve_container
+
+            spec = await resolve_container(replace(spec, **launched.follow()), transport)
     except (CommandError, LaunchError, HistoryError, TransportError, TimeoutError) as exc:
         warn(inert_lines(f"eagle-tui launch: error: {exc or 'timed out'}"), err)
         return EXIT_USAGE, None
     finally:
         await transport.close()
     where = f" on {transport.host}" if transport.host else ""
-    warn(inert_lines(f"eagle-tui launch: started run {run.label}{where}: pid {launched.pid}, "
-                     f"log {launched.log_path}, {prep.url} (stop: eagle-tui stop {run.id})"),
+    warn(inert_lines(f"eagle-tui launch: started run {run.label}{where}: "
+                     f"{launched.started_text}, {prep.url} (stop: eagle-tui stop {run.id})"),
          err, flush=True)
     from dataclasses import replace
 
     from eagle_tui.history.usual import usual_times
 
-    label = f"{run.name or run.id}: {launched.log_path}"
-    spec = watch_spec(args, launched.log_path, prep.url, launched.pid, label)
     try:
         usual = usual_times(store, host=run.host, engine=run.engine, flags=run.flags or {},
                             exclude=run.id)
@@ -219,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
     from eagle_tui.assembly.open import open_dashboard
 
     control = None if args.read_only else LaunchControl(
-        store=store, spec=spec, prep=started.prep, run=started.run, launched=started.launched)
+        store=store, spec=spec, prep=started.prep, run=started.run, launched=started.launched,
+        keep=bool(getattr(args, "keep", False)))
     return open_dashboard(spec, subscribers=[recorder.on_batch], control=control)
 
 

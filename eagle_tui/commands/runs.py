@@ -85,7 +85,37 @@ def run_dict(rec: Any) -> dict[str, Any]:
         "accept_source": (rec.metrics or {}).get("accept_source"),
         "tok_s_mean": _metric(rec, "tok_s_mean"),
         "figures_note": getattr(rec, "figures_note", ""),
+        "container": rec.container,
     }
+
+
+def container_of(rec: Any) -> str:
+    """``container NAME · IMAGE`` of a container's run (``""``: none)."""
+    if not getattr(rec, "container", None):
+        return ""
+    name = rec.container_text("name") or rec.container_text("id")[:12]
+    return f"container {name} · {rec.container_text('image')}"
+
+
+def container_rows(recs: list[Any]) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """The container rows of ``runs compare`` (``*``: differs among the runs) and the options
+    that changed, first → last."""
+    if not any(getattr(r, "container", None) for r in recs):
+        return [], []
+    opts = [{"image": r.container_text("image") or None, "cli": r.container_text("cli") or None,
+             **{k: v for k, v in ((r.container or {}).get("options") or {}).items()
+                if isinstance(k, str)}} for r in recs]
+    rows: list[list[str]] = []
+    changed: list[dict[str, Any]] = []
+    for key in ["image", "cli", *sorted({k for o in opts for k in o} - {"image", "cli"})]:
+        values = [o.get(key) for o in opts]
+        shown = [" ".join(v) if isinstance(v, list) else "—" if v is None else str(v)
+                 for v in values]
+        differs = len(set(shown)) > 1
+        rows.append([f"{'*' if differs else ' '} {key}", *[sanitize(v)[:40] for v in shown]])
+        if differs:
+            changed.append({"option": key, "from": values[0], "to": values[-1]})
+    return rows, changed
 
 
 REFRESH_AT_MOST = 3  # runs a ``runs list`` completes per call (each bounded)
@@ -137,7 +167,7 @@ def cmd_list(store: Any, args: argparse.Namespace, out: TextIO) -> int:
                      "local"), time.strftime("%m-%d %H:%M", time.localtime(r.started)),
                      sanitize(r.state_text),
                      _fmt(r.ready_s, ".0f", "s"), _fmt(_metric(r, "tok_s_median")),
-                     _accept_text(r), sanitize(r.command or "")[:60]])
+                     _accept_text(r), sanitize(container_of(r) or r.command or "")[:60]])
     _table(rows, out)
     return EXIT_OK
 
@@ -153,6 +183,11 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
     say(sanitize(f"run {rec.label} ({rec.kind}{', demo' if rec.demo else ''}) "
                  f"{rec.engine or ''} on {rec.host or 'this machine'}: {rec.state_text}"), out)
+    if rec.container:
+        say(sanitize(f"  {container_of(rec)} (id {rec.container_text('id')[:12]}, "
+                     f"{rec.container_text('cli')}); options: "
+                     f"{json.dumps((rec.container or {}).get('options') or {}, sort_keys=True)}"),
+            out)
     for key in ("command", "started", "ended", "log", "url", "pid", "baseline", "notes"):
         if d.get(key) is not None:
             say(sanitize(f"  {key}: {d[key]}"), out)
@@ -198,6 +233,7 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
             why = f" ({notes[base.id]})" if base.id in notes else ""
             raise ValueError(f"run {base.label} has no tok/s figure to use as the baseline{why}")
     changes = flag_changes([r.flags or {} for r in recs])
+    crows = container_rows(recs)
     runs = []
     for r in recs:
         d = run_dict(r)
@@ -207,8 +243,8 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         runs.append(d)
     if args.json:
         json.dump({"runs": runs, "baseline": baseline, "flags_changed": [
-            {"flag": c.flag, "from": c.before, "to": c.after} for c in changes]}, out,
-            ensure_ascii=True)
+            {"flag": c.flag, "from": c.before, "to": c.after} for c in changes],
+            "container_changed": crows[1]}, out, ensure_ascii=True)
         say(Inert(""), out)
         return EXIT_OK
     head = ["", *[sanitize(f"#{r.id} {r.name or ''}")[:28] for r in recs]]
@@ -224,6 +260,9 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
         rows.append(["tok/s (run mean)", *[_fmt(d["tok_s_mean"]) for d in runs]])
     rows.append(["accept len", *[_accept_text(r) for r in recs]])
     rows.append(["speedup", *[_fmt(d["speedup"], ".2f", "×") for d in runs]])
+    if crows[0]:
+        rows.append(["container (* differs)", *["" for _ in recs]])
+        rows.extend(crows[0])
     _table(rows, out)
     for r in recs:
         if r.id in notes:
@@ -234,6 +273,10 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
             say(sanitize(f"  {c.flag}: {c.before} → {c.after}"), out)
     else:
         say(inert_lines("flags: the same"), out)
+    if crows[1]:
+        say(inert_lines("container options changed (first → last):"), out)
+        for ch in crows[1]:
+            say(sanitize(f"  {ch['option']}: {ch['from']} → {ch['to']}"), out)
     return EXIT_OK
 
 

@@ -1,4 +1,5 @@
-"""``eagle-tui stop RUN [--yes] [--grace S]``: stop every process of a run eagle-tui launched.
+"""``eagle-tui stop RUN [--yes] [--grace S] [--keep]``: stop every process of a run eagle-tui
+launched (a container's run: ``CLI stop -t GRACE``, then ``CLI rm`` unless ``--keep``).
 
 The run's processes are those that carry its launch token, wherever they moved (a ``setsid``
 daemon, workers left by an exited leader): TERM to each, KILL after ``--grace`` seconds to
@@ -41,13 +42,18 @@ def register(subparsers: Any) -> None:
         "stop", help="stop a launched run (TERM, then KILL after a grace period)",
         description="Stop a run that eagle-tui launched: TERM to every process that carries its "
         "launch token (wherever it moved: setsid daemons, workers of an exited leader), KILL "
-        "after --grace seconds. A process without the token is never signalled. RUN is an "
+        "after --grace seconds. A process without the token is never signalled. A launched "
+        "container (`launch -- docker run ...`) is stopped with `docker stop -t GRACE` (podman, "
+        "nerdctl: the CLI it was started with) and removed (`rm`) unless --keep; one already "
+        "gone is said so (exit 0). RUN is an "
         "id, a name, `last` or `last~N`. Exit codes: 0 none of the run's processes left, "
         "1 some survived KILL, 2 refused, usage or host unreachable.")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     p.add_argument("--grace", metavar="SECONDS", type=grace_seconds, default=10.0,
                    help="seconds between TERM and KILL, > 0 and at most 3600 (default 10)")
+    p.add_argument("--keep", action="store_true",
+                   help="a container's run: keep the stopped container (default: removed)")
     add_ssh_args(p)
     p.set_defaults(func=run)
 
@@ -63,14 +69,14 @@ def _confirm(question: str) -> bool:
 
 async def stop_async(args: argparse.Namespace) -> int:
     from eagle_tui.history.store import HistoryError, RunStore
-    from eagle_tui.launch.members import scanner_for
-    from eagle_tui.launch.stopping import describe, stop_run
+    from eagle_tui.launch.plan import handle_of
     from eagle_tui.transport.base import TransportError
 
     try:
         store = RunStore()
         rec = store.get(args.run)
-    except HistoryError as exc:
+        handle = handle_of(rec)
+    except (HistoryError, ValueError) as exc:
         warn(inert(f"eagle-tui stop: error: {exc}"))
         return EXIT_REFUSED
     if rec.kind != "launched":
@@ -93,8 +99,10 @@ async def stop_async(args: argparse.Namespace) -> int:
     except ValueError as exc:
         warn(inert(f"eagle-tui stop: error: {exc}"))
         return EXIT_REFUSED
-    question = (f"Stop run {sanitize(rec.label)}{where} (every process that carries its "
-                f"token; {sanitize(rec.command or '')[:120]})?")
+    what = f"its container {rec.container_text('name')}" if rec.container else \
+        "every process that carries its token"
+    question = (f"Stop run {sanitize(rec.label)}{where} ({sanitize(what)}; "
+                f"{sanitize(rec.command or '')[:120]})?")
     if not args.yes and not _confirm(question):
         warn(inert("eagle-tui stop: not confirmed (use --yes to stop without asking)"))
         return EXIT_REFUSED
@@ -108,8 +116,8 @@ async def stop_async(args: argparse.Namespace) -> int:
             if note:
                 warn(inert(f"eagle-tui stop: figures of run {sanitize(rec.label)}: "
                            f"{sanitize(note)}"))
-        res = await stop_run(scanner_for(transport), rec.token, grace=args.grace,
-                             leader=rec.pid or 0, leader_start=rec.proc_start or "")
+        res = await handle.stop(transport, grace=args.grace, keep=bool(getattr(args, "keep",
+                                                                                False)))
     except (TransportError, TimeoutError) as exc:  # ScanError is one
         warn(inert(f"eagle-tui stop: error: {exc or 'timed out'}"))
         return EXIT_REFUSED
@@ -117,14 +125,14 @@ async def stop_async(args: argparse.Namespace) -> int:
         await transport.close()
     if res.note:
         warn(inert(f"eagle-tui stop: {sanitize(res.note)}"))
-    what = describe(res)
+    done = sanitize(res.text)
     if res.left:
-        warn(inert(f"eagle-tui stop: run {sanitize(rec.label)}{where} not stopped: {what}"))
+        warn(inert(f"eagle-tui stop: run {sanitize(rec.label)}{where} not stopped: {done}"))
         return EXIT_LEFT
-    if res.signal is None:
-        say(inert(f"run {sanitize(rec.label)}{where}: {what}"))
+    if not res.ran:
+        say(inert(f"run {sanitize(rec.label)}{where}: {done}"))
     else:
-        say(inert(f"stopped run {sanitize(rec.label)}{where}: {what}"))
+        say(inert(f"stopped run {sanitize(rec.label)}{where}: {done}"))
     try:
         if rec.ended is None:
             figures: dict[str, Any] = {"metrics": metrics} if metrics else {}

@@ -4,7 +4,8 @@
 ``watched`` or ``attached`` (read-only, always). ``pgid``/``proc_start``/``token`` identify the
 launched process group for ``stop``: the group id, the leader's start time in clock ticks since
 boot (``/proc/PID/stat`` field 22) and a random token in every member's environment
-(``EAGLE_TUI_RUN``), so a reused pid or a foreign group is never signalled.
+(``EAGLE_TUI_RUN``), so a reused pid or a foreign group is never signalled. A launched
+container's run keeps its CLI, id, name, image and options in ``container`` instead.
 """
 
 from __future__ import annotations
@@ -44,16 +45,17 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("baseline", "REAL"),
     ("notes", "TEXT"),
     ("timeline", "TEXT"),  # JSON list of [state, time, note]: the states as they happened
+    ("container", "TEXT"),  # JSON {cli, id, name, image, options}: a launched container's run
 )
 JSON_FIELDS = frozenset({"argv", "flags", "env_names", "phases", "crash", "metrics", "windows",
-                         "timeline"})
+                         "timeline", "container"})
 _KINDS = {name: kind.split()[0] for name, kind in FIELDS} | {"id": "INTEGER"}
 _INT_MAX = 2**63  # SQLite's own integers; a larger one would overflow a pid or a group id
 # A time is seconds since 1970 that the calendar functions can show (year 5138 at most): a
 # started time of 7e16 overflowed ``time.localtime`` in ``runs list``.
 _TIMES = (0.0, 1e11)
 _LISTS_OF_STR = frozenset({"argv", "env_names"})
-_DICTS = frozenset({"flags", "crash", "metrics"})
+_DICTS = frozenset({"flags", "crash", "metrics", "container"})
 
 
 def typed(name: str, value: Any) -> Any:
@@ -181,6 +183,7 @@ class RunRecord:
     baseline: float | None = None
     notes: str | None = None
     timeline: list[list[Any]] | None = None
+    container: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -190,6 +193,11 @@ class RunRecord:
     @property
     def state_text(self) -> str:
         return state_text(self.state, self.timeline)
+
+    def container_text(self, key: str) -> str:
+        """A text field of the run's container (``""``: none, or not text)."""
+        value = (self.container or {}).get(key)
+        return value if isinstance(value, str) else ""
 
 
 __all__ = ["FIELDS", "FINAL_STATES", "JSON_FIELDS", "RunRecord", "first_timeline", "state_text",

@@ -37,7 +37,7 @@ from eagle_tui.history.records import (
 )
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 
-SCHEMA_VERSION = 2  # 2: the timeline column (older rows get the one they imply)
+SCHEMA_VERSION = 3  # 2: the timeline column (older rows get the one they imply); 3: container
 # without these a row means nothing (the order of the runs, what became of them): a file that
 # lacks one is refused rather than half read
 REQUIRED = ("id", "started", "state")

@@ -10,17 +10,29 @@ from __future__ import annotations
 import os
 import posixpath
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eagle_tui.history.records import RunRecord
 from eagle_tui.history.store import RunStore, data_dir
+from eagle_tui.launch.container import ContainerLaunched, start_container
 from eagle_tui.launch.process import Launched, new_token, start_detached
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.events import SpecConfig
 from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
+from eagle_tui.model.launching.container import is_container_command, parse_run
+from eagle_tui.model.launching.container_checks import (
+    ContainerCommand,
+    engine_command,
+    findings,
+    grammar,
+    host_port,
+    rebuild,
+)
+from eagle_tui.model.launching.container_launch import NAME_PREFIX, record_of
 from eagle_tui.model.launching.lint import Fixed, LintResult, fix, lint
 from eagle_tui.model.launching.redact import redact_words
+from eagle_tui.probe.container_facts import gather_container
 from eagle_tui.probe.facts import gather
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.base import Transport
@@ -37,9 +49,15 @@ class Prepared:
     result: LintResult
     cwd: str
     env: dict[str, str] = field(default_factory=dict, repr=False)  # values: never stored
+    extra: dict[str, str] = field(default_factory=dict, repr=False)  # the --env ones
+    container: ContainerCommand | None = None  # the run when the command is a container's
 
     @property
     def port(self) -> int:
+        if self.container is not None:
+            published = host_port(self.container)  # (the host's port that reaches the server)
+            if published is not None:
+                return published
         profile = launch_profile(self.cmd.engine)
         value = self.cmd.get(profile.launch.port_dest)
         if isinstance(value, str) and value.isdigit() and len(value) < 6:
@@ -79,11 +97,22 @@ def env_values(specs: list[str], environ: dict[str, str] | None = None) -> dict[
 
 async def prepare(transport: Transport, argv: list[str], *, cwd: str | None = None,
                   env: dict[str, str] | None = None) -> Prepared:
-    """Parse (raises ``CommandError``) and lint the command on the transport's host."""
-    cmd = parse_command(argv, load_tables())
+    """Parse (raises ``CommandError``) and lint the command on the transport's host; a
+    container's run is linted as ``lint`` does (the engine's words and the container's flags)."""
     where = cwd or (os.getcwd() if not transport.host else ".")
+    if is_container_command(argv):
+        cc = engine_command(parse_run(argv), load_tables())
+        cfacts, more = await gather_container(cc, transport, cwd=where)
+        res = lint(cc.cmd, cfacts)
+        res = replace(res, findings=(*grammar(cc), *res.findings, *findings(cc, cfacts, more)))
+        # the CLI's environment: its ``K=V`` words and the --env values (those pass as ``-e K``)
+        prefix = dict(w.split("=", 1) for w in argv[:len(argv) - len(run_argv(argv))])
+        return Prepared(list(argv), cc.cmd, res, where, {**prefix, **(env or {})},
+                        dict(env or {}), cc)
+    cmd = parse_command(argv, load_tables())
     facts = await gather(cmd, transport, cwd=where, environ=env if transport.host else None)
-    return Prepared(list(argv), cmd, lint(cmd, facts), where, {**dict(cmd.env), **(env or {})})
+    return Prepared(list(argv), cmd, lint(cmd, facts), where, {**dict(cmd.env), **(env or {})},
+                    dict(env or {}))
 
 
 async def prepare_fixed(transport: Transport, prep: Prepared, *, cwd: str | None = None,
@@ -93,6 +122,8 @@ async def prepare_fixed(transport: Transport, prep: Prepared, *, cwd: str | None
     fixed = fix(prep.cmd, prep.result, load_tables()[prep.cmd.engine])
     if not fixed.applied:
         return prep, fixed
+    if prep.container is not None:  # the engine's words fixed, the container's part kept
+        fixed = replace(fixed, words=rebuild(prep.container, fixed.words))
     return await prepare(transport, fixed.words, cwd=cwd, env=env), fixed
 
 
@@ -127,7 +158,7 @@ def _flags(cmd: ParsedCommand) -> dict[str, Any]:
 async def start(store: RunStore, transport: Transport, prep: Prepared, *,
                 name: str | None = None, log_path: str | None = None, demo: bool = False,
                 parent: int | None = None, baseline: float | None = None,
-                ) -> tuple[RunRecord, Launched]:
+                ) -> tuple[RunRecord, Launched | ContainerLaunched]:
     """Record the run, start it detached, and record how to find its group again.
 
     The token is recorded before the server starts: a start that fails half-way (the process
@@ -140,6 +171,8 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
                     flags=_flags(prep.cmd), env_names=sorted(prep.env), cwd=prep.cwd,
                     url=prep.url, parent=parent, baseline=baseline, state="starting",
                     **({"name": name} if name else {}))
+    if prep.container is not None:
+        return await _start_container(store, transport, prep, run, token)
     log = log_path or default_log(transport, run.name or f"run-{run.id}")
     if not transport.host and not os.path.isabs(log):
         log = os.path.join(prep.cwd, log)
@@ -154,4 +187,38 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
     return store.get(str(run.id)), launched
 
 
-__all__ = ["Prepared", "default_log", "env_values", "prepare", "run_argv", "start"]
+async def _start_container(store: RunStore, transport: Transport, prep: Prepared,
+                           run: RunRecord, token: str) -> tuple[RunRecord, ContainerLaunched]:
+    """The container's run started (its label carries the token) and recorded with its id,
+    name, image and options."""
+    assert prep.container is not None
+    crun = prep.container.run
+    try:
+        launched, _argv = await start_container(
+            transport, crun, cwd=prep.cwd, token=token, name=f"{NAME_PREFIX}{run.id}",
+            env=prep.env, pass_env=sorted(prep.extra))
+    except BaseException:
+        store.update(run.id, state="failed", ended=time.time())
+        raise
+    store.update(run.id, container=record_of(crun, cli_id=launched.id, name=launched.name))
+    return store.get(str(run.id)), launched
+
+
+def handle_of(rec: RunRecord) -> Launched | ContainerLaunched:
+    """How a recorded run is stopped: its container (its CLI and id read back through the
+    grammar: the history is a file anyone with the account may edit), else its group."""
+    from eagle_tui.model.launching.container import CLIS
+    from eagle_tui.model.launching.container_launch import container_id
+
+    if rec.container is not None:
+        cli, cid = rec.container_text("cli"), container_id(rec.container_text("id"))
+        if cli not in CLIS or cid is None:
+            raise ValueError(f"run {rec.label}: its recorded container is not one "
+                             f"({cli[:20]!r}, {rec.container_text('id')[:70]!r})")
+        return ContainerLaunched(cli, cid, rec.container_text("name") or cid[:12],
+                                 rec.container_text("image"), rec.token or "")
+    return Launched(rec.pid or 0, rec.pgid or 0, rec.proc_start or "", rec.token or "",
+                    rec.log_path or "")
+
+
+__all__ = ["Prepared", "default_log", "env_values", "handle_of", "prepare", "run_argv", "start"]

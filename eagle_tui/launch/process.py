@@ -18,14 +18,51 @@ from __future__ import annotations
 import base64
 import secrets
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from eagle_tui.errors import EagleError
 from eagle_tui.launch.members import TOKEN_VAR
-from eagle_tui.transport.base import Transport, TransportError
+from eagle_tui.transport.base import RunResult, Transport, TransportError
 
 
 class LaunchError(EagleError):
     """The server could not be started, or the run could not be stopped."""
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What a stop did, one line (``ran``: something of the run was running; ``left``: some
+    of it survived; ``note``: about what was left alone)."""
+
+    text: str
+    ran: bool
+    left: bool = False
+    note: str = ""
+
+
+class RunHandle(Protocol):
+    """How a launched run was started and how it is stopped, whatever it runs in: a process
+    group (:class:`Launched`) or a container (``eagle_tui.launch.container``)."""
+
+    @property
+    def token(self) -> str: ...
+
+    @property
+    def log_path(self) -> str: ...
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def where(self) -> str: ...
+
+    @property
+    def started_text(self) -> str: ...
+
+    def follow(self) -> dict[str, Any]: ...
+
+    async def stop(self, transport: Transport, *, grace: float,
+                   keep: bool = False) -> Stopped: ...
 
 
 @dataclass(frozen=True)
@@ -38,26 +75,59 @@ class Launched:
     token: str
     log_path: str
 
+    @property
+    def where(self) -> str:
+        """What the status line names: the log it writes."""
+        return self.log_path
+
+    @property
+    def started_text(self) -> str:
+        return f"pid {self.pid}, log {self.log_path}"
+
+    def follow(self) -> dict[str, Any]:
+        """What the dashboard follows: the log and the leader."""
+        return {"log": self.log_path, "pid": self.pid, "container": None}
+
+    async def stop(self, transport: Transport, *, grace: float, keep: bool = False) -> Stopped:
+        """TERM to every member, KILL after ``grace`` (``keep``: nothing is left to keep)."""
+        from eagle_tui.launch.members import scanner_for
+        from eagle_tui.launch.stopping import describe, stop_run
+
+        res = await stop_run(scanner_for(transport), self.token, grace=grace, leader=self.pid,
+                             leader_start=self.proc_start)
+        return Stopped(describe(res), res.signal is not None, bool(res.left), res.note)
+
 
 def new_token() -> str:
     return secrets.token_hex(8)
 
 
-_START = r"""
+# The framing every launch shares (a process group, a container's CLI): into the folder, then
+# the environment from stdin (``K base64(V)`` lines), never from an argv.
+_FRAME = r"""
 set -u
 cd -- "$1" || { echo "eagle-tui: cannot cd to $1" >&2; exit 97; }
-log=$2; token=$3; shift 3
-mkdir -p -- "$(dirname -- "$log")" || exit 98
 while IFS=' ' read -r k v; do
   [ -n "$k" ] || continue
   export "$k=$(printf '%s' "$v" | base64 -d)"
 done
+"""
+_START = _FRAME + r"""
+log=$2; token=$3; shift 3
+mkdir -p -- "$(dirname -- "$log")" || exit 98
 export EAGLE_TUI_RUN="$token"
 # The leader prints its own stat from inside its new session, then becomes the server: its
 # pid and start time are known even if it exits at once (a server that daemonizes).
 stat=$(setsid sh -c 'cat "/proc/$$/stat" && exec "$@" </dev/null >>"$0" 2>&1' "$log" "$@" &)
 [ -n "$stat" ] || { echo "eagle-tui: the server did not start (setsid failed)" >&2; exit 96; }
 echo "started ${stat%% *} ${stat##*) }"
+"""
+
+
+# A command run in the frame to its end, its stdin closed (a container CLI's ``run -d``).
+_RUN = _FRAME + r"""
+shift
+exec "$@" </dev/null
 """
 
 
@@ -96,4 +166,18 @@ async def start_detached(transport: Transport, argv: list[str], *, cwd: str, log
     return Launched(pid, pgid, fields[19], token, log_path)
 
 
-__all__ = ["TOKEN_VAR", "LaunchError", "Launched", "new_token", "start_detached"]
+async def run_framed(transport: Transport, argv: list[str], *, cwd: str,
+                     env: dict[str, str] | None = None, timeout: float = 120.0) -> RunResult:
+    """Run ``argv`` to its end in ``cwd`` on the transport's host with ``env`` exported from
+    stdin (the same framing as :func:`start_detached`); its result, whatever its exit."""
+    if not argv:
+        raise LaunchError("empty command")
+    script = ["sh", "-c", _RUN, "eagle-tui-launch", cwd, *argv]
+    try:
+        return await transport.run(script, timeout, stdin=_env_lines(env or {}))
+    except TransportError as exc:
+        raise LaunchError(f"could not start the server: {exc}") from None
+
+
+__all__ = ["TOKEN_VAR", "LaunchError", "Launched", "RunHandle", "Stopped", "new_token",
+           "run_framed", "start_detached"]

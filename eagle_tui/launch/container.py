@@ -1,0 +1,103 @@
+"""Start and stop a launched container: the user's ``docker``/``podman run``, framed.
+
+The run is started through the same framing as a process launch (:func:`~eagle_tui.launch.
+process.run_framed`: environment values on stdin), with the words of
+:func:`~eagle_tui.model.launching.container_launch.framed` (``-d``, the run's label, a name);
+the container's id is read from the CLI's stdout. Stopping is the CLI's ``stop -t GRACE`` (its
+TERM, then KILL after the grace), then ``rm`` unless the container is kept.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from eagle_tui.launch.process import LaunchError, Stopped, run_framed
+from eagle_tui.model.launching.container import ContainerRun
+from eagle_tui.model.launching.container_launch import container_id, framed
+from eagle_tui.sources.containers.cli import ContainerCli, ContainerError, NoSuchContainer
+from eagle_tui.transport.base import Transport
+
+_STOP_SLACK_S = 30.0  # the CLI's own time around the grace it is given
+
+
+@dataclass(frozen=True)
+class ContainerLaunched:
+    """A started container: its CLI, id and name, the image, and the run's token (its label)."""
+
+    cli: str
+    id: str
+    name: str
+    image: str
+    token: str
+
+    @property
+    def log_path(self) -> str:
+        return ""  # (the container's log is the CLI's ``logs``)
+
+    @property
+    def pid(self) -> int:
+        return 0
+
+    @property
+    def where(self) -> str:
+        return f"container {self.name} · {self.image[:80]}"
+
+    @property
+    def started_text(self) -> str:
+        return f"container {self.name} ({self.id[:12]}, {self.cli}), image {self.image}"
+
+    def follow(self) -> dict[str, Any]:
+        """What the dashboard follows: the container, as ``watch --container`` does."""
+        return {"log": None, "pid": None, "container": self.id, "container_cli": self.cli}
+
+    async def stop(self, transport: Transport, *, grace: float, keep: bool = False) -> Stopped:
+        """``CLI stop -t GRACE``, then ``CLI rm`` unless ``keep``; a container already gone
+        is said so."""
+        cli = ContainerCli(transport, self.cli)
+        shown = f"container {self.name} ({self.id[:12]})"
+        seconds = max(0, math.ceil(grace))
+        try:
+            await cli.run(self.id, "stop", "-t", str(seconds), self.id,
+                          timeout=seconds + _STOP_SLACK_S)
+        except NoSuchContainer:
+            return Stopped(f"{shown} is gone already (removed)", False)
+        except ContainerError as exc:
+            return Stopped(f"{shown} not stopped: {exc}", True, left=True)
+        if keep:
+            return Stopped(f"{shown} stopped (kept: {self.cli} rm {self.id[:12]} removes it)",
+                           True)
+        try:
+            await cli.run(self.id, "rm", self.id, timeout=_STOP_SLACK_S)
+        except NoSuchContainer:  # (``--rm``: the engine removed it on its stop)
+            pass
+        except ContainerError as exc:
+            return Stopped(f"{shown} stopped, not removed: {exc}", True, left=True)
+        return Stopped(f"{shown} stopped and removed", True)
+
+
+async def start_container(transport: Transport, run: ContainerRun, *, cwd: str, token: str,
+                          name: str, env: dict[str, str], pass_env: list[str],
+                          timeout: float = 300.0) -> tuple[ContainerLaunched, list[str]]:
+    """Start ``run`` detached (see the module docstring): the container, and the words run."""
+    argv = framed(run, token=token, name=name, env_names=pass_env)
+    i = 0
+    while i < len(argv) and "=" in argv[i] and argv[i].split("=", 1)[0].isidentifier():
+        i += 1  # (``K=V`` before the CLI: its environment, on stdin as the rest)
+    res = await run_framed(transport, argv[i:], cwd=cwd, env=env, timeout=timeout)
+    out = res.stdout.decode("utf-8", "replace")
+    if res.exit_code != 0:
+        err = res.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = err[-1][:300] if err else f"exit {res.exit_code}"
+        raise LaunchError(f"could not start the container: {run.cli}: {why}")
+    cid = container_id(out)
+    if cid is None:
+        raise LaunchError(f"could not start the container: {run.cli} printed no container id "
+                          f"({out.strip()[-60:]!r})")
+    from eagle_tui.model.launching.container_launch import given_name
+
+    return ContainerLaunched(run.cli, cid, given_name(run) or name, run.image, token), argv
+
+
+__all__ = ["ContainerLaunched", "start_container"]
