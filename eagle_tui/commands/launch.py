@@ -44,7 +44,7 @@ def register(subparsers: Any) -> None:
         "run history and open the dashboard on it (--no-tui: print like `wait`). A "
         "`docker run ...` / `podman run ...` (or `docker container run`, `nerdctl run`) is "
         "started detached (-d added) with the label eagle-tui.run=TOKEN and a name "
-        "eagle-tui-run-ID when it has none; --env names pass as `-e NAME` (values never in "
+        "eagle-tui-run-ID-XXXXXX when it has none; --env names pass as `-e NAME` (values never in "
         "an argv); the dashboard follows the container as `watch --container` does; K stops "
         "and removes it, R/E/F start the new command as a new container. Exit codes "
         "with --no-tui: 0 ready, 1 crashed, 2 usage/refused, 3 timeout, 4 ready with alerts "

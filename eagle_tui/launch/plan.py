@@ -195,7 +195,8 @@ async def _start_container(store: RunStore, transport: Transport, prep: Prepared
     crun = prep.container.run
     try:
         launched, _argv = await start_container(
-            transport, crun, cwd=prep.cwd, token=token, name=f"{NAME_PREFIX}{run.id}",
+            transport, crun, cwd=prep.cwd, token=token,
+            name=f"{NAME_PREFIX}{run.id}-{token[:6]}",  # (two histories share one engine)
             env=prep.env, pass_env=sorted(prep.extra))
     except BaseException:
         store.update(run.id, state="failed", ended=time.time())
