@@ -150,9 +150,9 @@ async def test_dashboard_F_relaunches_a_new_container_and_K_removes_it(
         out = io.StringIO()
         cmp_args = argparse.Namespace(runs=[str(first.id), str(new.id)], baseline=None,
                                       baseline_run=None, json=False)
-        assert cmd_compare(store, cmp_args, out) == 0
+        assert await asyncio.to_thread(cmd_compare, store, cmp_args, out) == 0
         text = out.getvalue()
-        assert "speculative_algorithm: EAGLE → EAGLE3" in text, text
+        assert "--speculative-algorithm: EAGLE → EAGLE3" in text, text
         assert "image" in text and "shm-size" in text and "network" in text, text
     finally:
         if dash is not None:
