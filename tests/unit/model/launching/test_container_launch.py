@@ -54,7 +54,7 @@ def test_framing_keeps_the_run_as_typed(head: list[str], opts: list[list[str]], 
     assert ("label", f"{TOKEN_LABEL}=abc123") in framed_opts
     assert any(n == "detach" and v == "true" for n, v in framed_opts)
     named = [v for n, v in framed_opts if n == "name"]
-    assert named == (["mine"] if ["--name", "mine"] in opts else ["eagle-tui-run-7"])
+    assert named == (["mine"] * opts.count(["--name", "mine"]) or ["eagle-tui-run-7"])
     assert [v for n, v in framed_opts if n == "env" and v in names] == names
     assert out.count("-d") + sum(w.startswith("-dp") for w in out) == \
         max(1, sum(o in (["-d"], ["-dp", "8000:8000"]) for o in opts))
