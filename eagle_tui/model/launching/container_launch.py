@@ -1,7 +1,7 @@
 """A ``docker``/``podman run`` as ``launch`` starts it: framed, recorded, and fixed.
 
 ``launch`` starts the user's run detached with a label naming the run (``eagle-tui.run=TOKEN``:
-``stop`` and discovery find the container by it), a name when none was given, and ``-e K`` for
+a filter on it lists the run's container), a name when none was given, and ``-e K`` for
 each ``--env`` name (the value reaches the CLI's environment, never its argv). The framing words
 go right after ``run``, so the options, the image and the command stay as typed. The record
 keeps the options that matter to a run (GPUs, shared memory, ports, mounts, limits, restart
