@@ -240,6 +240,13 @@ def run(args: argparse.Namespace) -> int:
                           accept_new_host_key=ssh.accept_new_host_key,
                           config_path=ssh.config_path, outside=True)  # (a file's host)
         spec = watch_spec(args, ssh, args.log or rec.log_path, rec.url, rec.pid, rec.label)
+        if rec.container is not None:  # a launched container: watched as --container
+            from dataclasses import replace
+
+            from eagle_tui.assembly.containers import resolved
+            from eagle_tui.launch.plan import handle_of
+
+            spec = resolved(replace(spec, **handle_of(rec).follow()))
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
         warn(inert_lines(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}"))
         return EXIT_USAGE

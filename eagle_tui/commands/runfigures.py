@@ -61,6 +61,9 @@ def from_log(rec: RunRecord, metrics: dict[str, Any]) -> tuple[dict[str, Any], s
     from eagle_tui.report import build_report, close
 
     path = rec.log_path
+    if not path and rec.container:
+        return metrics, "a container's log is its engine's, not kept in a file (the figures are " \
+            "the dashboard's and the server's /metrics)"
     if not path:
         return metrics, "no log recorded"
     if rec.host:
