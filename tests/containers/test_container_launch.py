@@ -37,15 +37,25 @@ def eagle(containers: ContainerEngine, data: Path, *args: str,
 @pytest.mark.parametrize("cli", ["podman", "docker"])
 def test_launch_no_tui_records_the_container_and_stop_removes_it(
         containers: ContainerEngine, tmp_path: Path, cli: str) -> None:
+    from eagle_tui.sim.runtime import prepare_workdir
+
     data = tmp_path / "data"
-    words = sim_run(containers, cli, free_port(), tmp_path)
+    # podman: the EAGLE mix-up, launched with --fix (the engine's words fixed, the rest kept)
+    draft = prepare_workdir(tmp_path / "sim", "sglang", 1, 0)["draft"]
+    spec = ("--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", draft) \
+        if cli == "podman" else ()
+    words = sim_run(containers, cli, free_port(), tmp_path, *spec)
     try:
-        # (no lint error: launched without --force)
         got = eagle(containers, data, "launch", "--no-tui", "--timeout", "60",
+                    *(["--fix"] if spec else []),
                     "--env=EAGLE_TUI_SIM_LAUNCH_TEST=secret-value", "--", *words)
         assert got.returncode == 0, got.stdout + got.stderr
         assert "READY" in got.stdout and f", {cli}), image" in got.stderr, got.stdout + got.stderr
         run = json.loads(eagle(containers, data, "runs", "show", "last", "--json").stdout)
+        if spec:
+            assert "fixed" in got.stderr and "EAGLE3" in got.stderr, got.stderr
+            assert run["flags"]["speculative_algorithm"] == "EAGLE3"
+            assert run["command"].startswith(f"{cli} run --network=host")
         box = run["container"]
         assert box["cli"] == cli and box["image"] and box["name"].startswith("eagle-tui-run-")
         assert labelled(containers, _token(data)) == [box["id"]]  # the run's label finds it
