@@ -59,22 +59,26 @@ class ContainerLaunched:
         shown = f"container {self.name} ({self.id[:12]})"
         seconds = max(0, math.ceil(grace))
         try:
-            await cli.run(self.id, "stop", "-t", str(seconds), self.id,
-                          timeout=seconds + _STOP_SLACK_S)
+            state = (await cli.inspect(self.id)).get("State")
+            running = not isinstance(state, dict) or state.get("Running") is not False
+            if running:
+                await cli.run(self.id, "stop", "-t", str(seconds), self.id,
+                              timeout=seconds + _STOP_SLACK_S)
         except NoSuchContainer:
             return Stopped(f"{shown} is gone already (removed)", False)
         except ContainerError as exc:
             return Stopped(f"{shown} not stopped: {exc}", True, left=True)
+        done = "stopped" if running else "had exited"
         if keep:
-            return Stopped(f"{shown} stopped (kept: {self.cli} rm {self.id[:12]} removes it)",
-                           True)
+            return Stopped(f"{shown} {done} (kept: {self.cli} rm {self.id[:12]} removes it)",
+                           running)
         try:
             await cli.run(self.id, "rm", self.id, timeout=_STOP_SLACK_S)
         except NoSuchContainer:  # (``--rm``: the engine removed it on its stop)
             pass
         except ContainerError as exc:
-            return Stopped(f"{shown} stopped, not removed: {exc}", True, left=True)
-        return Stopped(f"{shown} stopped and removed", True)
+            return Stopped(f"{shown} {done}, not removed: {exc}", running, left=True)
+        return Stopped(f"{shown} {done} and removed", running)
 
 
 async def start_container(transport: Transport, run: ContainerRun, *, cwd: str, token: str,
