@@ -55,8 +55,7 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
         return None
     c, ex = state.startup.crash, state.live.process_exit
     if c is not None and c.kind == LOOP_KIND and state.live.stopped is None:
-        who = f"container {ex.container}: " if ex is not None and ex.container else ""
-        return "crashed", f"{who}{c.message}"  # (told in the restarted run too)
+        return "crashed", c.message  # (told in the restarted run too, its exit gone)
     if c is not None and not exit_crash(state):
         return "crashed", f"crash in the log: {c.kind}"
     stopped = stopped_text(state)

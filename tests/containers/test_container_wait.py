@@ -92,7 +92,7 @@ def test_a_crash_looping_container_is_a_crash_naming_its_restarts(containers: Co
         assert waiting.returncode == 1, out + err
         result = json.loads(out.splitlines()[-1])
         assert result["status"] == "crashed" and result["crash"]["kind"] == "crash_loop", result
-        assert re.fullmatch(rf"container {name}: crash loop: restarted [123] times? in \d+ s "
+        assert re.fullmatch(r"crash loop: restarted [123] times? in \d+ s "
                             r"\(--restart on-failure:3\)(; last exit code 1)?",
                             result["reason"]), result["reason"]
         deadline = time.monotonic() + 20
@@ -107,8 +107,15 @@ def test_a_crash_looping_container_is_a_crash_naming_its_restarts(containers: Co
         told = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
         crashed = [t for t in told if t.get("event") == "crashed"]
         assert crashed, told[-2:]
-        assert re.fullmatch(rf"container {name}: crash loop: restarted 3 times in \d+ s "
+        assert re.fullmatch(r"crash loop: restarted 3 times in \d+ s "
                             r"\(--restart on-failure:3\); last exit code 1; no restarts left, "
                             r"it stays down", crashed[-1]["reason"]), crashed[-1]
+        # report --container: the log's lines and the container's end as its crash
+        report = eagle(containers, "report", "--container", name, "--container-cli", "podman")
+        out, err = report.communicate(timeout=60)
+        assert report.returncode == 0, err
+        assert re.search(r"crash: crash_loop at line \d+\n  crash loop: restarted 3 times in "
+                         r"\d+ s \(--restart on-failure:3\); last exit code 1; no restarts left",
+                         out), out
     finally:
         containers.remove(name)

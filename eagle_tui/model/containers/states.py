@@ -95,6 +95,19 @@ def container_crash(ev: ProcessExited) -> tuple[str, str] | None:
     return LOOP_KIND, f"{killed}; {loop}" if killed is not None else loop
 
 
+def end_crash(f: ContainerFacts, t: float) -> tuple[str, str] | None:
+    """What one look at a container says as a crash (``report``): an ended one's end, or the
+    restarts of one its engine restarted (it may be running again)."""
+    if f.status in ("exited", "dead"):
+        return container_crash(exited_event(t, f.pid, f))
+    if f.restart_count > 0:
+        return container_crash(ProcessExited(t, f.pid, container=f.name or f.id[:12],
+                                             restarts=f.restart_count,
+                                             restart_policy=f.restart_policy,
+                                             since=epoch(f.created)))
+    return None
+
+
 def exit_text(f: ContainerFacts) -> str:
     """How an ended container ended."""
     killed = kill_text(f.exit_code, f.oom_killed, f.memory_limit, f.restart_count)
@@ -187,6 +200,6 @@ def observe(prev: ContainerFacts | None, cur: ContainerFacts | None, t: float,
     return events
 
 
-__all__ = ["LOOP_KIND", "RESTARTED", "container_crash", "epoch", "exit_text", "exited_event",
-           "kill_text", "loop_text", "observe", "sample_event", "size_text", "span_text",
-           "status_text"]
+__all__ = ["LOOP_KIND", "RESTARTED", "container_crash", "end_crash", "epoch", "exit_text",
+           "exited_event", "kill_text", "loop_text", "observe", "sample_event", "size_text",
+           "span_text", "status_text"]

@@ -90,7 +90,7 @@ def test_a_restart_by_the_policy_is_a_crash_loop_kept_in_the_new_run() -> None:
         "crash loop: restarted 3 times in 96 s (--restart on-failure:3); last exit code 1; "
         "no restarts left, it stays down")
     found = verdict(state, has_url=True)
-    assert found == ("crashed", f"container eagletest-r31-loop3: {crash.message}")
+    assert found == ("crashed", crash.message)
     text = "\n".join(diagnosis_lines(state, "crashed", found[1], 3.0))
     assert "kind:  crash_loop" in text and "on-failure:3" in text
 
@@ -149,3 +149,40 @@ def test_the_memory_limit_kill_is_named_with_or_without_restarts() -> None:
     assert crash.message == ("killed: out of memory (OOMKilled) at 16 GiB; crash loop: "
                              "restarted 2 times in 60 min (--restart on-failure:5); "
                              "last exit code 137")
+
+
+def test_one_look_tells_the_end_for_report() -> None:
+    from eagle_tui.commands.container_log import with_container_end
+    from eagle_tui.model.containers.states import end_crash
+
+    done = facts("podman-inspect-crashloop-exited.json")
+    assert end_crash(done, at(done, 7.0)) == ("crash_loop", (
+        "crash loop: restarted 3 times in 7 s (--restart on-failure:3); last exit code 1; "
+        "no restarts left, it stays down"))
+    _, again = looping()
+    assert end_crash(again, at(again, 2.0)) == (
+        "crash_loop", "crash loop: restarted 1 time in 2 s (--restart on-failure:3)")
+    oom = facts("podman-inspect-oom-memory.json")
+    assert end_crash(oom, at(oom, 1.0)) == ("killed", (
+        "killed, likely OOM at 64 MiB (exit 137 with a memory limit, no OOMKilled flag)"))
+    assert end_crash(facts("podman-inspect-running.json"), 0.0) is None
+    # report's crash: the loop where the log had none, before the log's cause where it had one
+    report: dict[str, object] = {"crash": None, "lines": 12, "engine": "unknown"}
+    with_container_end(report, done, at(done, 7.0))
+    assert report["crash"] == {"kind": "crash_loop", "line": 12, "message": (
+        "crash loop: restarted 3 times in 7 s (--restart on-failure:3); last exit code 1; no "
+        "restarts left, it stays down"), "hint": report["crash"]["hint"]}  # type: ignore[index]
+    cause = {"kind": "other_traceback", "line": 3, "message": "RuntimeError: boom", "hint": "h"}
+    report = {"crash": dict(cause), "lines": 12, "engine": "unknown"}
+    with_container_end(report, again, at(again, 2.0))
+    assert report["crash"]["line"] == 3  # type: ignore[index]
+    assert report["crash"]["message"] == (  # type: ignore[index]
+        "crash loop: restarted 1 time in 2 s (--restart on-failure:3) — other_traceback: "
+        "RuntimeError: boom")
+    # a kill without restarts does not hide the log's own cause
+    report = {"crash": dict(cause), "lines": 12, "engine": "unknown"}
+    with_container_end(report, oom, at(oom, 1.0))
+    assert report["crash"] == cause
+    report = {"crash": None, "lines": 5, "engine": "unknown"}
+    with_container_end(report, oom, at(oom, 1.0))
+    assert report["crash"]["kind"] == "killed"  # type: ignore[index]
