@@ -12,13 +12,18 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_container_args, add_ssh_args
 from eagle_tui.console import say, warn
 from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from eagle_tui.model.containers.inspect import ContainerFacts
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -59,15 +64,18 @@ def run(args: argparse.Namespace) -> int:
         one_log(args.log, args, "LOG")
         if not args.container:
             return _run(args, args.log)
-        with fetched_log(args) as path:
-            return _run(args, str(path), f"container {args.container}")
+        seen: list[ContainerFacts] = []  # the container's state after its log
+        with fetched_log(args, seen) as path:
+            return _run(args, str(path), f"container {args.container}", seen)
     except EagleError as exc:
         warn(inert_lines(f"eagle-tui report: error: {exc}"))
         return EXIT_USAGE
 
 
-def _run(args: argparse.Namespace, name: str, shown: str | None = None) -> int:
-    """The report of the log file ``name`` (``shown``: what the report calls it)."""
+def _run(args: argparse.Namespace, name: str, shown: str | None = None,
+         container: Sequence[ContainerFacts] = ()) -> int:
+    """The report of the log file ``name`` (``shown``: what the report calls it; ``container``:
+    the state of the container it is the log of, for the crash its end tells)."""
     from pathlib import Path
 
     from eagle_tui.commands import report_windows
@@ -113,6 +121,12 @@ def _run(args: argparse.Namespace, name: str, shown: str | None = None) -> int:
         return EXIT_USAGE
     if wins:
         report["windows"] = wins
+    if container:
+        import time
+
+        from eagle_tui.commands.container_log import with_container_end
+
+        with_container_end(report, container[0], time.time())
     try:
         if args.json:
             out: BinaryIO = sys.stdout.buffer

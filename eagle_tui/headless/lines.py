@@ -349,7 +349,7 @@ def exit_crash(state: DashboardState) -> bool:
     the log."""
     c = state.startup.crash
     ex = state.live.process_exit
-    return (c is not None and ex is not None and c.kind == "killed"
+    return (c is not None and ex is not None and c.kind in ("killed", "crash_loop")
             and (c.message.startswith(KILLED_MESSAGE) or ex.container != ""))
 
 

@@ -25,6 +25,7 @@ from eagle_tui.headless.lines import (
     result_dict,
 )
 from eagle_tui.model.boundary.termtext import inert_json, inert_lines
+from eagle_tui.model.containers.states import LOOP_KIND
 from eagle_tui.model.events import Event
 from eagle_tui.model.fold.prefix import summarizing
 from eagle_tui.model.state import DashboardState
@@ -53,6 +54,8 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
     if summarizing(state):
         return None
     c, ex = state.startup.crash, state.live.process_exit
+    if c is not None and c.kind == LOOP_KIND and state.live.stopped is None:
+        return "crashed", c.message  # (told in the restarted run too, its exit gone)
     if c is not None and not exit_crash(state):
         return "crashed", f"crash in the log: {c.kind}"
     stopped = stopped_text(state)

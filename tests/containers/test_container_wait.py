@@ -4,6 +4,7 @@ the container is killed."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -70,5 +71,51 @@ def test_wait_container_killed_exits_1_within_a_second(containers: ContainerEngi
         assert f"container {name} exited (exit code 137)" in out + err
         assert "killed, likely OOM at 512 MiB" in out + err
         assert took < 1.0, f"wait ended {took:.2f} s after the kill"
+    finally:
+        containers.remove(name)
+
+
+def test_a_crash_looping_container_is_a_crash_naming_its_restarts(containers: ContainerEngine
+                                                                 ) -> None:
+    """``--restart on-failure:3`` of a command that prints a few lines and exits 1: ``wait``
+    exits 1 at its first restart naming the loop; once the policy's restarts are spent the
+    headless dashboard's crash says so (a few seconds in all)."""
+    name, port = containers.name("loop"), free_port()
+    containers.run(name, ["/bin/sh", "-c", "echo starting server; echo loading model; "
+                          "echo 'RuntimeError: boom'; sleep 1; exit 1"],
+                   options=["--restart", "on-failure:3"])
+    try:
+        waiting = eagle(containers, "wait", "--container", name, "--container-cli", "podman",
+                        "--url", f"http://127.0.0.1:{port}", "--timeout", "30", "--gpu", "none",
+                        "--json")
+        out, err = waiting.communicate(timeout=60)
+        assert waiting.returncode == 1, out + err
+        result = json.loads(out.splitlines()[-1])
+        assert result["status"] == "crashed" and result["crash"]["kind"] == "crash_loop", result
+        assert re.fullmatch(r"crash loop: restarted [123] times? in \d+ s "
+                            r"\(--restart on-failure:3\)(; last exit code 1)?",
+                            result["reason"]), result["reason"]
+        deadline = time.monotonic() + 20
+        while containers.podman("inspect", "--format", "{{.State.Status}}",
+                                name).stdout.strip() != "exited":
+            assert time.monotonic() < deadline, "the restarts did not end within 20 s"
+            time.sleep(0.2)
+        watching = eagle(containers, "watch", "--container", name, "--container-cli", "podman",
+                         "--headless", "--json", "--duration", "3", "--gpu", "none")
+        out, err = watching.communicate(timeout=60)
+        assert watching.returncode == 0, err
+        told = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+        crashed = [t for t in told if t.get("event") == "crashed"]
+        assert crashed, told[-2:]
+        assert re.fullmatch(r"crash loop: restarted 3 times in \d+ s "
+                            r"\(--restart on-failure:3\); last exit code 1; no restarts left, "
+                            r"it stays down", crashed[-1]["reason"]), crashed[-1]
+        # report --container: the log's lines and the container's end as its crash
+        report = eagle(containers, "report", "--container", name, "--container-cli", "podman")
+        out, err = report.communicate(timeout=60)
+        assert report.returncode == 0, err
+        assert re.search(r"crash: crash_loop at line \d+\n  crash loop: restarted 3 times in "
+                         r"\d+ s \(--restart on-failure:3\); last exit code 1; no restarts left",
+                         out), out
     finally:
         containers.remove(name)

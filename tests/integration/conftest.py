@@ -314,25 +314,32 @@ def sglang_misconf_log(tmp_path_factory: pytest.TempPathFactory,
     return server.log
 
 
+def sglang_server_command(root: Path, algorithm: str, port: int
+                          ) -> tuple[list[str], dict[str, str]]:
+    """``(argv, env)`` of the real SGLang server at ``root`` as a user types it: the same flags
+    as :class:`SglangServer` with ``--speculative-algorithm ALGORITHM`` (``PYTHONPATH`` emptied:
+    the server's venv, not eagle-tui's checkout). tests/containers/realsglang.py runs it in a
+    container."""
+    argv = [str(root / "venv" / "bin" / "python"), "-m", "sglang.launch_server",
+            "--model-path", str(root / "models" / "tiny-llama"),
+            "--host", "127.0.0.1", "--port", str(port), *SGLANG_SERVE_ARGS,
+            "--speculative-algorithm", algorithm,
+            "--speculative-draft-model-path", str(root / "models" / "tiny-eagle3-sglang"),
+            *SGLANG_SPEC_ARGS]
+    env = {"SGLANG_USE_CPU_ENGINE": "1", "SGLANG_CPU_FORCE_AMX": "1", "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "DO_NOT_TRACK": "1", "SGLANG_HOST_IP": "127.0.0.1",
+           "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
+    return argv, env
+
+
 @pytest.fixture(scope="session")
 def sglang_command() -> Callable[[str, int], tuple[list[str], dict[str, str]]]:
-    """``(argv, env)`` of the real SGLang server as a user types it, for ``eagle-tui launch``:
-    the same flags as :class:`SglangServer` with ``--speculative-algorithm ALGORITHM``; the
-    environment travels as ``--env K=V`` (``PYTHONPATH`` emptied: the server's venv, not
-    eagle-tui's checkout)."""
+    """``(argv, env)`` of the real SGLang server as a user types it, for ``eagle-tui launch``
+    (:func:`sglang_server_command`; the environment travels as ``--env K=V``)."""
     root = _require_sglang()
 
     def command(algorithm: str, port: int) -> tuple[list[str], dict[str, str]]:
-        argv = [str(root / "venv" / "bin" / "python"), "-m", "sglang.launch_server",
-                "--model-path", str(root / "models" / "tiny-llama"),
-                "--host", "127.0.0.1", "--port", str(port), *SGLANG_SERVE_ARGS,
-                "--speculative-algorithm", algorithm,
-                "--speculative-draft-model-path", str(root / "models" / "tiny-eagle3-sglang"),
-                *SGLANG_SPEC_ARGS]
-        env = {"SGLANG_USE_CPU_ENGINE": "1", "SGLANG_CPU_FORCE_AMX": "1", "HF_HUB_OFFLINE": "1",
-               "TRANSFORMERS_OFFLINE": "1", "DO_NOT_TRACK": "1", "SGLANG_HOST_IP": "127.0.0.1",
-               "OMP_NUM_THREADS": "1", "PYTHONPATH": ""}
-        return argv, env
+        return sglang_server_command(root, algorithm, port)
 
     return command
 

@@ -60,6 +60,7 @@ class ContainerFacts(Record):
     restart_count: int = 0
     restart_policy: str = ""  # "on-failure:3", "always", ...
     auto_remove: bool = False  # ``--rm``: its log goes with it
+    created: str = ""  # when the container was made: a crash loop's restarts count from it
     started_at: str = ""
     finished_at: str = ""
     pid: int = 0  # the host PID of its first process (0: none running)
@@ -213,6 +214,7 @@ def facts_of(obj: dict[str, Any]) -> ContainerFacts | None:
         restart_count=max(integer(obj.get("RestartCount")) or 0, 0),
         restart_policy=_restart_policy(host),
         auto_remove=host.get("AutoRemove") is True,
+        created=_time(obj.get("Created")),
         started_at=_time(state.get("StartedAt")),
         finished_at=_time(state.get("FinishedAt")),
         pid=pid if 0 < pid < (1 << 31) else 0,

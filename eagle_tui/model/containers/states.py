@@ -4,7 +4,9 @@ The engines report a kernel OOM kill as ``State.OOMKilled``; where they do not (
 some runtimes) an exit 137 of a container with a memory limit is most likely the same thing, and
 says so. A restart (a new ``.State.Pid``, a rising ``RestartCount``) is a new run, as a new server
 process is: :func:`observe` emits the old run's :class:`ProcessExited` (with the container's
-cause) and the new run's :class:`ProcessSample`, which the reducer already reads that way.
+cause) and the new run's :class:`ProcessSample`, which the reducer already reads that way. An
+end its engine answered with a restart (``--restart``) is a crash loop (:func:`container_crash`),
+kept told in the runs it restarts until one of them is healthy.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from eagle_tui.model.events import Event, ProcessExited, ProcessSample, ProcessS
 SIGKILL_EXIT = 137  # 128 + SIGKILL: how a container's killed first process exits
 # the LogRestarted reason of a container's log when the container runs again: a new process
 RESTARTED = "container restarted"
+LOOP_KIND = "crash_loop"  # the crash kind of a container its engine keeps restarting
 _LIVE = ("running", "paused")
 
 
@@ -46,6 +49,63 @@ def kill_text(exit_code: int | None, oom_killed: bool, memory_limit: int | None,
                 f"{_restarts(restarts)}")
     return ("killed (exit 137: SIGKILL — a `kill`, or the host's OOM killer, see `dmesg`)"
             f"{_restarts(restarts)}")
+
+
+def span_text(seconds: float) -> str:
+    """``90`` → ``90 s``; ``1500`` → ``25 min``; ``9000`` → ``2.5 h``."""
+    if seconds < 120:
+        return f"{max(seconds, 0):.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _retries(policy: str) -> int | None:
+    """The most restarts a policy allows (``on-failure:5`` → 5; None: no bound)."""
+    name, _, count = policy.partition(":")
+    return int(count) if name == "on-failure" and count.isdigit() else None
+
+
+def loop_text(restarts: int, policy: str, window_s: float | None,
+              exit_code: int | None) -> str:
+    """``crash loop: restarted 4 times in 90 s (--restart on-failure:5)``, with the last exit
+    code where the engine still says it, and the end of the loop where the policy's retries
+    are spent (an exit seen after them: the container stays down)."""
+    within = f" in {span_text(window_s)}" if window_s is not None and window_s >= 0 else ""
+    rule = f" (--restart {policy})" if policy else ""
+    code = f"; last exit code {exit_code}" if exit_code is not None else ""
+    cap = _retries(policy)
+    spent = ("; no restarts left, it stays down" if cap is not None and exit_code is not None
+             and restarts >= cap else "")
+    return (f"crash loop: restarted {restarts} time{'s' if restarts != 1 else ''}{within}{rule}"
+            f"{code}{spent}")
+
+
+def container_crash(ev: ProcessExited) -> tuple[str, str] | None:
+    """A container's end as ``(kind, message)`` of a crash: ``crash_loop`` once its engine has
+    restarted it (a kill named too: OOMKilled, exit 137 with a memory limit), ``killed`` for a
+    kill without restarts; None for an exit the log has to explain."""
+    looped = ev.restarts > 0
+    killed = kill_text(ev.exit_code, ev.oom_killed, ev.memory_limit,
+                       0 if looped else ev.restarts)
+    if not looped:
+        return ("killed", killed) if killed is not None else None
+    window = ev.t - ev.since if ev.since is not None else None
+    loop = loop_text(ev.restarts, ev.restart_policy, window, ev.exit_code)
+    return LOOP_KIND, f"{killed}; {loop}" if killed is not None else loop
+
+
+def end_crash(f: ContainerFacts, t: float) -> tuple[str, str] | None:
+    """What one look at a container says as a crash (``report``): an ended one's end, or the
+    restarts of one its engine restarted (it may be running again)."""
+    if f.status in ("exited", "dead"):
+        return container_crash(exited_event(t, f.pid, f))
+    if f.restart_count > 0:
+        return container_crash(ProcessExited(t, f.pid, container=f.name or f.id[:12],
+                                             restarts=f.restart_count,
+                                             restart_policy=f.restart_policy,
+                                             since=epoch(f.created)))
+    return None
 
 
 def exit_text(f: ContainerFacts) -> str:
@@ -103,7 +163,8 @@ def exited_event(t: float, pid: int, f: ContainerFacts | None) -> ProcessExited:
     signal = code - 128 if code is not None and 128 < code < 160 else None
     return ProcessExited(t, pid, code, signal, container=f.name or f.id[:12],
                          oom_killed=f.oom_killed, memory_limit=f.memory_limit or None,
-                         restarts=f.restart_count)
+                         restarts=f.restart_count, restart_policy=f.restart_policy,
+                         since=epoch(f.created))
 
 
 def sample_event(t: float, f: ContainerFacts, pids: tuple[int, ...] = (),
@@ -139,5 +200,6 @@ def observe(prev: ContainerFacts | None, cur: ContainerFacts | None, t: float,
     return events
 
 
-__all__ = ["RESTARTED", "epoch", "exit_text", "exited_event", "kill_text", "observe",
-           "sample_event", "size_text", "status_text"]
+__all__ = ["LOOP_KIND", "RESTARTED", "container_crash", "end_crash", "epoch", "exit_text",
+           "exited_event", "kill_text", "loop_text", "observe", "sample_event", "size_text",
+           "span_text", "status_text"]

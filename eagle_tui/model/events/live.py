@@ -143,6 +143,8 @@ class ProcessExited(Record):
     oom_killed: bool = False
     memory_limit: int | None = None
     restarts: int = 0
+    restart_policy: str = ""  # "on-failure:5", "always", ... ('' none)
+    since: float | None = None  # when the container was created (epoch s): a loop's window
 
 
 @record

@@ -52,7 +52,7 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.fold import hold
 from eagle_tui.model.fold.batch import NO_LINE, Batch
-from eagle_tui.model.fold.restarts import drawn_by_log, log_restart_counts
+from eagle_tui.model.fold.restarts import carried, drawn_by_log, log_restart_counts, up_again
 from eagle_tui.model.fold.side import SIDE_EVENTS, apply_side, process_exited
 from eagle_tui.model.fold.startup import startup_detail
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
@@ -85,7 +85,7 @@ def _with_phase(b: Batch, ev: PhaseEvent) -> None:
     st = b.s.startup
     # a crash freezes the phase (and its marks): the report's phase is the furthest reached
     # *before* the crash
-    if st.crash is not None:
+    if st.halted:
         return
     old = st.phase_mark(ev.phase)
     if old is None or old.inferred:  # a milestone line replaces what was only implied
@@ -94,6 +94,7 @@ def _with_phase(b: Batch, ev: PhaseEvent) -> None:
         b.put("startup", phases=(*(m for m in st.phases if m is not old), mark))
     if ev.phase.rank > st.phase.rank:
         b.put("startup", phase=ev.phase)
+    up_again(b, ev.phase.rank >= Phase.READY.rank)
 
 
 def _infer_phase(b: Batch, phase: Phase, lineno: int, time: str | None, reason: str) -> None:
@@ -201,7 +202,7 @@ def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool 
     st, log, live = s.startup, s.log, s.live
     b.swap("startup", Startup(restarts=st.restarts + 1, restart_t=s.clock.now, usual=st.usual,
                               previous=previous_run(s, "") or st.previous,
-                              restart_reason=reason) if count else st)
+                              restart_reason=reason, crash=carried(st)) if count else st)
     b.swap("config", ServedConfig(draft_config=s.config.draft_config))
     b.swap("stats", LogStats())
     b.swap("metrics", ServerMetrics(baseline_tok_s=s.metrics.baseline_tok_s))
@@ -256,7 +257,7 @@ def _decode(b: Batch, ev: DecodeStats) -> None:
     st = b.s.startup
     # stats lines mean the server is serving, even when the log never showed the ready
     # line (--skip-server-warmup, a log that starts mid-run)
-    if (st.phase is not Phase.SERVING and st.crash is None and ev.source == "log"
+    if (st.phase is not Phase.SERVING and not st.halted and ev.source == "log"
             and st.phase.rank < Phase.SERVING.rank):
         _serving(b, ev.lineno, ev.time, evidence.SERVING_FROM_DECODE)
 
@@ -292,7 +293,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
     if isinstance(ev, SpecStats):
         spec(b, ev, now)
         st = s.startup
-        if ev.source == "log" and st.crash is None and st.phase.rank < Phase.SERVING.rank:
+        if ev.source == "log" and not st.halted and st.phase.rank < Phase.SERVING.rank:
             _serving(b, ev.lineno, ev.time, evidence.SERVING_FROM_SPEC)
     elif isinstance(ev, EngineDetected):
         b.put("startup", engine=ev.engine, engine_inferred=None)
@@ -335,6 +336,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
             b.put("liveness", health_ok_t=ev.t)
             if s.liveness.first_ready_t is None:
                 b.put("liveness", first_ready_t=ev.t)
+            up_again(b)
     elif isinstance(ev, MetricsSample | ServerInfo) and ev.startup is not None:
         startup_detail(b, ev.startup)
         _apply(b, replace(ev, startup=None))
@@ -386,7 +388,7 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
         # a fragment with no sign of the server's start: its prefill batches are requests being
         # served (with the start in view, a prefill can be the warm-up request's: no inference)
         st = s.startup
-        if st.crash is None and evidence.serving_inferred(st.phase):
+        if not st.halted and evidence.serving_inferred(st.phase):
             _infer_phase(b, Phase.SERVING, ev.lineno, ev.time, evidence.SERVING_FROM_PREFILL)
     # Tick carries nothing the state keeps (it only advanced the clock)
 

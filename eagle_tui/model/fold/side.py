@@ -4,9 +4,11 @@ exit (its crash reading)."""
 
 from __future__ import annotations
 
+from eagle_tui.model.containers.states import LOOP_KIND
 from eagle_tui.model.events import HoldLine, HoldSample, ProcessExited, RankLoads, SpecTier
 from eagle_tui.model.fold import hold
 from eagle_tui.model.fold.batch import Batch
+from eagle_tui.model.fold.restarts import looped
 from eagle_tui.model.ingest.crash import killed_crash
 
 SIDE_EVENTS = (SpecTier, RankLoads, HoldLine, HoldSample)
@@ -32,5 +34,7 @@ def process_exited(b: Batch, ev: ProcessExited) -> None:
     # the user's own stop ends in a KILL after its grace: that is no crash
     killed = None if b.s.live.stopped is not None else killed_crash(
         ev, b.s.log.lines, st.engine, st.phase)
-    if killed is not None and (st.crash is None or st.crash.kind == "killed"):
+    if killed is not None and killed.kind == LOOP_KIND:
+        b.put("startup", crash=looped(killed, st.crash))  # restarted: the log's cause with it
+    elif killed is not None and (st.crash is None or st.crash.kind == "killed"):
         b.put("startup", crash=killed)  # the log's own "Killed" line says less than this

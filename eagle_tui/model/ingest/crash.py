@@ -17,13 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from eagle_tui.model.containers.states import kill_text
+from eagle_tui.model.containers.states import container_crash
 from eagle_tui.model.engines import generation, profiles
 from eagle_tui.model.events import CrashEvent, Phase, ProcessExited
 from eagle_tui.model.ingest.crashhints import hint_for
 
 KIND_SPECIFICITY: dict[str, int] = {
     "killed": 0,
+    "crash_loop": 0,  # a container's engine restarting it (its exit's own crash)
     "engine_dead": 1,
     "other_traceback": 2,
     "config_error": 3,
@@ -171,10 +172,10 @@ def killed_crash(ev: ProcessExited, lineno: int, engine: str = "unknown",
     the host's memory when the exit was seen; ``None`` for any other end. A container's end
     is worded by what its engine said (OOMKilled, its memory limit, its restarts)."""
     if ev.container:
-        told = kill_text(ev.exit_code, ev.oom_killed, ev.memory_limit, ev.restarts)
+        told = container_crash(ev)
         if told is None:
             return None
-        return CrashEvent("killed", lineno, told, hint_for("killed", engine, phase, told))
+        return CrashEvent(told[0], lineno, told[1], hint_for(told[0], engine, phase, told[1]))
     if ev.signal != SIGKILL and ev.exit_code != -SIGKILL:
         return None
     msg = KILLED_MESSAGE

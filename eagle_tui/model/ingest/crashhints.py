@@ -99,6 +99,10 @@ _FIXED: dict[str, HintTemplate] = {
     "killed": _fixed(
         "The process tree was killed. With no error above, suspect the host OOM killer "
         "(`dmesg -T | grep -i oom`): lower host memory use or give the container more RAM."),
+    "crash_loop": _fixed(
+        "The container's engine restarts the server after each exit (its restart policy): the "
+        "cause is in the log before each restart (`docker logs NAME`); fix it and relaunch, or "
+        "end the loop with `docker stop NAME` (a container stopped by hand is not restarted)."),
     "other_traceback": _fixed(
         "An uncaught exception stopped the server: the exception type and message on this line "
         "name the cause; the frames above show where it was raised."),

@@ -63,6 +63,12 @@ class Startup:
     def ready(self) -> bool:
         return self.phase.rank >= Phase.READY.rank and self.crash is None
 
+    @property
+    def halted(self) -> bool:
+        """Whether a crash ended this run: a container's crash loop, kept in the run its engine
+        restarted, does not (that run's phases go on)."""
+        return self.crash is not None and self.crash.kind != "crash_loop"
+
     def phase_mark(self, phase: Phase) -> PhaseMark | None:
         for m in self.phases:
             if m.phase is phase:

@@ -68,8 +68,10 @@ def test_the_killed_container_is_a_crash_naming_the_limit() -> None:
         oom, status="running", pid=77, exit_code=0, oom_killed=False), 1.0)),
         observe(replace(oom, status="running", pid=77), oom, 2.0))
     assert state.startup.crash is not None
+    # (restarted by its policy: a crash loop, tests/unit/model/containers/test_crash_loop.py)
     assert state.startup.crash.message == ("killed: out of memory (OOMKilled) at 16 GiB; "
-                                           "restarted 2 times")
+                                           "crash loop: restarted 2 times (--restart "
+                                           "on-failure:5); last exit code 137")
 
 
 def test_a_rising_restart_count_is_a_new_run() -> None:

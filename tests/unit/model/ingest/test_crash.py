@@ -127,7 +127,7 @@ def test_each_kind_and_its_root_cause_line(lines: list[str], kind: str, line: in
 def test_every_kind_has_a_concrete_hint() -> None:
     assert set(KINDS) == {"cuda_oom", "not_enough_memory", "nccl", "port_in_use",
                           "model_not_found", "watchdog_timeout", "config_error", "engine_dead",
-                          "killed", "other_traceback"}
+                          "killed", "crash_loop", "other_traceback"}
     for kind in KINDS:
         assert len(hint_for(kind)) > 40
     assert "--mem-fraction-static" in hint_for("cuda_oom", "sglang", Phase.CUDA_GRAPH)
