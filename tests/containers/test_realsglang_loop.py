@@ -1,0 +1,103 @@
+"""The seed's loop in two keys for the REAL SGLang 0.5.23 CPU server inside a podman container:
+``launch --force -- podman run … --speculative-algorithm EAGLE`` with the EAGLE-3 draft → the
+dashboard's critical alert offers ``F`` → ``F``, ``Enter`` start the fixed command as a new
+container and run (the old container removed) → it serves with accept length ≥ 2.5 → ``runs
+compare`` shows the flag that changed and the container options kept. Two server starts, one after
+the other; the containers are removed at the end whatever happens."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.containers.launching import labelled
+from tests.containers.realsglang import sglang_container
+from tests.support.containers import ContainerEngine
+from tests.support.relaunch_helpers import START_LIMIT_S, accept_after, load, until
+
+pytestmark = [pytest.mark.realserver, pytest.mark.realserver_sglang, pytest.mark.slow]
+
+
+async def test_the_real_sglang_container_fixed_in_two_keys(
+        containers: ContainerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from eagle_tui.assembly.control import LaunchControl
+    from eagle_tui.assembly.open import prepare_dashboard
+    from eagle_tui.commands.launch import launch_async
+    from eagle_tui.commands.runs import cmd_compare
+    from eagle_tui.history.recorder import HistoryRecorder
+    from eagle_tui.history.store import RunStore
+    from eagle_tui.ui.config import UiConfig
+    from eagle_tui.ui.fix import FixScreen
+
+    monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
+    for k, v in containers.env.items():
+        monkeypatch.setenv(k, v)
+    with sglang_container(containers, "EAGLE", start=False) as server:
+        args = argparse.Namespace(env=[], cwd=str(tmp_path), force=True, name="seed", log=None,
+                                  baseline=None, no_tui=False, json=False, fix=False)
+        err = io.StringIO()
+        code, started = await launch_async(args, server.words, err, io.StringIO())
+        assert started is not None, (code, err.getvalue())
+        assert "use EAGLE3" in err.getvalue()  # the lint's error, launched anyway (--force)
+        store = RunStore()
+        first = started.run
+        spec = replace(started.spec, gpu="none")
+        control = LaunchControl(store=store, spec=spec, prep=started.prep, run=first,
+                                launched=started.launched)
+        dash = prepare_dashboard(spec, control=control, config=UiConfig(),
+                                 subscribers=[HistoryRecorder(store, first.id).on_batch])
+        app = dash.app
+        try:
+            async with app.run_test(size=(160, 48)) as pilot:
+                await until(pilot, lambda: app.state.startup.ready, "the misconfigured server",
+                            START_LIMIT_S)
+                await asyncio.to_thread(load, server.url)
+                t_load = time.time()
+                await until(pilot, lambda: accept_after(app, t_load) is not None,
+                            "its accept len", 60)
+                bad = accept_after(app, t_load) or 0.0
+                await until(pilot, lambda: app.fix_offered, "F to be offered", 30)
+                assert any(a.remedy is not None and a.severity == "critical"
+                           for a in app.state.alerts), app.state.alerts
+                old_session = app.session
+                await pilot.press("F")
+                fix = app.screen
+                assert isinstance(fix, FixScreen)
+                assert "--speculative-algorithm EAGLE3" in fix.command_text()
+                assert fix.command_text().startswith("podman run -d --name")  # kept as typed
+                await pilot.press("enter")
+                await until(pilot, lambda: app.session is not old_session, "the relaunch", 120)
+                new = store.get("last")
+                assert new.parent == first.id and "EAGLE3" in (new.command or "")
+                assert new.container_text("id") not in ("", first.container_text("id"))
+                assert labelled(containers, first.token or "-") == []  # the old one removed
+                await until(pilot, lambda: app.state.startup.ready, "the fixed server",
+                            START_LIMIT_S)
+                await asyncio.to_thread(load, server.url)
+                t_load = time.time()
+                await until(pilot, lambda: accept_after(app, t_load) is not None,
+                            "its accept len", 60)
+                good = accept_after(app, t_load) or 0.0
+                print(f"container F: accept len {good:.2f} (was {bad:.2f})")
+                assert good >= 2.5 and good >= 2 * bad
+        finally:
+            await asyncio.to_thread(dash.close)
+            await asyncio.to_thread(control.stop_current, 60.0)
+            control.close()
+        last = store.get("last")
+        assert labelled(containers, last.token or "-") == []  # the stop removed it
+        out = io.StringIO()
+        cmp_args = argparse.Namespace(runs=[str(first.id), str(last.id)], baseline=None,
+                                      baseline_run=None, json=False)
+        assert await asyncio.to_thread(cmd_compare, store, cmp_args, out) == 0
+        text = out.getvalue()
+        print(text)
+        assert "--speculative-algorithm: EAGLE → EAGLE3" in text, text
+        assert "container (* differs)" in text and "* " not in text.split("container (")[1] \
+            .split("flags")[0], text  # the container's options: the same on both runs
