@@ -1,8 +1,8 @@
 """``eagle-tui launch [--ssh DEST] [--log PATH] [--name NAME] [--env K[=V]]... [--force] [--fix]
 [--no-tui] [--read-only] [--keep] -- CMD...``: lint, start detached, record, then watch.
 
-``CMD`` may be a container's run (``docker run``/``podman run``/``nerdctl run ... IMAGE
-[COMMAND]``): it is linted as ``lint`` reads it, started detached with the run's label and a
+``CMD`` may be a container's run (``docker run``/``podman run``/``docker container run ...
+IMAGE [COMMAND]``): it is linted as ``lint`` reads it, started detached with the run's label and a
 name, and watched as ``watch --container`` watches it.
 
 Exit codes (``--no-tui``, like ``wait``): 0 ready, 1 the server crashed, 2 usage or refused
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
         description="Lint the command (errors refuse the launch unless --force), start the "
         "server detached in its own process group (locally or over --ssh), record it in the "
         "run history and open the dashboard on it (--no-tui: print like `wait`). A "
-        "`docker run ...` / `podman run ...` (or `docker container run`, `nerdctl run`) is "
+        "`docker run ...` / `podman run ...` (or `docker container run`) is "
         "started detached (-d added) with the label eagle-tui.run=TOKEN and a name "
         "eagle-tui-run-ID-XXXXXX when it has none; --env names pass as `-e NAME` (values never in "
         "an argv); the dashboard follows the container as `watch --container` does; K stops "

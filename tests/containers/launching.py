@@ -1,45 +1,20 @@
 """``eagle-tui launch -- podman run …`` / ``docker run …`` of the simulator behind an engine's own
 command line (``python -m sglang.launch_server …``, the stand-in package of
 ``eagle_tui/sim/engines``), as a user types it: host network, this checkout, its venv and the
-simulator's folder bind-mounted read-only; ``docker run`` needs an image, made once per machine
-with ``podman import`` (the rootfs's empty mount points)."""
+simulator's folder bind-mounted read-only; ``docker run`` needs an image: the empty one of
+``tests/containers/realsglang.py``."""
 
 from __future__ import annotations
 
-import io
 import os
-import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 from eagle_tui.sim.engine_cli import ENGINES_DIR
-from tests.support.containers import PREFIX, ContainerEngine
+from tests.containers.realsglang import host_image
+from tests.support.containers import ContainerEngine
 
 ROOT = Path(__file__).resolve().parents[2]
-IMAGE = f"localhost/{PREFIX}hostfs:1"
-
-
-def host_image(engine: ContainerEngine) -> str:
-    """An image of empty mount points and ``/bin`` links, so ``docker run IMAGE …`` runs the
-    host's programs as ``podman run --rootfs`` does."""
-    if engine.podman("image", "exists", IMAGE).returncode == 0:
-        return IMAGE
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for d in ("proc", "sys", "dev", "tmp", "root", "usr", "etc", "opt", "run", "var/tmp"):
-            info = tarfile.TarInfo(d)
-            info.type, info.mode = tarfile.DIRTYPE, 0o1777 if "tmp" in d else 0o755
-            tar.addfile(info)
-        for d in ("bin", "sbin", "lib", "lib64"):
-            info = tarfile.TarInfo(d)
-            info.type, info.linkname = tarfile.SYMTYPE, f"usr/{d}"
-            tar.addfile(info)
-    done = subprocess.run(["podman", "import", "-", IMAGE], input=buf.getvalue(),
-                          capture_output=True, timeout=60, env=engine.envs())
-    if done.returncode != 0 and engine.podman("image", "exists", IMAGE).returncode != 0:
-        raise RuntimeError(f"podman import failed: {done.stderr.decode(errors='replace')}")
-    return IMAGE
 
 
 def sim_run(engine: ContainerEngine, cli: str, port: int, workdir: Path,

@@ -24,6 +24,7 @@ from eagle_tui.model.launching.redact import MASK, is_secret_name, redact_words
 from eagle_tui.model.launching.remedy import Remedy, apply
 
 TOKEN_LABEL = "eagle-tui.run"
+LAUNCHED_CLIS = ("docker", "podman")
 NAME_PREFIX = "eagle-tui-run-"
 _ID = re.compile(r"^[0-9a-f]{12,64}$")
 _FALSE = frozenset({"0", "f", "F", "false", "FALSE", "False"})
@@ -56,8 +57,9 @@ def framed(run: ContainerRun, *, token: str, name: str,
     """The whole command as ``launch`` runs it: ``-d``, the run's label, ``--name`` (when the
     user gave none) and ``-e K`` for each name, inserted after ``run`` (raises
     :class:`CommandError` for ``--detach=false``: a launched container runs detached)."""
-    if run.cli == "compose":
-        raise CommandError("a compose service is started with `compose up`, not launched")
+    if run.cli not in LAUNCHED_CLIS:  # (what the container's watch reads: its logs, inspect)
+        raise CommandError(f"launch starts a docker or podman run, not a {run.source} "
+                           "(lint reads it)")
     detach = [o for o in run.options if o.name == "detach"]
     if detach and detach[-1].value in _FALSE:
         raise CommandError(f"{detach[-1].typed}={detach[-1].value}: launch starts the "
@@ -129,5 +131,5 @@ def fixed_words(words: list[str], remedies: Iterable[Remedy],
     return words
 
 
-__all__ = ["NAME_PREFIX", "TOKEN_LABEL", "container_id", "fixed_words", "framed", "given_name",
-           "options_of", "record_of", "run_index"]
+__all__ = ["LAUNCHED_CLIS", "NAME_PREFIX", "TOKEN_LABEL", "container_id", "fixed_words",
+           "framed", "given_name", "options_of", "record_of", "run_index"]
