@@ -20,6 +20,7 @@ from eagle_tui.sources.containers.cli import ContainerCli, ContainerError, NoSuc
 from eagle_tui.transport.base import Transport
 
 _STOP_SLACK_S = 30.0  # the CLI's own time around the grace it is given
+PULL_LIMIT_S = 1800.0  # ``run`` pulls a missing image first: an engine's image is many GB
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class ContainerLaunched:
 
 async def start_container(transport: Transport, run: ContainerRun, *, cwd: str, token: str,
                           name: str, env: dict[str, str], pass_env: list[str],
-                          timeout: float = 300.0) -> tuple[ContainerLaunched, list[str]]:
+                          timeout: float = PULL_LIMIT_S) -> tuple[ContainerLaunched, list[str]]:
     """Start ``run`` detached (see the module docstring): the container, and the words run."""
     argv = framed(run, token=token, name=name, env_names=pass_env)
     i = 0
@@ -104,4 +105,4 @@ async def start_container(transport: Transport, run: ContainerRun, *, cwd: str, 
     return ContainerLaunched(run.cli, cid, given_name(run) or name, run.image, token), argv
 
 
-__all__ = ["ContainerLaunched", "start_container"]
+__all__ = ["PULL_LIMIT_S", "ContainerLaunched", "start_container"]

@@ -29,7 +29,7 @@ from eagle_tui.model.launching.container_checks import (
     host_port,
     rebuild,
 )
-from eagle_tui.model.launching.container_launch import NAME_PREFIX, record_of
+from eagle_tui.model.launching.container_launch import NAME_PREFIX, framed, record_of
 from eagle_tui.model.launching.lint import Fixed, LintResult, fix, lint
 from eagle_tui.model.launching.redact import redact_words
 from eagle_tui.probe.container_facts import gather_container
@@ -165,6 +165,8 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
     started, its answer lost) leaves a run that ``stop`` can still find by it."""
     words = redact_words(prep.argv)
     token = new_token()
+    if prep.container is not None:  # (a run it cannot start is refused before it is recorded)
+        framed(prep.container.run, token=token, name=NAME_PREFIX)
     run = store.add(kind="launched", demo=demo, engine=prep.cmd.engine, host=transport.host,
                     token=token,
                     command=join(words), argv=words,
