@@ -99,5 +99,6 @@ async def test_the_real_sglang_container_fixed_in_two_keys(
         text = out.getvalue()
         print(text)
         assert "--speculative-algorithm: EAGLE → EAGLE3" in text, text
-        assert "container (* differs)" in text and "* " not in text.split("container (")[1] \
-            .split("flags")[0], text  # the container's options: the same on both runs
+        block = text.split("container (* differs)\n")[1].split("flags changed")[0]
+        assert "image" in block and "volume" in block, text
+        assert not any(line.startswith("*") for line in block.splitlines()), text  # kept
