@@ -35,7 +35,7 @@ def test_launch_a_container_over_ssh_and_stop_it(containers: ContainerEngine,
                               "--no-tui", "--timeout", "60", "--env", "SSH_TEST_SECRET", "--",
                               *words], env=env, text=True, capture_output=True, timeout=120)
         assert got.returncode == 0, got.stdout + got.stderr
-        assert "READY" in got.stdout and "on 127.0.0.1" in got.stderr, got.stderr
+        assert "READY" in got.stdout and "on root@127.0.0.1:" in got.stderr, got.stderr
         shown = subprocess.run([sys.executable, "-m", "eagle_tui", "runs", "show", "last",
                                 "--json"], env=env, text=True, capture_output=True, timeout=60)
         run = json.loads(shown.stdout)
