@@ -68,6 +68,11 @@ def test_launch_no_tui_records_the_container_and_stop_removes_it(
         assert "secret-value" not in " ".join(
             containers.podman("inspect", "--format", "{{json .Config.Cmd}}{{json .Args}}",
                               box["id"]).stdout)
+        if cli == "podman":  # attach RUN watches the run's container again
+            seen = eagle(containers, data, "attach", "last", "--headless", "--duration", "2")
+            pid = containers.podman("inspect", "--format", "{{.State.Pid}}", box["id"]).stdout
+            assert seen.returncode == 0 and f"process {pid.strip()} running" in seen.stdout, \
+                seen.stdout + seen.stderr
         listed = eagle(containers, data, "runs", "list").stdout
         assert f"container {box['name']}" in listed, listed
         if cli == "docker":  # (--keep: the stopped container is kept)
