@@ -1,8 +1,8 @@
 """``launch -- podman run …`` / ``docker run …`` with the real engine (podman, and the docker CLI
 through its API socket): started detached with the run's label, recorded with its container,
 watched until ready; ``stop`` leaves no container; in the dashboard ``F`` then ``Enter`` starts
-the fixed command as a new container and run (the old one removed), ``K`` stops and removes it,
-and ``runs compare`` shows the flag that changed."""
+the fixed command as a new container and run (the old one removed), ``R`` the same again, ``K``
+stops and removes it, and ``runs compare`` shows the flag that changed."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ async def _until(pilot: Pilot[int], ok: Callable[[], bool], what: str,
         await pilot.pause(0.1)
 
 
-async def test_dashboard_F_relaunches_a_new_container_and_K_removes_it(
+async def test_dashboard_F_and_R_relaunch_new_containers_and_K_removes_it(
         containers: ContainerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from eagle_tui.assembly.control import LaunchControl
     from eagle_tui.assembly.open import prepare_dashboard
@@ -164,6 +164,16 @@ async def test_dashboard_F_relaunches_a_new_container_and_K_removes_it(
             assert "EAGLE3" in (new.command or "") and "--shm-size 1g" in (new.command or "")
             assert (new.container or {})["options"] == (first.container or {})["options"]
             await _until(pilot, lambda: app.state.startup.ready, "the new container's server")
+            fixed_session = app.session
+            await pilot.press("R")  # the same command again: a third container and run
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("y")
+            await _until(pilot, lambda: app.session is not fixed_session, "the restart")
+            fixed, new = new, store.get("last")
+            assert new.parent == fixed.id and new.command == fixed.command
+            assert labelled(containers, fixed.token or "-") == []
+            assert labelled(containers, new.token or "-") == [new.container_text("id")]
+            await _until(pilot, lambda: app.state.startup.ready, "the restarted server")
             await pilot.press("K")
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("y")
