@@ -70,6 +70,8 @@ class ContainerLaunched:
         except ContainerError as exc:
             return Stopped(f"{shown} not stopped: {exc}", True, left=True)
         done = "stopped" if running else "had exited"
+        if running:
+            done = await _how_stopped(cli, self.id, seconds)
         if keep:
             return Stopped(f"{shown} {done} (kept: {self.cli} rm {self.id[:12]} removes it)",
                            running)
@@ -80,6 +82,19 @@ class ContainerLaunched:
         except ContainerError as exc:
             return Stopped(f"{shown} {done}, not removed: {exc}", running, left=True)
         return Stopped(f"{shown} {done} and removed", running)
+
+
+async def _how_stopped(cli: ContainerCli, cid: str, grace: int) -> str:
+    """``stopped``, or how: its exit code 137 is the KILL after the grace (a first process
+    that ignores TERM, as a PID 1 without a handler does: ``--init`` gives it one)."""
+    try:
+        state = (await cli.inspect(cid)).get("State")
+    except ContainerError:
+        return "stopped"
+    code = state.get("ExitCode") if isinstance(state, dict) else None
+    if code == 137:
+        return f"stopped (KILLed after the {grace} s grace: TERM did not end it)"
+    return f"stopped (exit code {code})" if isinstance(code, int) and code else "stopped"
 
 
 async def start_container(transport: Transport, run: ContainerRun, *, cwd: str, token: str,
