@@ -66,7 +66,7 @@ def container_dict(f: Any, index: int) -> dict[str, Any]:
 
     return {"index": index, "kind": "container", "engine": f.server.engine,
             "container": f.name, "id": f.facts.id, "cli": f.cli, "image": f.facts.image,
-            "compose": f.facts.compose or None,
+            "compose": f.facts.compose or None, "launched": f.launched,
             "state": f.facts.status, "status": status_text(f.facts), "pid": f.facts.pid or None,
             "port": f.server.port, "url": f.server.url or None, "url_via": f.server.via,
             "log": f.log, "log_kind": "container",

@@ -68,7 +68,10 @@ def test_launch_no_tui_records_the_container_and_stop_removes_it(
         assert "secret-value" not in " ".join(
             containers.podman("inspect", "--format", "{{json .Config.Cmd}}{{json .Args}}",
                               box["id"]).stdout)
-        if cli == "podman":  # attach RUN watches the run's container again
+        if cli == "podman":  # discovery tells it launched (its label); attach RUN watches it
+            found = json.loads(eagle(containers, data, "attach", "--list", "--json").stdout)
+            mine = [f for f in found if f.get("id") == box["id"]]
+            assert mine and mine[0]["launched"] is True, found
             seen = eagle(containers, data, "attach", "last", "--headless", "--duration", "2")
             pid = containers.podman("inspect", "--format", "{{.State.Pid}}", box["id"]).stdout
             assert seen.returncode == 0 and f"process {pid.strip()} running" in seen.stdout, \

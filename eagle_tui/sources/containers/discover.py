@@ -17,6 +17,7 @@ from eagle_tui.model.containers.listing import read_ps
 from eagle_tui.model.containers.server import ContainerServer, server_of
 from eagle_tui.model.containers.states import status_text
 from eagle_tui.model.launching.cmdline import Engine, FlagTable
+from eagle_tui.model.launching.container_launch import TOKEN_LABEL
 from eagle_tui.sources.containers.cli import CLIS, ContainerCli
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -40,11 +41,19 @@ class FoundContainer:
     def log(self) -> str:
         return f"{self.cli} logs {self.name}"
 
+    @property
+    def launched(self) -> bool:
+        """Started by ``eagle-tui launch`` (its label names the run)."""
+        return bool(self.facts.label(TOKEN_LABEL))
+
     def describe(self) -> str:
         url = self.server.url or "no URL from this host"
         compose = f", compose {self.facts.compose}" if self.facts.compose else ""
+        launched = ", launched by eagle-tui (its run: eagle-tui runs list)" if self.launched \
+            else ""
         return (f"{self.server.engine} container {self.name} ({self.facts.image or 'no image'}, "
-                f"{self.cli}{compose}), {status_text(self.facts)}, {url} ({self.server.via}), "
+                f"{self.cli}{compose}{launched}), {status_text(self.facts)}, {url} "
+                f"({self.server.via}), "
                 f"host pid {self.facts.pid or '-'}, log: `{self.log}` (watch it with "
                 f"--container {self.name})")
 
