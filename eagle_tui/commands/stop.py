@@ -43,8 +43,8 @@ def register(subparsers: Any) -> None:
         description="Stop a run that eagle-tui launched: TERM to every process that carries its "
         "launch token (wherever it moved: setsid daemons, workers of an exited leader), KILL "
         "after --grace seconds. A process without the token is never signalled. A launched "
-        "container (`launch -- docker run ...`) is stopped with `docker stop -t GRACE` (podman, "
-        "nerdctl: the CLI it was started with) and removed (`rm`) unless --keep; one already "
+        "container (`launch -- docker run ...`) is stopped with `docker stop -t GRACE` (podman: "
+        "the CLI it was started with) and removed (`rm`) unless --keep; one already "
         "gone is said so (exit 0). RUN is an "
         "id, a name, `last` or `last~N`. Exit codes: 0 none of the run's processes left, "
         "1 some survived KILL, 2 refused, usage or host unreachable.")
