@@ -15,7 +15,7 @@ from typing import Any
 
 from eagle_tui.launch.process import LaunchError, Stopped, run_framed
 from eagle_tui.model.launching.container import ContainerRun
-from eagle_tui.model.launching.container_launch import container_id, framed
+from eagle_tui.model.launching.container_launch import NAME_PREFIX, container_id, framed
 from eagle_tui.sources.containers.cli import ContainerCli, ContainerError, NoSuchContainer
 from eagle_tui.transport.base import Transport
 
@@ -73,8 +73,9 @@ class ContainerLaunched:
         if running:
             done = await _how_stopped(cli, self.id, seconds)
         if keep:
-            return Stopped(f"{shown} {done} (kept: {self.cli} rm {self.id[:12]} removes it)",
-                           running)
+            kept = await self._free_name(cli)
+            return Stopped(f"{shown} {done} (kept{kept}: {self.cli} rm {self.id[:12]} removes "
+                           "it)", running)
         try:
             await cli.run(self.id, "rm", self.id, timeout=_STOP_SLACK_S)
         except NoSuchContainer:  # (``--rm``: the engine removed it on its stop)
@@ -82,6 +83,19 @@ class ContainerLaunched:
         except ContainerError as exc:
             return Stopped(f"{shown} {done}, not removed: {exc}", running, left=True)
         return Stopped(f"{shown} {done} and removed", running)
+
+
+    async def _free_name(self, cli: ContainerCli) -> str:
+        """A kept container named by the user is renamed ``NAME-ID6``: the name goes with the
+        run's command, which a relaunch starts again (``" as NEW"``, or ``""``)."""
+        if self.name.startswith(NAME_PREFIX) or self.name == self.id[:12]:
+            return ""
+        new = f"{self.name[:200]}-{self.id[:6]}"
+        try:
+            await cli.run(self.id, "rename", self.id, new, timeout=_STOP_SLACK_S)
+        except ContainerError:
+            return ""
+        return f" as {new}"
 
 
 async def _how_stopped(cli: ContainerCli, cid: str, grace: int) -> str:

@@ -45,6 +45,9 @@ def test_launch_no_tui_records_the_container_and_stop_removes_it(
     spec = ("--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", draft) \
         if cli == "podman" else ()
     words = sim_run(containers, cli, free_port(), tmp_path, *spec)
+    named = containers.name("launch")  # docker: the user's --name (kept: renamed, name freed)
+    if cli == "docker":
+        words[2:2] = ["--name", named]
     try:
         got = eagle(containers, data, "launch", "--no-tui", "--timeout", "60",
                     *(["--fix"] if spec else []),
@@ -57,7 +60,9 @@ def test_launch_no_tui_records_the_container_and_stop_removes_it(
             assert run["flags"]["speculative_algorithm"] == "EAGLE3"
             assert run["command"].startswith(f"{cli} run --network=host")
         box = run["container"]
-        assert box["cli"] == cli and box["image"] and box["name"].startswith("eagle-tui-run-")
+        assert box["cli"] == cli and box["image"]
+        assert box["name"] == named if cli == "docker" else box["name"].startswith(
+            "eagle-tui-run-")  # (a name given is kept; else eagle-tui names it)
         assert labelled(containers, _token(data)) == [box["id"]]  # the run's label finds it
         opts = box["options"]
         assert opts["network"] == "host" and opts["shm-size"] == "1g"
@@ -80,11 +85,16 @@ def test_launch_no_tui_records_the_container_and_stop_removes_it(
         assert f"container {box['name']}" in listed, listed
         if cli == "docker":  # (--keep: the stopped container is kept)
             stop = eagle(containers, data, "stop", "--yes", "--grace", "3", "--keep", "last")
-            assert stop.returncode == 0 and "stopped (kept" in stop.stdout, stop.stderr
-            state = containers.podman("inspect", "--format", "{{.State.Status}}", box["id"])
-            assert state.stdout.strip() == "exited"
+            assert box["name"] == named
+            assert stop.returncode == 0 and f"(kept as {named}-{box['id'][:6]}" in stop.stdout, \
+                stop.stdout + stop.stderr
+            state = containers.podman("inspect", "--format", "{{.State.Status}} {{.Name}}",
+                                      box["id"])
+            assert state.stdout.split() == ["exited", f"{named}-{box['id'][:6]}"]
+            assert containers.podman("inspect", named).returncode != 0  # the name is free
         stop = eagle(containers, data, "stop", "--yes", "--grace", "3", "last")
-        assert stop.returncode == 0 and stop.stdout.count(box["name"]) == 1, stop.stderr
+        assert stop.returncode == 0 and stop.stdout.count(f"container {box['name']} (") == 1, \
+            stop.stderr
         # (docker: the kept container, exited, is removed now)
         assert ("stopped and removed" if cli == "podman" else "had exited and removed") \
             in stop.stdout, stop.stdout
