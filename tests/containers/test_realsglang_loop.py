@@ -1,8 +1,9 @@
 """The seed's loop in two keys for the REAL SGLang 0.5.23 CPU server inside a podman container:
 ``launch --force -- podman run … --speculative-algorithm EAGLE`` with the EAGLE-3 draft → the
 dashboard's critical alert offers ``F`` → ``F``, ``Enter`` start the fixed command as a new
-container and run (the old container removed) → it serves with accept length ≥ 2.5 → ``runs
-compare`` shows the flag that changed and the container options kept. Two server starts, one after
+container and run (the old container removed) → it serves with accept length ≥ 2.5 (the dashboard,
+``wait --container`` and ``watch --container --headless`` on it) → ``runs compare`` shows the flag
+that changed and the container options kept. Two server starts, one after
 the other; the containers are removed at the end whatever happens."""
 
 from __future__ import annotations
@@ -10,9 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import json
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +27,35 @@ from tests.support.containers import ContainerEngine
 from tests.support.relaunch_helpers import START_LIMIT_S, accept_after, load, until
 
 pytestmark = [pytest.mark.realserver, pytest.mark.realserver_sglang, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def eagle_json(containers: ContainerEngine, *args: str, timeout: float
+               ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    done = subprocess.run([sys.executable, "-m", "eagle_tui", *args, "--json"],
+                          env={**containers.envs(), "PYTHONPATH": str(ROOT)}, text=True,
+                          capture_output=True, timeout=timeout)
+    return done, [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
+
+
+def headless_checks(containers: ContainerEngine, cid: str) -> None:
+    """``wait --container`` reads the serving container's start from its log (the engine's
+    phases and its own startup timings line) and the headless dashboard shows the EAGLE-3
+    acceptance the server's counters give (the fixed run's container, after its load)."""
+    waited, lines = eagle_json(containers, "wait", "--container", cid, "--container-cli",
+                               "podman", "--timeout", "60", "--gpu", "none", timeout=90)
+    assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr
+    assert lines[-1]["event"] == "result" and lines[-1]["status"] == "ready", lines[-1]
+    phases = {p["phase"] for p in lines if p.get("event") == "progress"}
+    assert {"init", "weights_loaded", "kv_cache"} <= phases, phases
+    assert any((p.get("engine_startup") or {}).get("source") == "log" for p in lines), lines[-3:]
+    watched, states = eagle_json(containers, "watch", "--container", cid, "--container-cli",
+                                 "podman", "--headless", "--duration", "8", "--gpu", "none",
+                                 timeout=90)
+    assert watched.returncode == 0, watched.stderr[-2000:]
+    accept = [s["numbers"]["accept_len"] for s in states
+              if (s.get("numbers") or {}).get("accept_len") is not None]
+    assert accept and accept[-1]["value"] >= 2.5, states[-2:]
 
 
 async def test_the_real_sglang_container_fixed_in_two_keys(
@@ -86,6 +120,7 @@ async def test_the_real_sglang_container_fixed_in_two_keys(
                 good = accept_after(app, t_load) or 0.0
                 print(f"container F: accept len {good:.2f} (was {bad:.2f})")
                 assert good >= 2.5 and good >= 2 * bad
+                await asyncio.to_thread(headless_checks, containers, new.container_text("id"))
         finally:
             await asyncio.to_thread(dash.close)
             await asyncio.to_thread(control.stop_current, 60.0)
