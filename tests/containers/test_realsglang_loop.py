@@ -38,13 +38,14 @@ def eagle_json(containers: ContainerEngine, *args: str, timeout: float
     return done, [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
 
 
-def headless_checks(containers: ContainerEngine, cid: str) -> None:
+def headless_checks(containers: ContainerEngine, cid: str, url: str) -> None:
     """``wait --container`` finds the fixed run's container serving, and the headless dashboard
     shows the EAGLE-3 acceptance the server's counters give (after its load)."""
     waited, lines = eagle_json(containers, "wait", "--container", cid, "--container-cli",
                                "podman", "--timeout", "60", "--gpu", "none", timeout=90)
     assert waited.returncode == 0, waited.stdout[-3000:] + waited.stderr
     assert lines[-1]["event"] == "result" and lines[-1]["status"] == "ready", lines[-1]
+    load(url)  # (the figures are of the recent traffic: a load just before the watch)
     watched, states = eagle_json(containers, "watch", "--container", cid, "--container-cli",
                                  "podman", "--headless", "--duration", "8", "--gpu", "none",
                                  timeout=90)
@@ -124,7 +125,8 @@ async def test_the_real_sglang_container_fixed_in_two_keys(
                 good = accept_after(app, t_load) or 0.0
                 print(f"container F: accept len {good:.2f} (was {bad:.2f})")
                 assert good >= 2.5 and good >= 2 * bad
-                await asyncio.to_thread(headless_checks, containers, new.container_text("id"))
+                await asyncio.to_thread(headless_checks, containers, new.container_text("id"),
+                                        server.url)
         finally:
             await asyncio.to_thread(dash.close)
             await asyncio.to_thread(control.stop_current, 60.0)
