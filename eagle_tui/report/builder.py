@@ -55,6 +55,7 @@ from .chunk_summary import (
     new_dims,
     run_tokens,
 )
+from .plainscan import special_starts
 from .reader import CHUNK, read_chunks
 from .spool import NumberSpool
 
@@ -164,7 +165,7 @@ class ReportBuilder:
         """
         self._marks(buf, end)
         lineno = self.lines + 1
-        items = list(split_lines(buf, 1, end, NON_PLAIN_AFTER_NL))
+        items = list(split_lines(buf, 1, end, NON_PLAIN_AFTER_NL, special_starts))
         k = 0
         while k < len(items):
             a, b, alone = items[k]

@@ -36,6 +36,8 @@ from eagle_tui.model.ingest.classify import (
 from eagle_tui.model.ingest.parser import split_lines
 from eagle_tui.model.series import Series
 
+from .plainscan import special_starts
+
 TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
 DECODE_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
 # (a prefill batch says "serving" only in a fragment with no sign of the server's start)
@@ -121,7 +123,7 @@ class RunTokens(NamedTuple):
 
 
 def _runs(buf: bytes | bytearray, end: int, piece: int) -> Iterator[tuple[int, int, bool]]:
-    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
+    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL, special_starts):
         if alone:
             yield a, b, True
         else:
