@@ -176,8 +176,11 @@ def supports_debug_rss(src: Path, env: dict[str, str]) -> bool:
 
 
 def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
-    """The environment ``report`` runs in: ``src`` first on the path, bytecode cache on or off."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    """The environment ``report`` runs in: ``src`` first on the path (before what the caller's
+    ``PYTHONPATH`` holds: on the device machine, the dependencies carried as wheels), bytecode
+    cache on or off."""
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(src), os.environ.get("PYTHONPATH"))))}
     if pycache is None:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     else:
