@@ -26,15 +26,17 @@ def _lit(text: bytes) -> Seq:
     return [frozenset((c,)) for c in text]
 
 
-_STAMP = (_lit(b"[") + [_DIGITS] * 4 + _lit(b"-") + [_DIGITS] * 2 + _lit(b"-") + [_DIGITS] * 2
-          + _lit(b" ") + [_DIGITS] * 2 + _lit(b":") + [_DIGITS] * 2 + _lit(b":") + [_DIGITS] * 2
-          + _lit(b"] "))
+_TIME = [_DIGITS] * 2 + _lit(b":") + [_DIGITS] * 2 + _lit(b":") + [_DIGITS] * 2
+_DATE = [_DIGITS] * 4 + _lit(b"-") + [_DIGITS] * 2 + _lit(b"-") + [_DIGITS] * 2 + _lit(b" ")
 _ACCESS = [*_lit(b"INFO:     "), _DIGITS]
-# starts of plain lines (each a case of ``NON_PLAIN_AFTER_NL``'s look-ahead), none a prefix of
-# another, the choices at each step disjoint
+# starts of plain lines (each a case of ``NON_PLAIN_AFTER_NL``'s look-ahead: a stamp is ``[``, a
+# digit and 18 or 7 more characters), none a prefix of another, the choices at each step
+# disjoint: SGLang's stamp with or without its date, without a tag or with one ``TPn`` tag
 SURE_PLAIN: list[Seq] = [_lit(b"[EAGLE3-DEBUG]"), _ACCESS] + [
-    _STAMP + kind for kind in (_lit(b"Decode batch"), _lit(b"Prefill batch"), _ACCESS,
-                               _lit(b"[EAGLE3-DEBUG]"))]
+    _lit(b"[") + date + _TIME + tag + kind
+    for date in (_DATE, [])
+    for tag in (_lit(b"] "), [*_lit(b" TP"), _DIGITS, *_lit(b"] ")])
+    for kind in (_lit(b"Decode batch"), _lit(b"Prefill batch"), _ACCESS, _lit(b"[EAGLE3-DEBUG]"))]
 Node = dict[frozenset[int], "Node"]
 
 
@@ -68,7 +70,7 @@ def _compile() -> re2._Regexp:
 
 
 CANDIDATE = _compile()
-MISSES = 64  # candidates found plain before ``re`` scans the rest itself
+MISSES = 16  # candidates found plain before ``re`` scans the rest itself
 
 
 def special_starts(buf: bytes | bytearray, lo: int, hi: int,

@@ -24,7 +24,10 @@ def _by_scan(data: bytes) -> list[int]:
 _start = st.sampled_from([
     "[2025-11-20 10:16:03] ", "[2025-11-20 10:16:03 TP0] ", "[04:40:55] ", "[04:40:55 DP1 TP0] ",
     "[2025-11-20 10:16:0", "[2025-11-2x 10:16:03] ", "[1234567] ", "[EAGLE3-DEBUG]", "[EAGLE3-DEBU",
-    "[EAGLE3-debug]", "INFO:     1", "INFO:     ", "INFO:    1", "(APIServer pid=7) INFO:     1",
+    "[EAGLE3-debug]", "[04:40:55 TP0] ", "[2025-11-20 10:16:03 TP12] ", "[04:40:5",
+    "[04:40:55 TP] ",
+    "[2025-11-20 10:16:03 TP0 EP1] ", "[04:40:55 TPx] ", "INFO:     1", "INFO:     ",
+    "INFO:    1", "(APIServer pid=7) INFO:     1",
     "", " ", "[", "I", "\u00e9", "\x1b[0m", "\r",
 ])
 _kind = st.sampled_from(["Decode batch", "Decode batc", "Prefill batch", "INFO:     2",
@@ -48,7 +51,7 @@ def test_the_mixed_log_and_many_plain_candidates() -> None:
     data = b"\n" + mixed_log(3000, seed=7)
     assert _by_scan(data) == _by_re(data)
     # tagged stamps are plain but not sure-plain: past MISSES of them re scans the rest itself
-    tagged = "[2025-11-20 10:16:03 TP0] Decode batch, #running-req: 1, \n"
+    tagged = "[2025-11-20 10:16:03 DP0] Decode batch, #running-req: 1, \n"
     odd = "Load weight begin\n"
     data = ("\n" + (tagged * 3 + odd) * (MISSES + 40)).encode()
     assert _by_scan(data) == _by_re(data) and len(_by_re(data)) == MISSES + 40
