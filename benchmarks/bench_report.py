@@ -176,8 +176,11 @@ def supports_debug_rss(src: Path, env: dict[str, str]) -> bool:
 
 
 def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
-    """The environment ``report`` runs in: ``src`` first on the path, bytecode cache on or off."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    """The environment ``report`` runs in: ``src`` first on the path (before what the caller's
+    ``PYTHONPATH`` holds: on the device machine, the dependencies carried as wheels), bytecode
+    cache on or off."""
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(src), os.environ.get("PYTHONPATH"))))}
     if pycache is None:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     else:
@@ -294,11 +297,15 @@ def machine() -> str:
             f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
 
 
+def heading(r: dict[str, Any]) -> str:
+    """A run's table heading: the command, the machine and date, how it was measured."""
+    return (f"Measured by `python benchmarks/bench_report.py` on {r['machine']} (best of "
+            f"{r['runs']} runs, fresh process each{r.get('note', '')}):")
+
+
 def write_doc(runs: list[dict[str, Any]]) -> None:
     """Replace the benchmark block of docs/performance.md (one table per measured run)."""
-    parts = [f"Measured by `python benchmarks/bench_report.py` on "
-             f"{r['machine']} (best of {r['runs']} runs, fresh process each"
-             f"{r.get('note', '')}):\n\n{table(r['rows'])}" for r in runs]
+    parts = [f"{heading(r)}\n\n{table(r['rows'])}" for r in runs]
     block = BEGIN + "\n" + "\n\n".join(parts) + "\n" + END
     text = DOC.read_text() if DOC.exists() else "# Performance\n"
     if BEGIN in text and END in text:
@@ -341,10 +348,12 @@ def main(argv: list[str] | None = None) -> int:
                 srcs = [(args.labels[0], srcs[0][1]), (args.labels[1], args.compare.resolve())]
             rows = run(args.lines, args.runs, Path(tmp), srcs, not args.no_bytecode_cache,
                        args.workers)
-        print(table(rows))
         note = ", no bytecode cache" if args.no_bytecode_cache else ", bytecode cached"
         note += f", {args.note}" if args.note else ""
         results.append({"machine": machine(), "runs": args.runs, "rows": rows, "note": note})
+        # the rows docs/performance.md takes, with their machine and date (the device machine
+        # has no network: this and --save are how its figures come back)
+        print(f"\n{heading(results[-1])}\n\n{table(rows)}")
         if args.save:
             args.save.write_text(json.dumps(results[-1], indent=1) + "\n")
     if args.write:

@@ -13,7 +13,6 @@ Nothing here imports a source, a transport or Textual: building a spec is cheap 
 from __future__ import annotations
 
 import argparse
-import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -145,6 +144,8 @@ def is_local_host(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
     if host in _LOCAL_HOSTS:
         return True
+    import socket  # here: ``report`` and the other file commands load this module, never call this
+
     try:
         names = {socket.gethostname().lower(), socket.getfqdn().lower()}
     except OSError:

@@ -50,10 +50,12 @@ from .chunk_summary import (
     LoneLine,
     NumberRun,
     RawRun,
+    accept_counts,
     mark_line,
     new_dims,
     run_tokens,
 )
+from .plainscan import special_starts
 from .reader import CHUNK, read_chunks
 from .spool import NumberSpool
 
@@ -83,6 +85,18 @@ class ReportBuilder:
     def _serving_pending(self) -> bool:
         st = self.state.startup
         return st.phase.rank < Phase.SERVING.rank and st.crash is None
+
+    def _parser_pending(self) -> bool:
+        """Whether the parser's own phase is not serving yet: a Decode line (or a print quoting
+        one) moves it there, line by line, and the crash tracker reads it (a traceback's
+        exception line is fatal before ready). The state may be serving already (a fragment's
+        prefill batches) while the parser is not: a plain run must then still show the parser
+        its first such line."""
+        parser = self.parser
+        return parser.phase.rank < Phase.SERVING.rank and not parser.crashed
+
+    def _stats_pending(self) -> bool:
+        return self._serving_pending() or self._parser_pending()
 
     def add(self, events: Iterable[Event]) -> None:
         for ev in events:
@@ -151,7 +165,7 @@ class ReportBuilder:
         """
         self._marks(buf, end)
         lineno = self.lines + 1
-        items = list(split_lines(buf, 1, end, NON_PLAIN_AFTER_NL))
+        items = list(split_lines(buf, 1, end, NON_PLAIN_AFTER_NL, special_starts))
         k = 0
         while k < len(items):
             a, b, alone = items[k]
@@ -200,10 +214,11 @@ class ReportBuilder:
                 self.line(bytes(buf[a:e]), lineno)
                 lineno, a = lineno + 1, e + 1
                 continue
-            if self._serving_pending():
+            if self._stats_pending():
                 # the first stats line of the run decides "serving" (a Decode line, a debug
                 # print quoting one, or in a fragment a Prefill line)
-                texts = STATS_TEXT if serving_inferred(self.state.startup.phase) else DECODE_TEXT
+                texts = STATS_TEXT if self._serving_pending() and serving_inferred(
+                    self.state.startup.phase) else DECODE_TEXT
                 found = [j for j in (buf.find(t, a, b) for t in texts) if j >= 0]
                 if found:
                     i = min(found)
@@ -223,8 +238,10 @@ class ReportBuilder:
         if tokens is None:
             self.lines_of(buf, a, b, lineno)
             return
-        self.accept.add_tokens(tokens.acc, tokens.acc_text)
-        self._add_work(Counter(tokens.work))
+        work = Counter(tokens.work)
+        self.accept.add_tokens(tokens.acc, tokens.acc_text,
+                               accept_counts(work) if tokens.paired else None)
+        self._add_work(work)
         self.gen.add_tokens(tokens.gen, tokens.gen_text)
         for dim, at in new_dims(buf, a, b, self.state.config.hidden_dims):
             self._reduce(HiddenStateDims(dim, lineno + at))
@@ -257,7 +274,8 @@ class ReportBuilder:
         """The chunk that ``chunk_summary.summarize_chunk`` summarized, in file order: the same
         state, spools and line count as ``feed`` on it. ``reread()`` returns the chunk as ``feed``
         takes it (a newline, then its lines), for when the summary's assumption does not hold."""
-        if self.parser.engine == "unknown" or (summary.has_stats and self._serving_pending()):
+        if self.parser.engine == "unknown" or (summary.has_stats and self._serving_pending()) \
+                or (summary.has_decode and self._parser_pending()):
             buf = reread()
             self.feed(buf, len(buf))
             return

@@ -36,6 +36,8 @@ from eagle_tui.model.ingest.classify import (
 from eagle_tui.model.ingest.parser import split_lines
 from eagle_tui.model.series import Series
 
+from .plainscan import special_starts
+
 TAIL = Series().maxlen  # values kept for the alert rules: what the state's series keep
 DECODE_TEXT = (b"Decode batch", b"(token/s)", b"accept len")
 # (a prefill batch says "serving" only in a fragment with no sign of the server's start)
@@ -104,6 +106,8 @@ class ChunkSummary(NamedTuple):
     work_counts: dict[Work, int]  # (running, accept len) → times seen (the weighted mean)
     mark: int = -1  # offset in the chunk of the line of its first bench marker, -1 if none
     size: int = 0  # bytes of the chunk's lines (the report keeps its offset in the log)
+    # a run holds Decode text (``apply`` re-reads while the parser's phase is not serving)
+    has_decode: bool = False
 
 
 class RunTokens(NamedTuple):
@@ -114,10 +118,12 @@ class RunTokens(NamedTuple):
     gen: list[bytes]
     gen_text: bytes
     work: list[Work]
+    # ``acc`` is ``work``'s accept tokens in order: the accept counts follow from the work's
+    paired: bool = False
 
 
 def _runs(buf: bytes | bytearray, end: int, piece: int) -> Iterator[tuple[int, int, bool]]:
-    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL):
+    for a, b, alone in split_lines(buf, 1, end, NON_PLAIN_AFTER_NL, special_starts):
         if alone:
             yield a, b, True
         else:
@@ -174,25 +180,36 @@ def run_tokens(buf: bytes | bytearray, a: int, b: int) -> RunTokens | None:
     The accept tokens usually come with the work tokens, from one pass (:data:`RUN_WORK_B`):
     each of its matches is on its own line and holds one "accept len: "; when the run holds no
     other (one ``count``), every line's first accept token is its match's, in order, which is
-    what ``ACC_LINE_B`` would find. Otherwise (a debug print quoting a Decode line, a token
-    ``ACC_LINE_B`` reads and WORK does not) ``ACC_LINE_B`` reads them. A run without
+    what ``ACC_LINE_B`` would find (``paired``). Otherwise (a debug print quoting a Decode line,
+    a token ``ACC_LINE_B`` reads and WORK does not) ``ACC_LINE_B`` reads them. A run without
     "accept len: " (a non-speculative server) skips both passes.
     """
     n_acc = buf.count(ACC_TEXT, a, b)
     acc: list[bytes]
     work: list[Work]
+    paired = False
     if not n_acc:
         acc, work = [], []
     elif a and buf[a - 1] == 0x0A:
         work = RUN_WORK_B.findall(buf, a - 1, b)
-        acc = list(map(_ACC_OF, work)) if len(work) == n_acc else ACC_LINE_B.findall(buf, a, b)
+        paired = len(work) == n_acc
+        acc = list(map(_ACC_OF, work)) if paired else ACC_LINE_B.findall(buf, a, b)
     else:  # no newline in front (a raw run's own buffer): the line-start patterns
         acc, work = ACC_LINE_B.findall(buf, a, b), WORK_LINE_B.findall(buf, a, b)
     gen = GEN_LINE_B.findall(buf, a, b)
     acc_text, gen_text = b",".join(acc), b",".join(gen)
     if not (valid_tokens(acc_text) and valid_tokens(gen_text)):
         return None
-    return RunTokens(acc, acc_text, gen, gen_text, work)
+    return RunTokens(acc, acc_text, gen, gen_text, work, paired)
+
+
+def accept_counts(work: Counter[Work]) -> Counter[bytes]:
+    """The accept tokens' counts of a run whose tokens are ``paired``: one step per distinct
+    ``(running, accept len)``, not one per line."""
+    counts: Counter[bytes] = Counter()
+    for (_, acc), n in work.items():
+        counts[acc] += n
+    return counts
 
 
 def pieces(buf: bytes | bytearray, a: int, b: int, size: int) -> Iterator[tuple[int, int]]:
@@ -221,6 +238,7 @@ class ChunkSummarizer:
         self.piece = piece
         self.parts: list[ChunkPart] = []
         self.has_stats = False
+        self.has_decode = False
         self.counts: Counter[bytes] = Counter()
         self.work: Counter[Work] = Counter()
         self.gen_values = array("d")  # 8 bytes a value, not a float object
@@ -240,15 +258,18 @@ class ChunkSummarizer:
                 parts.append(LoneLine(bytes(buf[a:b])))
                 continue
             lines = buf.count(b"\n", a, b)
-            if not self.has_stats:
-                self.has_stats = any(buf.find(t, a, b) >= 0 for t in STATS_TEXT)
+            if not self.has_decode:
+                self.has_decode = any(buf.find(t, a, b) >= 0 for t in DECODE_TEXT)
+                self.has_stats = self.has_stats or self.has_decode or \
+                    buf.find(STATS_TEXT[-1], a, b) >= 0
             tokens = run_tokens(buf, a, b)
             if tokens is None:
                 parts.append(RawRun(lines, bytes(buf[a:b])))
                 continue
             acc, gen = tokens.acc, tokens.gen
-            self.counts.update(acc)
-            self.work.update(tokens.work)
+            work = Counter(tokens.work)
+            self.counts.update(accept_counts(work) if tokens.paired else acc)
+            self.work.update(work)
             values = self.gen_values
             values.extend(map(float, gen))
             parts.append(NumberRun(
@@ -260,7 +281,7 @@ class ChunkSummarizer:
         _trim_tails(self.parts)
         return ChunkSummary(self.parts, self.has_stats, dict(self.counts),
                             array("d", sorted(self.gen_values)).tobytes(), dict(self.work),
-                            self.mark, self.done)
+                            self.mark, self.done, self.has_decode)
 
 
 def mark_line(buf: bytes | bytearray, end: int) -> int:
@@ -306,15 +327,15 @@ def to_wire(summary: ChunkSummary) -> tuple[Any, ...]:
     tag = _TAG
     return ([(tag[type(part)], tuple(part)) for part in summary.parts],
             summary.has_stats, summary.accept_counts, summary.gen_sorted, summary.work_counts,
-            summary.mark, summary.size)
+            summary.mark, summary.size, summary.has_decode)
 
 
 def from_wire(data: Any) -> ChunkSummary:
     """The :class:`ChunkSummary` that :func:`to_wire` gave ``data`` for."""
-    parts, has_stats, counts, block, work, mark, size = data
+    parts, has_stats, counts, block, work, mark, size, has_decode = data
     kinds = _KINDS
     named: list[ChunkPart] = [kinds[tag]._make(fields) for tag, fields in parts]
-    return ChunkSummary(named, has_stats, counts, block, work, mark, size)
+    return ChunkSummary(named, has_stats, counts, block, work, mark, size, has_decode)
 
 
 __all__ = [
@@ -335,6 +356,7 @@ __all__ = [
     "RawRun",
     "RunTokens",
     "Work",
+    "accept_counts",
     "from_wire",
     "mark_line",
     "new_dims",

@@ -12,7 +12,7 @@ import math
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import chain
 from typing import IO, BinaryIO
 
@@ -104,9 +104,11 @@ class NumberSpool:
         self._text.write(text)
         self.count += n
 
-    def add_tokens(self, tokens: list[bytes], joined: bytes) -> None:
+    def add_tokens(self, tokens: list[bytes], joined: bytes,
+                   counts: Mapping[bytes, int] | None = None) -> None:
         """Tokens that are plain decimals and finite doubles (``detect.valid_tokens(joined)``),
-        written as they are."""
+        written as they are; ``counts``, if given, is how often each occurs (a mean spool need
+        not count them again)."""
         if not tokens:
             return
         self._write(joined, len(tokens))
@@ -118,7 +120,7 @@ class NumberSpool:
                 self._flush()
         else:
             self.tail.extend(map(float, tokens[-TAIL:]))
-            self._counts.update(tokens)
+            self._counts.update(tokens if counts is None else counts)
             if len(self._counts) > CAP:
                 self._fold()
 

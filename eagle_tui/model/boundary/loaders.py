@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from itertools import accumulate
 from typing import Any
 
@@ -136,6 +135,8 @@ def load_toml(text: str, source: str, *, max_bytes: int = TOML_MAX_BYTES,
     """``text`` as TOML, or :class:`LoadError` naming ``source`` (over ``max_bytes``
     characters, nested deeper than ``max_depth``, or not TOML; the reason keeps tomllib's
     line and column)."""
+    import tomllib  # here: it imports datetime and its patterns, which a JSON-only command skips
+
     text = _text_of(text, source, max_bytes)
     _check_depth(text, source, max_depth, _TOML_SKIP)
     try:

@@ -11,7 +11,6 @@ is at most :data:`COLLAPSE_FRACTION` of the other ranks' median gain while they 
 
 from __future__ import annotations
 
-import statistics
 from typing import TYPE_CHECKING
 
 from eagle_tui.model.engines import profile_of
@@ -37,6 +36,8 @@ def _collapsed(loads: RankLoads, healthy_above: float) -> dict[int, tuple[float,
     out: dict[int, tuple[float, float]] = {}
     if len(loads.accept) < MIN_RANKS:
         return out
+    import statistics  # here: it imports random, decimal and fractions; ``report`` never needs
+
     for rank, value in loads.accept:
         others = statistics.median(v for r, v in loads.accept if r != rank)
         if others > healthy_above and value - 1.0 <= COLLAPSE_FRACTION * (others - 1.0):

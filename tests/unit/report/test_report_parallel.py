@@ -9,6 +9,7 @@ startup, in runs of stats lines.
 from __future__ import annotations
 
 import io
+import json
 import marshal
 import os
 import random
@@ -190,6 +191,27 @@ def test_engine_and_serving_decided_late(tmp_path: Path) -> None:
     path.write_text("".join(out))
     got = check(path, 3)
     assert b'"phase": "serving"' in got and b"8194" in got
+
+
+def test_parser_serving_decided_late_with_a_traceback_open(tmp_path: Path) -> None:
+    """A fragment's prefill batches make the state serving chunks before the first Decode line
+    moves the parser's own phase there; a traceback is open meanwhile, and its exception line
+    ("0") is fatal only while the parser is not serving: a worker's chunk holding that first
+    Decode line is re-read, so serial, parallel and line by line agree (no crash)."""
+    prefill = (f"{STAMP}Prefill batch, #new-seq: 1, #new-token: 5, #cached-token: 0, "
+               "#running-req: 1, #queue-req: 0, \n")
+    out = ["Traceback (most recent call last):\n", prefill]
+    out += [debug() for _ in range(4000)]  # two chunks and more of plain lines, no stats
+    out += [decode(i) for i in range(2)]
+    out.append("0\n")
+    out += [decode(i) + debug() for i in range(2000)]
+    path = tmp_path / "x.log"
+    path.write_text("".join(out))
+    got = check(path, 3)
+    with path.open("rb") as f:  # (line by line writes the floats back: compare the values)
+        assert json.loads(as_json(build_report(f, path.name, chunk=SMALL, fast=False))) == \
+            json.loads(got)
+    assert b'"crash": null' in got and b'"phase": "serving"' in got
 
 
 def test_vllm_log_repeated_with_a_crash_at_the_end(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from eagle_tui.model.events import Event, LogLine
@@ -152,6 +152,13 @@ def derived(data: bytes, fast: bool) -> list[Event]:
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(line, min_size=1, max_size=60))
+# a traceback still open when a fragment's prefill batch has made the report's state serving:
+# the quoted stats line must still move the parser's own phase to serving (its crash tracker
+# reads it), or "0" becomes a fatal exception line on the fast path only
+@example(["Traceback (most recent call last):",
+          "[2025-11-20 10:16:03] Prefill batch, #new-seq: 1, #new-token: 0, #cached-token: 0, "
+          "#running-req: 0, #queue-req: 0, ",
+          "[2025-11-20 10:16:03] [EAGLE3-DEBUG]  gen throughput (token/s): 1.50", "0"])
 def test_fast_paths_equal_line_by_line_on_generated_logs(lines: list[str]) -> None:
     data = ("\n".join(lines) + "\n").encode()
     assert report(data, fast=True) == report(data, fast=False)
