@@ -5,16 +5,13 @@ The session (on its own thread, :mod:`eagle_tui.assembly.threaded`, or in the UI
 with ``App.post_message``, which Textual makes thread-safe, so the handler runs in the app's own
 task and context (timers the handler starts fire; nothing re-creates Textual's context by hand).
 
-Why merge: under a flooding log the session reduces a batch every ``batch_interval``, and
-when the UI is busy
-painting it must not find a queue of stale batches in front of the next key. While a message is
-pending (posted, not yet handled), a new batch is folded into it: its events appended, its state
-replaced by the newer one. The UI thus holds at most one batch message, and it always carries
-the newest state with every event since the last one it took.
-
-The UI may also leave a message open on purpose (``held``: its lines wait for the log's next
-repaint); once merges grow it to ``HOLD_LIMIT`` events the inbox posts :class:`HeldGrown`, so
-that a flood is taken in pieces rather than in one long stall of the UI at the repaint.
+Why merge: under a flooding log the session reduces a batch every ``batch_interval``, and when
+the UI is busy painting it must not find a queue of stale batches in front of the next key. While
+a message is pending (posted, not yet handled), a new batch is folded into it: its events
+appended, its state replaced. The UI thus holds at most one batch message, carrying the newest
+state with every event since the last one it took. The UI may leave one open on purpose
+(``held``: its lines wait for the log's next repaint); grown to ``HOLD_LIMIT`` events, the inbox
+posts :class:`HeldGrown`: a flood is taken in pieces, not in one long stall at the repaint.
 """
 
 from __future__ import annotations
