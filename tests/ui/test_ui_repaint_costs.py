@@ -15,6 +15,7 @@ import random
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.segment import Segment
@@ -22,6 +23,8 @@ from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.scrollbar import ScrollBarRender
+from textual.strip import Strip
+from textual.visual import Visual
 from textual.widget import Widget
 
 from eagle_tui.assembly.threaded import ThreadedSession, session_opener
@@ -102,6 +105,49 @@ async def test_line_diff_widget_repaints_only_the_lines_that_changed() -> None:
         w.text = ["a", "B", "c"]  # fewer lines: everything is repainted
         w.update_lines()
         assert refreshes[-1] == ()
+
+
+class Styled(LineDiffWidget):
+    DEFAULT_CSS = "Styled { height: 6; padding: 0 1; text-align: right; color: red; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows = [("tok/s", "$accent bold"), ("12.5", "$success"), ("", ""), ("x" * 30, "")]
+
+    def build(self, width: int) -> Content:
+        return Content("\n").join(Content.styled(text, style) for text, style in self.rows)
+
+
+class StyledApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Styled()
+
+
+async def test_changed_rows_alone_render_to_what_a_whole_render_gives() -> None:
+    app = StyledApp()
+    async with app.run_test(size=(40, 8)) as pilot:
+        await pilot.pause()
+        w = app.query_one(Styled)
+        rendered: list[int] = []
+        original = Visual.to_strips
+
+        def to_strips(*args: Any, **kwargs: Any) -> list[Strip]:
+            rendered.append(args[3])  # the height asked for
+            return original(*args, **kwargs)
+
+        Visual.to_strips = to_strips  # type: ignore[method-assign]
+        try:
+            w.rows[1] = ("13.75", "$error italic")
+            w.update_lines()
+            await pilot.pause()
+            partial = [list(w.render_line(y)) for y in range(6)]
+            assert rendered == [2]  # the changed row (below one empty line), not all six
+            w.refresh()  # Textual's own whole render
+            await pilot.pause()
+            assert [list(w.render_line(y)) for y in range(6)] == partial
+            assert rendered[-1] == 6
+        finally:
+            Visual.to_strips = original  # type: ignore[method-assign]
 
 
 _BASE = reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(3))])
