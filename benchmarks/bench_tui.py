@@ -48,6 +48,7 @@ import contextlib
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -423,7 +424,7 @@ def cpu_model() -> str:
 
 def command_line(script: str) -> str:
     """The command as run (its arguments as given), for the record beside the figures."""
-    return " ".join([f"benchmarks/{script}", *sys.argv[1:]])
+    return shlex.join([f"benchmarks/{script}", *sys.argv[1:]])
 
 
 Rows = dict[str, dict[str, float | str]]
