@@ -18,7 +18,7 @@ Scenarios (the targets are the dashboard's budgets):
   shows every line is the catch-up. The last line written is a Decode line with unique numbers:
   the dashboard showing them proves the metric lines were still parsed to the end.
 * **steady**: 200 lines/s; CPU of the app process over 10 s (target ≤ 10 % of a core), then idle
-  for 10 s (target ≤ 1 %).
+  for ``--idle-seconds`` (60 s; target ≤ 1 %).
 * **open**: a 1,000,000-line log exists before the app starts; time until the first frame is on
   screen (target ≤ 0.5 s), and until every line is accounted for.
 
@@ -27,6 +27,11 @@ Scenarios (the targets are the dashboard's budgets):
     python benchmarks/bench_tui.py --write        # and update docs/performance.md
     python benchmarks/bench_tui.py --baseline /tmp/base   # also the dashboard of another
                                                   # checkout (e.g. ``git worktree add``), A/B
+    python benchmarks/bench_tui.py --repeat 5     # 5 interleaved rounds: median and range
+
+With ``--repeat N`` each scenario runs N rounds, every contender once per round (one after
+another, so a load change on a shared machine hits them alike), one table per round, then a
+table of the median and the range (min–max) of each figure over the rounds.
 
 With ``--baseline DIR`` a third contender, ``baseline``, runs ``python -m eagle_tui`` with
 ``PYTHONPATH=DIR`` (ahead of the editable install) right after the dashboard, under the same
@@ -43,6 +48,7 @@ import contextlib
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -389,7 +395,7 @@ def table(title: str, rows: dict[str, dict[str, float | str]]) -> str:
     for k in keys:
         vals = [rows[n].get(k, "—") for n in names]
         ratio = "—"
-        d, b = rows.get("dashboard", {}).get(k), rows.get("bare", {}).get(k)
+        d, b = median_of(rows.get("dashboard", {}), k), median_of(rows.get("bare", {}), k)
         if isinstance(d, float | int) and isinstance(b, float | int) and b >= 0.01 and d == d:
             ratio = f"{d / b:.2f}×"
         lines.append(f"| {k} | " + " | ".join(fmt(v) for v in vals) + f" | {ratio} |")
@@ -401,9 +407,60 @@ def machine() -> str:
 
     tmux = subprocess.run(["tmux", "-V"], text=True, capture_output=True).stdout.strip()
     load = os.getloadavg()[0]
-    return (f"{os.cpu_count()} cores ({platform.machine()}), load average {load:.1f} at the "
-            f"start, Python {platform.python_version()}, Textual {textual.__version__}, {tmux}, "
-            f"{time.strftime('%Y-%m-%d')}")
+    return (f"{os.cpu_count()} cores ({platform.machine()}, {cpu_model()}), load average "
+            f"{load:.1f} at the start, Python {platform.python_version()}, Textual "
+            f"{textual.__version__}, {tmux}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def command_line(script: str) -> str:
+    """The command as run (its arguments as given), for the record beside the figures."""
+    return shlex.join([f"benchmarks/{script}", *sys.argv[1:]])
+
+
+Rows = dict[str, dict[str, float | str]]
+
+
+def summarize(rounds: list[Rows]) -> Rows:
+    """Median and range over interleaved rounds: each figure becomes ``median (min–max)``;
+    a figure that is not a number in every round keeps its words (joined when they differ)."""
+    out: Rows = {}
+    for name in dict.fromkeys(n for r in rounds for n in r):
+        keys = list(dict.fromkeys(k for r in rounds for k in r.get(name, {})))
+        row: dict[str, float | str] = {}
+        for k in keys:
+            vals = [r[name][k] for r in rounds if k in r.get(name, {})]
+            nums = sorted(v for v in vals if isinstance(v, int | float) and v == v)
+            if any(isinstance(v, str) for v in vals) or not nums:
+                row[k] = " / ".join(dict.fromkeys(fmt(v) for v in vals))
+                continue
+            mid = len(nums) // 2
+            med = nums[mid] if len(nums) % 2 else (nums[mid - 1] + nums[mid]) / 2
+            cell = fmt(med) if len(nums) == 1 else f"{fmt(med)} ({fmt(nums[0])}–{fmt(nums[-1])})"
+            missing = len(vals) - len(nums)  # rounds without the figure (a NaN: not measured)
+            row[k] = cell + (f", {missing} of {len(vals)} rounds —" if missing else "")
+        out[name] = row
+    return out
+
+
+def median_of(row: dict[str, float | str], key: str) -> float | str | None:
+    """The median of a :func:`summarize` cell, for the ratio column."""
+    v = row.get(key)
+    if isinstance(v, str):
+        try:
+            return float(v.split(" (")[0].replace(",", ""))
+        except ValueError:
+            return v
+    return v
 
 
 def write_section(body: str, begin: str = BEGIN, end: str = END,
@@ -450,7 +507,10 @@ def main() -> None:
     ap.add_argument("--baseline", type=Path, metavar="DIR",
                     help="also run the dashboard of the checkout in DIR (A/B in one run)")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
-                    help="run each scenario N times, contenders interleaved (one table each)")
+                    help="run each scenario N times, contenders interleaved (one table each, "
+                         "then the median and range)")
+    ap.add_argument("--idle-seconds", type=float, metavar="S",
+                    help="the idle window after the steady tail (default 60; --quick 5)")
     ap.add_argument("--no-bytecode-cache", action="store_true",
                     help="keep PYTHONDONTWRITEBYTECODE as it is (every start compiles eagle_tui)")
     args = ap.parse_args()
@@ -459,34 +519,45 @@ def main() -> None:
         contenders = {"dashboard": CONTENDERS["dashboard"],
                       "baseline": baseline_contender(args.baseline.resolve()),
                       "bare": CONTENDERS["bare"]}
-    flood_s, steady_s, idle_s = (4.0, 6.0, 5.0) if args.quick else (10.0, 10.0, 10.0)
+    flood_s, steady_s, idle_s = (4.0, 6.0, 5.0) if args.quick else (10.0, 10.0, 60.0)
+    if args.idle_seconds is not None:
+        idle_s = args.idle_seconds
     wanted = args.only or ["flood", "steady", "open"]
-    sections = [f"Measured on {machine()} by `benchmarks/bench_tui.py"
-                f"{' --quick' if args.quick else ''}` (tmux {SIZE[0]}×{SIZE[1]}, "
-                f"{'no bytecode cache' if args.no_bytecode_cache else 'bytecode cached'})."]
+    sections = [f"Measured on {machine()} by `python {command_line('bench_tui.py')}` (tmux "
+                f"{SIZE[0]}×{SIZE[1]}, "
+                f"{'no bytecode cache' if args.no_bytecode_cache else 'bytecode cached'}, "
+                f"{args.repeat} interleaved round{'s' if args.repeat > 1 else ''})."]
+    print(sections[0], flush=True)
+
+    def rounds(title: str, run: Callable[[], Rows]) -> None:
+        got: list[Rows] = []
+        for i in range(args.repeat):
+            got.append(run())
+            label = f" (round {i + 1} of {args.repeat})" if args.repeat > 1 else ""
+            sections.append(table(title + label, got[-1]))
+            print(sections[-1], "\n", flush=True)
+        if args.repeat > 1:
+            sections.append(table(f"{title}: median (min–max) of {args.repeat} rounds",
+                                  summarize(got)))
+            print(sections[-1], "\n", flush=True)
     with tempfile.TemporaryDirectory(prefix="eagle-bench-") as tmp:
         work = Path(tmp)
         if not args.no_bytecode_cache:
             warm_bytecode([args.baseline] if args.baseline else [])
         if "flood" in wanted:
-            for _ in range(args.repeat):
-                probes = {**contenders, SCROLL_PROBE.name: SCROLL_PROBE}
-                rows = {n: flood(c, work, args.flood_rate, flood_s) for n, c in probes.items()}
-                sections.append(table(f"Flood: {args.flood_rate:,.0f} lines/s for {flood_s:g} s",
-                                      rows))
-                print(sections[-1], "\n", flush=True)
+            probes = {**contenders, SCROLL_PROBE.name: SCROLL_PROBE}
+            rounds(f"Flood: {args.flood_rate:,.0f} lines/s for {flood_s:g} s",
+                   lambda: {n: flood(c, work, args.flood_rate, flood_s)
+                            for n, c in probes.items()})
         if "steady" in wanted:
-            for _ in range(args.repeat):
-                rows = {n: steady(c, work, 200, steady_s, idle_s) for n, c in contenders.items()}
-                sections.append(table("Tailing 200 lines/s, then idle", rows))
-                print(sections[-1], "\n", flush=True)
+            rounds(f"Tailing 200 lines/s for {steady_s:g} s, then idle for {idle_s:g} s",
+                   lambda: {n: steady(c, work, 200, steady_s, idle_s)
+                            for n, c in contenders.items()})
         if "open" in wanted:
             big = work / "big.log"
             write_big_log(big, args.open_lines)
-            for _ in range(args.repeat):
-                rows = {n: open_big(c, big, args.open_lines) for n, c in contenders.items()}
-                sections.append(table(f"Opening a {args.open_lines:,}-line log", rows))
-                print(sections[-1], "\n", flush=True)
+            rounds(f"Opening a {args.open_lines:,}-line log",
+                   lambda: {n: open_big(c, big, args.open_lines) for n, c in contenders.items()})
     if args.write:
         write_doc("\n\n".join(sections))
         print(f"wrote {DOC}")

@@ -25,14 +25,21 @@ Scenarios:
   numbers; the bare app's ``w`` flips a label). ``ESCDELAY=25`` for every viewer (ncurses waits
   a second after a lone Esc otherwise);
 * **tail** 200 lines/s: CPU of the viewer's processes over 10 s (user + system of the viewer,
-  its descendants and the children it reaped, % of one core), then **idle** over 10 s from
-  65 s after the viewer started (a clock may tick every second in its first minute) with the
-  writer gone, and how long after the writer's last line that line was on screen.
+  its descendants and the children it reaped, % of one core), then **idle** over
+  ``--idle-seconds`` (60 s) from 65 s after the viewer started (a clock may tick every second
+  in its first minute) with the writer gone, and how long after the writer's last line that
+  line was on screen.
+
+``--repeat N`` runs each scenario N rounds, every viewer once per round (one after another: a
+load change on a shared machine hits them alike), a table per round, then the median and the
+range (min–max) of each figure over the rounds. With no network (the GPU machine) give the
+peers' paths: ``--lnav PATH --toolong-venv PATH``.
 
     python benchmarks/bench_viewers.py                 # everything (~10 min on 2 cores)
     python benchmarks/bench_viewers.py --quick         # 1 M lines only, shorter windows
     python benchmarks/bench_viewers.py --only tail --write   # and update docs/performance.md
     python benchmarks/bench_viewers.py --toolong-venv /opt/tl-venv --lnav /usr/bin/lnav
+    python benchmarks/bench_viewers.py --only tail --repeat 5 --baseline /work/main
 
 CPU numbers on a shared machine are noisy: compare the columns of one run, not runs.
 """
@@ -63,10 +70,15 @@ from bench_tui import (
     BARE,
     SIZE,
     Pane,
+    Rows,
+    command_line,
+    cpu_model,
     eagle_tui,
     fmt,
+    median_of,
     pane,
     pct,
+    summarize,
     warm_bytecode,
     write_big_log,
     write_section,
@@ -198,16 +210,6 @@ def cpu_seconds(p: Pane) -> float:
             continue
         total += t.user + t.system + t.children_user + t.children_system
     return total
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 @contextlib.contextmanager
@@ -361,7 +363,7 @@ def table(title: str, rows: dict[str, dict[str, float | str]], ratio_to: str = "
     lines = [f"**{title}**", "", head, "|---|" + "---:|" * (len(names) + 1)]
     for k in keys:
         vals = [rows[n].get(k, "—") for n in names]
-        d, b = rows.get("eagle watch", {}).get(k), rows.get(ratio_to, {}).get(k)
+        d, b = median_of(rows.get("eagle watch", {}), k), median_of(rows.get(ratio_to, {}), k)
         ratio = "—"
         if isinstance(d, float | int) and isinstance(b, float | int) and b > 0.005 and d == d:
             ratio = f"{d / b:.2f}×"
@@ -392,6 +394,10 @@ def main() -> None:
     ap.add_argument("--no-install", action="store_true", help="never create the toolong venv")
     ap.add_argument("--baseline", type=Path, metavar="DIR",
                     help="also run the dashboard of the checkout in DIR (e.g. main), same run")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="N interleaved rounds of each scenario, then the median and range")
+    ap.add_argument("--idle-seconds", type=float, metavar="S",
+                    help="the idle window of the tail scenario (default 60; --quick 6)")
     args = ap.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("bench_viewers: tmux is required")
@@ -405,17 +411,33 @@ def main() -> None:
     if args.viewer:
         contenders = {n: v for n, v in contenders.items() if n in args.viewer}
     sizes = args.lines or ([1_000_000] if args.quick else [1_000_000, 5_000_000])
-    tail_s, idle_s, keys_s = (6.0, 6.0, 4.0) if args.quick else (10.0, 10.0, 8.0)
+    tail_s, idle_s, keys_s = (6.0, 6.0, 4.0) if args.quick else (10.0, 60.0, 8.0)
+    if args.idle_seconds is not None:
+        idle_s = args.idle_seconds
     wanted = args.only or ["open", "keys", "tail"]
-    cmd = " ".join(["benchmarks/bench_viewers.py", *sys.argv[1:]])
+    cmd = command_line("bench_viewers.py")
     sections = [f"Measured on {os.cpu_count()} cores ({platform.machine()}, "
                 f"{cpu_model()}), load average "
                 f"{os.getloadavg()[0]:.1f} at the start, Python {platform.python_version()}, "
-                f"{versions(lnav, toolong)}, {time.strftime('%Y-%m-%d')}, by `python {cmd}` "
-                f"(tmux {SIZE[0]}×{SIZE[1]}, one run, viewers one after another)."]
+                f"{versions(lnav, toolong)}, "
+                f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, by `python {cmd}` "
+                f"(tmux {SIZE[0]}×{SIZE[1]}, one run, viewers one after another, "
+                f"{args.repeat} interleaved round{'s' if args.repeat > 1 else ''})."]
     if notes:
         sections.append("Left out: " + "; ".join(notes) + ".")
     print(sections[0], *sections[1:], sep="\n", flush=True)
+
+    def rounds(title: str, ratio_to: str, run: Callable[[], Rows]) -> None:
+        got: list[Rows] = []
+        for i in range(args.repeat):
+            got.append(run())
+            label = f" (round {i + 1} of {args.repeat})" if args.repeat > 1 else ""
+            sections.append(table(title + label, got[-1], ratio_to))
+            print(sections[-1], "\n", flush=True)
+        if args.repeat > 1:
+            sections.append(table(f"{title}: median (min–max) of {args.repeat} rounds",
+                                  summarize(got), ratio_to))
+            print(sections[-1], "\n", flush=True)
     warm_bytecode([args.baseline] if args.baseline else [])
     with tempfile.TemporaryDirectory(prefix="eagle-viewers-") as tmp:
         work = Path(tmp)
@@ -425,28 +447,25 @@ def main() -> None:
             write_big_log(logs[n], n - 1)
             with logs[n].open("ab") as fh:
                 fh.write(END_LINE)
+        peer = "lnav" if "lnav" in contenders else "bare Log"
         if "open" in wanted:
             for n, log in logs.items():
-                rows = {name: open_log(v, log, 60 + n / 20_000) for name, v in contenders.items()}
                 mb = log.stat().st_size / 1e6
-                sections.append(table(f"Opening a {n:,}-line log ({mb:,.0f} MB)", rows, "lnav"
-                                      if "lnav" in rows else "bare Log"))
-                print(sections[-1], "\n", flush=True)
+
+                def opened(log: Path = log, n: int = n) -> Rows:
+                    return {name: open_log(v, log, 60 + n / 20_000)
+                            for name, v in contenders.items()}
+
+                rounds(f"Opening a {n:,}-line log ({mb:,.0f} MB)", peer, opened)
         if "keys" in wanted:
             n = sizes[0]
-            rows = {name: keys_while_opening(v, logs[n], keys_s)
-                    for name, v in contenders.items()}
-            sections.append(table(f"Keys for {keys_s:g} s from the first frame, opening the "
-                                  f"{n:,}-line log", rows,
-                                  "lnav" if "lnav" in rows else "bare Log"))
-            print(sections[-1], "\n", flush=True)
+            rounds(f"Keys for {keys_s:g} s from the first frame, opening the {n:,}-line log",
+                   peer, lambda: {name: keys_while_opening(v, logs[n], keys_s)
+                                  for name, v in contenders.items()})
         if "tail" in wanted:
-            rows = {name: tail(v, work, 200, tail_s, idle_s)
-                    for name, v in contenders.items() if v.follows}
-            sections.append(table(f"Tailing 200 lines/s for {tail_s:g} s, then idle for "
-                                  f"{idle_s:g} s", rows, "lnav" if "lnav" in rows
-                                  else "bare Log"))
-            print(sections[-1], "\n", flush=True)
+            rounds(f"Tailing 200 lines/s for {tail_s:g} s, then idle for {idle_s:g} s", peer,
+                   lambda: {name: tail(v, work, 200, tail_s, idle_s)
+                            for name, v in contenders.items() if v.follows})
     if args.write:
         write_doc("\n\n".join(sections))
         print(f"wrote {DOC}")

@@ -33,6 +33,7 @@ from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from eagle_tui.model.boundary.termtext import Inert
+from eagle_tui.model.buffers.gpuhistory import memory_moved
 from eagle_tui.model.events import Event, Phase
 from eagle_tui.model.fold.prefix import summary_text
 from eagle_tui.model.state import DashboardState
@@ -42,8 +43,8 @@ from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import RunControl
 from eagle_tui.ui.dashboard import DashboardModel
 from eagle_tui.ui.format import truncate
-from eagle_tui.ui.frames import PANE_INTERVAL, frame_delay
-from eagle_tui.ui.inbox import BatchInbox, SessionBatch
+from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay
+from eagle_tui.ui.inbox import HOLD_LIMIT, BatchInbox, HeldGrown, SessionBatch
 from eagle_tui.ui.keys import bindings
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.help import HelpScreen
@@ -123,8 +124,11 @@ class EagleApp(KeyActions, RecordSource):
         self._shown_phase: Phase | None = None
         self._last_panes = 0.0
         self._pane_timer: Timer | None = None
+        self._pane_due = 0.0  # when the pending pane timer fires
         self._unsubscribe: Callable[[], None] | None = None
         self._inbox = BatchInbox(self)
+        self._held: SessionBatch | None = None  # a batch waiting for the log's next repaint
+        self._log_widget: LogView | None = None  # (its last repaint sets the panes' frame grid)
 
     # ------------------------------------------------------------------ composition
     def get_driver_class(self) -> type[Driver]:
@@ -173,8 +177,10 @@ class EagleApp(KeyActions, RecordSource):
 
     def on_mount(self) -> None:
         self._relayout(self.size.width, self.size.height)
-        self.query_one(LogView).focus()
-        self.query_one(LogView).file_lines = self.file_lines
+        log = self._log_widget = self.query_one(LogView)
+        log.focus()
+        log.file_lines = self.file_lines
+        log.before_paint = self._take_held
         self._unsubscribe = self.session.subscribe(self._inbox)
         self.screen.screen_layout_refresh_signal.subscribe(self, self._keep_log_following)
         self.state = self.session.state
@@ -220,7 +226,42 @@ class EagleApp(KeyActions, RecordSource):
     def on_session_batch(self, message: SessionBatch) -> None:
         if message.origin is not None and message.origin is not self._inbox:
             return  # the run that was replaced
-        self._on_batch(*self._inbox.take(message))
+        if not self._hold(message):
+            self._on_batch(*self._inbox.take(message))
+
+    def on_held_grown(self, message: HeldGrown) -> None:
+        if message.batch is self._held:  # a flood: taken in pieces, not all at the repaint
+            self._take_held()
+
+    def _hold(self, message: SessionBatch) -> bool:
+        """Keep a batch with new lines for the log's next repaint, due anyway on the frame grid:
+        while lines stream the session delivers a batch every few tens of ms, each a scroll and
+        a state update that no frame showed. A held batch stays open in the inbox, which folds
+        the next ones into it, until the repaint takes it (``_take_held``). A crash, a new
+        phase, a GPU memory step, the user's marker or a flood's big batch is not held."""
+        state, shown = message.state, self.state
+        if (len(message.events) >= HOLD_LIMIT or state.startup.phase is not self._shown_phase
+                or (state.startup.crash is not None and not self._crash_shown)
+                or state.log.markers is not shown.log.markers
+                or memory_moved(self.state_gpu.sample, state.gpu.sample)):
+            return False
+        try:
+            log = self.log_view
+        except NoMatches:  # the app is closing
+            return False
+        # (a batch without new lines, a tick, must not start a repaint of an unchanged log)
+        if not log.paint_pending and (state.log.lines == shown.log.lines or not log.paint_soon()):
+            return False
+        self._held = message
+        message.held = True
+        return True
+
+    def _take_held(self) -> None:
+        message, self._held = self._held, None
+        if message is not None and message.origin is self._inbox:  # (not a replaced run's)
+            self._on_batch(*self._inbox.take(message))
+        if self._pane_timer is not None and self._pane_due - time.monotonic() < FRAME_INTERVAL / 4:
+            self._update_panes()  # due on this grid point: in this screen update, not the next
 
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
         try:
@@ -247,11 +288,18 @@ class EagleApp(KeyActions, RecordSource):
         if urgent:
             self._update_panes()
         elif self._pane_timer is None:  # (a pending timer may be late: it stays the one update)
-            wait = frame_delay(time.monotonic(), self._last_panes, PANE_INTERVAL)
+            now = time.monotonic()
+            wait = frame_delay(now, self._last_panes, PANE_INTERVAL)
+            painted = self._log_widget.last_paint if self._log_widget is not None else 0.0
+            if wait <= 0 and now - painted < FRAME_INTERVAL:
+                # the log streams: a clock's tick waits for the log's next repaint, to share
+                # its screen update (each update draws the screen from the status line down)
+                wait = frame_delay(now, painted, FRAME_INTERVAL)
             if wait <= 0:
                 self._update_panes()
             else:  # on the frame grid: shares a screen update with the log's repaint
                 self._pane_timer = self.set_timer(wait, self._update_panes)
+                self._pane_due = now + wait
         if self.config.notify_critical:
             for alert in state.alerts:
                 # (not the crash: its banner is on screen, and a toast over it on a small
@@ -309,7 +357,8 @@ class EagleApp(KeyActions, RecordSource):
     @property
     def render_pending(self) -> bool:
         """Panes or the log have a deferred redraw scheduled (tests wait for it)."""
-        return self._pane_timer is not None or self.log_view.paint_pending
+        return (self._pane_timer is not None or self.log_view.paint_pending
+                or self._held is not None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "session" or event.worker is not self._session_worker:

@@ -1,9 +1,10 @@
 """Every use of Textual's private API in eagle-tui, in one place, each for a gain worth its cost.
 
-Textual's public API does most of the job; three things it cannot do without reaching inside:
+Textual's public API does most of the job; four things it cannot do without reaching inside:
 a prompt Esc key (:class:`EscapeParser`, :func:`run_input_loop`), scrollbars repainted only
-when their drawing changes (:func:`show_or_hide_scrollbars`, :func:`scroll_update`), and one
-stylesheet parse less before the first frame (:func:`defer_css_refresh`).
+when their drawing changes (:func:`show_or_hide_scrollbars`, :func:`scroll_update`), one
+stylesheet parse less before the first frame (:func:`defer_css_refresh`), and a widget's changed
+rows rendered alone (:func:`render_rows`).
 ``tests/ui/test_textual_private.py`` checks every name used here, fingerprints the Textual code
 this module copies or relies on, and checks that no other UI module reaches a Textual private
 attribute, so an upgrade that changes any of it fails there with the name of what to re-read.
@@ -17,6 +18,7 @@ import os
 import selectors
 import time
 from codecs import getincrementaldecoder
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from textual._loop import loop_last
@@ -25,6 +27,7 @@ from textual._xterm_parser import XTermParser
 
 if TYPE_CHECKING:
     from textual.app import App
+    from textual.content import Content
     from textual.drivers.linux_driver import LinuxDriver
     from textual.geometry import Size
     from textual.widget import Widget
@@ -125,6 +128,38 @@ def scroll_update(view: Widget, virtual_size: Size) -> None:
     view._scroll_update(virtual_size)
 
 
+def render_rows(widget: Widget, rows: Mapping[int, Content]) -> bool:
+    """Render only ``rows`` (content row → its one line) into ``widget``'s last render, when
+    those rows are all that is dirty; False: Textual renders the whole widget, as it would.
+
+    Textual's ``render_line`` re-renders every row of a widget when any row is dirty: a clock's
+    tick re-rendered a pane's whole text every second to change one row. A row is rendered
+    below empty lines, so that its cells carry the offsets (x, row) a whole render gives them
+    (what a click or a selection reads).
+    """
+    from textual.content import Content
+    from textual.geometry import Region
+    from textual.visual import Visual
+
+    cache, size = widget._render_cache, widget.size
+    dirty = widget._dirty_regions
+    if not rows or not dirty or cache.size != size or widget.text_selection is not None:
+        return False
+    offset = widget.content_offset
+    if not dirty <= {Region(0, y, size.width, 1).translate(offset) for y in rows}:
+        return False  # something else (a resize, a full refresh) made it dirty
+    lines = list(cache.lines)
+    if max(rows) >= len(lines):
+        return False
+    for y, line in rows.items():
+        above = Content("\n" * y) if y else Content()
+        lines[y] = Visual.to_strips(widget, above + line if y else line, size.width, y + 1,
+                                    widget.visual_style)[-1]
+    widget._render_cache = type(cache)(size, lines)
+    dirty.clear()
+    return True
+
+
 def defer_css_refresh(app: App[Any]) -> bool:
     """Before any screen exists, carry only the theme's variables; ``True``: nothing else to do.
 
@@ -158,6 +193,7 @@ __all__ = [
     "IDLE_WAIT",
     "EscapeParser",
     "defer_css_refresh",
+    "render_rows",
     "run_input_loop",
     "screen_text",
     "scroll_update",

@@ -41,6 +41,10 @@ FINGERPRINTS: dict[str, tuple[Callable[..., Any], str]] = {
     "App._watch_theme": (App._watch_theme, "585f469c9ae8ca2d"),
     # what defer_css_refresh leaves out before the first screen (reparse + update)
     "App.refresh_css": (App.refresh_css, "77928c0b6503177b"),
+    # the render cache that textual_private.render_rows fills row by row, and the whole-widget
+    # render it stands in for when only the rows it was given are dirty
+    "Widget.render_line": (Widget.render_line, "5c2550212d752404"),
+    "Widget._render_content": (Widget._render_content, "810737d547d11405"),
 }
 
 
@@ -72,6 +76,8 @@ def test_the_private_names_used_exist_with_their_shape() -> None:
     assert str(inspect.signature(Widget._refresh_scrollbars)) == "(self) -> 'None'"
     assert str(inspect.signature(Widget._scroll_update)) == "(self, virtual_size: 'Size') -> 'None'"
     assert "animate" in inspect.signature(App.refresh_css).parameters
+    assert "_render_cache = _RenderCache(self.size, strips)" in inspect.getsource(
+        Widget._render_content)
 
 
 def test_no_other_module_imports_textual_private_api() -> None:

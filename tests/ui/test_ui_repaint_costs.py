@@ -13,6 +13,9 @@ import dataclasses
 import itertools
 import random
 import threading
+import time
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.segment import Segment
@@ -20,19 +23,22 @@ from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.scrollbar import ScrollBarRender
+from textual.strip import Strip
+from textual.visual import Visual
 from textual.widget import Widget
 
 from eagle_tui.assembly.threaded import ThreadedSession, session_opener
-from eagle_tui.model.events import LogLine, Tick
+from eagle_tui.model.events import Event, LogLine, Tick
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.session import Session
 from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay
-from eagle_tui.ui.inbox import BatchInbox, SessionBatch
+from eagle_tui.ui.inbox import HOLD_LIMIT, BatchInbox, HeldGrown, SessionBatch
 from eagle_tui.ui.widgets.linediff import LineDiffWidget
 from eagle_tui.ui.widgets.logview import LogView
 from eagle_tui.ui.widgets.scrollbars import thumb
 from eagle_tui.ui.widgets.startup import StartupPane, Stepper
+from tests.support.ui_helpers import make_app, settle
 
 # ---------------------------------------------------------------------------- frame grid
 
@@ -99,6 +105,49 @@ async def test_line_diff_widget_repaints_only_the_lines_that_changed() -> None:
         w.text = ["a", "B", "c"]  # fewer lines: everything is repainted
         w.update_lines()
         assert refreshes[-1] == ()
+
+
+class Styled(LineDiffWidget):
+    DEFAULT_CSS = "Styled { height: 6; padding: 0 1; text-align: right; color: red; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows = [("tok/s", "$accent bold"), ("12.5", "$success"), ("", ""), ("x" * 30, "")]
+
+    def build(self, width: int) -> Content:
+        return Content("\n").join(Content.styled(text, style) for text, style in self.rows)
+
+
+class StyledApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Styled()
+
+
+async def test_changed_rows_alone_render_to_what_a_whole_render_gives() -> None:
+    app = StyledApp()
+    async with app.run_test(size=(40, 8)) as pilot:
+        await pilot.pause()
+        w = app.query_one(Styled)
+        rendered: list[int] = []
+        original = Visual.to_strips
+
+        def to_strips(*args: Any, **kwargs: Any) -> list[Strip]:
+            rendered.append(args[3])  # the height asked for
+            return original(*args, **kwargs)
+
+        Visual.to_strips = to_strips  # type: ignore[method-assign]
+        try:
+            w.rows[1] = ("13.75", "$error italic")
+            w.update_lines()
+            await pilot.pause()
+            partial = [list(w.render_line(y)) for y in range(6)]
+            assert rendered == [2]  # the changed row (below one empty line), not all six
+            w.refresh()  # Textual's own whole render
+            await pilot.pause()
+            assert [list(w.render_line(y)) for y in range(6)] == partial
+            assert rendered[-1] == 6
+        finally:
+            Visual.to_strips = original  # type: ignore[method-assign]
 
 
 _BASE = reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(3))])
@@ -231,3 +280,68 @@ async def test_log_status_reaches_the_pane_in_the_same_paint() -> None:
         pane.view.append([LogLine(i, f"line {i}") for i in range(1, 8)])
         # no await: the status bar already has the count (no message round trip)
         assert "7 lines" in pane.query_one(LogStatusBar).content.plain
+
+
+# ---------------------------------------------------------------------------- held batches
+
+
+class _Posts:
+    """A message target that records what the inbox posts."""
+
+    def __init__(self) -> None:
+        self.got: list[object] = []
+
+    def post_message(self, message: object) -> bool:
+        self.got.append(message)
+        return True
+
+
+def _lines(start: int, n: int) -> list[LogLine]:
+    return [LogLine(i, f"line {i}") for i in range(start, start + n)]
+
+
+def test_a_held_batch_is_posted_again_once_it_reaches_the_hold_limit() -> None:
+    target = _Posts()
+    inbox = BatchInbox(target)  # type: ignore[arg-type]
+    state = DashboardState()
+    inbox(state, _lines(1, 10))
+    assert len(target.got) == 1 and isinstance(target.got[0], SessionBatch)
+    first = target.got[0]
+    inbox(state, _lines(11, HOLD_LIMIT))  # not held: merged, nothing posted
+    assert len(target.got) == 1
+    inbox.take(first)
+    inbox(state, _lines(1, 10))
+    held = target.got[-1]
+    assert isinstance(held, SessionBatch)
+    held.held = True  # the UI left it open for its next repaint
+    inbox(state, _lines(11, HOLD_LIMIT - 20))
+    assert len(target.got) == 2  # below the limit: it waits for the repaint
+    inbox(state, _lines(HOLD_LIMIT, 10))
+    assert isinstance(target.got[-1], HeldGrown) and target.got[-1].batch is held
+    inbox(state, _lines(HOLD_LIMIT + 10, 10))
+    assert len(target.got) == 3  # told once
+    assert inbox.take(held)[1][-1].lineno == HOLD_LIMIT + 19  # every event, in order
+
+
+async def test_streaming_batches_wait_for_the_log_repaint_and_every_line_shows() -> None:
+    n = 120
+    app = make_app(_lines(1, n), delays=0.005)
+    taken = 0
+    on_batch = app._on_batch
+
+    def counting(state: DashboardState, events: Sequence[Event]) -> None:
+        nonlocal taken
+        taken += 1
+        on_batch(state, events)
+
+    app._on_batch = counting  # type: ignore[method-assign]
+    async with app.run_test() as pilot:
+        started = time.monotonic()
+        await settle(pilot, app, expect_lines=n)
+        elapsed = time.monotonic() - started
+        assert app.log_view.line_count == n
+        assert app._held is None
+        assert app.log_view.texts()[-1] == f"line {n}"
+        # the session delivered a batch per line (batch_interval 0), over more than a frame:
+        # the UI took about one per repaint (repaints are at least 3/4 of a frame apart)
+        assert taken <= 2 + elapsed / (0.75 * FRAME_INTERVAL) < n / 4

@@ -13,9 +13,11 @@ from abc import abstractmethod
 
 from textual.content import Content
 from textual.geometry import Region
+from textual.strip import Strip
 from textual.widget import Widget
 
 from eagle_tui.ui.sinks import checked
+from eagle_tui.ui.textual_private import render_rows
 
 
 class LineDiffWidget(Widget):
@@ -25,6 +27,7 @@ class LineDiffWidget(Widget):
         super().__init__(id=id, classes=classes)
         self._lines: list[Content] = []
         self._width = 0  # content width the lines were built for (0: not laid out yet)
+        self._changed: dict[int, Content] = {}  # rows marked dirty since the last render
 
     @abstractmethod
     def build(self, width: int) -> Content:
@@ -48,6 +51,7 @@ class LineDiffWidget(Widget):
         width = self.content_region.width
         if not width or width != self._width or not self._lines:
             self._lines = []  # render() rebuilds at the current width
+            self._changed = {}
             self.refresh()
             return
         lines = self._split(width)
@@ -55,12 +59,22 @@ class LineDiffWidget(Widget):
             self._lines = lines
             self.refresh()
             return
-        changed = [Region(0, y, width, 1)  # relative to the content area, as refresh() wants
-                   for y, (old, new) in enumerate(zip(self._lines, lines, strict=True))
+        changed = [y for y, (old, new) in enumerate(zip(self._lines, lines, strict=True))
                    if not old.is_same(new)]
         self._lines = lines
         if changed:
-            self.refresh(*changed)
+            for y in changed:
+                self._changed[y] = lines[y]
+            # relative to the content area, as refresh() wants
+            self.refresh(*(Region(0, y, width, 1) for y in changed))
+
+    def render_line(self, y: int) -> Strip:
+        """Textual's, but a repaint of changed rows renders those rows only."""
+        if self._changed:
+            changed, self._changed = self._changed, {}
+            if self._width == self.content_region.width:
+                render_rows(self, changed)  # else (or False): Textual renders every row
+        return super().render_line(y)
 
     def render(self) -> Content:
         width = self.content_region.width

@@ -46,6 +46,10 @@ class Scroller:
         self.frame_interval = frame_interval
         self.last_paint = 0.0
         self.paint_timer: Timer | None = None
+        # runs first in every repaint (the app hands over the batches it held back for it);
+        # what it appends is painted by the repaint under way, not by another one
+        self.before_paint: Callable[[], None] | None = None
+        self._painting = False
 
     @contextmanager
     def ours(self) -> Iterator[None]:
@@ -66,16 +70,30 @@ class Scroller:
         keys and scrolling still repaint at once. The throttled repaints fall on the app's frame
         grid (:func:`frame_delay`), with the panes' updates.
         """
+        if self._painting:
+            return  # the repaint under way shows it
+        if not self.paint_soon():
+            self.paint()
+
+    def paint_soon(self) -> bool:
+        """Whether a throttled repaint is due, scheduling one on the frame grid when the last
+        was too recent; False: a repaint now would not wait."""
         if self.paint_timer is not None:
-            return  # already due: a late timer must not turn into a second, off-grid repaint
+            return True  # already due: a late timer must not turn into a second, off-grid one
         wait = frame_delay(time.monotonic(), self.last_paint, self.frame_interval)
         if wait <= 0 or not self.view.is_mounted:
-            self.paint()
-        else:
-            self.paint_timer = self.view.set_timer(wait, self.paint)
+            return False
+        self.paint_timer = self.view.set_timer(wait, self.paint)
+        return True
 
     def paint(self) -> None:
         view = self.view
+        if self.before_paint is not None:
+            self._painting = True
+            try:
+                self.before_paint()
+            finally:
+                self._painting = False
         self.paint_timer = None
         self.last_paint = time.monotonic()
         if self.scrollbars_stale:

@@ -83,6 +83,11 @@ class LogView(ScrollView, can_focus=True):
     unseen = Forward[int]("_scroller", doc="Lines appended while paused (not shown yet).")
     frame_interval = Forward[float]("_scroller")
     paint_pending = Forward[bool]("_scroller", readonly=True, doc="A throttled repaint is due.")
+    before_paint = Forward[Callable[[], None] | None](
+        "_scroller", doc="Runs first in every throttled repaint (the app's held-back batch).")
+    last_paint = Forward[float]("_scroller", readonly=True, doc="When it last repainted.")
+    paint_soon = Forward[Callable[[], bool]](
+        "_scroller", readonly=True, doc="A throttled repaint is due (scheduled if need be).")
     rules = Forward[tuple[HighlightRule, ...]]("_draw")
     content_width = Forward[Callable[[], int]]("_draw", readonly=True, doc="The virtual width.")
     file_lines = Forward[FileLines | None](
