@@ -12,6 +12,7 @@ written, lines the status line counts, load average.
     python benchmarks/bench_soak.py                       # 3 hours
     python benchmarks/bench_soak.py --hours 0.0833 --interval 15   # 5 minutes, to try it
     python benchmarks/bench_soak.py --hours 2 --out benchmarks/results/soak-2cpu.csv
+    python benchmarks/bench_soak.py --summarize benchmarks/results/soak-2cpu.csv  # so far
 
 The summary (printed, and written next to the CSV as ``.txt``): RSS median of the first vs the
 last 10 minutes, the RSS slope (least squares, MB/hour, after the first 10 minutes), CPU median
@@ -194,7 +195,14 @@ def main() -> None:
                     help="minutes compared at the start and the end (default 10)")
     ap.add_argument("--out", type=Path, metavar="CSV",
                     help="default benchmarks/results/soak-<cores>cpu-<date>.csv")
+    ap.add_argument("--summarize", type=Path, metavar="CSV",
+                    help="only print the summary of a CSV this script wrote (or is writing)")
     args = ap.parse_args()
+    if args.summarize is not None:
+        with args.summarize.open(newline="") as fh:
+            rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(fh)]
+        print("\n".join(summary(rows, 60 * args.window_min)))
+        return
     out = args.out or (ROOT / "benchmarks" / "results" /
                        f"soak-{os.cpu_count()}cpu-{time.strftime('%Y%m%d-%H%M')}.csv")
     warm_bytecode([])
