@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import platform
 import statistics
@@ -115,9 +116,11 @@ def summary(rows: list[dict[str, float]], window_s: float) -> list[str]:
            f"{statistics.median(last):.1f} MB (range {min(last):.1f}-{max(last):.1f})",
            f"RSS slope after the first {window_s / 60:.0f} min: {slope:+.2f} MB/hour "
            f"(max {max(r['rss_mb'] for r in rows):.1f} MB)"]
-    hours = sorted({int(r["elapsed_s"] // 3600) for r in rows})
-    for h in hours:
-        cpu = [r["cpu_pct"] for r in rows if int(r["elapsed_s"] // 3600) == h]
+    def hour(r: dict[str, float]) -> int:  # a sample covers the interval that ends at it
+        return max(0, math.ceil(r["elapsed_s"] / 3600) - 1)
+
+    for h in sorted({hour(r) for r in rows}):
+        cpu = [r["cpu_pct"] for r in rows if hour(r) == h]
         out.append(f"CPU hour {h + 1}: median {statistics.median(cpu):.2f} % of a core "
                    f"(range {min(cpu):.2f}-{max(cpu):.2f}, {len(cpu)} samples)")
     shown = [(r["lines_written"] - r["lines_shown"]) / RATE for r in rows if r["lines_shown"] >= 0]
