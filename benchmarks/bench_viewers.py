@@ -35,10 +35,11 @@ Scenarios:
     python benchmarks/bench_viewers.py --only tail --write   # and update docs/performance.md
     python benchmarks/bench_viewers.py --toolong-venv /opt/tl-venv --lnav /usr/bin/lnav
 
-With no network (the GPU machine) the peers come carried: ``bash .gl/peers/setup.sh`` unpacks
-Debian's lnav with its libraries into ``/tmp/lnav-root`` and toolong's wheels into a venv
-``/tmp/toolong-venv``; then ``--no-install --lnav /tmp/lnav-root/lnav --toolong-venv
-/tmp/toolong-venv``.
+With no network (the GPU machine) the peers come carried: ``benchmarks/peers/prepare.sh``
+gathers them (here, with network) into ``.gl/peers`` (Debian's lnav with its libraries' packages,
+toolong's wheels); there ``bash .gl/peers/setup.sh`` unpacks lnav into ``/tmp/lnav-root`` and
+installs toolong into a venv ``/tmp/toolong-venv``; then ``--no-install --lnav
+/tmp/lnav-root/lnav --toolong-venv /tmp/toolong-venv``.
 
 CPU numbers on a shared machine are noisy: compare the columns of one run, not runs.
 """
