@@ -15,8 +15,8 @@ written, lines the status line counts, load average.
     python benchmarks/bench_soak.py --summarize benchmarks/results/soak-2cpu.csv  # so far
 
 The summary (printed, and written next to the CSV as ``.txt``): RSS median of the first vs the
-last 10 minutes, the RSS slope (least squares, MB/hour, after the first 10 minutes), CPU median
-and range per hour.
+last 10 minutes, the RSS slope (least squares, MB/hour) after the first 10 minutes and over the
+second half of the run, CPU median and range per hour.
 """
 
 from __future__ import annotations
@@ -110,12 +110,15 @@ def summary(rows: list[dict[str, float]], window_s: float) -> list[str]:
     last = [r["rss_mb"] for r in rows if r["elapsed_s"] > end - window_s]
     after = [r for r in rows if r["elapsed_s"] > window_s] or rows
     slope = slope_per_hour([r["elapsed_s"] for r in after], [r["rss_mb"] for r in after])
+    second = [r for r in rows if r["elapsed_s"] > end / 2] or rows
+    late = slope_per_hour([r["elapsed_s"] for r in second], [r["rss_mb"] for r in second])
     out = [f"samples: {len(rows)} over {end / 3600:.2f} h",
            f"RSS first {window_s / 60:.0f} min: median {statistics.median(first):.1f} MB "
            f"(range {min(first):.1f}-{max(first):.1f}); last {window_s / 60:.0f} min: median "
            f"{statistics.median(last):.1f} MB (range {min(last):.1f}-{max(last):.1f})",
            f"RSS slope after the first {window_s / 60:.0f} min: {slope:+.2f} MB/hour "
-           f"(max {max(r['rss_mb'] for r in rows):.1f} MB)"]
+           f"(max {max(r['rss_mb'] for r in rows):.1f} MB); over the second half: "
+           f"{late:+.2f} MB/hour"]
     def hour(r: dict[str, float]) -> int:  # a sample covers the interval that ends at it
         return max(0, math.ceil(r["elapsed_s"] / 3600) - 1)
 

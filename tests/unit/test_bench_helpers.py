@@ -30,7 +30,8 @@ def test_soak_summary_compares_start_and_end_and_fits_the_slope_after_warm_up() 
     assert "samples: 120 over 2.00 h" in out
     assert "RSS first 10 min: median 100.0 MB" in out
     assert "last 10 min: median 105.3 MB" in out  # minutes 111-120: 105.05-105.5
-    assert "+3.00 MB/hour" in out
+    assert "after the first 10 min: +3.00 MB/hour" in out
+    assert "over the second half: +3.00 MB/hour" in out
     assert "CPU hour 1: median 4.00 % of a core (range 4.00-4.00, 60 samples)" in out
     assert "CPU hour 2: median 6.00 % of a core (range 6.00-6.00, 60 samples)" in out
     assert "hour 3" not in out
