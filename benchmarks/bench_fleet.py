@@ -8,12 +8,14 @@ For each size: one synthetic exporter (``benchmarks/fleet_exporter.py``, its own
 serves that many instances' series; a real Prometheus (Debian's ``/usr/bin/prometheus``,
 ``honor_labels: true``, scrape every 2 s, TSDB in a temporary directory) scrapes it; once
 Prometheus holds a full rate window of samples, the fleet poller (the same code as ``eagle-tui
-fleet``) refreshes ``--refreshes`` times, back to back. Measured per refresh: wall latency
-(p50, p95: the four concurrent queries plus building the snapshot), the poller's CPU
-(``time.process_time``: JSON parsing and the pure model), Prometheus' CPU (its process' CPU
-time during the refreshes, minus its idle scraping rate measured just before), the bytes of the
-answers, and the HTTP requests (always 4: grouped ``by (instance)``). ``--write-docs`` replaces
-the table between the ``bench_fleet`` markers of ``docs/performance.md``.
+fleet``) refreshes ``--refreshes`` times, back to back. Measured per refresh, reported as
+median (min–max): wall latency (and p95: the four concurrent queries plus building the
+snapshot), the poller's CPU (``time.process_time``: JSON parsing and the pure model),
+Prometheus' CPU (its process' CPU time during the refresh, minus its idle scraping rate measured
+just before), the bytes of the answers, and the HTTP requests (always 4: grouped ``by
+(instance)``). ``--repeats N`` starts a fresh Prometheus N times per size (sizes interleaved),
+one table row each. ``--write-docs`` replaces the table between the ``bench_fleet`` markers of
+``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eagle_tui.sources.prometheus import FleetPoller  # noqa: E402
-from tests.support.fleet_helpers import PrometheusServer, free_port, write_config  # noqa: E402
+from tests.support.fleet_helpers import (  # noqa: E402
+    PrometheusServer,
+    free_port,
+    prometheus_available,
+    write_config,
+)
 
 WINDOW = "10s"
 SCRAPE = "2s"
@@ -50,31 +57,54 @@ def _p(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
-async def _measure(url: str, refreshes: int, window: str = WINDOW,
-                   adaptive: bool = True) -> dict[str, Any]:
+def _cpu(proc: psutil.Process | None) -> float:
+    if proc is None:
+        return 0.0
+    t = proc.cpu_times()
+    return t.user + t.system
+
+
+async def _measure(url: str, refreshes: int, window: str = WINDOW, adaptive: bool = True,
+                   prom: psutil.Process | None = None, idle_rate: float = 0.0) -> dict[str, Any]:
     poller = FleetPoller(url, window=window, deadline_s=30.0, max_body=256 << 20,
                          adaptive=adaptive)
     latencies: list[float] = []
     cpu: list[float] = []
+    prom_cpu: list[float] = []
+    answers: list[float] = []
     rows = flagged = 0
 
     async with httpx.AsyncClient(base_url=url, timeout=30.0, trust_env=False) as client:
         await poller.refresh(client)  # warm: connections open
-        before, bytes_before = poller.requests, poller.bytes_received
+        before = poller.requests
         for _ in range(refreshes):
+            b0, p0 = poller.bytes_received, _cpu(prom)
             c0, t0 = time.process_time(), time.perf_counter()
             snap = await poller.refresh(client)
-            latencies.append(time.perf_counter() - t0)
+            took = time.perf_counter() - t0
+            latencies.append(took)
             cpu.append(time.process_time() - c0)
+            # Prometheus' scraping goes on during the refresh: its idle rate is taken off
+            prom_cpu.append(max(0.0, _cpu(prom) - p0 - idle_rate * took))
+            answers.append((poller.bytes_received - b0) / 1024)
             rows, flagged = len(snap.rows), sum(1 for r in snap.rows if r.flags)
             if snap.status != "ok":
                 raise SystemExit(f"refresh failed: {snap.errors}")
         requests = (poller.requests - before) / refreshes
     return {"rows": rows, "flagged": flagged, "requests_per_refresh": requests,
-            "latency_p50_ms": round(1000 * statistics.median(latencies), 1),
+            "refreshes": refreshes, **_stats("latency_ms", latencies, 1000),
             "latency_p95_ms": round(1000 * _p(latencies, 0.95), 1),
-            "client_cpu_ms": round(1000 * statistics.median(cpu), 1),
-            "answer_kib": round((poller.bytes_received - bytes_before) / refreshes / 1024, 1)}
+            **_stats("client_cpu_ms", cpu, 1000), **_stats("prometheus_cpu_ms", prom_cpu, 1000),
+            **_stats("answer_kib", answers, 1)}
+
+
+def _stats(name: str, values: list[float], scale: float) -> dict[str, float]:
+    """Median and range of one figure over the refreshes, as ``name`` / ``name_min`` / ..."""
+    stem = name.removesuffix("_ms").removesuffix("_kib")
+    unit = name[len(stem):]
+    return {name: round(scale * statistics.median(values), 1),
+            f"{stem}_min{unit}": round(scale * min(values), 1),
+            f"{stem}_max{unit}": round(scale * max(values), 1)}
 
 
 def bench_size(n: int, refreshes: int, work: Path, window: str = WINDOW,
@@ -97,13 +127,11 @@ def bench_size(n: int, refreshes: int, work: Path, window: str = WINDOW,
                       expected, within_s=120)
         assert prom.proc is not None
         proc = psutil.Process(prom.proc.pid)
-        c0, t0 = sum(proc.cpu_times()[:2]), time.monotonic()
+        c0, t0 = _cpu(proc), time.monotonic()
         time.sleep(4.0)
-        idle_rate = (sum(proc.cpu_times()[:2]) - c0) / (time.monotonic() - t0)
-        c1, t1 = sum(proc.cpu_times()[:2]), time.monotonic()
-        result = asyncio.run(_measure(prom.url, refreshes, window, adaptive))
-        spent = sum(proc.cpu_times()[:2]) - c1 - idle_rate * (time.monotonic() - t1)
-        result["prometheus_cpu_ms"] = round(1000 * max(0.0, spent) / refreshes, 1)
+        idle_rate = (_cpu(proc) - c0) / (time.monotonic() - t0)
+        result = asyncio.run(_measure(prom.url, refreshes, window, adaptive, proc, idle_rate))
+        result["prometheus_idle_pct"] = round(100 * idle_rate, 1)
         result["instances"] = n
         return result
     finally:
@@ -113,13 +141,22 @@ def bench_size(n: int, refreshes: int, work: Path, window: str = WINDOW,
         exporter.wait(timeout=10)
 
 
+def _mr(r: dict[str, Any], name: str, unit: str) -> str:
+    stem = name.removesuffix(unit)
+    shown = {"_ms": "ms", "_kib": "KiB"}[unit]
+    return f"{r[name]:,} {shown} ({r[stem + '_min' + unit]:,}–{r[stem + '_max' + unit]:,})"
+
+
 def table(results: list[dict[str, Any]]) -> str:
-    head = ("| instances | rows | requests/refresh | latency p50 | latency p95 | eagle-tui CPU "
-            "| Prometheus CPU | answers |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    """One row per Prometheus started: median (min–max) over its refreshes."""
+    head = ("| instances | run | rows | requests/refresh | latency | latency p95 | eagle-tui CPU "
+            "| Prometheus CPU | answers |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     return head + "".join(
-        f"| {r['instances']:,} | {r['rows']:,} | {r['requests_per_refresh']:g} | "
-        f"{r['latency_p50_ms']} ms | {r['latency_p95_ms']} ms | {r['client_cpu_ms']} ms | "
-        f"{r['prometheus_cpu_ms']} ms | {r['answer_kib']} KiB |\n" for r in results)
+        f"| {r['instances']:,} | {r.get('run', 1)} | {r['rows']:,} | "
+        f"{r['requests_per_refresh']:g} | {_mr(r, 'latency_ms', '_ms')} | "
+        f"{r['latency_p95_ms']:,} ms | {_mr(r, 'client_cpu_ms', '_ms')} | "
+        f"{_mr(r, 'prometheus_cpu_ms', '_ms')} | {_mr(r, 'answer_kib', '_kib')} |\n"
+        for r in results)
 
 
 def write_docs(text: str) -> None:
@@ -137,6 +174,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     p.add_argument("--refreshes", type=int, default=20)
+    p.add_argument("--repeats", type=int, default=1, metavar="N",
+                   help="start a fresh Prometheus N times per size, sizes interleaved")
     p.add_argument("--write-docs", action="store_true")
     p.add_argument("--window", default=WINDOW,
                    help=f"the fleet's --window (default {WINDOW}; at 1m the rates are asked at "
@@ -144,12 +183,16 @@ def main() -> None:
     p.add_argument("--fixed-window", action="store_true",
                    help="every rate over --window (no adaptive tiers), for comparison")
     args = p.parse_args()
+    if not prometheus_available():
+        raise SystemExit("bench_fleet: no Prometheus here (Debian: apt-get install -y prometheus)")
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
-        for n in args.sizes:
-            results.append(bench_size(n, args.refreshes, Path(tmp) / str(n), args.window,
-                                      not args.fixed_window))
-            print(json.dumps(results[-1]), flush=True)
+        for run in range(1, args.repeats + 1):
+            for n in args.sizes:
+                results.append(bench_size(n, args.refreshes, Path(tmp) / f"{n}-{run}",
+                                          args.window, not args.fixed_window) | {"run": run})
+                print(json.dumps(results[-1]), flush=True)
+        results.sort(key=lambda r: (r["instances"], r["run"]))
     text = table(results)
     print(text)
     if args.write_docs:

@@ -5,7 +5,8 @@ One command, one run, the same files, each viewer in its own tmux server at 160Ã
 * ``eagle watch``: ``eagle-tui watch --log FILE --gpu none`` (follows the file);
 * ``eagle replay``: ``eagle-tui replay FILE`` (the raw log read through the dashboard; it does
   not follow, so it is left out of the tailing scenario);
-* ``lnav``: Debian's ``lnav FILE`` (``--lnav PATH``; left out, and said so, where it is absent);
+* ``lnav``: Debian's ``lnav FILE`` (``--lnav PATH``, else on ``PATH``, else ``apt-get install
+  lnav`` when missing, as root, and the network allows; left out, and said so, where absent);
 * ``toolong``: PyPI's ``tl FILE`` in its own virtual environment (it pins an old Textual):
   ``~/.cache/eagle-tui-bench/toolong-venv``, created with ``pip install toolong`` when missing
   and the network allows, or ``--toolong-venv PATH``; left out, and said so, where absent;
@@ -40,6 +41,12 @@ peers' paths: ``--lnav PATH --toolong-venv PATH``.
     python benchmarks/bench_viewers.py --only tail --write   # and update docs/performance.md
     python benchmarks/bench_viewers.py --toolong-venv /opt/tl-venv --lnav /usr/bin/lnav
     python benchmarks/bench_viewers.py --only tail --repeat 5 --baseline /work/main
+
+With no network (the GPU machine) the peers come carried: ``benchmarks/peers/prepare.sh``
+gathers them (here, with network) into ``.gl/peers`` (Debian's lnav with its libraries' packages,
+toolong's wheels); there ``bash .gl/peers/setup.sh`` unpacks lnav into ``/tmp/lnav-root`` and
+installs toolong into a venv ``/tmp/toolong-venv``; then ``--no-install --lnav
+/tmp/lnav-root/lnav --toolong-venv /tmp/toolong-venv``.
 
 CPU numbers on a shared machine are noisy: compare the columns of one run, not runs.
 """
@@ -152,6 +159,33 @@ def viewers(lnav: str | None, toolong: Path | None,
     out["bare Log"] = Viewer("bare Log", lambda f: f"{env} {sys.executable} {BARE} {f}",
                              lambda t: "wrap:on" in t, ("w", "w"))
     return out, notes
+
+
+def find_lnav(path: str | None, install: bool) -> tuple[str | None, str]:
+    """lnav: ``path``, else on ``PATH``, else Debian's package installed with ``apt-get`` (as
+    root, where apt-get is and the network answers); ``None`` and why where none."""
+    if path:
+        return (path, "") if Path(path).exists() else (None, f"no {path}")
+    if found := shutil.which("lnav"):
+        return found, ""
+    apt = shutil.which("apt-get")
+    if not install or apt is None or os.geteuid() != 0:
+        return None, "not installed here" + ("" if install else " (--no-install)")
+    # (no network, as on the GPU machine: no retries, 10 s per connection, then left out)
+    quick = ["-q", "-o", "Acquire::Retries=0", "-o", "Acquire::http::Timeout=10",
+             "-o", "Acquire::https::Timeout=10"]
+    install_cmd = [apt, *quick, "install", "-y", "--no-install-recommends", "lnav"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for steps in ([install_cmd], [[apt, *quick, "update"], install_cmd]):  # stale lists: update
+        try:
+            for step in steps:
+                subprocess.run(step, check=True, capture_output=True, timeout=300, env=env)
+        except (subprocess.SubprocessError, OSError) as exc:
+            why = f"could not install Debian's lnav with apt-get: {type(exc).__name__}"
+            continue
+        found = shutil.which("lnav")
+        return (found, "") if found else (None, "apt-get installed no lnav")
+    return None, why
 
 
 def find_toolong(venv: Path, install: bool) -> tuple[Path | None, str]:
@@ -387,11 +421,13 @@ def main() -> None:
                     help="log sizes to open (default 1,000,000 and 5,000,000)")
     ap.add_argument("--viewer", action="append", metavar="NAME",
                     help="only these viewers (repeatable; e.g. 'eagle watch', lnav)")
-    ap.add_argument("--lnav", metavar="PATH", help="lnav binary (default: on PATH)")
+    ap.add_argument("--lnav", metavar="PATH",
+                    help="lnav binary (default: on PATH, else installed with apt-get)")
     ap.add_argument("--toolong-venv", type=Path, default=TOOLONG_VENV, metavar="PATH",
                     help=f"virtual environment with toolong (default {TOOLONG_VENV}; created "
                          "with pip when missing)")
-    ap.add_argument("--no-install", action="store_true", help="never create the toolong venv")
+    ap.add_argument("--no-install", action="store_true",
+                    help="never install a missing peer (lnav with apt-get, toolong with pip)")
     ap.add_argument("--baseline", type=Path, metavar="DIR",
                     help="also run the dashboard of the checkout in DIR (e.g. main), same run")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
@@ -401,11 +437,11 @@ def main() -> None:
     args = ap.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("bench_viewers: tmux is required")
-    lnav = args.lnav or shutil.which("lnav")
-    if lnav and not Path(lnav).exists():
-        lnav = None
+    lnav, lnav_why = find_lnav(args.lnav, not args.no_install)
     toolong, why = find_toolong(args.toolong_venv, not args.no_install)
     contenders, notes = viewers(lnav, toolong, args.baseline.resolve() if args.baseline else None)
+    if lnav is None:
+        notes[0] = f"lnav: {lnav_why}; its column is left out"
     if why and toolong is None:
         notes[-1] = f"toolong: {why}; its column is left out"
     if args.viewer:
