@@ -8,7 +8,8 @@ line (late-2025 format, trailing ``", "``) followed by a debug line. Of the line
 Decode lines, 45 % debug lines, 10 % prefill and access lines.
 
 For each size the same file is measured with ``grep -c "Decode batch"``, ``grep -c ''`` and
-``wc -l`` (what reading the file costs a C program) and with ``python -m eagle_tui report --json
+``wc -l`` (what reading the file costs a C program), lnav's ``count(*)`` of its messages where
+lnav is found (``--lnav PATH``), and with ``python -m eagle_tui report --json
 FILE`` (fresh process, startup included, output to a file — not ``/dev/null``, where GNU grep
 stops at the first match), alternately: best wall time of ``--runs`` runs each, best CPU time
 (user + system of the process and the workers it reaped: the cost "on one core"), the ratio of
@@ -42,6 +43,7 @@ import os
 import platform
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -192,12 +194,18 @@ def report_env(src: Path, pycache: Path | None) -> dict[str, str]:
 BASELINES = (["grep", "-c", "Decode batch"], ["grep", "-c", ""], ["wc", "-l"])
 
 
-def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str], list[str]]]
-            ) -> list[dict[str, float]]:
-    """Best wall and CPU time and peak RSS of each of ``BASELINES`` (first, in that order) and
-    of ``report --json`` from each checkout in ``reports`` (with its extra arguments) on
-    ``path``, all run alternately (a busy machine slows all alike)."""
-    jobs = [([*argv, str(path)], ROOT, dict(os.environ)) for argv in BASELINES]
+def lnav_count(lnav: str) -> list[str]:
+    """lnav's own count of the file's log messages (it indexes every line first): the peer
+    that reads a log the way a viewer must."""
+    return [lnav, "-n", "-c", ";SELECT count(*) FROM all_logs"]
+
+
+def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str], list[str]]],
+            peers: tuple[list[str], ...] = ()) -> list[dict[str, float]]:
+    """Best wall and CPU time and peak RSS of each of ``BASELINES`` (first, in that order),
+    of each of ``peers`` and of ``report --json`` from each checkout in ``reports`` (with its
+    extra arguments) on ``path``, all run alternately (a busy machine slows all alike)."""
+    jobs = [([*argv, str(path)], ROOT, dict(os.environ)) for argv in (*BASELINES, *peers)]
     jobs += [([sys.executable, "-m", "eagle_tui", "report", "--json", *extra, str(path)], src,
               env) for src, env, extra in reports]
     best = [{"s": float("inf"), "cpu": float("inf"), "kb": 0.0, "sum_kb": 0.0} for _ in jobs]
@@ -210,7 +218,8 @@ def measure(path: Path, runs: int, reports: list[tuple[Path, dict[str, str], lis
 
 
 def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]],
-        bytecode_cache: bool = True, workers: list[int] | None = None) -> list[dict[str, Any]]:
+        bytecode_cache: bool = True, workers: list[int] | None = None,
+        lnav: str | None = None) -> list[dict[str, Any]]:
     """Measure ``report`` from each ``(label, checkout)`` of ``srcs`` against ``grep -c``
     (``workers``: each a ``EAGLE_TUI_REPORT_WORKERS`` for checkouts that read it, one row
     each)."""
@@ -235,20 +244,26 @@ def run(sizes: list[int], runs: int, workdir: Path, srcs: list[tuple[str, Path]]
     for lines in sizes:
         path = workdir / f"sglang-eagle3-{lines}.log"
         size = generate(path, lines)
-        grep, grep_all, wc, *timed = measure(path, runs, reports)
+        peers = (lnav_count(lnav),) if lnav else ()
+        grep, grep_all, wc, *timed = measure(path, runs, reports, peers)
         path.unlink()
+        lnav_s = timed.pop(0)["s"] if lnav else None
         for (label, _), m in zip(srcs, timed, strict=True):
             r: dict[str, Any] = {"lines": lines, "mb": size / 1e6, "grep_s": grep["s"],
                  "grep_cpu_s": grep["cpu"], "grep_all_s": grep_all["s"], "wc_s": wc["s"],
                  "grep_mb": grep["kb"] / 1024, "report_s": m["s"], "report_cpu_s": m["cpu"],
                  "report_mb": m["kb"] / 1024, "report_sum_mb": m["sum_kb"] / 1024,
                  "label": label}
+            if lnav_s is not None:
+                r["lnav_s"] = lnav_s
             rows.append(r)
             print(f"{lines:>10,} lines {r['mb']:7.1f} MB  grep -c {r['grep_s']:6.3f} s  "
                   f"grep -c '' {r['grep_all_s']:6.3f} s  wc -l {r['wc_s']:6.3f} s  report "
                   f"{r['report_s']:6.3f} s ({r['report_s'] / r['grep_s']:4.1f}x, CPU "
                   f"{r['report_cpu_s']:6.3f} s)  memory {r['report_mb']:5.1f} MB (RSS sum "
-                  f"{r['report_sum_mb']:5.1f})  {label}", flush=True)
+                  f"{r['report_sum_mb']:5.1f})  {label}"
+                  + (f"  lnav count(*) {lnav_s:6.3f} s" if lnav_s is not None else ""),
+                  flush=True)
     return rows
 
 
@@ -266,12 +281,14 @@ def table(rows: list[dict[str, Any]]) -> str:
     code = any(r.get("label") for r in rows)
     total = any("report_sum_mb" in r for r in rows)
     more = any("grep_all_s" in r for r in rows)  # grep -c '', wc -l and CPU times measured
+    peer = any("lnav_s" in r for r in rows)
     out = ["| lines | file | " + ("code | " if code else "") + "`grep -c` | "
-           + ("`grep -c ''` | `wc -l` | " if more else "") + "`report --json` | ratio | "
+           + ("`grep -c ''` | `wc -l` | " if more else "")
+           + ("lnav `count(*)` | " if peer else "") + "`report --json` | ratio | "
            + ("CPU report | CPU ratio | " if more else "") + "peak memory report | "
            + ("RSS sum report | " if total else "") + "peak RSS grep |",
            "|---:|---:|" + (":--|" if code else "") + "---:|" + ("---:|---:|" if more else "")
-           + "---:|---:|" + ("---:|---:|" if more else "") + "---:|"
+           + ("---:|" if peer else "") + "---:|---:|" + ("---:|---:|" if more else "") + "---:|"
            + ("---:|" if total else "") + "---:|"]
     for r in rows:
         label = f"{r.get('label') or ''} | " if code else ""
@@ -280,8 +297,9 @@ def table(rows: list[dict[str, Any]]) -> str:
                 "– | – | ") if more else ""
         cpu = (f"{r['report_cpu_s']:.3f} s | {r['report_cpu_s'] / r['grep_cpu_s']:.1f}× | "
                if "report_cpu_s" in r and r["grep_cpu_s"] > 0 else "– | – | ") if more else ""
+        lnav = (f"{r['lnav_s']:.3f} s | " if "lnav_s" in r else "– | ") if peer else ""
         out.append(f"| {int(r['lines']):,} | {r['mb']:.0f} MB | {label}{r['grep_s']:.3f} s | "
-                   f"{base}{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | {cpu}"
+                   f"{base}{lnav}{r['report_s']:.3f} s | {r['report_s'] / r['grep_s']:.1f}× | {cpu}"
                    f"{r['report_mb']:.0f} MB | {rss_sum}{r['grep_mb']:.0f} MB |")
     return "\n".join(out)
 
@@ -337,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, nargs="+", default=None,
                    help="EAGLE_TUI_REPORT_WORKERS for report, one row per value, 0 for its own "
                         "choice (default: 1 and 0)")
+    p.add_argument("--lnav", metavar="PATH", default=shutil.which("lnav"),
+                   help="lnav binary for its count(*) column (default: lnav on PATH; none: "
+                        "left out)")
     args = p.parse_args(argv)
     if any(n < 100 for n in args.lines) or args.runs < 1:
         p.error("--lines must be ≥ 100 and --runs ≥ 1")
@@ -347,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.compare:
                 srcs = [(args.labels[0], srcs[0][1]), (args.labels[1], args.compare.resolve())]
             rows = run(args.lines, args.runs, Path(tmp), srcs, not args.no_bytecode_cache,
-                       args.workers)
+                       args.workers, args.lnav)
         note = ", no bytecode cache" if args.no_bytecode_cache else ", bytecode cached"
         note += f", {args.note}" if args.note else ""
         results.append({"machine": machine(), "runs": args.runs, "rows": rows, "note": note})

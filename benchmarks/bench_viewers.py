@@ -64,6 +64,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -432,6 +433,10 @@ def main() -> None:
                     help="also run the dashboard of the checkout in DIR (e.g. main), same run")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="N interleaved rounds of each scenario, then the median and range")
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="tail: each round runs the viewers at the same time, each in its own "
+                    "tmux server with its own log and writer (a machine with a core per viewer "
+                    "and more: the idle windows of a round then cost one window)")
     ap.add_argument("--idle-seconds", type=float, metavar="S",
                     help="the idle window of the tail scenario (default 60; --quick 6)")
     args = ap.parse_args()
@@ -457,7 +462,8 @@ def main() -> None:
                 f"{os.getloadavg()[0]:.1f} at the start, Python {platform.python_version()}, "
                 f"{versions(lnav, toolong)}, "
                 f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, by `python {cmd}` "
-                f"(tmux {SIZE[0]}×{SIZE[1]}, one run, viewers one after another, "
+                f"(tmux {SIZE[0]}×{SIZE[1]}, one run, viewers one after another"
+                f"{' (tail: side by side)' if args.side_by_side else ''}, "
                 f"{args.repeat} interleaved round{'s' if args.repeat > 1 else ''})."]
     if notes:
         sections.append("Left out: " + "; ".join(notes) + ".")
@@ -499,9 +505,19 @@ def main() -> None:
                    peer, lambda: {name: keys_while_opening(v, logs[n], keys_s)
                                   for name, v in contenders.items()})
         if "tail" in wanted:
-            rounds(f"Tailing 200 lines/s for {tail_s:g} s, then idle for {idle_s:g} s", peer,
-                   lambda: {name: tail(v, work, 200, tail_s, idle_s)
-                            for name, v in contenders.items() if v.follows})
+            followers = {name: v for name, v in contenders.items() if v.follows}
+
+            def tailed() -> Rows:
+                if not args.side_by_side:
+                    return {name: tail(v, work, 200, tail_s, idle_s)
+                            for name, v in followers.items()}
+                with ThreadPoolExecutor(len(followers)) as pool:
+                    jobs = {name: pool.submit(tail, v, work, 200, tail_s, idle_s)
+                            for name, v in followers.items()}
+                    return {name: job.result() for name, job in jobs.items()}
+
+            rounds(f"Tailing 200 lines/s for {tail_s:g} s, then idle for {idle_s:g} s"
+                   + (" (viewers side by side)" if args.side_by_side else ""), peer, tailed)
     if args.write:
         write_doc("\n\n".join(sections))
         print(f"wrote {DOC}")
