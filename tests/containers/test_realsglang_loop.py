@@ -131,7 +131,7 @@ async def test_the_real_sglang_container_fixed_in_two_keys(
             await asyncio.to_thread(dash.close)
             await asyncio.to_thread(control.stop_current, 60.0)
             control.close()
-        last = store.get("last")
+        last = store.get(str(new.id))  # (the headless watch recorded a watched run after it)
         assert labelled(containers, last.token or "-") == []  # the stop removed it
         out = io.StringIO()
         cmp_args = argparse.Namespace(runs=[str(first.id), str(last.id)], baseline=None,
