@@ -152,8 +152,10 @@ def viewers(lnav: str | None, toolong: Path | None,
     else:
         notes.append("lnav: not installed here, its column is left out")
     if toolong is not None:
-        out["toolong"] = Viewer("toolong", lambda f: f"{env} {toolong} {f}", _has_line_numbers,
-                                ("C-l", "C-l"))
+        # -u PYTHONPATH: a PYTHONPATH holding eagle-tui's dependencies (the device machine's
+        # carried wheels) would give toolong a Textual it does not run on
+        out["toolong"] = Viewer("toolong", lambda f: f"{env} -u PYTHONPATH {toolong} {f}",
+                                _has_line_numbers, ("C-l", "C-l"))
     else:
         notes.append("toolong: no virtual environment with it here (and none could be made), "
                      "its column is left out")
@@ -219,7 +221,9 @@ def versions(lnav: str | None, toolong: Path | None) -> str:
         py = toolong.parent / "python"
         code = ("import importlib.metadata as m; print(m.version('toolong'), "
                 "m.version('textual'))")
-        got = subprocess.run([str(py), "-c", code], capture_output=True, text=True).stdout
+        clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        got = subprocess.run([str(py), "-c", code], capture_output=True, text=True,
+                             env=clean).stdout
         tl, tx = [*got.split(), "?", "?"][:2]
         parts.append(f"toolong {tl} (Textual {tx})")
     tmux = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
