@@ -64,7 +64,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -351,6 +351,14 @@ def keys_while_opening(v: Viewer, log: Path, seconds: float) -> dict[str, float 
                 "keys lost": float(lost)}
 
 
+def _result(job: Future[dict[str, float | str]]) -> dict[str, float | str]:
+    """A side-by-side viewer's row; one whose pane died is a note, the others' rows stand."""
+    try:
+        return job.result()
+    except (subprocess.SubprocessError, psutil.Error) as exc:
+        return {"note": f"its pane ended ({type(exc).__name__})"}
+
+
 def writer_main(path: Path, rate: float, seconds: float) -> None:
     """``bench_tui``'s writer, ending with this benchmark's unique end line."""
     tui_writer(path, rate, seconds, END_LINE)
@@ -518,7 +526,7 @@ def main() -> None:
                 with ThreadPoolExecutor(len(followers)) as pool:
                     jobs = {name: pool.submit(tail, v, work, 200, tail_s, idle_s)
                             for name, v in followers.items()}
-                    return {name: job.result() for name, job in jobs.items()}
+                    return {name: _result(job) for name, job in jobs.items()}
 
             rounds(f"Tailing 200 lines/s for {tail_s:g} s, then idle for {idle_s:g} s"
                    + (" (viewers side by side)" if args.side_by_side else ""), peer, tailed)
