@@ -26,7 +26,7 @@ import pytest
 
 from tests.integration.conftest import (
     SGLANG_STARTUP_LIMIT_S,
-    sglang_root,
+    _require_sglang,
     sglang_server_command,
 )
 from tests.support.containers import PREFIX, ContainerEngine
@@ -39,14 +39,7 @@ CLIS = ("podman", "docker")
 def require_root() -> Path:
     """The SGLang venv's root; skipped where absent, failed instead under
     ``EAGLE_TUI_REQUIRE_SGLANG`` (as the bare server's fixtures do)."""
-    root = sglang_root()
-    if not (root / ".ready").exists() or not (root / "venv" / "bin" / "python").exists():
-        if os.environ.get("EAGLE_TUI_REQUIRE_SGLANG"):
-            pytest.fail(f"EAGLE_TUI_REQUIRE_SGLANG is set but there is no SGLang venv at {root}; "
-                        "run tests/install.sh")
-        pytest.skip(f"the real SGLang CPU server is not installed at {root} (run "
-                    "tests/install.sh, or set EAGLE_TUI_SGLANG_ROOT)")
-    return root
+    return _require_sglang()
 
 
 def _volumes(root: Path) -> list[str]:

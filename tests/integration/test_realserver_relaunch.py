@@ -29,6 +29,7 @@ from tests.support.relaunch_helpers import (
     Command,
     accept_after,
     assert_run_counted,
+    collapse_then_F,
     free_port,
     group_alive,
     launched_dashboard,
@@ -142,8 +143,6 @@ async def test_launch_force_then_F_relaunches_with_the_fix(
     """The fix in one key: the critical alert offers ``F``; ``F`` then ``Enter`` relaunches
     with ``--speculative-algorithm EAGLE3`` (the alert's and the lint's remedy) as a new run
     with its parent, and the fixed run serves with at least twice the accept length."""
-    from eagle_tui.ui.fix import FixScreen
-
     monkeypatch.setenv("EAGLE_TUI_DATA_DIR", str(tmp_path / "data"))
     argv, env = sglang_command("EAGLE", free_port())
     started, store, control, dash = await launched_dashboard(argv, env, tmp_path, "fix")
@@ -151,21 +150,7 @@ async def test_launch_force_then_F_relaunches_with_the_fix(
     first = started.run
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            await until(pilot, lambda: app.state.startup.ready, "the misconfigured server",
-                        START_LIMIT_S)
-            await asyncio.to_thread(load, started.prep.url)
-            t_load = time.time()
-            await until(pilot, lambda: accept_after(app, t_load) is not None, "its accept len",
-                        60)
-            bad = accept_after(app, t_load) or 0.0
-            await until(pilot, lambda: app.fix_offered, "F to be offered", 30)
-            assert any(a.remedy is not None and a.severity == "critical"
-                       for a in app.state.alerts), app.state.alerts
-            old_session = app.session
-            await pilot.press("F")
-            fix = app.screen
-            assert isinstance(fix, FixScreen)
-            assert "--speculative-algorithm EAGLE3" in fix.command_text()
+            bad, old_session = await collapse_then_F(pilot, app, started.prep.url)
             await pilot.press("enter")
             await until(pilot, lambda: app.session is not old_session, "the relaunch", 90)
             await until(pilot, lambda: app.state.startup.ready, "the fixed server", START_LIMIT_S)

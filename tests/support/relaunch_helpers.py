@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import time
@@ -65,6 +66,28 @@ def accept_after(app: EagleApp, t0: float) -> float | None:
     requests finished holds only the warmup's."""
     m = app.state.metrics.last
     return accept_of(app) if m is not None and m.t > t0 + 0.5 else None
+
+
+async def collapse_then_F(pilot: Pilot[int], app: EagleApp, url: str) -> tuple[float, Any]:
+    """The seed's misconfigured server in the dashboard: ready, its accept length after a
+    load, ``F`` offered by a critical alert with a remedy, ``F`` pressed. Returns the accept
+    length and the session before the relaunch; the fix screen is ``app.screen``."""
+    from eagle_tui.ui.fix import FixScreen
+
+    await until(pilot, lambda: app.state.startup.ready, "the misconfigured server",
+                START_LIMIT_S)
+    await asyncio.to_thread(load, url)
+    t_load = time.time()
+    await until(pilot, lambda: accept_after(app, t_load) is not None, "its accept len", 60)
+    bad = accept_after(app, t_load) or 0.0
+    await until(pilot, lambda: app.fix_offered, "F to be offered", 30)
+    assert any(a.remedy is not None and a.severity == "critical"
+               for a in app.state.alerts), app.state.alerts
+    old_session = app.session
+    await pilot.press("F")
+    assert isinstance(app.screen, FixScreen)
+    assert "--speculative-algorithm EAGLE3" in app.screen.command_text()
+    return bad, old_session
 
 
 def group_alive(pgid: int) -> bool:
