@@ -154,7 +154,8 @@ def viewers(lnav: str | None, toolong: Path | None,
     if toolong is not None:
         # -u PYTHONPATH: a PYTHONPATH holding eagle-tui's dependencies (the device machine's
         # carried wheels) would give toolong a Textual it does not run on
-        out["toolong"] = Viewer("toolong", lambda f: f"{env} -u PYTHONPATH {toolong} {f}",
+        bare = env.replace("env ", "env -u PYTHONPATH ", 1)  # (env's options before its K=V)
+        out["toolong"] = Viewer("toolong", lambda f: f"{bare} {toolong} {f}",
                                 _has_line_numbers, ("C-l", "C-l"))
     else:
         notes.append("toolong: no virtual environment with it here (and none could be made), "
