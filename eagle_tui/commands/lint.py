@@ -26,13 +26,11 @@ from eagle_tui.commands.lint_container import (
     again,
     container_dict,
     container_line,
-    findings,
     fixed_text,
     is_container_finding,
     read_compose_service,
     read_words,
     relint_words,
-    with_container,
 )
 from eagle_tui.console import say, warn
 from eagle_tui.model.boundary.loaders import LoadError
@@ -40,6 +38,7 @@ from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.boundary.termtext import Inert, inert_lines
 from eagle_tui.model.ingest.normalize import sanitize
 from eagle_tui.model.launching.cmdline import CommandError, ParsedCommand, launch_profile
+from eagle_tui.model.launching.container_checks import lint_container
 from eagle_tui.model.launching.lint import Finding, Fixed, LintResult, fix, lint
 
 EXIT_OK = 0
@@ -149,8 +148,7 @@ async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) ->
             facts = await gather(r.cmd, transport, cwd=args.cwd)
             return lint(r.cmd, facts), facts.host
         facts, cfacts = await gather_container(r.container, transport, cwd=args.cwd)
-        res = lint(r.cmd, facts)
-        return with_container(r, res, facts, findings(r.container, facts, cfacts)), facts.host
+        return lint_container(r.container, facts, cfacts), facts.host
 
     fixed: tuple[Fixed, Reading, LintResult] | None = None
     try:

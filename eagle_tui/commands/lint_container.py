@@ -22,11 +22,10 @@ from eagle_tui.model.launching.container_checks import (
     ContainerCommand,
     engine_command,
     findings,
-    grammar,
     rebuild,
 )
 from eagle_tui.model.launching.flags import FlagTable
-from eagle_tui.model.launching.lint import Finding, LintFacts, LintResult
+from eagle_tui.model.launching.lint import Finding
 from eagle_tui.probe.compose_file import read_compose
 
 
@@ -67,16 +66,6 @@ def read_compose_service(path: str, name: str | None,
         return Reading(found[0].cmd, found[0], path)
     cc = engine_command(service_run(doc, name, base)[1], tables)
     return Reading(cc.cmd, cc, path)
-
-
-def with_container(reading: Reading, res: LintResult, facts: LintFacts,
-                   extra: list[Finding]) -> LintResult:
-    """The engine's findings with the container's: what the run gets wrong first, what the
-    engine meets in the container (``extra``) last."""
-    if reading.container is None:
-        return res
-    first = grammar(reading.container)
-    return dataclasses.replace(res, findings=(*first, *res.findings, *extra))
 
 
 def relint_words(reading: Reading, words: list[str]) -> tuple[list[str], ContainerRun | None]:
@@ -141,5 +130,4 @@ def fixed_text(reading: Reading, words: list[str]) -> str | None:
 
 
 __all__ = ["Reading", "again", "container_dict", "container_line", "findings", "fixed_text",
-           "is_container_finding", "read_compose_service", "read_words", "relint_words",
-           "with_container"]
+           "is_container_finding", "read_compose_service", "read_words", "relint_words"]

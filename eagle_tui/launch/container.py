@@ -13,9 +13,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from eagle_tui.launch.process import LaunchError, Stopped, run_framed
+from eagle_tui.launch.process import LaunchError, Stopped, run_argv, run_framed
 from eagle_tui.model.launching.container import ContainerRun
-from eagle_tui.model.launching.container_launch import NAME_PREFIX, container_id, framed
+from eagle_tui.model.launching.container_launch import (
+    NAME_PREFIX,
+    container_id,
+    framed,
+    given_name,
+)
 from eagle_tui.sources.containers.cli import ContainerCli, ContainerError, NoSuchContainer
 from eagle_tui.transport.base import Transport
 
@@ -69,9 +74,7 @@ class ContainerLaunched:
             return Stopped(f"{shown} is gone already (removed)", False)
         except ContainerError as exc:
             return Stopped(f"{shown} not stopped: {exc}", True, left=True)
-        done = "stopped" if running else "had exited"
-        if running:
-            done = await _how_stopped(cli, self.id, seconds)
+        done = await _how_stopped(cli, self.id, seconds) if running else "had exited"
         if keep:
             kept = await self._free_name(cli)
             return Stopped(f"{shown} {done} (kept{kept}: {self.cli} rm {self.id[:12]} removes "
@@ -83,7 +86,6 @@ class ContainerLaunched:
         except ContainerError as exc:
             return Stopped(f"{shown} {done}, not removed: {exc}", running, left=True)
         return Stopped(f"{shown} {done} and removed", running)
-
 
     async def _free_name(self, cli: ContainerCli) -> str:
         """A kept container named by the user is renamed ``NAME-ID6``: the name goes with the
@@ -116,10 +118,8 @@ async def start_container(transport: Transport, run: ContainerRun, *, cwd: str, 
                           timeout: float = PULL_LIMIT_S) -> tuple[ContainerLaunched, list[str]]:
     """Start ``run`` detached (see the module docstring): the container, and the words run."""
     argv = framed(run, token=token, name=name, env_names=pass_env)
-    i = 0
-    while i < len(argv) and "=" in argv[i] and argv[i].split("=", 1)[0].isidentifier():
-        i += 1  # (``K=V`` before the CLI: its environment, on stdin as the rest)
-    res = await run_framed(transport, argv[i:], cwd=cwd, env=env, timeout=timeout)
+    # (``K=V`` before the CLI: its environment, on stdin as the rest)
+    res = await run_framed(transport, run_argv(argv), cwd=cwd, env=env, timeout=timeout)
     out = res.stdout.decode("utf-8", "replace")
     if res.exit_code != 0:
         err = res.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -129,8 +129,6 @@ async def start_container(transport: Transport, run: ContainerRun, *, cwd: str, 
     if cid is None:
         raise LaunchError(f"could not start the container: {run.cli} printed no container id "
                           f"({out.strip()[-60:]!r})")
-    from eagle_tui.model.launching.container_launch import given_name
-
     return ContainerLaunched(run.cli, cid, given_name(run) or name, run.image, token), argv
 
 

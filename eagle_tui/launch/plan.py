@@ -16,7 +16,7 @@ from typing import Any
 from eagle_tui.history.records import RunRecord
 from eagle_tui.history.store import RunStore, data_dir
 from eagle_tui.launch.container import ContainerLaunched, start_container
-from eagle_tui.launch.process import Launched, new_token, start_detached
+from eagle_tui.launch.process import Launched, new_token, run_argv, start_detached
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.events import SpecConfig
 from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
@@ -24,9 +24,8 @@ from eagle_tui.model.launching.container import is_container_command, parse_run
 from eagle_tui.model.launching.container_checks import (
     ContainerCommand,
     engine_command,
-    findings,
-    grammar,
     host_port,
+    lint_container,
     rebuild,
 )
 from eagle_tui.model.launching.container_launch import NAME_PREFIX, framed, record_of
@@ -103,8 +102,7 @@ async def prepare(transport: Transport, argv: list[str], *, cwd: str | None = No
     if is_container_command(argv):
         cc = engine_command(parse_run(argv), load_tables())
         cfacts, more = await gather_container(cc, transport, cwd=where)
-        res = lint(cc.cmd, cfacts)
-        res = replace(res, findings=(*grammar(cc), *res.findings, *findings(cc, cfacts, more)))
+        res = lint_container(cc, cfacts, more)
         # the CLI's environment: its ``K=V`` words and the --env values (those pass as ``-e K``)
         prefix = dict(w.split("=", 1) for w in argv[:len(argv) - len(run_argv(argv))])
         return Prepared(list(argv), cc.cmd, res, where, {**prefix, **(env or {})},
@@ -125,15 +123,6 @@ async def prepare_fixed(transport: Transport, prep: Prepared, *, cwd: str | None
     if prep.container is not None:  # the engine's words fixed, the container's part kept
         fixed = replace(fixed, words=rebuild(prep.container, fixed.words))
     return await prepare(transport, fixed.words, cwd=cwd, env=env), fixed
-
-
-def run_argv(argv: list[str]) -> list[str]:
-    """The command without its leading ``K=V`` words (they travel as environment instead,
-    so a ``HF_TOKEN=...`` never shows in the host's ``ps``)."""
-    i = 0
-    while i < len(argv) and "=" in argv[i] and argv[i].split("=", 1)[0].isidentifier():
-        i += 1
-    return argv[i:]
 
 
 def default_log(transport: Transport, name: str) -> str:

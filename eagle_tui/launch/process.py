@@ -166,6 +166,15 @@ async def start_detached(transport: Transport, argv: list[str], *, cwd: str, log
     return Launched(pid, pgid, fields[19], token, log_path)
 
 
+def run_argv(argv: list[str]) -> list[str]:
+    """The command without its leading ``K=V`` words (they travel as environment instead,
+    so a ``HF_TOKEN=...`` never shows in the host's ``ps``)."""
+    i = 0
+    while i < len(argv) and "=" in argv[i] and argv[i].split("=", 1)[0].isidentifier():
+        i += 1
+    return argv[i:]
+
+
 async def run_framed(transport: Transport, argv: list[str], *, cwd: str,
                      env: dict[str, str] | None = None, timeout: float = 120.0) -> RunResult:
     """Run ``argv`` to its end in ``cwd`` on the transport's host with ``env`` exported from
@@ -179,5 +188,5 @@ async def run_framed(transport: Transport, argv: list[str], *, cwd: str,
         raise LaunchError(f"could not start the server: {exc}") from None
 
 
-__all__ = ["TOKEN_VAR", "LaunchError", "Launched", "RunHandle", "Stopped", "new_token",
+__all__ = ["TOKEN_VAR", "LaunchError", "Launched", "RunHandle", "Stopped", "new_token", "run_argv",
            "run_framed", "start_detached"]

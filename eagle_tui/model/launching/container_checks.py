@@ -31,7 +31,7 @@ from eagle_tui.model.launching.cmdline import (
 )
 from eagle_tui.model.launching.container import ContainerRun, Mount, image_repository
 from eagle_tui.model.launching.flags import FlagTable, ParsedCommand
-from eagle_tui.model.launching.lint import spec_plan
+from eagle_tui.model.launching.lint import LintResult, lint, spec_plan
 from eagle_tui.model.launching.remedy import set_flag
 
 NCCL_SHM = 1 << 30  # below this, a multi-GPU server's shared-memory segments do not fit
@@ -250,6 +250,14 @@ def findings(cc: ContainerCommand, facts: LintFacts, cf: ContainerFacts) -> list
     return out if cc.doubled else out + _paths(cc)  # (doubled: the "model" is a stray word)
 
 
+def lint_container(cc: ContainerCommand, facts: LintFacts, more: ContainerFacts) -> LintResult:
+    """The engine's lint of the words in the run, with the container's findings: what the run
+    gets wrong first, what the engine meets in the container last (``lint`` and ``launch``)."""
+    res = lint(cc.cmd, facts)
+    return dataclasses.replace(res, findings=(*grammar(cc), *res.findings,
+                                              *findings(cc, facts, more)))
+
+
 def grammar(cc: ContainerCommand) -> list[Finding]:
     """What the container CLI would refuse or misread (before the engine's checks)."""
     run = cc.run
@@ -411,4 +419,4 @@ def _paths(cc: ContainerCommand) -> list[Finding]:
 
 __all__ = ["NCCL_SHM", "ContainerCommand", "ContainerFacts", "Script", "container_gpus",
            "container_paths", "engine_command", "findings", "grammar", "hf_home", "host_path",
-           "host_port", "image_entry", "model_of", "rebuild", "spelled"]
+           "host_port", "image_entry", "lint_container", "model_of", "rebuild", "spelled"]
