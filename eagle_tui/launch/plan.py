@@ -20,7 +20,7 @@ from eagle_tui.launch.process import Launched, new_token, run_argv, start_detach
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.events import SpecConfig
 from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
-from eagle_tui.model.launching.container import is_container_command, parse_run
+from eagle_tui.model.launching.container import CLIS, is_container_command, parse_run
 from eagle_tui.model.launching.container_checks import (
     ContainerCommand,
     engine_command,
@@ -28,7 +28,12 @@ from eagle_tui.model.launching.container_checks import (
     lint_container,
     rebuild,
 )
-from eagle_tui.model.launching.container_launch import NAME_PREFIX, framed, record_of
+from eagle_tui.model.launching.container_launch import (
+    NAME_PREFIX,
+    container_id,
+    framed,
+    record_of,
+)
 from eagle_tui.model.launching.lint import Fixed, LintResult, fix, lint
 from eagle_tui.model.launching.redact import redact_words
 from eagle_tui.probe.container_facts import gather_container
@@ -199,9 +204,6 @@ async def _start_container(store: RunStore, transport: Transport, prep: Prepared
 def handle_of(rec: RunRecord) -> Launched | ContainerLaunched:
     """How a recorded run is stopped: its container (its CLI and id read back through the
     grammar: the history is a file anyone with the account may edit), else its group."""
-    from eagle_tui.model.launching.container import CLIS
-    from eagle_tui.model.launching.container_launch import container_id
-
     if rec.container is not None:
         cli, cid = rec.container_text("cli"), container_id(rec.container_text("id"))
         if cli not in CLIS or cid is None:
