@@ -10,7 +10,8 @@ end, the watched process exited); it is not restarted.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
 from eagle_tui.model.events import Event
@@ -31,4 +32,21 @@ class Source(Protocol):
         ...
 
 
-__all__ = ["Source"]
+async def paced(interval: float | Callable[[], float], more: Callable[[], bool] = lambda: True,
+                count: int | None = None) -> AsyncIterator[None]:
+    """One step of a poll loop per iteration while ``more()`` (and at most ``count`` steps):
+    each step starts ``interval`` seconds (or what ``interval()`` says once the step's body
+    ran) after the last one started, so the time the body took counts toward the interval."""
+    loop = asyncio.get_running_loop()
+    steps = 0
+    while more() and (count is None or steps < count):
+        started = loop.time()
+        yield
+        steps += 1
+        if not more() or steps == count:  # the last step: no wait after it
+            return
+        every = interval() if callable(interval) else interval
+        await asyncio.sleep(max(0.0, every - (loop.time() - started)))
+
+
+__all__ = ["Source", "paced"]

@@ -20,6 +20,7 @@ import httpx
 
 from eagle_tui.model.engines.readiness import ReadinessChoice
 from eagle_tui.model.events import Event, HealthSample, HealthState
+from eagle_tui.sources.base import paced
 from eagle_tui.sources.hold import HoldWatch
 from eagle_tui.sources.http_budget import (
     HEALTH_MAX_BYTES,
@@ -177,6 +178,7 @@ class HealthPoller:
         self.max_polls = max_polls
         self._clock = clock
         self.polls = 0
+        self._every = self.interval  # the wait before the next poll (longer once ready)
         # whether the port was asked if it speaks TLS since the last HTTP answer (once: the
         # question costs a second request)
         self._tls_asked: bool | None = None
@@ -222,12 +224,11 @@ class HealthPoller:
                 return sample
 
     async def events(self) -> AsyncIterator[Event]:
-        loop = asyncio.get_running_loop()
         if self.base_url is None:
             self.base_url = await self._discover()
+        self._every = self.interval
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            while self.max_polls is None or self.polls < self.max_polls:
-                started = loop.time()
+            async for _ in paced(lambda: self._every, self._more):
                 sample = await self._ask(client)
                 if sample.state == "timeout" and sample.status_code is None and (
                         down := _link_down(self.transport)):
@@ -238,8 +239,10 @@ class HealthPoller:
                 if self.hold is not None:
                     for held in await self.hold.ask(client, sample):
                         yield held
-                every = self.ready_interval if sample.state == "ready" else self.interval
-                await asyncio.sleep(max(0.0, every - (loop.time() - started)))
+                self._every = self.ready_interval if sample.state == "ready" else self.interval
+
+    def _more(self) -> bool:
+        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = ["HealthPoller", "classify", "listening_urls", "probe"]

@@ -11,7 +11,6 @@ the last one is not repeated (its accept lengths move only at the engine's stats
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -21,6 +20,7 @@ from eagle_tui.model.bench.windows import own_path
 from eagle_tui.model.boundary.loaders import LoadError
 from eagle_tui.model.engines import profile_of, profiles
 from eagle_tui.model.events import Event, RankLoads
+from eagle_tui.sources.base import paced
 from eagle_tui.sources.http_budget import (
     INFO_MAX_BYTES,
     BodyTooLarge,
@@ -110,17 +110,17 @@ class LoadsSource:
         return None
 
     async def events(self) -> AsyncIterator[Event]:
-        loop = asyncio.get_running_loop()
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            while self.max_polls is None or self.polls < self.max_polls:
-                started = loop.time()
+            async for _ in paced(self.interval, self._more):
                 self.polls += 1
                 got = await self.fetch(client)
                 if got is not None and (self._last is None or (got.accept, got.running) != (
                         self._last.accept, self._last.running)):
                     self._last = got
                     yield got
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+
+    def _more(self) -> bool:
+        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = ["LoadsSource", "load_paths"]

@@ -14,7 +14,6 @@ without ``_total``, old names, and ranks: docs/architecture.md ("Module notes").
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -26,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from eagle_tui.model.engines import UNKNOWN, EngineProfile, profile_of, profiles
 from eagle_tui.model.engines.facets.metrics import Scrape
 from eagle_tui.model.events import Engine, Event, MetricsSample
+from eagle_tui.sources.base import paced
 from eagle_tui.sources.exposition import (
     base_name,
     filter_exposition,
@@ -345,15 +345,15 @@ class MetricsScraper:
         return resp.text
 
     async def events(self) -> AsyncIterator[Event]:
-        loop = asyncio.get_running_loop()
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            while self.max_polls is None or self.polls < self.max_polls:
-                started = loop.time()
+            async for _ in paced(self.interval, self._more):
                 self.polls += 1
                 text = await self._scrape(client)
                 if text is not None:
                     yield self.sample(text, self._clock())
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+
+    def _more(self) -> bool:
+        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = [

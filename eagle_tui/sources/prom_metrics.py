@@ -22,6 +22,7 @@ import httpx
 
 from eagle_tui.model.events import Event, HealthSample
 from eagle_tui.model.fleet.queries import stored_names
+from eagle_tui.sources.base import paced
 from eagle_tui.sources.exposition import MAX_VALUE
 from eagle_tui.sources.metrics import (
     DEFAULT_WINDOW_S,
@@ -180,16 +181,16 @@ class PromMetricsSource:
         return events_of(reading, t, self.rates, self.health)
 
     async def events(self) -> AsyncIterator[Event | list[Event]]:
-        loop = asyncio.get_running_loop()
         async with httpx.AsyncClient(base_url=self.base_url, timeout=self.deadline_s,
                                      trust_env=False, transport=self.http_transport) as client:
-            while self.max_polls is None or self.polls < self.max_polls:
-                started = loop.time()
+            async for _ in paced(self.interval, self._more):
                 self.polls += 1
                 found = self.take(await self.read(client))
                 if found:
                     yield found
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+
+    def _more(self) -> bool:
+        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = ["SOURCE", "PromMetricsSource", "Reading", "events_of", "exposed_names",

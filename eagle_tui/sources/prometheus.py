@@ -46,6 +46,7 @@ from eagle_tui.model.fleet.snapshot import (
     split_tagged,
 )
 from eagle_tui.model.fleet.windows import format_duration, parse_duration, parse_targets, tiers
+from eagle_tui.sources.base import paced
 from eagle_tui.sources.http_budget import BodyTooLarge, DeadlineExceeded, get_bounded
 from eagle_tui.transport.base import Transport, TransportError
 
@@ -246,16 +247,9 @@ class FleetPoller:
 
     async def snapshots(self, count: int | None = None) -> AsyncIterator[FleetSnapshot]:
         """A snapshot per refresh, ``count`` of them (``None``: until cancelled)."""
-        loop = asyncio.get_running_loop()
-        n = 0
         async with self.client() as client:
-            while count is None or n < count:
-                started = loop.time()
+            async for _ in paced(self.interval, count=count):
                 yield await self.refresh(client)
-                n += 1
-                if count is not None and n >= count:
-                    return
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
 
 
 def _complete(answers: dict[str, Vector], groups: Sequence[QueryGroup],
