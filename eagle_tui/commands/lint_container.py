@@ -17,11 +17,12 @@ from eagle_tui.model.launching.cmdline import (
     split_command,
 )
 from eagle_tui.model.launching.compose import service_run, services
-from eagle_tui.model.launching.container import ContainerRun, is_container_command, parse_run
+from eagle_tui.model.launching.container import ContainerRun, parse_run
 from eagle_tui.model.launching.container_checks import (
     ContainerCommand,
     engine_command,
     findings,
+    read_command,
     rebuild,
 )
 from eagle_tui.model.launching.flags import FlagTable
@@ -40,11 +41,7 @@ class Reading:
 
 def read_words(words: list[str], tables: dict[str, FlagTable]) -> Reading:
     """A launch command, or a container CLI's run of one (raises :class:`CommandError`)."""
-    words = split_command(words)  # (one quoted string: its words)
-    if is_container_command(words):
-        cc = engine_command(parse_run(words), tables)
-        return Reading(cc.cmd, cc)
-    return Reading(parse_command(words, tables))
+    return Reading(*read_command(split_command(words), tables))  # (a quoted string: its words)
 
 
 def read_compose_service(path: str, name: str | None,

@@ -19,13 +19,13 @@ from eagle_tui.launch.container import ContainerLaunched, start_container
 from eagle_tui.launch.process import Launched, new_token, run_argv, start_detached
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.events import SpecConfig
-from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
-from eagle_tui.model.launching.container import CLIS, is_container_command, parse_run
+from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile
+from eagle_tui.model.launching.container import CLIS
 from eagle_tui.model.launching.container_checks import (
     ContainerCommand,
-    engine_command,
     host_port,
     lint_container,
+    read_command,
     rebuild,
 )
 from eagle_tui.model.launching.container_launch import (
@@ -104,15 +104,14 @@ async def prepare(transport: Transport, argv: list[str], *, cwd: str | None = No
     """Parse (raises ``CommandError``) and lint the command on the transport's host; a
     container's run is linted as ``lint`` does (the engine's words and the container's flags)."""
     where = cwd or (os.getcwd() if not transport.host else ".")
-    if is_container_command(argv):
-        cc = engine_command(parse_run(argv), load_tables())
+    cmd, cc = read_command(argv, load_tables())
+    if cc is not None:
         cfacts, more = await gather_container(cc, transport, cwd=where)
         res = lint_container(cc, cfacts, more)
         # the CLI's environment: its ``K=V`` words and the --env values (those pass as ``-e K``)
         prefix = dict(w.split("=", 1) for w in argv[:len(argv) - len(run_argv(argv))])
         return Prepared(list(argv), cc.cmd, res, where, {**prefix, **(env or {})},
                         dict(env or {}), cc)
-    cmd = parse_command(argv, load_tables())
     facts = await gather(cmd, transport, cwd=where, environ=env if transport.host else None)
     return Prepared(list(argv), cmd, lint(cmd, facts), where, {**dict(cmd.env), **(env or {})},
                     dict(env or {}))

@@ -29,7 +29,13 @@ from eagle_tui.model.launching.cmdline import (
     launch_profile,
     parse_command,
 )
-from eagle_tui.model.launching.container import ContainerRun, Mount, image_repository
+from eagle_tui.model.launching.container import (
+    ContainerRun,
+    Mount,
+    image_repository,
+    is_container_command,
+    parse_run,
+)
 from eagle_tui.model.launching.flags import FlagTable, ParsedCommand
 from eagle_tui.model.launching.lint import LintResult, lint, spec_plan
 from eagle_tui.model.launching.remedy import set_flag
@@ -121,6 +127,18 @@ def engine_command(run: ContainerRun, tables: dict[str, FlagTable]) -> Container
         via = f"a step of its `{words[0].rsplit('/', 1)[-1]} {words[1]}` script"
     cmd = dataclasses.replace(cmd, env=(*run.env, *cmd.env))
     return ContainerCommand(run, cmd, tuple(lead), via, doubled, script)
+
+
+def read_command(words: list[str], tables: dict[str, FlagTable]
+                 ) -> tuple[ParsedCommand, ContainerCommand | None]:
+    """A launch command's words read: the engine's command, and its container's run when the
+    words are a container CLI's (raises :class:`CommandError`); ``lint`` and ``launch`` both
+    read what they are given this way."""
+    if is_container_command(words):
+        cc = engine_command(parse_run(words), tables)
+        return cc.cmd, cc
+    return parse_command(words, tables), None
+
 
 
 def _is_op(word: str) -> bool:
@@ -419,4 +437,5 @@ def _paths(cc: ContainerCommand) -> list[Finding]:
 
 __all__ = ["NCCL_SHM", "ContainerCommand", "ContainerFacts", "Script", "container_gpus",
            "container_paths", "engine_command", "findings", "grammar", "hf_home", "host_path",
-           "host_port", "image_entry", "lint_container", "model_of", "rebuild", "spelled"]
+           "host_port", "image_entry", "lint_container", "model_of", "read_command", "rebuild",
+           "spelled"]
