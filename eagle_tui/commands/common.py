@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 
-from eagle_tui.assembly.spec import GPU_CHOICES
 from eagle_tui.commands import argtypes
 
 
 def add_source_args(parser: argparse.ArgumentParser) -> None:
     """Add ``--log --url --pid --record --baseline --draft-config --gpu`` and the SSH options."""
+    # here, not at the top: ``report`` and ``replay`` take no --gpu and need not load the spec
+    from eagle_tui.assembly.spec import GPU_CHOICES
+
     g = parser.add_argument_group("what to watch (at least one of --log, --url, --pid)")
     g.add_argument("--log", metavar="PATH", type=argtypes.path_text,
                    help="server log file to follow (may not exist yet)")

@@ -18,7 +18,6 @@ from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_container_args, add_ssh_args
 from eagle_tui.console import say, warn
 from eagle_tui.model.boundary.termtext import inert_lines
-from eagle_tui.report import build_report, build_report_parallel, close, render_text, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -78,20 +77,26 @@ def _run(args: argparse.Namespace, name: str, shown: str | None = None,
     the state of the container it is the log of, for the crash its end tells)."""
     from pathlib import Path
 
-    from eagle_tui.commands import report_windows
     from eagle_tui.files import NotRegularFileError, as_utf8, open_log
     from eagle_tui.model.ingest.normalize import sanitize
     from eagle_tui.model.ingest.textenc import note
+    from eagle_tui.report.parallel import build_report_parallel
 
     rss: list[tuple[int, int]] = []
     mark: list[int] = []  # the first bench marker's line, from the report's own pass
-    try:
-        runs = report_windows.load_results(args.bench_results)
-    except ValueError as exc:
-        warn(inert_lines(f"eagle-tui report: {exc}"))
-        return EXIT_USAGE
+    runs = []
+    if args.bench_results:  # (the windows' imports otherwise wait until the workers are forked)
+        from eagle_tui.commands import report_windows
+
+        try:
+            runs = report_windows.load_results(args.bench_results)
+        except ValueError as exc:
+            warn(inert_lines(f"eagle-tui report: {exc}"))
+            return EXIT_USAGE
     try:
         if name == "-":
+            from eagle_tui.report.builder import build_report
+
             stdin, enc = as_utf8(cast(io.BufferedReader, sys.stdin.buffer))
             report = build_report(cast(BinaryIO, stdin), "-", baseline=args.baseline)
             if enc is not None:
@@ -105,11 +110,15 @@ def _run(args: argparse.Namespace, name: str, shown: str | None = None,
                                                    baseline=args.baseline, workers=args.workers,
                                                    rss=rss, bench_mark=mark)
                 else:  # decoded as it is read, in one pass (the workers would cut raw bytes)
+                    from eagle_tui.report.builder import build_report
+
                     report = build_report(cast(BinaryIO, f), shown or name,
                                           baseline=args.baseline)
                     report["encoding"] = note(enc)
         # bench windows: a second pass, only when the log has markers or results were given
         # (they read the file's own bytes: a decoded log's results runs only)
+        from eagle_tui.commands import report_windows
+
         path = None if name == "-" or "encoding" in report else Path(name)
         wins = report_windows.windows(path, runs, mark[0] if mark else None, scanned=True)
     except NotRegularFileError as exc:
@@ -121,6 +130,8 @@ def _run(args: argparse.Namespace, name: str, shown: str | None = None,
         return EXIT_USAGE
     if wins:
         report["windows"] = wins
+    from eagle_tui.report.output import close, render_text, write_json
+
     if container:
         import time
 

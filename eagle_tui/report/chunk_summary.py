@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from eagle_tui.model.bench.windows import BENCH_TAG
+from eagle_tui.model.bench.tag import BENCH_TAG
 from eagle_tui.model.ingest.classify import (
     ACC_LINE_B,
     GEN_LINE_B,
@@ -33,7 +33,7 @@ from eagle_tui.model.ingest.classify import (
     unknown_dim_pattern,
     valid_tokens,
 )
-from eagle_tui.model.ingest.parser import split_lines
+from eagle_tui.model.ingest.lines import split_lines
 from eagle_tui.model.series import Series
 
 from .plainscan import special_starts

@@ -18,12 +18,11 @@ import os
 import stat
 from collections.abc import Callable
 from functools import partial
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from eagle_tui.console import warn
 from eagle_tui.model.boundary.termtext import inert
 
-from .builder import ReportBuilder, build_report
 from .chunk_summary import ChunkSummarizer, ChunkSummary, from_wire, summarize_chunk, to_wire
 from .reader import (
     CHUNK,
@@ -36,6 +35,9 @@ from .reader import (
     read_chunks,
 )
 from .workfiles import memory_path, private_kib, read_int, summary_path
+
+if TYPE_CHECKING:
+    from .builder import ReportBuilder
 
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
 MIN_BYTES = 8 << 20  # at least this much of the file per process
@@ -283,6 +285,8 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
     """
     st = os.fstat(f.fileno())
     if not stat.S_ISREG(st.st_mode):
+        from .builder import build_report
+
         return build_report(f, name, baseline=baseline, bench_mark=bench_mark)
     return fold_parallel(f, name, baseline=baseline, workers=workers, threshold=threshold,
                          min_bytes=min_bytes, chunk=chunk, rss=rss).result(bench_mark)
@@ -354,6 +358,10 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                            rss is not None)] = me
             os.close(done_w)  # the workers hold it now: end of file once they are all gone
             done_w = -1
+            # the fold's imports (the parser, the state, the reducer) after the fork: the
+            # workers, which only summarize, start that much sooner
+            from .builder import ReportBuilder
+
             b = ReportBuilder(name, baseline)
             merge = _Merge(b, fd, chunks, done_r, tmp)
             merge.progress = progress
@@ -387,6 +395,8 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
 def _fold_serial(f: BinaryIO, name: str, baseline: float | None, size: int | None,
                  progress: Callable[[int, int], None] | None) -> ReportBuilder:
     """``build_report``'s fold (its reader and chunks), of the first ``size`` bytes (all)."""
+    from .builder import ReportBuilder
+
     b = ReportBuilder(name, baseline)
     done = 0
     for buf, end, last in read_chunks(f if size is None else _limited(f, size), CHUNK):

@@ -18,7 +18,7 @@ import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from eagle_tui.model.ingest.framing import MAX_LINE_BYTES
+from eagle_tui.model.ingest.lines import MAX_LINE_BYTES
 
 CHUNK = 4 << 20  # bytes read per chunk (the buffer is reused; it grows only for a longer line)
 _SCAN = 1 << 16  # bytes ``plan`` reads at a time, backwards, to find a cut

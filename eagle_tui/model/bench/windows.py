@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from eagle_tui.model.bench.tag import BENCH_TAG
 from eagle_tui.model.events import DecodeStats, Event, LogLine, ServerInfo, SpecStats
 from eagle_tui.model.numbers import strict_float
 
 OWN_TAG = "eagle-tui"
-BENCH_TAG = "eagle-tui-bench"
 _OWN_SUFFIXES = (f"?{OWN_TAG} ", f"?{OWN_TAG}&")
 _BENCH_RE = re.compile(
     rf"[?&]{BENCH_TAG}=([A-Za-z0-9_.-]{{1,40}})((?:&[a-z]{{1,12}}=[A-Za-z0-9_.-]{{1,40}})*)")

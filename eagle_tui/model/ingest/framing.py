@@ -20,9 +20,9 @@ from collections import deque
 from dataclasses import dataclass
 
 from eagle_tui.model.events import LogLine
+from eagle_tui.model.ingest.lines import MAX_LINE_BYTES
 from eagle_tui.model.ingest.normalize import sanitize
 
-MAX_LINE_BYTES = 1 << 20  # the one cut: a "line" longer than this is cut (bounded memory)
 TAIL_LINES = 10_000  # lines a catch-up (or a burst) makes visible
 TAIL_BYTES = 8 << 20  # ... and at most this many bytes of them
 CUT_MARK = " \u2026[line cut at 1 MiB]"  # appended to the text of a cut line (see ``is_cut``)
