@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import time
 from collections import deque
@@ -33,10 +34,14 @@ from .files import open_regular, pread_regular
 if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
     import httpx
 
-# A followed log is polled at this rate while it grows: the session batches events every
-# 50 ms and the log repaints twice a second, so a faster poll only adds wake-ups (each
-# a read and a trip through the tail's generators)
-DEFAULT_POLL_S = 0.05
+DEFAULT_POLL_S = 0.05  # a missing file, the first seconds of a quiet one, a flood's next read
+# A file that grows steadily is read on a grid of the monotonic clock, a little before each
+# point (the session's batch interval and a thread hop): every read then lands just before one of
+# the dashboard's repaints (ui/frames.py, on the same clock), and a faster poll only added
+# wake-ups, each a read, a batch, a state and a message that no frame showed.
+STREAM_POLL_S = 0.5  # the log's repaint interval (FRAME_INTERVAL)
+STREAM_LEAD_S = 0.07
+BURST_BYTES = 1 << 16  # a short read this big: the file floods, read again after the poll
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0
 QUIET_POLL_S = 0.25  # ... and once it has been quiet for QUIET_AFTER_S
@@ -57,10 +62,15 @@ def file_error(path: str, exc: OSError) -> TransportError:
 class LocalTransport:
     """:class:`~eagle_tui.transport.base.Transport` for the machine eagle-tui runs on."""
 
-    def __init__(self, *, poll_interval: float = DEFAULT_POLL_S, chunk_size: int = DEFAULT_CHUNK):
+    def __init__(self, *, poll_interval: float = DEFAULT_POLL_S, chunk_size: int = DEFAULT_CHUNK,
+                 stream_interval: float | None = None):
         if poll_interval <= 0 or chunk_size <= 0:
             raise ValueError("poll_interval and chunk_size must be positive")
         self.poll_interval = poll_interval
+        # a caller that polls faster than the default (a test) reads at that pace throughout
+        self.stream_interval = (stream_interval if stream_interval is not None
+                                else STREAM_POLL_S if poll_interval >= DEFAULT_POLL_S
+                                else poll_interval)
         self.chunk_size = chunk_size
         self._procs: set[asyncio.subprocess.Process] = set()
         # path → identity of the file its last tail read: a tail started again at an offset
@@ -238,9 +248,9 @@ class LocalTransport:
                         await asyncio.sleep(0)
                         continue
                     # a short read is the end for now: wait before the next read instead of
-                    # reading again at once for nothing (a followed log is read ~50 times a
-                    # second; the empty read and the stat after it were half the tail's cost)
-                    await asyncio.sleep(self.poll_interval)
+                    # reading again at once for nothing (the empty read and the stat after it
+                    # were half the tail's cost)
+                    await asyncio.sleep(self._stream_delay(len(data)))
                     continue
                 if restarted or not announced_eof:
                     # the consumer learns it caught up (or that the file restarted) even when
@@ -275,6 +285,17 @@ class LocalTransport:
         if path not in self._seen and len(self._seen) >= 64:
             self._seen.pop(next(iter(self._seen)))
         self._seen[path] = ident
+
+    def _stream_delay(self, read: int, now: float | None = None) -> float:
+        """The wait after a short read of ``read`` bytes: the next point of the stream grid
+        (``STREAM_LEAD_S`` before each multiple of ``stream_interval``), never sooner than the
+        poll interval; a flood's next read comes after the poll interval."""
+        if read >= BURST_BYTES or self.stream_interval <= self.poll_interval:
+            return self.poll_interval
+        now = time.monotonic() if now is None else now
+        step = self.stream_interval
+        due = math.ceil((now + self.poll_interval + STREAM_LEAD_S) / step) * step - STREAM_LEAD_S
+        return due - now
 
     def _poll_delay(self, quiet_s: float) -> float:
         """The wait before the next poll of a file that has had nothing new for ``quiet_s``."""
