@@ -213,6 +213,7 @@ class LocalTransport:
         ident: tuple[int, int] | None = self._seen.get(path) if offset > 0 else None
         restarted = ""
         announced_eof = False
+        burst = 0  # bytes read since the last wait: a flood's reads are chunks and a remainder
         quiet_since: float | None = None  # monotonic time of the first poll that found nothing
         try:
             while True:
@@ -238,6 +239,7 @@ class LocalTransport:
                 if data:
                     quiet_since = None
                     offset += len(data)
+                    burst += len(data)
                     at_eof = len(data) < self.chunk_size
                     yield TailChunk(data, offset, restarted, at_eof)
                     restarted = ""
@@ -250,7 +252,8 @@ class LocalTransport:
                     # a short read is the end for now: wait before the next read instead of
                     # reading again at once for nothing (the empty read and the stat after it
                     # were half the tail's cost)
-                    await asyncio.sleep(self._stream_delay(len(data)))
+                    await asyncio.sleep(self._stream_delay(burst))
+                    burst = 0
                     continue
                 if restarted or not announced_eof:
                     # the consumer learns it caught up (or that the file restarted) even when
@@ -287,9 +290,9 @@ class LocalTransport:
         self._seen[path] = ident
 
     def _stream_delay(self, read: int, now: float | None = None) -> float:
-        """The wait after a short read of ``read`` bytes: the next point of the stream grid
-        (``STREAM_LEAD_S`` before each multiple of ``stream_interval``), never sooner than the
-        poll interval; a flood's next read comes after the poll interval."""
+        """The wait after a short read (``read``: bytes read since the last wait): the next point
+        of the stream grid (``STREAM_LEAD_S`` before each multiple of ``stream_interval``), never
+        sooner than the poll interval; a flood's next read comes after the poll interval."""
         if read >= BURST_BYTES or self.stream_interval <= self.poll_interval:
             return self.poll_interval
         now = time.monotonic() if now is None else now

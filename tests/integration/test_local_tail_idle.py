@@ -109,3 +109,36 @@ async def test_lines_streaming_in_arrive_in_grid_sized_reads(tmp_path: Path) -> 
     lines = b"".join(reads).splitlines()
     assert lines[0] == b"first" and lines[-1] == b"line %d" % (int(seconds / 0.02) - 1)
     assert len(reads) <= seconds / local.STREAM_POLL_S + 3  # was one read per 50 ms poll
+
+
+async def test_a_flood_is_read_at_the_poll_even_when_its_last_read_is_small(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood's bytes arrive as full chunks and a small remainder: the next read still comes
+    after the poll, not at the stream grid (made 1,000 s here, so waiting for it would show)."""
+    monkeypatch.setattr(local, "STREAM_POLL_S", 1000.0)
+    path = tmp_path / "server.log"
+    path.write_bytes(b"")
+    transport = LocalTransport(chunk_size=1 << 15)
+    got: list[bytes] = []
+    flood = b"x" * 99 + b"\n"
+    big = flood * ((local.BURST_BYTES * 3) // len(flood) + 7)  # chunks, then a short remainder
+
+    async def follow() -> None:
+        async for chunk in transport.tail(str(path)):
+            got.append(chunk.data)
+            if chunk.data.endswith(b"last\n"):
+                return
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.2)
+    with path.open("ab") as fh:
+        fh.write(big)
+    while sum(map(len, got)) < len(big):
+        await asyncio.sleep(0.01)
+    written = time.monotonic()
+    with path.open("ab") as fh:
+        fh.write(b"last\n")
+    await asyncio.wait_for(task, 5.0)
+    await transport.close()
+    assert time.monotonic() - written < 1.0
