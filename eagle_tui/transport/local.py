@@ -41,7 +41,9 @@ DEFAULT_POLL_S = 0.05  # a missing file, the first seconds of a quiet one, a flo
 # wake-ups, each a read, a batch, a state and a message that no frame showed.
 STREAM_POLL_S = 0.5  # the log's repaint interval (FRAME_INTERVAL)
 STREAM_LEAD_S = 0.07
-BURST_BYTES = 1 << 16  # a short read this big: the file floods, read again after the poll
+# bytes a stream would bring in one grid step at a rate that is a flood (about a thousand lines
+# a second): it is read again after the poll, as fast as before the grid
+BURST_BYTES = 1 << 16
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0
 QUIET_POLL_S = 0.25  # ... and once it has been quiet for QUIET_AFTER_S
@@ -214,6 +216,7 @@ class LocalTransport:
         restarted = ""
         announced_eof = False
         burst = 0  # bytes read since the last wait: a flood's reads are chunks and a remainder
+        waited_at = time.monotonic()  # when the last wait began
         quiet_since: float | None = None  # monotonic time of the first poll that found nothing
         try:
             while True:
@@ -221,6 +224,7 @@ class LocalTransport:
                     try:
                         fh = open_regular(path)  # held across yields, closed below
                     except FileNotFoundError:
+                        waited_at = time.monotonic()
                         await asyncio.sleep(self.poll_interval)
                         continue
                     except PermissionError:
@@ -252,8 +256,10 @@ class LocalTransport:
                     # a short read is the end for now: wait before the next read instead of
                     # reading again at once for nothing (the empty read and the stat after it
                     # were half the tail's cost)
-                    await asyncio.sleep(self._stream_delay(burst))
-                    burst = 0
+                    now = time.monotonic()
+                    delay = self._stream_delay(burst, now - waited_at, now)
+                    burst, waited_at = 0, now
+                    await asyncio.sleep(delay)
                     continue
                 if restarted or not announced_eof:
                     # the consumer learns it caught up (or that the file restarted) even when
@@ -276,7 +282,7 @@ class LocalTransport:
                     restarted, offset = "truncated", 0
                     fh.seek(0)
                     continue
-                now = time.monotonic()
+                now = waited_at = time.monotonic()
                 if quiet_since is None:
                     quiet_since = now
                 await asyncio.sleep(self._poll_delay(now - quiet_since))
@@ -289,13 +295,15 @@ class LocalTransport:
             self._seen.pop(next(iter(self._seen)))
         self._seen[path] = ident
 
-    def _stream_delay(self, read: int, now: float | None = None) -> float:
-        """The wait after a short read (``read``: bytes read since the last wait): the next point
-        of the stream grid (``STREAM_LEAD_S`` before each multiple of ``stream_interval``), never
-        sooner than the poll interval; a flood's next read comes after the poll interval."""
-        if read >= BURST_BYTES or self.stream_interval <= self.poll_interval:
+    def _stream_delay(self, read: int, took: float, now: float) -> float:
+        """The wait after a short read: the next point of the stream grid (``STREAM_LEAD_S``
+        before each multiple of ``stream_interval``), never sooner than the poll interval. A
+        flood (``read`` bytes since the last wait began, ``took`` seconds ago, at a rate that
+        fills ``BURST_BYTES`` in a grid step) is read again after the poll interval: a first
+        read that caught only its first writes must not leave it a grid step behind."""
+        rate = read / max(took, self.poll_interval)
+        if rate * self.stream_interval >= BURST_BYTES or self.stream_interval <= self.poll_interval:
             return self.poll_interval
-        now = time.monotonic() if now is None else now
         step = self.stream_interval
         due = math.ceil((now + self.poll_interval + STREAM_LEAD_S) / step) * step - STREAM_LEAD_S
         return due - now

@@ -71,16 +71,20 @@ def test_a_steady_stream_is_read_on_the_grid_and_a_flood_at_the_poll() -> None:
     transport = LocalTransport()
     step, lead = local.STREAM_POLL_S, local.STREAM_LEAD_S
     for now in (100.0, 100.0 + step / 3, 100.0 + step - lead, 100.0 + step - lead - 0.01):
-        wait = transport._stream_delay(500, now)
+        wait = transport._stream_delay(500, step, now)
         due = now + wait
         # the next read falls just before a point of the grid, never sooner than the poll
         assert abs((due + lead) / step - round((due + lead) / step)) < 1e-6
         assert local.DEFAULT_POLL_S <= wait <= step + local.DEFAULT_POLL_S
-    # a short read that is still big: the file floods, read again soon
-    assert transport._stream_delay(local.BURST_BYTES, 100.0) == local.DEFAULT_POLL_S
+    # a grid step's worth of a flood: read again soon
+    assert transport._stream_delay(local.BURST_BYTES, step, 100.0) == local.DEFAULT_POLL_S
+    # a flood's first writes, caught by a read soon after they began: read again soon too
+    first = local.BURST_BYTES // 2
+    assert transport._stream_delay(first, 0.1, 100.0) == local.DEFAULT_POLL_S
+    assert transport._stream_delay(first, step, 100.0) > local.DEFAULT_POLL_S  # (a steady stream)
     # a caller polling faster than the default reads at its own pace while streaming too
     fast = LocalTransport(poll_interval=0.01)
-    assert fast._stream_delay(500, 100.0) == 0.01
+    assert fast._stream_delay(500, step, 100.0) == 0.01
 
 
 async def test_lines_streaming_in_arrive_in_grid_sized_reads(tmp_path: Path) -> None:
