@@ -61,6 +61,38 @@ def zombie_exit_status(pid: int) -> tuple[int | None, int | None]:
     return decode_wait_status(status)
 
 
+def descendant_pids(pid: int) -> list[int] | None:
+    """Pids of ``pid``'s descendants, parents first, from ``/proc/PID/task/TID/children``;
+    ``None`` where the kernel keeps no such lists (or ``pid`` is gone): ask psutil then."""
+    out: list[int] = []
+    todo = [pid]
+    for cur in todo:  # (grows while it is walked: breadth first)
+        try:
+            tids = os.listdir(f"/proc/{cur}/task")
+        except OSError:
+            if cur == pid:
+                return None
+            continue  # a descendant that just ended
+        for tid in tids:
+            try:
+                with open(f"/proc/{cur}/task/{tid}/children", "rb") as fh:
+                    kids = fh.read().split()
+            except FileNotFoundError:
+                if cur == pid and not os.path.exists(f"/proc/{cur}/task/{tid}"):
+                    continue  # a thread that just ended
+                if cur == pid:
+                    return None  # no CONFIG_PROC_CHILDREN
+                continue
+            except OSError:
+                continue
+            for kid in kids:
+                child = int(kid)
+                if child not in out:
+                    out.append(child)
+                    todo.append(child)
+    return out
+
+
 def decode_wait_status(status: int) -> tuple[int | None, int | None]:
     """A ``waitpid`` status → ``(exit_code, signal)``; the shell's 128+N for a signal death."""
     if os.WIFSIGNALED(status):
@@ -219,7 +251,7 @@ class ProcessWatcher:
         pids = [proc.pid]
         kids: dict[int, psutil.Process] = {}
         with contextlib.suppress(psutil.Error):
-            for child in proc.children(recursive=True):
+            for child in self._descendants(proc):
                 # keep the same Process object per pid: cpu_percent needs its previous reading
                 kid = self._children.get(child.pid, child)
                 try:
@@ -235,6 +267,23 @@ class ProcessWatcher:
         self._children = kids
         return ProcessSample(self._clock(), proc.pid, status, name, rss, round(cpu, 1), started,
                              len(pids), read_bytes=read, pids=tuple(pids))
+
+    def _descendants(self, proc: psutil.Process) -> list[psutil.Process]:
+        """The process's descendants: from the kernel's ``children`` lists of the tree's own
+        threads where it has them, else psutil's, which reads every process's ``stat`` on the
+        host (on a busy host the larger part of a sample a second)."""
+        found = descendant_pids(proc.pid)
+        if found is None:
+            return list(proc.children(recursive=True))
+        out: list[psutil.Process] = []
+        for pid in found:
+            known = self._children.get(pid)
+            if known is not None:
+                out.append(known)
+                continue
+            with contextlib.suppress(psutil.Error):
+                out.append(psutil.Process(pid))
+        return out
 
     def _exit_status(self, proc: psutil.Process) -> tuple[int | None, int | None]:
         """``(exit_code, signal)``: exact for our own child, from ``/proc`` for a zombie."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import time
 from collections import deque
@@ -33,10 +34,16 @@ from .files import open_regular, pread_regular
 if TYPE_CHECKING:  # httpx is imported when a URL is polled, not before the first frame
     import httpx
 
-# A followed log is polled at this rate while it grows: the session batches events every
-# 50 ms and the log repaints twice a second, so a faster poll only adds wake-ups (each
-# a read and a trip through the tail's generators)
-DEFAULT_POLL_S = 0.05
+DEFAULT_POLL_S = 0.05  # a missing file, the first seconds of a quiet one, a flood's next read
+# A file that grows steadily is read on a grid of the monotonic clock, a little before each
+# point (the session's batch interval and a thread hop): every read then lands just before one of
+# the dashboard's repaints (ui/frames.py, on the same clock), and a faster poll only added
+# wake-ups, each a read, a batch, a state and a message that no frame showed.
+STREAM_POLL_S = 0.5  # the log's repaint interval (FRAME_INTERVAL)
+STREAM_LEAD_S = 0.07
+# bytes a stream would bring in one grid step at a rate that is a flood (about a thousand lines
+# a second): it is read again after the poll, as fast as before the grid
+BURST_BYTES = 1 << 16
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0
 QUIET_POLL_S = 0.25  # ... and once it has been quiet for QUIET_AFTER_S
@@ -57,10 +64,15 @@ def file_error(path: str, exc: OSError) -> TransportError:
 class LocalTransport:
     """:class:`~eagle_tui.transport.base.Transport` for the machine eagle-tui runs on."""
 
-    def __init__(self, *, poll_interval: float = DEFAULT_POLL_S, chunk_size: int = DEFAULT_CHUNK):
+    def __init__(self, *, poll_interval: float = DEFAULT_POLL_S, chunk_size: int = DEFAULT_CHUNK,
+                 stream_interval: float | None = None):
         if poll_interval <= 0 or chunk_size <= 0:
             raise ValueError("poll_interval and chunk_size must be positive")
         self.poll_interval = poll_interval
+        # a caller that polls faster than the default (a test) reads at that pace throughout
+        self.stream_interval = (stream_interval if stream_interval is not None
+                                else STREAM_POLL_S if poll_interval >= DEFAULT_POLL_S
+                                else poll_interval)
         self.chunk_size = chunk_size
         self._procs: set[asyncio.subprocess.Process] = set()
         # path → identity of the file its last tail read: a tail started again at an offset
@@ -203,6 +215,8 @@ class LocalTransport:
         ident: tuple[int, int] | None = self._seen.get(path) if offset > 0 else None
         restarted = ""
         announced_eof = False
+        burst = 0  # bytes read since the last wait: a flood's reads are chunks and a remainder
+        waited_at = time.monotonic()  # when the last wait began
         quiet_since: float | None = None  # monotonic time of the first poll that found nothing
         try:
             while True:
@@ -210,6 +224,7 @@ class LocalTransport:
                     try:
                         fh = open_regular(path)  # held across yields, closed below
                     except FileNotFoundError:
+                        waited_at = time.monotonic()
                         await asyncio.sleep(self.poll_interval)
                         continue
                     except PermissionError:
@@ -228,6 +243,7 @@ class LocalTransport:
                 if data:
                     quiet_since = None
                     offset += len(data)
+                    burst += len(data)
                     at_eof = len(data) < self.chunk_size
                     yield TailChunk(data, offset, restarted, at_eof)
                     restarted = ""
@@ -238,9 +254,12 @@ class LocalTransport:
                         await asyncio.sleep(0)
                         continue
                     # a short read is the end for now: wait before the next read instead of
-                    # reading again at once for nothing (a followed log is read ~50 times a
-                    # second; the empty read and the stat after it were half the tail's cost)
-                    await asyncio.sleep(self.poll_interval)
+                    # reading again at once for nothing (the empty read and the stat after it
+                    # were half the tail's cost)
+                    now = time.monotonic()
+                    delay = self._stream_delay(burst, now - waited_at, now)
+                    burst, waited_at = 0, now
+                    await asyncio.sleep(delay)
                     continue
                 if restarted or not announced_eof:
                     # the consumer learns it caught up (or that the file restarted) even when
@@ -263,7 +282,7 @@ class LocalTransport:
                     restarted, offset = "truncated", 0
                     fh.seek(0)
                     continue
-                now = time.monotonic()
+                now = waited_at = time.monotonic()
                 if quiet_since is None:
                     quiet_since = now
                 await asyncio.sleep(self._poll_delay(now - quiet_since))
@@ -275,6 +294,19 @@ class LocalTransport:
         if path not in self._seen and len(self._seen) >= 64:
             self._seen.pop(next(iter(self._seen)))
         self._seen[path] = ident
+
+    def _stream_delay(self, read: int, took: float, now: float) -> float:
+        """The wait after a short read: the next point of the stream grid (``STREAM_LEAD_S``
+        before each multiple of ``stream_interval``), never sooner than the poll interval. A
+        flood (``read`` bytes since the last wait began, ``took`` seconds ago, at a rate that
+        fills ``BURST_BYTES`` in a grid step) is read again after the poll interval: a first
+        read that caught only its first writes must not leave it a grid step behind."""
+        rate = read / max(took, self.poll_interval)
+        if rate * self.stream_interval >= BURST_BYTES or self.stream_interval <= self.poll_interval:
+            return self.poll_interval
+        step = self.stream_interval
+        due = math.ceil((now + self.poll_interval + STREAM_LEAD_S) / step) * step - STREAM_LEAD_S
+        return due - now
 
     def _poll_delay(self, quiet_s: float) -> float:
         """The wait before the next poll of a file that has had nothing new for ``quiet_s``."""

@@ -65,3 +65,84 @@ async def test_append_after_a_long_quiet_spell_arrives_within_the_quiet_poll(
     # past QUIET_AFTER_S: the tail now polls every QUIET_POLL_S
     latency = await append_latency(tmp_path, 1.0)
     assert latency < local.QUIET_POLL_S + 0.4
+
+
+def test_a_steady_stream_is_read_on_the_grid_and_a_flood_at_the_poll() -> None:
+    transport = LocalTransport()
+    step, lead = local.STREAM_POLL_S, local.STREAM_LEAD_S
+    for now in (100.0, 100.0 + step / 3, 100.0 + step - lead, 100.0 + step - lead - 0.01):
+        wait = transport._stream_delay(500, step, now)
+        due = now + wait
+        # the next read falls just before a point of the grid, never sooner than the poll
+        assert abs((due + lead) / step - round((due + lead) / step)) < 1e-6
+        assert local.DEFAULT_POLL_S <= wait <= step + local.DEFAULT_POLL_S
+    # a grid step's worth of a flood: read again soon
+    assert transport._stream_delay(local.BURST_BYTES, step, 100.0) == local.DEFAULT_POLL_S
+    # a flood's first writes, caught by a read soon after they began: read again soon too
+    first = local.BURST_BYTES // 2
+    assert transport._stream_delay(first, 0.1, 100.0) == local.DEFAULT_POLL_S
+    assert transport._stream_delay(first, step, 100.0) > local.DEFAULT_POLL_S  # (a steady stream)
+    # a caller polling faster than the default reads at its own pace while streaming too
+    fast = LocalTransport(poll_interval=0.01)
+    assert fast._stream_delay(500, step, 100.0) == 0.01
+
+
+async def test_lines_streaming_in_arrive_in_grid_sized_reads(tmp_path: Path) -> None:
+    """A writer appending every 20 ms: the tail reads about once per grid step, not per line."""
+    path = tmp_path / "server.log"
+    path.write_bytes(b"first\n")
+    transport = LocalTransport()
+    reads: list[bytes] = []
+
+    async def follow() -> None:
+        async for chunk in transport.tail(str(path)):
+            if chunk.data:
+                reads.append(chunk.data)
+
+    task = asyncio.create_task(follow())
+    seconds = 2 * local.STREAM_POLL_S + 0.3
+    with path.open("ab", buffering=0) as fh:
+        for i in range(int(seconds / 0.02)):
+            fh.write(b"line %d\n" % i)
+            await asyncio.sleep(0.02)
+    await asyncio.sleep(local.STREAM_POLL_S + 0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await transport.close()
+    lines = b"".join(reads).splitlines()
+    assert lines[0] == b"first" and lines[-1] == b"line %d" % (int(seconds / 0.02) - 1)
+    assert len(reads) <= seconds / local.STREAM_POLL_S + 3  # was one read per 50 ms poll
+
+
+async def test_a_flood_is_read_at_the_poll_even_when_its_last_read_is_small(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood's bytes arrive as full chunks and a small remainder: the next read still comes
+    after the poll, not at the stream grid (made 1,000 s here, so waiting for it would show)."""
+    monkeypatch.setattr(local, "STREAM_POLL_S", 1000.0)
+    path = tmp_path / "server.log"
+    path.write_bytes(b"")
+    transport = LocalTransport(chunk_size=1 << 15)
+    got: list[bytes] = []
+    flood = b"x" * 99 + b"\n"
+    big = flood * ((local.BURST_BYTES * 3) // len(flood) + 7)  # chunks, then a short remainder
+
+    async def follow() -> None:
+        async for chunk in transport.tail(str(path)):
+            got.append(chunk.data)
+            if chunk.data.endswith(b"last\n"):
+                return
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.2)
+    with path.open("ab") as fh:
+        fh.write(big)
+    while sum(map(len, got)) < len(big):
+        await asyncio.sleep(0.01)
+    written = time.monotonic()
+    with path.open("ab") as fh:
+        fh.write(b"last\n")
+    await asyncio.wait_for(task, 5.0)
+    await transport.close()
+    assert time.monotonic() - written < 1.0

@@ -19,6 +19,7 @@ from eagle_tui.model.events import Event, ProcessExited, ProcessSample
 from eagle_tui.sources.process import (
     ProcessWatcher,
     decode_wait_status,
+    descendant_pids,
     find_listener,
     find_log_holder,
     status_of,
@@ -141,6 +142,37 @@ async def test_tree_rss_and_process_count_include_children() -> None:
             kid.kill()
         parent.kill()
         parent.wait()
+
+
+def test_descendants_from_the_kernels_children_lists_match_psutils(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tree sample's descendants, read from the tree's own ``/proc`` files: the same pids as
+    psutil's scan of every process, parents first; without such files, psutil's answer."""
+    root = subprocess.Popen(["bash", "-c", "sleep 30 & (sleep 30 & wait) & wait"])
+    try:
+        deadline = time.monotonic() + 5
+        expected: list[int] = []
+        while len(expected) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            expected = [c.pid for c in psutil.Process(root.pid).children(recursive=True)]
+        found = descendant_pids(root.pid)
+        assert found is not None and sorted(found) == sorted(expected) and len(found) == 3
+        parents = {pid: psutil.Process(pid).ppid() for pid in found}
+        assert all(parents[p] == root.pid or found.index(parents[p]) < found.index(p)
+                   for p in found)
+        watcher = ProcessWatcher(root.pid)
+        assert sorted(c.pid for c in watcher._descendants(psutil.Process(root.pid))) == sorted(
+            expected)
+        monkeypatch.setattr("eagle_tui.sources.process.descendant_pids", lambda pid: None)
+        assert sorted(c.pid for c in watcher._descendants(psutil.Process(root.pid))) == sorted(
+            expected)
+    finally:
+        for child in psutil.Process(root.pid).children(recursive=True):
+            child.kill()
+        root.kill()
+        root.wait()
+    assert descendant_pids(root.pid) is None  # gone
 
 
 async def test_found_by_listening_port() -> None:

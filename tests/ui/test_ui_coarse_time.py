@@ -7,6 +7,7 @@ nothing on screen repaints nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import select
 
@@ -14,6 +15,7 @@ from eagle_tui.model.events import Phase
 from eagle_tui.model.state import Clock, DashboardState, Startup
 from eagle_tui.ui.driver import _WakingEvent
 from eagle_tui.ui.format import age_step, clock_step, coarse_age, coarse_clock
+from eagle_tui.ui.widgets.startup import Stepper
 from eagle_tui.ui.widgets.status import StatusLine
 
 
@@ -49,6 +51,29 @@ def test_a_status_line_that_reads_the_same_is_not_repainted() -> None:
     line.show(DashboardState(Startup(phase=Phase.LOADING_WEIGHTS),
                              clock=Clock(t_start=0.0, now=3701.0)))
     assert len(calls) == 4  # while it starts, every second
+
+
+def test_a_ready_stepper_is_redrawn_only_when_its_coarse_total_moves() -> None:
+    """Once ready, the stepper's clocks (total, uptime) are coarse: a tick that moves neither
+    rebuilds nothing; while the server starts, every second does."""
+    stepper = Stepper()
+    built: list[float | None] = []
+    stepper.repaint = lambda: built.append(stepper.state_clock.now)  # type: ignore[method-assign]
+
+    states = {p: DashboardState(Startup(phase=p)) for p in (Phase.READY, Phase.LOADING_WEIGHTS)}
+
+    def at(phase: Phase, now: float) -> DashboardState:  # only the clock is a new record
+        return dataclasses.replace(states[phase], clock=Clock(t_start=0.0, now=now))
+
+    stepper.show(at(Phase.READY, 3700.0))
+    stepper.show(at(Phase.READY, 3701.0))  # total "1:01:00" both times
+    stepper.show(at(Phase.READY, 3709.0))
+    assert built == [3700.0]
+    stepper.show(at(Phase.READY, 3720.0))  # "1:02:00"
+    assert built == [3700.0, 3720.0]
+    stepper.show(at(Phase.LOADING_WEIGHTS, 3721.0))
+    stepper.show(at(Phase.LOADING_WEIGHTS, 3722.0))
+    assert built == [3700.0, 3720.0, 3721.0, 3722.0]  # while it starts, every second
 
 
 def test_the_exit_event_wakes_a_select_on_its_pipe() -> None:

@@ -300,15 +300,27 @@ class RootCause(Static, can_focus=True):
         self.action_jump()
 
 
-def _clock_moved(view: RecordView, old: Clock, new: Clock) -> None:
-    """The stepper's times tick by the second: a clock still in the same second draws nothing
-    new, and a clock that moved within it waits for the next record that does."""
-    if _second(old) != _second(new):
+def _clock_moved(view: StartupRecords, old: Clock, new: Clock) -> None:
+    """While the server starts the stepper's times tick by the second: a clock still in the
+    same second draws nothing new. Once it is ready (no crash) every step is done and only the
+    total and the uptime read the clock, both coarse: a tick that moves neither draws nothing."""
+    startup = view.state_startup
+    if startup.ready and startup.crash is None:
+        if _ready_clocks(view, old) != _ready_clocks(view, new):
+            view._mark_stale()
+    elif _second(old) != _second(new):
         view._mark_stale()
 
 
 def _second(clock: Clock) -> int | None:
     return int(clock.now) if clock.now is not None else None
+
+
+def _ready_clocks(view: StartupRecords, clock: Clock) -> tuple[str, str]:
+    """The total and the uptime as a ready server's stepper shows them at ``clock``."""
+    p, now = view.state_live.process, clock.now
+    up = now - p.started if p is not None and p.started is not None and now is not None else None
+    return coarse_clock(clock.elapsed), coarse_clock(up)
 
 
 class StartupRecords(RecordView):

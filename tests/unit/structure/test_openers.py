@@ -29,6 +29,8 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the summary our own child process wrote into a private temp folder",
     ("eagle_tui/sources/process.py", "open(f'/proc/{pid}/stat', 'rb')"):
         "the kernel's process table",
+    ("eagle_tui/sources/process.py", "open(f'/proc/{cur}/task/{tid}/children', 'rb')"):
+        "the kernel's process table (a thread's children)",
     ("eagle_tui/sources/process.py", "open(f'/proc/{pid}/fdinfo/{fd}', encoding='ascii')"):
         "the kernel's process table",
     ("eagle_tui/launch/members.py", "open(f'{root}/{pid}/environ', 'rb')"):
