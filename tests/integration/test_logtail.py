@@ -68,9 +68,14 @@ def append(path: Path, data: bytes) -> None:
 # --------------------------------------------------------------------------- transport.tail
 
 
-async def test_waits_for_a_missing_file_then_follows_appends_fast(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stream", "most", "typical"), [
+    (0.02, 0.5, 0.1),  # a fast stream interval: every append at the next 20 ms poll
+    (None, 0.5 + 0.1 + 0.15, 0.5 + 0.1),  # the default: at the next point of the 0.5 s grid
+])
+async def test_waits_for_a_missing_file_then_follows_appends_fast(
+        tmp_path: Path, stream: float | None, most: float, typical: float) -> None:
     path = tmp_path / "later.log"
-    f = Follower(LocalTransport().tail(str(path)))
+    f = Follower(LocalTransport(stream_interval=stream).tail(str(path)))
     try:
         await asyncio.sleep(0.1)
         assert f.items == []
@@ -82,7 +87,7 @@ async def test_waits_for_a_missing_file_then_follows_appends_fast(tmp_path: Path
             append(path, b"line %d\n" % i)
             await f.wait_for(lambda i=i: data_of(f.items).endswith(b"line %d\n" % i))
             latencies.append(time.monotonic() - t0)
-        assert max(latencies) < 0.5 and sorted(latencies)[2] < 0.1  # poll is 20 ms
+        assert max(latencies) < most and sorted(latencies)[2] < typical
         last = [c for c in f.items if isinstance(c, TailChunk) and c.data][-1]
         assert isinstance(last, TailChunk) and last.offset == path.stat().st_size
         assert last.at_eof is True
