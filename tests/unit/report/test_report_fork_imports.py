@@ -5,11 +5,8 @@ or the reducer (those follow the fork, in the parent only)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
-from tests.support.paths import REPO
+from tests.support.probe import run_probe
 
 PROBE = """
 import json, sys
@@ -28,11 +25,7 @@ FOLD = ("eagle_tui.report.builder", "eagle_tui.model.ingest.parser", "eagle_tui.
 
 
 def test_the_workers_fork_before_the_folds_imports() -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                          cwd=REPO, env=env, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
-    loaded = json.loads(proc.stdout)
+    loaded = json.loads(run_probe(PROBE))
     assert [m for m in FOLD if m in loaded["before"]] == []
     # the package's names still load on first use
     assert {"eagle_tui.report.builder", "eagle_tui.report.output"} <= set(loaded["after"])

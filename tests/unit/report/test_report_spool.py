@@ -6,14 +6,13 @@ from __future__ import annotations
 import io
 import random
 import statistics
-import subprocess
-import sys
 from array import array
 from collections import Counter
 
 import pytest
 
 from eagle_tui.report.spool import NumberSpool
+from tests.support.probe import run_probe
 
 
 def tokens(n: int, seed: int) -> list[bytes]:
@@ -61,6 +60,4 @@ def test_a_small_report_does_not_import_tempfile() -> None:
              "r = build_report(io.BytesIO(b'[2025-11-20 10:15:02] Decode batch, accept len: "
              "2.5, gen throughput (token/s): 10.0\\n'), 'x')\n"
              "dump(r, io.BytesIO()); close(r)\nprint('tempfile' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         check=True, timeout=60).stdout
-    assert out.strip() == "False"
+    assert run_probe(probe).strip() == "False"

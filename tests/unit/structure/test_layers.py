@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import REPO
+from tests.support.probe import run_probe
 
 ROOT = REPO
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -108,11 +109,7 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def test_importing_the_core_loads_neither_textual_nor_paramiko() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
-    loaded = json.loads(proc.stdout)
+    loaded = json.loads(run_probe(PROBE))
     assert "eagle_tui.transport.ssh.transport" in loaded and "eagle_tui.sources.logtail" in loaded
     assert [m for m in loaded if m.split(".")[0] in ("textual", "paramiko")] == []
     assert not [m for m in loaded if m.startswith(("eagle_tui.ui", "eagle_tui.commands"))]

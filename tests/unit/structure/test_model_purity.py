@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 
 from tests.support.paths import REPO
+from tests.support.probe import run_probe
 
 ROOT = REPO
 
@@ -23,11 +22,7 @@ print(json.dumps({"submodules": names, "loaded": sorted(sys.modules)}))
 
 def test_model_imports_nothing_outside_the_standard_library() -> None:
     # -S: no site-packages at all, so a stray third-party import fails loudly too
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-S", "-c", PROBE], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)
+    result = json.loads(run_probe(PROBE, "-S"))
     assert {"eagle_tui.model.ingest.parser", "eagle_tui.model.ingest.crash",
             "eagle_tui.model.views.alerts",
             "eagle_tui.model.ingest.normalize",
