@@ -28,6 +28,7 @@ class LineDiffWidget(Widget):
         self._lines: list[Content] = []
         self._width = 0  # content width the lines were built for (0: not laid out yet)
         self._changed: dict[int, Content] = {}  # rows marked dirty since the last render
+        self._built: Content | None = None  # what ``build`` gave for the rows on screen
 
     @abstractmethod
     def build(self, width: int) -> Content:
@@ -37,10 +38,11 @@ class LineDiffWidget(Widget):
         cannot be combined with ``ABCMeta``, so the check is static).
         """
 
-    def _split(self, width: int) -> list[Content]:
+    def _split(self, width: int, built: Content | None = None) -> list[Content]:
         """The rows: a line wider than ``width`` is wrapped here, at word breaks, so each entry
         is one row on screen (Textual's own wrap would shift the rows under the diff)."""
-        lines = self.build(width).split("\n", allow_blank=True)
+        self._built = self.build(width) if built is None else built
+        lines = self._built.split("\n", allow_blank=True)
         if not width or all(line.cell_length <= width for line in lines):
             return lines
         return [row for line in lines
@@ -54,7 +56,10 @@ class LineDiffWidget(Widget):
             self._changed = {}
             self.refresh()
             return
-        lines = self._split(width)
+        built = self.build(width)
+        if self._built is not None and built.is_same(self._built):
+            return  # (a tick that changed nothing this pane shows: no split, no diff)
+        lines = self._split(width, built)
         if len(lines) != len(self._lines):
             self._lines = lines
             self.refresh()

@@ -353,10 +353,10 @@ class Stepper(StartupRecords, LineDiffWidget):
     def repaint(self) -> None:
         self.update_lines()
 
-    def _split(self, width: int) -> list[Content]:
+    def _split(self, width: int, built: Content | None = None) -> list[Content]:
         """The rows; the height follows them when a wrapped verdict needs more (a layout pass
         only then: the clock's repaints keep the fixed height)."""
-        lines = super()._split(width)
+        lines = super()._split(width, built)
         rows = max(STEPPER_LINES, len(lines))
         if rows != self._rows:
             self._rows = rows
