@@ -32,6 +32,17 @@ class Source(Protocol):
         ...
 
 
+class _Polls(Protocol):
+    max_polls: int | None
+    polls: int
+
+
+def under_limit(source: _Polls) -> Callable[[], bool]:
+    """``paced``'s ``more`` for a source that counts its polls up to ``max_polls`` (``None``:
+    no limit); the count is the source's own, so a restarted ``events()`` goes on from it."""
+    return lambda: source.max_polls is None or source.polls < source.max_polls
+
+
 async def paced(interval: float | Callable[[], float], more: Callable[[], bool] = lambda: True,
                 count: int | None = None) -> AsyncIterator[None]:
     """One step of a poll loop per iteration while ``more()`` (and at most ``count`` steps):
@@ -49,4 +60,4 @@ async def paced(interval: float | Callable[[], float], more: Callable[[], bool] 
         await asyncio.sleep(max(0.0, every - (loop.time() - started)))
 
 
-__all__ = ["Source", "paced"]
+__all__ = ["Source", "paced", "under_limit"]

@@ -20,7 +20,7 @@ import httpx
 
 from eagle_tui.model.engines.readiness import ReadinessChoice
 from eagle_tui.model.events import Event, HealthSample, HealthState
-from eagle_tui.sources.base import paced
+from eagle_tui.sources.base import paced, under_limit
 from eagle_tui.sources.hold import HoldWatch
 from eagle_tui.sources.http_budget import (
     HEALTH_MAX_BYTES,
@@ -228,7 +228,7 @@ class HealthPoller:
             self.base_url = await self._discover()
         self._every = self.interval
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            async for _ in paced(lambda: self._every, self._more):
+            async for _ in paced(lambda: self._every, under_limit(self)):
                 sample = await self._ask(client)
                 if sample.state == "timeout" and sample.status_code is None and (
                         down := _link_down(self.transport)):
@@ -240,9 +240,6 @@ class HealthPoller:
                     for held in await self.hold.ask(client, sample):
                         yield held
                 self._every = self.ready_interval if sample.state == "ready" else self.interval
-
-    def _more(self) -> bool:
-        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = ["HealthPoller", "classify", "listening_urls", "probe"]

@@ -20,7 +20,7 @@ from eagle_tui.model.bench.windows import own_path
 from eagle_tui.model.boundary.loaders import LoadError
 from eagle_tui.model.engines import profile_of, profiles
 from eagle_tui.model.events import Event, RankLoads
-from eagle_tui.sources.base import paced
+from eagle_tui.sources.base import paced, under_limit
 from eagle_tui.sources.http_budget import (
     INFO_MAX_BYTES,
     BodyTooLarge,
@@ -111,16 +111,13 @@ class LoadsSource:
 
     async def events(self) -> AsyncIterator[Event]:
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            async for _ in paced(self.interval, self._more):
+            async for _ in paced(self.interval, under_limit(self)):
                 self.polls += 1
                 got = await self.fetch(client)
                 if got is not None and (self._last is None or (got.accept, got.running) != (
                         self._last.accept, self._last.running)):
                     self._last = got
                     yield got
-
-    def _more(self) -> bool:
-        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = ["LoadsSource", "load_paths"]

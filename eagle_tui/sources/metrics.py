@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from eagle_tui.model.engines import UNKNOWN, EngineProfile, profile_of, profiles
 from eagle_tui.model.engines.facets.metrics import Scrape
 from eagle_tui.model.events import Engine, Event, MetricsSample
-from eagle_tui.sources.base import paced
+from eagle_tui.sources.base import paced, under_limit
 from eagle_tui.sources.exposition import (
     base_name,
     filter_exposition,
@@ -346,14 +346,11 @@ class MetricsScraper:
 
     async def events(self) -> AsyncIterator[Event]:
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            async for _ in paced(self.interval, self._more):
+            async for _ in paced(self.interval, under_limit(self)):
                 self.polls += 1
                 text = await self._scrape(client)
                 if text is not None:
                     yield self.sample(text, self._clock())
-
-    def _more(self) -> bool:
-        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = [

@@ -65,6 +65,7 @@ def descendant_pids(pid: int) -> list[int] | None:
     """Pids of ``pid``'s descendants, parents first, from ``/proc/PID/task/TID/children``;
     ``None`` where the kernel keeps no such lists (or ``pid`` is gone): ask psutil then."""
     out: list[int] = []
+    seen = {pid}
     todo = [pid]
     for cur in todo:  # (grows while it is walked: breadth first)
         try:
@@ -78,16 +79,14 @@ def descendant_pids(pid: int) -> list[int] | None:
                 with open(f"/proc/{cur}/task/{tid}/children", "rb") as fh:
                     kids = fh.read().split()
             except FileNotFoundError:
-                if cur == pid and not os.path.exists(f"/proc/{cur}/task/{tid}"):
-                    continue  # a thread that just ended
-                if cur == pid:
-                    return None  # no CONFIG_PROC_CHILDREN
-                continue
+                if cur == pid and os.path.exists(f"/proc/{cur}/task/{tid}"):
+                    return None  # a live thread without the list: no CONFIG_PROC_CHILDREN
+                continue  # a thread or a descendant that just ended
             except OSError:
                 continue
-            for kid in kids:
-                child = int(kid)
-                if child not in out:
+            for child in map(int, kids):
+                if child not in seen:
+                    seen.add(child)
                     out.append(child)
                     todo.append(child)
     return out

@@ -22,7 +22,7 @@ import httpx
 
 from eagle_tui.model.events import Event, HealthSample
 from eagle_tui.model.fleet.queries import stored_names
-from eagle_tui.sources.base import paced
+from eagle_tui.sources.base import paced, under_limit
 from eagle_tui.sources.exposition import MAX_VALUE
 from eagle_tui.sources.metrics import (
     DEFAULT_WINDOW_S,
@@ -183,14 +183,11 @@ class PromMetricsSource:
     async def events(self) -> AsyncIterator[Event | list[Event]]:
         async with httpx.AsyncClient(base_url=self.base_url, timeout=self.deadline_s,
                                      trust_env=False, transport=self.http_transport) as client:
-            async for _ in paced(self.interval, self._more):
+            async for _ in paced(self.interval, under_limit(self)):
                 self.polls += 1
                 found = self.take(await self.read(client))
                 if found:
                     yield found
-
-    def _more(self) -> bool:
-        return self.max_polls is None or self.polls < self.max_polls
 
 
 __all__ = ["SOURCE", "PromMetricsSource", "Reading", "events_of", "exposed_names",
