@@ -35,6 +35,7 @@ from eagle_tui.model.events.codec import dumps, header_line
 from eagle_tui.model.fold.prefix import Kept
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.ticks import tick_delay
 from eagle_tui.sources.base import Source
 
 if TYPE_CHECKING:
@@ -101,6 +102,7 @@ class Session:
         max_queue: int = 50_000,
         clock: Callable[[], float] = time.time,
         summarizer: Summarizer | None = None,
+        quiet_tick: float | None = None,
     ) -> None:
         if batch_interval < 0:
             raise ValueError("batch_interval must be >= 0")
@@ -113,6 +115,10 @@ class Session:
         self.record_path = record
         self.batch_interval = batch_interval
         self.tick_interval = tick_interval
+        # ticks slow to this grid at a quiet, ready server (``views/ticks``); None: never
+        self.quiet_tick = quiet_tick
+        self._last_event = 0.0  # when an event other than a tick came (set as the ticks begin)
+        self._events_came: asyncio.Event | None = None
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self._max_queue = max_queue
@@ -291,9 +297,22 @@ class Session:
 
     async def _ticker(self) -> None:
         assert self.tick_interval is not None
+        came = asyncio.Event()
+        if self.quiet_tick is not None:
+            self._events_came, self._last_event = came, self._clock()
         while True:
             await self._put(Tick(self._clock()))
-            await asyncio.sleep(self.tick_interval)
+            if self.quiet_tick is None:
+                await asyncio.sleep(self.tick_interval)
+                continue
+            delay = tick_delay(self._state, self._clock(), self._last_event, self.tick_interval,
+                               self.quiet_tick)
+            if delay <= self.tick_interval:
+                await asyncio.sleep(delay)
+                continue
+            came.clear()  # a quiet wait ends at the next event: the 1 s ticks are back at once
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(came.wait(), delay)
 
     def _drain(self, first: Event | list[Event] | _Wake | None) -> list[Event]:
         assert self._queue is not None
@@ -352,6 +371,9 @@ class Session:
             self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
             self._record_file.flush()
         self._state = reduce(self._state, events)
+        if self._events_came is not None and any(type(ev) is not Tick for ev in events):
+            self._last_event = self._clock()
+            self._events_came.set()
         self.events_seen += len(events)
         self.batches += 1
         if self._kept is not None and (opened := self._kept.add(events)) is not None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from eagle_tui.assembly.spec import DashboardSpec, is_local_host, url_port
 from eagle_tui.model.bench.windows import own_path
 from eagle_tui.model.events import Baseline, SpecConfig
+from eagle_tui.model.views.ticks import QUIET_TICK_S
 
 if TYPE_CHECKING:  # sources are imported by build_sources, for the sources asked for
     from collections.abc import AsyncIterator
@@ -207,7 +208,7 @@ def build_session(
     sources = build_sources(spec, tr, current_spec, other_hosts=others, ready_provider=ready,
                             engine_provider=engine)
     session = Session(sources, record=spec.record, batch_interval=batch_interval,
-                      summarizer=summarizer(tr) if spec.log else None)
+                      summarizer=summarizer(tr) if spec.log else None, quiet_tick=QUIET_TICK_S)
     holder.append(session)
     if spec.baseline:
         session.post(Baseline(spec.baseline, "user"))

@@ -43,6 +43,7 @@ class HistoryRecorder:
         self._key: tuple[Any, ...] | None = None
         self._last = -1e18
         self._broken = False
+        self._written: tuple[str, dict[str, Any]] | None = None
         self.writes = 0
 
     def on_batch(self, state: DashboardState, _events: Sequence[Event] = ()) -> None:
@@ -74,12 +75,16 @@ class HistoryRecorder:
             fields.pop("phases", None)
         if fields.get("ended") is None:
             fields.pop("ended", None)
+        written = (run_state, fields)
+        if final is None and written == self._written:
+            return  # (a quiet server: its row already says all of this)
         try:
             # a run stopped (``stop``, ``K``, a relaunch) or ended stays so: only a final
             # write (the one that stopped it) may change that
             self.store.update(self.run_id, state=run_state,
                               unless_state=None if final else "final", **fields)
             self.writes += 1
+            self._written = written
         except HistoryError as exc:
             self._broken = True
             warn(inert_lines(f"eagle-tui: run history not updated any more: {exc}"), self._err)

@@ -71,6 +71,10 @@ def parse_draft_config(path: str, data: object) -> DraftConfig:
     )
 
 
+SETTLED_POLLS = 60  # polls with the same wanted path before the poll slows down
+SETTLED_POLL_S = 5.0
+
+
 class DraftConfigSource:
     """Source of one ``DraftConfig`` per distinct draft path.
 
@@ -137,15 +141,20 @@ class DraftConfigSource:
         raise DraftConfigError(f"draft config.json for {path!r} not found ({'; '.join(tried)})")
 
     async def events(self) -> AsyncIterator[Event]:
+        same = 0  # polls since the wanted path last changed
         while True:
             wanted = self._wanted()
             if wanted is not None and wanted != self.loaded:
                 cfg = await self.load(wanted)
                 self.loaded = wanted
+                same = 0
                 yield cfg
             if self.fixed_path and self.loaded == self.fixed_path:
                 return  # a fixed path is read once
-            await asyncio.sleep(self.poll_interval)
+            same += 1
+            # the spec comes with the server's first lines; a relaunch's new draft can wait
+            await asyncio.sleep(self.poll_interval if same < SETTLED_POLLS
+                                else max(self.poll_interval, SETTLED_POLL_S))
 
 
 __all__ = ["DraftConfigError", "DraftConfigSource", "parse_draft_config"]

@@ -46,7 +46,8 @@ STREAM_LEAD_S = 0.07
 BURST_BYTES = 1 << 16
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0
-QUIET_POLL_S = 0.25  # ... and once it has been quiet for QUIET_AFTER_S
+# ... and once it has been quiet for QUIET_AFTER_S, on the stream grid: a line read between two
+# of the log's repaints waited for the next one anyway
 QUIET_AFTER_S = 10.0
 DEFAULT_CHUNK = 1 << 20
 _STDERR_KEEP = 20  # lines of a streamed command's stderr kept for its error message
@@ -285,7 +286,7 @@ class LocalTransport:
                 now = waited_at = time.monotonic()
                 if quiet_since is None:
                     quiet_since = now
-                await asyncio.sleep(self._poll_delay(now - quiet_since))
+                await asyncio.sleep(self._poll_delay(now - quiet_since, now))
         finally:
             if fh is not None:
                 fh.close()
@@ -304,14 +305,18 @@ class LocalTransport:
         rate = read / max(took, self.poll_interval)
         if rate * self.stream_interval >= BURST_BYTES or self.stream_interval <= self.poll_interval:
             return self.poll_interval
+        return self._grid_delay(now)
+
+    def _grid_delay(self, now: float) -> float:
+        """The wait until the next point of the stream grid at least a poll interval away."""
         step = self.stream_interval
         due = math.ceil((now + self.poll_interval + STREAM_LEAD_S) / step) * step - STREAM_LEAD_S
         return due - now
 
-    def _poll_delay(self, quiet_s: float) -> float:
+    def _poll_delay(self, quiet_s: float, now: float) -> float:
         """The wait before the next poll of a file that has had nothing new for ``quiet_s``."""
-        if quiet_s >= QUIET_AFTER_S:
-            return max(QUIET_POLL_S, self.poll_interval)
+        if quiet_s >= QUIET_AFTER_S and self.stream_interval > self.poll_interval:
+            return self._grid_delay(now)
         if quiet_s >= IDLE_AFTER_S:
             return max(IDLE_POLL_S, self.poll_interval)
         return self.poll_interval

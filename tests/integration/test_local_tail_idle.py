@@ -49,22 +49,26 @@ async def test_append_after_idle_arrives_within_the_idle_poll(
 
 def test_poll_slows_down_in_two_steps_and_never_below_the_configured_interval() -> None:
     transport = LocalTransport()
-    assert transport._poll_delay(0.0) == local.DEFAULT_POLL_S
-    assert transport._poll_delay(local.IDLE_AFTER_S) == local.IDLE_POLL_S
-    assert transport._poll_delay(local.QUIET_AFTER_S + 1) == local.QUIET_POLL_S
-    assert local.QUIET_POLL_S < 0.5  # the first line after a quiet spell stays well under 1 s
+    assert transport._poll_delay(0.0, 100.0) == local.DEFAULT_POLL_S
+    assert transport._poll_delay(local.IDLE_AFTER_S, 100.0) == local.IDLE_POLL_S
+    step, lead = local.STREAM_POLL_S, local.STREAM_LEAD_S
+    for now in (100.0, 100.1, 100.0 + step - lead, 100.37):
+        # quiet: the next poll falls on the stream grid (just before one of the log's repaints)
+        due = now + transport._poll_delay(local.QUIET_AFTER_S + 1, now)
+        assert abs((due + lead) / step - round((due + lead) / step)) < 1e-6
+        assert due - now <= step + local.DEFAULT_POLL_S
     slow = LocalTransport(poll_interval=0.5)
-    assert slow._poll_delay(local.QUIET_AFTER_S + 1) == 0.5
+    assert slow._poll_delay(local.QUIET_AFTER_S + 1, 100.0) == 0.5
 
 
-async def test_append_after_a_long_quiet_spell_arrives_within_the_quiet_poll(
+async def test_append_after_a_long_quiet_spell_arrives_by_the_next_repaint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(local, "IDLE_AFTER_S", 0.1)
     monkeypatch.setattr(local, "QUIET_AFTER_S", 0.3)
-    # past QUIET_AFTER_S: the tail now polls every QUIET_POLL_S
+    # past QUIET_AFTER_S: the tail now polls on the stream grid
     latency = await append_latency(tmp_path, 1.0)
-    assert latency < local.QUIET_POLL_S + 0.4
+    assert latency < local.STREAM_POLL_S + local.DEFAULT_POLL_S + 0.4
 
 
 def test_a_steady_stream_is_read_on_the_grid_and_a_flood_at_the_poll() -> None:

@@ -1,0 +1,37 @@
+"""How soon the session's clock must tick again: every second while anything may move, slower
+once a ready (or halted) server has been quiet for a while.
+
+A tick moves only the clock, and at a quiet server every view that reads the clock shows it
+coarsely by then (``ui/format.py``: steps of 5 s and more past the first minute), yet each tick
+cost a state, a message to the dashboard and a pass over its panes. After ``QUIET_AFTER_S``
+without any other event, longer than every liveness threshold that a tick can cross (10-15 s,
+``views/liveness``), the ticks fall on a ``quiet`` grid of the session's clock (from its start,
+so an uptime's 5 s steps still change on time); any other event brings the 1 s ticks back.
+A server that is still starting keeps them: its steps' times move by the second.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from eagle_tui.model.state import DashboardState
+
+QUIET_AFTER_S = 30.0
+QUIET_TICK_S = 5.0
+MIN_WAIT_S = 0.05  # a grid point this close is the one just ticked: the next one is due
+
+
+def tick_delay(state: DashboardState, now: float, last_event: float, interval: float,
+               quiet: float = QUIET_TICK_S) -> float:
+    """Seconds from ``now`` to the next tick; ``last_event``: when the last event other than a
+    tick came (the session's clock)."""
+    startup = state.startup
+    if now - last_event < QUIET_AFTER_S or not (startup.ready or startup.halted):
+        return interval
+    start = state.clock.t_start if state.clock.t_start is not None else now
+    left = quiet - (now - start) % quiet
+    return left if left >= MIN_WAIT_S else left + quiet
+
+
+__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "tick_delay"]

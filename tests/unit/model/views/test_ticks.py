@@ -1,0 +1,65 @@
+"""The session's tick pacing: one a second until a ready or halted server has been quiet."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from eagle_tui.model.events import CrashEvent, Phase, PhaseEvent, Tick
+from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state.run import Clock, Startup
+from eagle_tui.model.views import ticks
+from eagle_tui.model.views.ticks import QUIET_AFTER_S, QUIET_TICK_S, tick_delay
+from eagle_tui.session import Session
+from eagle_tui.sources.scripted import ScriptedSource
+
+START = 1000.0
+READY = DashboardState(startup=Startup(phase=Phase.SERVING), clock=Clock(START, START))
+
+
+def test_a_recent_event_or_a_starting_server_keeps_the_second() -> None:
+    quiet = START + 10 * QUIET_AFTER_S
+    assert tick_delay(READY, quiet, quiet - QUIET_AFTER_S / 2, 1.0) == 1.0
+    starting = DashboardState(startup=Startup(phase=Phase.CUDA_GRAPH), clock=Clock(START, START))
+    assert tick_delay(starting, quiet, START, 1.0) == 1.0  # its steps' times move by the second
+
+
+@pytest.mark.parametrize("offset", [0.0, 0.01, 1.3, 2.5, 4.99, 7.0, 123.456])
+def test_a_quiet_ready_server_ticks_on_the_grid_of_its_clock(offset: float) -> None:
+    now = START + 100 * QUIET_TICK_S + offset
+    due = now + tick_delay(READY, now, START, 1.0)
+    steps = (due - START) / QUIET_TICK_S
+    assert abs(steps - round(steps)) < 1e-9  # an uptime's 5 s steps change on time
+    assert ticks.MIN_WAIT_S <= due - now <= QUIET_TICK_S + ticks.MIN_WAIT_S
+
+
+def test_a_halted_server_goes_quiet_too() -> None:
+    crash = CrashEvent("oom", 12, "CUDA out of memory", "lower --mem-fraction-static")
+    halted = DashboardState(startup=Startup(phase=Phase.KV_CACHE, crash=crash),
+                            clock=Clock(START, START))
+    now = START + 2 * QUIET_AFTER_S
+    assert tick_delay(halted, now, START, 1.0) > 1.0
+
+
+async def test_the_session_slows_its_ticks_when_quiet_and_resumes_at_an_event(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ticks, "QUIET_AFTER_S", 0.15)
+    session = Session([ScriptedSource([], hold=True)], tick_interval=0.02, batch_interval=0.0,
+                      initial=READY, clock=time.monotonic, quiet_tick=0.5)
+    came: list[float] = []
+    session.subscribe(lambda _s, evs: came.extend(time.monotonic() for e in evs
+                                                  if type(e) is Tick))
+    runner = asyncio.create_task(session.run())
+    await asyncio.sleep(1.2)
+    quiet = len(came)
+    assert quiet < 20  # ~8 in the first 0.15 s, then one each 0.5 s (60 at the second's pace)
+    posted = time.monotonic()
+    session.post(PhaseEvent(Phase.SERVING, 99))
+    await asyncio.sleep(0.3)
+    session.stop()
+    await asyncio.wait_for(runner, 2.0)
+    later = [t - posted for t in came[quiet:]]
+    assert later and later[0] < 0.1  # the event ended the quiet wait
+    assert len(later) >= 5  # and the ticks came every 0.02 s again
