@@ -104,11 +104,14 @@ FINAL_LINE = (f"[2025-11-20 11:00:00 TP0] Decode batch, #running-req: 9, #token:
 
 def writer_main(path: Path, rate: float, seconds: float, end: bytes | None = None) -> None:
     """Append ``rate`` lines/s for ``seconds`` (10 ms slices), then the final marker line
-    (``end``; ``FINAL_LINE`` by default), and print how many lines were written."""
+    (``end``; ``FINAL_LINE`` by default). Prints when it began (``time.monotonic()``, the
+    system's clock: the lag is counted from there, not from the ``Popen``, which precedes the
+    writer's interpreter start by a tenth of a second or more) and how many lines it wrote."""
     pool = line_pool()
     n = 0
     tick = 0.01
     start = time.monotonic()
+    print(f"{start!r}", flush=True)
     with path.open("ab", buffering=0) as fh:
         while (elapsed := time.monotonic() - start) < seconds:
             due = int(elapsed * rate) - n
@@ -277,7 +280,8 @@ def flood(c: Contender, work: Path, rate: float, seconds: float) -> dict[str, fl
         cpu0 = p.cpu_seconds()
         writer = subprocess.Popen([sys.executable, __file__, "--writer", str(log), str(rate),
                                    str(seconds)], stdout=subprocess.PIPE, text=True)
-        t0 = time.monotonic()
+        assert writer.stdout is not None
+        t0 = float(writer.stdout.readline())  # when the first lines went out
         latencies: list[float] = []
         lags: list[float] = []
         misses = 0

@@ -18,6 +18,12 @@ import math
 # (docs/performance.md). Two a second still reads as a live tail; keys, scrolling, a crash, a
 # new phase and a GPU memory step repaint at once, whatever these say.
 FRAME_INTERVAL = 0.5  # s between repaints caused by streaming lines (keys repaint at once)
+# A flood (a batch of FLOOD_ROWS new rows or more, i.e. thousands of lines a second) is a
+# moment to watch, not a steady tail: its repaints come this often, so the screen stays within a
+# few tenths of a second of the log; it ends FLOOD_HOLD_S after its last big batch.
+FLOOD_FRAME_INTERVAL = 0.25
+FLOOD_ROWS = 200
+FLOOD_HOLD_S = 1.0
 PANE_INTERVAL = 1.0  # s between pane redraws while only numbers change (a multiple of the above)
 
 
@@ -36,4 +42,5 @@ def frame_delay(now: float, last: float, interval: float) -> float:
     return max(0.0, due - now)
 
 
-__all__ = ["FRAME_INTERVAL", "PANE_INTERVAL", "frame_delay"]
+__all__ = ["FLOOD_FRAME_INTERVAL", "FLOOD_HOLD_S", "FLOOD_ROWS", "FRAME_INTERVAL", "PANE_INTERVAL",
+           "frame_delay"]

@@ -21,7 +21,13 @@ from textual.scroll_view import ScrollView
 from textual.timer import Timer
 from textual.widget import Widget
 
-from eagle_tui.ui.frames import FRAME_INTERVAL, frame_delay
+from eagle_tui.ui.frames import (
+    FLOOD_FRAME_INTERVAL,
+    FLOOD_HOLD_S,
+    FLOOD_ROWS,
+    FRAME_INTERVAL,
+    frame_delay,
+)
 from eagle_tui.ui.textual_private import scroll_update
 from eagle_tui.ui.widgets.scrollbars import sync_scrollbars
 
@@ -46,6 +52,8 @@ class Scroller:
         self.frame_interval = frame_interval
         self.last_paint = 0.0
         self.paint_timer: Timer | None = None
+        self.paint_due = 0.0  # when the scheduled repaint fires (monotonic)
+        self.flood_until = 0.0  # repaints at the flood's pace until then (monotonic)
         # runs first in every repaint (the app hands over the batches it held back for it);
         # what it appends is painted by the repaint under way, not by another one
         self.before_paint: Callable[[], None] | None = None
@@ -78,12 +86,18 @@ class Scroller:
     def paint_soon(self) -> bool:
         """Whether a throttled repaint is due, scheduling one on the frame grid when the last
         was too recent; False: a repaint now would not wait."""
+        now = time.monotonic()
+        interval = FLOOD_FRAME_INTERVAL if now < self.flood_until else self.frame_interval
+        wait = frame_delay(now, self.last_paint, interval)
         if self.paint_timer is not None:
-            return True  # already due: a late timer must not turn into a second, off-grid one
-        wait = frame_delay(time.monotonic(), self.last_paint, self.frame_interval)
+            if self.paint_due <= now + wait + interval / 4:
+                return True  # already due: a late timer must not turn into a second, off-grid one
+            self.paint_timer.stop()  # a flood began: its first repaint comes at its pace
+            self.paint_timer = None
         if wait <= 0 or not self.view.is_mounted:
             return False
         self.paint_timer = self.view.set_timer(wait, self.paint)
+        self.paint_due = now + wait
         return True
 
     def paint(self) -> None:
@@ -147,6 +161,8 @@ class Scroller:
     def appended(self, added_rows: int, shift: int, resize: Callable[[], None]) -> None:
         """Rows were appended (``shift``: rows added above the view's top, negative when pruned):
         ``resize`` sets the new virtual size; follow the end, else stay put and count them."""
+        if added_rows >= FLOOD_ROWS:
+            self.flood_until = time.monotonic() + FLOOD_HOLD_S
         self.quiet = True  # the scroll below repaints through request_paint, throttled
         try:
             resize()
