@@ -37,6 +37,10 @@ DEFAULT_SAMPLE_S = 1.0
 # log whose writer is gone or elsewhere would pay it every second for as long as it is watched.
 FIND_FAST_FOR_S = 5.0
 FIND_SLOW_S = 5.0
+# ... and, while the log stays as it was, every FIND_UNCHANGED_S: a new server writes its first
+# lines to the log, so an unchanged log has no new writer to find (each scan reads every
+# process's descriptors)
+FIND_UNCHANGED_S = 60.0
 RESTART_SLACK_S = 5.0
 
 _STATUS: dict[str, ProcessStatus] = STATUS_BY_PSUTIL_NAME  # (process_rules: the shared states)
@@ -310,6 +314,16 @@ class ProcessWatcher:
         except psutil.Error:
             return False
 
+    def _log_signature(self) -> tuple[int, int, int] | None:
+        """The log's inode, size and modification time (None: no log, or none to read)."""
+        if self.log_path is None:
+            return None
+        try:
+            st = os.stat(self.log_path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
     def _successor(self) -> int | None:
         """The next server after an exit: found like the first, and started after it ended."""
         pid = self.find()
@@ -335,11 +349,16 @@ class ProcessWatcher:
         loop = asyncio.get_running_loop()
         searching_since = loop.time()
         while self.pid is None:
+            scanned, seen = loop.time(), self._log_signature()
             self.pid = await asyncio.to_thread(self._successor)
             if self.pid is None:
                 slow = loop.time() - searching_since > FIND_FAST_FOR_S
                 await asyncio.sleep(max(self.find_interval, FIND_SLOW_S) if slow
                                     else self.find_interval)
+                # slow, only a log that moved is scanned again (a new writer writes to it)
+                while (slow and self.port is None and self._log_signature() == seen
+                       and loop.time() - scanned < FIND_UNCHANGED_S):
+                    await asyncio.sleep(max(self.find_interval, FIND_SLOW_S))
         try:
             proc = psutil.Process(self.pid)
         except psutil.NoSuchProcess:

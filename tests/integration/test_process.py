@@ -4,6 +4,7 @@ port and by log file, and the tree's RSS."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -222,6 +223,38 @@ async def test_found_as_the_writer_of_the_log(tmp_path: Path) -> None:
         reader.kill()
         reader.wait()
         server.wait()
+
+
+async def test_a_slow_search_scans_again_only_when_the_log_moved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from eagle_tui.sources import process
+
+    monkeypatch.setattr(process, "FIND_FAST_FOR_S", 0.0)
+    monkeypatch.setattr(process, "FIND_SLOW_S", 0.02)
+    monkeypatch.setattr(process, "FIND_UNCHANGED_S", 0.6)
+    log = tmp_path / "server.log"
+    log.write_text("x\n")
+    watcher = ProcessWatcher(log_path=str(log), find_interval=0.02)
+    scans: list[float] = []
+
+    def find() -> None:
+        scans.append(time.monotonic())
+
+    watcher.find = find  # type: ignore[method-assign]
+    task = asyncio.create_task(collect(watcher, 5.0))
+    await asyncio.sleep(0.3)
+    assert len(scans) <= 2  # the log stayed as it was: no scan every 0.02 s
+    with log.open("a") as fh:
+        fh.write("a new server's first line\n")
+    grew = time.monotonic()
+    await asyncio.sleep(0.15)
+    assert any(t > grew for t in scans)  # it moved: scanned at the next slow turn
+    before = len(scans)
+    await asyncio.sleep(0.8)
+    assert len(scans) == before + 1  # unchanged again: one scan after FIND_UNCHANGED_S
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def test_no_writer_is_none(tmp_path: Path) -> None:
