@@ -47,8 +47,11 @@ BURST_BYTES = 1 << 16
 IDLE_POLL_S = 0.1  # poll interval once the file has been quiet for IDLE_AFTER_S
 IDLE_AFTER_S = 2.0
 # ... and once it has been quiet for QUIET_AFTER_S, on the stream grid: a line read between two
-# of the log's repaints waited for the next one anyway
+# of the log's repaints waited for the next one anyway; past SILENT_AFTER_S (a server with no
+# request for a minute), on every SILENT_STEPS-th point of it
 QUIET_AFTER_S = 10.0
+SILENT_AFTER_S = 60.0
+SILENT_STEPS = 2
 DEFAULT_CHUNK = 1 << 20
 _STDERR_KEEP = 20  # lines of a streamed command's stderr kept for its error message
 
@@ -307,16 +310,17 @@ class LocalTransport:
             return self.poll_interval
         return self._grid_delay(now)
 
-    def _grid_delay(self, now: float) -> float:
-        """The wait until the next point of the stream grid at least a poll interval away."""
-        step = self.stream_interval
+    def _grid_delay(self, now: float, steps: int = 1) -> float:
+        """The wait until the next point of the stream grid (of every ``steps``-th point) at
+        least a poll interval away."""
+        step = self.stream_interval * steps
         due = math.ceil((now + self.poll_interval + STREAM_LEAD_S) / step) * step - STREAM_LEAD_S
         return due - now
 
     def _poll_delay(self, quiet_s: float, now: float) -> float:
         """The wait before the next poll of a file that has had nothing new for ``quiet_s``."""
         if quiet_s >= QUIET_AFTER_S and self.stream_interval > self.poll_interval:
-            return self._grid_delay(now)
+            return self._grid_delay(now, SILENT_STEPS if quiet_s >= SILENT_AFTER_S else 1)
         if quiet_s >= IDLE_AFTER_S:
             return max(IDLE_POLL_S, self.poll_interval)
         return self.poll_interval

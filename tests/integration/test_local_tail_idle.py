@@ -57,6 +57,12 @@ def test_poll_slows_down_in_two_steps_and_never_below_the_configured_interval() 
         due = now + transport._poll_delay(local.QUIET_AFTER_S + 1, now)
         assert abs((due + lead) / step - round((due + lead) / step)) < 1e-6
         assert due - now <= step + local.DEFAULT_POLL_S
+    for now in (100.0, 100.3, 100.93, 101.5):
+        # silent: every second point of the grid
+        due = now + transport._poll_delay(local.SILENT_AFTER_S + 1, now)
+        grid = step * local.SILENT_STEPS
+        assert abs((due + lead) / grid - round((due + lead) / grid)) < 1e-6
+        assert due - now <= grid + local.DEFAULT_POLL_S
     slow = LocalTransport(poll_interval=0.5)
     assert slow._poll_delay(local.QUIET_AFTER_S + 1, 100.0) == 0.5
 
