@@ -87,7 +87,9 @@ class Scroller:
         """Whether a throttled repaint is due, scheduling one on the frame grid when the last
         was too recent; False: a repaint now would not wait."""
         now = time.monotonic()
-        interval = FLOOD_FRAME_INTERVAL if now < self.flood_until else self.frame_interval
+        interval = self.frame_interval
+        if now < self.flood_until:
+            interval = min(interval, FLOOD_FRAME_INTERVAL)
         wait = frame_delay(now, self.last_paint, interval)
         if self.paint_timer is not None:
             if self.paint_due <= now + wait + interval / 4:
