@@ -15,8 +15,9 @@ Scenarios (the targets are the dashboard's budgets):
   (target p99 ≤ 100 ms). The dashboard's probe opens and closes the log's filter box
   (``/``, ``Esc``); the bare app's ``w`` toggles a header label. The line count on screen
   against the lines written since the writer began (it prints when) gives the lag; after the
-  writer stops, the time until the screen shows every line is the catch-up. The last line written is a Decode line with unique numbers:
-  the dashboard showing them proves the metric lines were still parsed to the end.
+  writer stops, the time until the screen shows every line is the catch-up. The last line
+  written is a Decode line with unique numbers: the dashboard showing them proves the metric
+  lines were still parsed to the end.
 * **steady**: 200 lines/s; CPU of the app process over 10 s (target ≤ 10 % of a core), then idle
   for ``--idle-seconds`` (60 s; target ≤ 1 %).
 * **open**: a 1,000,000-line log exists before the app starts; time until the first frame is on
