@@ -302,11 +302,8 @@ class Session:
             self._events_came, self._last_event = came, self._clock()
         while True:
             await self._put(Tick(self._clock()))
-            if self.quiet_tick is None:
-                await asyncio.sleep(self.tick_interval)
-                continue
-            delay = tick_delay(self._state, self._clock(), self._last_event, self.tick_interval,
-                               self.quiet_tick)
+            delay = self.tick_interval if self.quiet_tick is None else tick_delay(
+                self._state, self._clock(), self._last_event, self.tick_interval, self.quiet_tick)
             if delay <= self.tick_interval:
                 await asyncio.sleep(delay)
                 continue

@@ -324,6 +324,22 @@ class ProcessWatcher:
             return None
         return st.st_ino, st.st_size, st.st_mtime_ns
 
+    async def _until_next_search(self, since: float, scanned: float,
+                                 seen: tuple[int, int, int] | None) -> None:
+        """Wait before the next search for the server (the last began at ``scanned``, the log
+        then ``seen``): ``find_interval`` for ``FIND_FAST_FOR_S``, then ``FIND_SLOW_S`` and,
+        found by its log, only once the log moved (a new writer writes to it) or
+        ``FIND_UNCHANGED_S`` passed."""
+        loop = asyncio.get_running_loop()
+        if loop.time() - since <= FIND_FAST_FOR_S:
+            await asyncio.sleep(self.find_interval)
+            return
+        every = max(self.find_interval, FIND_SLOW_S)
+        await asyncio.sleep(every)
+        while (self.port is None and self._log_signature() == seen
+               and loop.time() - scanned < FIND_UNCHANGED_S):
+            await asyncio.sleep(every)
+
     def _successor(self) -> int | None:
         """The next server after an exit: found like the first, and started after it ended."""
         pid = self.find()
@@ -352,13 +368,7 @@ class ProcessWatcher:
             scanned, seen = loop.time(), self._log_signature()
             self.pid = await asyncio.to_thread(self._successor)
             if self.pid is None:
-                slow = loop.time() - searching_since > FIND_FAST_FOR_S
-                await asyncio.sleep(max(self.find_interval, FIND_SLOW_S) if slow
-                                    else self.find_interval)
-                # slow, only a log that moved is scanned again (a new writer writes to it)
-                while (slow and self.port is None and self._log_signature() == seen
-                       and loop.time() - scanned < FIND_UNCHANGED_S):
-                    await asyncio.sleep(max(self.find_interval, FIND_SLOW_S))
+                await self._until_next_search(searching_since, scanned, seen)
         try:
             proc = psutil.Process(self.pid)
         except psutil.NoSuchProcess:
