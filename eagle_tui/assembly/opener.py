@@ -31,7 +31,7 @@ def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None,
 
         if spec.replay is not None:
             return build_session(spec), _no_close
-        transports = await open_transports(spec.ssh, err or sys.stderr)
+        transports = await open_transports(spec.ssh, err or sys.stderr, screen=True)
         if hosts is not None:
             hosts.append(transports[0].host)
 

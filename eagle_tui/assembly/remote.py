@@ -24,17 +24,18 @@ from eagle_tui.assembly.spec import SshSpec
 from eagle_tui.console import warn
 from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.transport.base import HostKeyError, Transport, TransportError
-from eagle_tui.transport.local import LocalTransport
+from eagle_tui.transport.local import STREAM_POLL_S, LocalTransport
 
 
-def make_transports(ssh: SshSpec) -> list[Transport]:
+def make_transports(ssh: SshSpec, *, screen: bool = False) -> list[Transport]:
     """One transport per ``--ssh`` host (in order), or the local transport without ``--ssh``.
 
     The spec was checked (:func:`~eagle_tui.assembly.spec.check_ssh`) when it was built.
-    Nothing connects yet: see :func:`connect_transports`.
+    Nothing connects yet: see :func:`connect_transports`. ``screen``: for the dashboard, whose
+    local log is read on its repaint grid (a headless command prints each line as it comes).
     """
     if not ssh.dests:
-        return [LocalTransport()]
+        return [LocalTransport(stream_interval=STREAM_POLL_S if screen else None)]
     from eagle_tui.transport.ssh import SshTransport
     from eagle_tui.transport.ssh.link import SshOptions
 
@@ -65,9 +66,10 @@ async def connect_one(transport: Transport, timeout: float = 30.0) -> None:
         await asyncio.wait_for(connect(retry=False), timeout)
 
 
-async def open_transports(ssh: SshSpec, err: TextIO = sys.stderr) -> list[Transport]:
+async def open_transports(ssh: SshSpec, err: TextIO = sys.stderr, *,
+                          screen: bool = False) -> list[Transport]:
     """:func:`make_transports` + :func:`connect_transports`; closes them again on a refusal."""
-    transports = make_transports(ssh)
+    transports = make_transports(ssh, screen=screen)
     try:
         await connect_transports(transports, err)
     except BaseException:

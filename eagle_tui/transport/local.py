@@ -73,10 +73,9 @@ class LocalTransport:
         if poll_interval <= 0 or chunk_size <= 0:
             raise ValueError("poll_interval and chunk_size must be positive")
         self.poll_interval = poll_interval
-        # a caller that polls faster than the default (a test) reads at that pace throughout
-        self.stream_interval = (stream_interval if stream_interval is not None
-                                else STREAM_POLL_S if poll_interval >= DEFAULT_POLL_S
-                                else poll_interval)
+        # a headless reader (wait, launch, a report) reads at the poll pace throughout: it prints
+        # a line the moment it is read; the dashboard asks for its repaint grid (STREAM_POLL_S)
+        self.stream_interval = max(stream_interval or poll_interval, poll_interval)
         self.chunk_size = chunk_size
         self._procs: set[asyncio.subprocess.Process] = set()
         # path → identity of the file its last tail read: a tail started again at an offset

@@ -12,11 +12,17 @@ from eagle_tui.transport import local
 from eagle_tui.transport.local import LocalTransport
 
 
-async def append_latency(tmp_path: Path, quiet_s: float) -> float:
+def paced() -> LocalTransport:
+    """The dashboard's transport: a stream read on its repaint grid."""
+    return LocalTransport(stream_interval=local.STREAM_POLL_S)
+
+
+async def append_latency(tmp_path: Path, quiet_s: float,
+                         transport: LocalTransport | None = None) -> float:
     """Follow a one-line file, stay quiet ``quiet_s`` s, append a line: seconds until it came."""
     path = tmp_path / "server.log"
     path.write_bytes(b"first\n")
-    transport = LocalTransport()
+    transport = transport or LocalTransport()
     got: list[tuple[bytes, float]] = []
 
     async def follow() -> None:
@@ -48,7 +54,7 @@ async def test_append_after_idle_arrives_within_the_idle_poll(
 
 
 def test_poll_slows_down_in_two_steps_and_never_below_the_configured_interval() -> None:
-    transport = LocalTransport()
+    transport = paced()
     assert transport._poll_delay(0.0, 100.0) == local.DEFAULT_POLL_S
     assert transport._poll_delay(local.IDLE_AFTER_S, 100.0) == local.IDLE_POLL_S
     step, lead = local.STREAM_POLL_S, local.STREAM_LEAD_S
@@ -65,6 +71,9 @@ def test_poll_slows_down_in_two_steps_and_never_below_the_configured_interval() 
         assert due - now <= grid + local.DEFAULT_POLL_S
     slow = LocalTransport(poll_interval=0.5)
     assert slow._poll_delay(local.QUIET_AFTER_S + 1, 100.0) == 0.5
+    # a headless reader (no grid asked for) stays at the idle poll however long it is quiet
+    headless = LocalTransport()
+    assert headless._poll_delay(local.SILENT_AFTER_S + 1, 100.0) == local.IDLE_POLL_S
 
 
 async def test_append_after_a_long_quiet_spell_arrives_by_the_next_repaint(
@@ -73,12 +82,12 @@ async def test_append_after_a_long_quiet_spell_arrives_by_the_next_repaint(
     monkeypatch.setattr(local, "IDLE_AFTER_S", 0.1)
     monkeypatch.setattr(local, "QUIET_AFTER_S", 0.3)
     # past QUIET_AFTER_S: the tail now polls on the stream grid
-    latency = await append_latency(tmp_path, 1.0)
+    latency = await append_latency(tmp_path, 1.0, paced())
     assert latency < local.STREAM_POLL_S + local.DEFAULT_POLL_S + 0.4
 
 
 def test_a_steady_stream_is_read_on_the_grid_and_a_flood_at_the_poll() -> None:
-    transport = LocalTransport()
+    transport = paced()
     step, lead = local.STREAM_POLL_S, local.STREAM_LEAD_S
     for now in (100.0, 100.0 + step / 3, 100.0 + step - lead, 100.0 + step - lead - 0.01):
         wait = transport._stream_delay(500, step, now)
@@ -95,13 +104,15 @@ def test_a_steady_stream_is_read_on_the_grid_and_a_flood_at_the_poll() -> None:
     # a caller polling faster than the default reads at its own pace while streaming too
     fast = LocalTransport(poll_interval=0.01)
     assert fast._stream_delay(500, step, 100.0) == 0.01
+    # and a headless reader at the default poll
+    assert LocalTransport()._stream_delay(500, step, 100.0) == local.DEFAULT_POLL_S
 
 
 async def test_lines_streaming_in_arrive_in_grid_sized_reads(tmp_path: Path) -> None:
     """A writer appending every 20 ms: the tail reads about once per grid step, not per line."""
     path = tmp_path / "server.log"
     path.write_bytes(b"first\n")
-    transport = LocalTransport()
+    transport = paced()
     reads: list[bytes] = []
 
     async def follow() -> None:
@@ -125,15 +136,12 @@ async def test_lines_streaming_in_arrive_in_grid_sized_reads(tmp_path: Path) -> 
     assert len(reads) <= seconds / local.STREAM_POLL_S + 3  # was one read per 50 ms poll
 
 
-async def test_a_flood_is_read_at_the_poll_even_when_its_last_read_is_small(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_flood_is_read_at_the_poll_even_when_its_last_read_is_small(tmp_path: Path) -> None:
     """A flood's bytes arrive as full chunks and a small remainder: the next read still comes
     after the poll, not at the stream grid (made 1,000 s here, so waiting for it would show)."""
-    monkeypatch.setattr(local, "STREAM_POLL_S", 1000.0)
     path = tmp_path / "server.log"
     path.write_bytes(b"")
-    transport = LocalTransport(chunk_size=1 << 15)
+    transport = LocalTransport(chunk_size=1 << 15, stream_interval=1000.0)
     got: list[bytes] = []
     flood = b"x" * 99 + b"\n"
     big = flood * ((local.BURST_BYTES * 3) // len(flood) + 7)  # chunks, then a short remainder
@@ -156,3 +164,14 @@ async def test_a_flood_is_read_at_the_poll_even_when_its_last_read_is_small(
     await asyncio.wait_for(task, 5.0)
     await transport.close()
     assert time.monotonic() - written < 1.0
+
+
+def test_the_dashboard_reads_on_its_grid_and_a_headless_command_at_the_poll() -> None:
+    from eagle_tui.assembly.remote import make_transports
+    from eagle_tui.assembly.spec import SshSpec
+
+    screen, = make_transports(SshSpec(), screen=True)
+    headless, = make_transports(SshSpec())
+    assert isinstance(screen, LocalTransport) and isinstance(headless, LocalTransport)
+    assert screen.stream_interval == local.STREAM_POLL_S
+    assert headless.stream_interval == headless.poll_interval == local.DEFAULT_POLL_S

@@ -82,6 +82,21 @@ def test_first_report_is_kept_and_a_fuller_one_replaces_it() -> None:
     assert s2.config.server_info.version == "0.5.23"
 
 
+def test_the_kept_source_does_not_depend_on_which_arrives_first() -> None:
+    import itertools
+    from dataclasses import replace
+    kinds = [replace(TIMES, source=src, lineno=40 if src == "log" else 0)
+             for src in ("server_info", "/metrics", "log")]
+    for order in itertools.permutations(kinds):
+        evs = [ServerInfo(t=180.0, version="0.5.23", startup=t) if t.source == "server_info"
+               else MetricsSample(t=180.0, startup=t) if t.source == "/metrics" else t
+               for t in order]
+        kept = started(*evs).startup.engine_times
+        assert kept is not None and kept.source == "log" and kept.lineno == 40, order
+    no_log = started(kinds[0], kinds[1]).startup.engine_times
+    assert no_log is not None and no_log.source == "/metrics"
+
+
 def test_headless_and_result_name_the_engine_figures() -> None:
     s = started(TIMES)
     result = result_dict(s, "ready", "health", 0)
