@@ -12,13 +12,14 @@ counters hold the server's life so far, which is the run's. Pure; fed by the fol
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from eagle_tui.model.record import Record, record
 
 Pairs = tuple[tuple[str, float], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class CounterRun:
+@record
+class CounterRun(Record):
     """Σ of each counter over the run, the last values seen, and the restarts seen."""
 
     totals: Pairs = ()

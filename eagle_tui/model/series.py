@@ -11,7 +11,8 @@ first minute because its average started at zero is lying.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from eagle_tui.model.record import Record, record
 
 
 def _quantile(sorted_vals: list[float], q: float) -> float:
@@ -25,8 +26,8 @@ def _quantile(sorted_vals: list[float], q: float) -> float:
     return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * frac
 
 
-@dataclass(frozen=True, slots=True)
-class Series:
+@record
+class Series(Record):
     """Bounded (t, value) points plus an EWMA; all statistics are pure functions of it."""
 
     points: tuple[tuple[float, float], ...] = ()

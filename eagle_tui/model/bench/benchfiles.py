@@ -33,6 +33,7 @@ from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.engines import EngineProfile, profiles
 from eagle_tui.model.events import DecodeStats, Event, LogLine, SpecStats
 from eagle_tui.model.numbers import strict_float
+from eagle_tui.model.record import Record, record
 
 
 def _by_precedence() -> list[EngineProfile]:
@@ -88,8 +89,8 @@ def metrics_figures(before: dict[str, float], after: dict[str, float],
                          else None, gen, weight, note)
 
 
-@dataclass(frozen=True, slots=True)
-class ResultsRun:
+@record
+class ResultsRun(Record):
     """One run from a results file: its time span (when the file says) and its figures."""
 
     tool: str

@@ -25,6 +25,7 @@ from typing import Any
 from eagle_tui.model.bench.tag import BENCH_TAG
 from eagle_tui.model.events import DecodeStats, Event, LogLine, ServerInfo, SpecStats
 from eagle_tui.model.numbers import strict_float
+from eagle_tui.model.record import Record, record
 
 OWN_TAG = "eagle-tui"
 _OWN_SUFFIXES = (f"?{OWN_TAG} ", f"?{OWN_TAG}&")
@@ -68,8 +69,8 @@ def is_own_access(text: str) -> bool:
     return OWN_TAG in text and " HTTP/" in text and any(s in text for s in _OWN_SUFFIXES)
 
 
-@dataclass(frozen=True, slots=True)
-class BenchMark:
+@record
+class BenchMark(Record):
     """One bench marker, as the access line shows it (``at`` "" for a request only tagged)."""
 
     bench_id: str
@@ -105,8 +106,8 @@ def marker_query(bench_id: str, at: str = "", **numbers: float | int) -> str:
     return q
 
 
-@dataclass(frozen=True, slots=True)
-class WindowFigures:
+@record
+class WindowFigures(Record):
     """One source's figures over one window; None where that source says nothing."""
 
     source: str  # "log", "/metrics", "client", or a results file's engine ("sglang.bench_serving")

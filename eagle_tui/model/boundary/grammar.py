@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 
 from eagle_tui.errors import InputError
+from eagle_tui.model.record import Record, record
 
 _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 _IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
@@ -103,8 +103,8 @@ def remote_path(text: str, *, operand: bool = False) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
-class Destination:
+@record
+class Destination(Record):
     """An SSH destination whose every part passed the grammar."""
 
     host: str  # without brackets

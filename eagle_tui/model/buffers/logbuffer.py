@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from eagle_tui.model.bench.windows import OWN_TAG, is_own_access
 from eagle_tui.model.buffers.query import Matcher, QueryCompiler, literal_query
 from eagle_tui.model.events import LineKind, LogLine
+from eagle_tui.model.record import Record, record
 
 Row = tuple[int, int, int]
 Cutter = Callable[[str, int], list[tuple[int, int]]]
@@ -99,8 +99,8 @@ class LogHostSet:
         return sel is None or line.host == sel or (special and not line.host)
 
 
-@dataclass(frozen=True, slots=True)
-class Appended:
+@record
+class Appended(Record):
     """What one :meth:`LogBuffer.append` did, for the view to scroll by."""
 
     first_seq: int  # seq of the first new entry

@@ -9,7 +9,7 @@ one more package (``docs/architecture.md``, "Adding an engine").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from eagle_tui.model.engines.facets import (
     Endpoints,
@@ -19,12 +19,13 @@ from eagle_tui.model.engines.facets import (
     LogFacet,
     MetricsFacet,
 )
+from eagle_tui.model.record import Record, record
 
 UNKNOWN = "unknown"  # the engine of a log or server nothing has recognised yet
 
 
-@dataclass(frozen=True)
-class EngineProfile:
+@record
+class EngineProfile(Record):
     """One engine: its name (the value records and history store), its label for people, and
     its facets."""
 

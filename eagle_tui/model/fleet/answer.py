@@ -14,12 +14,12 @@ that is not a number is ``NaN`` (Prometheus' own spelling of "no data"), as befo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from eagle_tui.errors import InputError
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.ingest.normalize import sanitize
+from eagle_tui.model.record import Record, record
 
 Labels = Mapping[str, str]
 Sample = tuple[float, float]  # (time, value)
@@ -31,8 +31,8 @@ class AnswerError(InputError):
     """No usable answer: Prometheus' own error, a body that is not JSON, or another shape."""
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+@record
+class Answer(Record):
     """A checked answer: ``result`` holds (labels, value) for a vector, (labels, [samples])
     for a matrix."""
 

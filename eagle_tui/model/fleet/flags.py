@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from eagle_tui.model.fleet.rows import FleetRow
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.views.tier import BASE_DRAFTS, Tier, thresholds
 
 FLAG_ORDER = ("down", "drafts_rejected", "stalled", "below_median", "restarted")
@@ -115,8 +116,8 @@ def sort_rows(rows: Iterable[FleetRow], key: str = "flags",
     return items[::-1] if reverse else items
 
 
-@dataclass(frozen=True, slots=True)
-class FleetFilter:
+@record
+class FleetFilter(Record):
     """Rows to show: with this flag (``"any"``: any flag), model and host substrings, and
     ``text`` found in any of instance, host or model (the screen's ``/`` box)."""
 

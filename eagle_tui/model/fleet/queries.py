@@ -15,9 +15,9 @@ docs/architecture.md ("Module notes") has the details.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from eagle_tui.model.engines import EngineProfile, profiles
+from eagle_tui.model.record import Record, record
 
 RANK_LABELS = ("tp_rank", "pp_rank", "moe_ep_rank", "attn_cp_rank", "moe_dp_rank")
 TAG = "fleet_q"
@@ -113,8 +113,8 @@ def _engine(engine: str, names: tuple[str, ...], sel: str, lookback: str) -> str
     return f'label_replace({seen}, "engine", "{engine}", "", "")'
 
 
-@dataclass(frozen=True, slots=True)
-class QueryGroup:
+@record
+class QueryGroup(Record):
     """One HTTP request: ``figures`` (name → PromQL) joined into one tagged expression."""
 
     name: str

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from eagle_tui.model.record import Record, record
 
 DOWN_OR_STARTING = "down or starting"
 
 
-@dataclass(frozen=True, slots=True)
-class FleetRow:
+@record
+class FleetRow(Record):
     """One engine instance. ``None`` = not known (not exported, or no traffic in the window)."""
 
     instance: str
@@ -76,8 +78,8 @@ class FleetRow:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class FleetSnapshot:
+@record
+class FleetSnapshot(Record):
     """One refresh: the rows and how Prometheus answered (``ok``, ``partial``, ``stale``)."""
 
     t: float

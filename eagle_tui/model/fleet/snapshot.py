@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from eagle_tui.model.engines import UNKNOWN, profile_of, profiles
 from eagle_tui.model.engines.facets.fleet import FleetReading
@@ -26,6 +26,7 @@ from eagle_tui.model.fleet.flags import apply_flags
 from eagle_tui.model.fleet.queries import RATE_FIGURES, TAG, engine_figure, fleet_groups, tiered
 from eagle_tui.model.fleet.rows import DOWN_OR_STARTING, FleetRow, FleetSnapshot, instance_host
 from eagle_tui.model.fleet.windows import pick, rate_window, serving_age
+from eagle_tui.model.record import Record, record
 
 MAX_TIER = 1 << 16  # draft tokens per verify step: more is not a reading
 
@@ -81,8 +82,8 @@ def _positions(vec: Vector | None) -> dict[str, dict[int, float]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class RatePlan:
+@record
+class RatePlan(Record):
     """The windows one refresh asked: ``default_s`` (the plain figure names) and the
     ``shorter`` tiers (names ``tok_s@10s``: label → seconds, ascending), and each instance's
     scrape interval where Prometheus said it."""
@@ -141,8 +142,8 @@ def any_young(answers: Answers, plan: RatePlan) -> bool:
     return False
 
 
-@dataclass(frozen=True, slots=True)
-class _Index:
+@record
+class _Index(Record):
     """The answers indexed once by instance (a row then costs O(figures), not O(fleet))."""
 
     values: dict[str, dict[str, float]]

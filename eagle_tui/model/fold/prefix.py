@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from eagle_tui.model.events import (
@@ -32,6 +31,7 @@ from eagle_tui.model.events import (
     SummaryProgress,
 )
 from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.series import Series
 from eagle_tui.model.state import RECORDS, DashboardState
 
@@ -42,8 +42,8 @@ EVENT_COST = 96  # bytes counted per event besides a line's text
 _LIVENESS = ("data_t", "active_t", "idle_t")
 
 
-@dataclass(frozen=True, slots=True)
-class PrefixSummary:
+@record
+class PrefixSummary(Record):
     """What the background summary returns: the ``state`` of the ``lines`` lines before the
     tail (the file's own line numbers), whose crash events also cover the first ``covered``
     lines of the tail (its parser read on past the start with the context the tail's lacked:

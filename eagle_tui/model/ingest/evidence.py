@@ -18,12 +18,12 @@ and the headless lines show as "inferred". Pure functions of text and events: th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from eagle_tui.model.engines import profile_of, profiles
 from eagle_tui.model.engines.facets.logs import GRAPH_CAPTURE
 from eagle_tui.model.events import CrashEvent, Engine, LineKind, Phase
 from eagle_tui.model.ingest.framing import SCAN_CHARS
+from eagle_tui.model.record import Record, record
 
 # Only these lines can carry traceback evidence (the reducer's cheap filter on the hot path).
 EVIDENCE_KINDS = frozenset({LineKind.ERROR, LineKind.TRACEBACK})
@@ -41,8 +41,8 @@ SERVING_FROM_SPEC = "a spec-decoding metrics line"
 SERVING_FROM_PREFILL = "a prefill stats line"
 
 
-@dataclass(frozen=True, slots=True)
-class Inferred:
+@record
+class Inferred(Record):
     """A value the log implies but does not state: what, from which line, and why."""
 
     value: str

@@ -17,11 +17,11 @@ Pure: no I/O, no clock, no parser.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 
 from eagle_tui.model.events import LogLine
 from eagle_tui.model.ingest.lines import MAX_LINE_BYTES
 from eagle_tui.model.ingest.normalize import sanitize
+from eagle_tui.model.record import Record, record
 
 TAIL_LINES = 10_000  # lines a catch-up (or a burst) makes visible
 TAIL_BYTES = 8 << 20  # ... and at most this many bytes of them
@@ -54,8 +54,8 @@ def held_to_contract(line: LogLine) -> LogLine:
     return line if safe == text else LogLine(line.lineno, safe, line.kind, line.host)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+@record
+class Frame(Record):
     """Bytes of the log handed to the parser at once.
 
     ``data`` is whole lines, each ending with a newline; or, when ``single``, one line without

@@ -17,10 +17,10 @@ each step. The common case (a clean ASCII line without wrappers) takes two C-lev
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from eagle_tui.model.boundary import termtext
 from eagle_tui.model.boundary.termtext import Inert
+from eagle_tui.model.record import Record, record
 
 # Escape sequences and controls: the one sanitizer's patterns (model/termtext.py).
 REPLACEMENT = termtext.REPLACEMENT
@@ -51,8 +51,8 @@ _STAMP_PREFIX = re.compile(
     rb"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9})\d*)?(Z|[+-]\d\d:?\d\d) ")
 
 
-@dataclass(frozen=True, slots=True)
-class Normalized:
+@record
+class Normalized(Record):
     """A sanitized line and what was peeled off it.
 
     ``process`` is the innermost Ray/vLLM process name (``"EngineCore_DP0"``) when the line had

@@ -16,11 +16,11 @@ the matches of the prefixes that may start it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from eagle_tui.model.engines import EngineProfile, generation, profiles
 from eagle_tui.model.engines.facets.logs import LogPrefix
 from eagle_tui.model.events import Engine
+from eagle_tui.model.record import Record, record
 
 _UVICORN = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):(?:     ?| {1,4}|$)", re.ASCII)
 _PYLOG = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL):([\w.]+):", re.ASCII)
@@ -36,8 +36,8 @@ _RUST = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Prefixed:
+@record
+class Prefixed(Record):
     """A message with its logger prefix removed. ``level`` is upper-case or ``None``."""
 
     msg: str

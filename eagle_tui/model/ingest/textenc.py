@@ -13,13 +13,14 @@ Pure: no I/O.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+
+from eagle_tui.model.record import Record, record
 
 SNIFF_BYTES = 64  # what :func:`sniff` looks at (a BOM is at most 4; the NUL pattern wants more)
 
 
-@dataclass(frozen=True, slots=True)
-class Encoding:
+@record
+class Encoding(Record):
     """A log encoding other than plain UTF-8: Python's codec and the name shown to the user."""
 
     codec: str

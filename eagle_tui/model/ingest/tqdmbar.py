@@ -10,9 +10,9 @@ description means (a weight loader, a graph capture) is each engine's to say.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from eagle_tui.model.ingest.classify import small_int
+from eagle_tui.model.record import Record, record
 
 # The last bars of a line are read: a line of glued redraws is as long as the log allows.
 TAIL_CHARS = 4096
@@ -28,8 +28,8 @@ _BAR = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Bar:
+@record
+class Bar(Record):
     """One bar: ``done`` of ``total`` (``0 < total``, ``done <= total``), ``left_s`` as tqdm
     estimates it (``None``: it printed ``?`` or no times)."""
 

@@ -9,7 +9,6 @@ and no registry, so an engine's package can import it without a cycle.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from eagle_tui.model.launching.flags import ParsedCommand
@@ -34,8 +33,8 @@ class Finding(Record):
     remedy: Remedy | None = None  # the fix as edits of the command, when it is certain
 
 
-@dataclass(frozen=True)
-class ConfigFact:
+@record
+class ConfigFact(Record):
     """A checkpoint's ``config.json`` as found on the host (or why it was not)."""
 
     given: str  # the path or hub id as written in the command
@@ -55,8 +54,8 @@ class GpuFact(Record):
     free_mib: float
 
 
-@dataclass(frozen=True)
-class LintFacts:
+@record
+class LintFacts(Record):
     """What eagle-tui found out about the target host (``None``: not known, not checked)."""
 
     host: str = ""
@@ -69,8 +68,8 @@ class LintFacts:
     cpu_build: bool = False
 
 
-@dataclass(frozen=True)
-class SpecPlan:
+@record
+class SpecPlan(Record):
     """The speculative settings the engine will use, read the engine's way."""
 
     algorithm: str | None  # the engine's own name of it (``EAGLE3``, ``eagle3``)
@@ -82,8 +81,8 @@ class SpecPlan:
     draft_tokens: int | None = None
 
 
-@dataclass(frozen=True)
-class LintInput:
+@record
+class LintInput(Record):
     """What one rule looks at: the command, its speculative plan, the host's facts and the
     configs that could be read (``None``: not read)."""
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any
@@ -33,6 +32,7 @@ from eagle_tui.model.launching.cmdline import (
     split_command,
 )
 from eagle_tui.model.launching.flags import FlagTable, ParsedCommand, json_or_text
+from eagle_tui.model.record import Record, record
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")  # a JSON key a dotted option can spell
@@ -248,8 +248,8 @@ def _object(opt: str, fields: list[tuple[int, str, str]]) -> dict[str, Any] | No
     return obj if shown == typed else None
 
 
-@dataclass(frozen=True)
-class LineChange:
+@record
+class LineChange(Record):
     """One line of a diff: ``added`` (only ``new``), ``removed`` (only ``old``) or ``changed``."""
 
     kind: str

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import csv
 import re
-from dataclasses import dataclass
 
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.launching.cmdline import CommandError, split_command
 from eagle_tui.model.launching.flags import Problem
+from eagle_tui.model.record import Record, record
 
 CLIS = ("docker", "podman", "nerdctl")
 _ENV_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -68,8 +68,8 @@ _SIZE = re.compile(r"^(\d+(?:\.\d+)?) ?([kKmMgGtTpP])?[iI]?[bB]?$")
 DEFAULT_SHM = 64 << 20  # docker's and podman's /dev/shm when --shm-size is not given
 
 
-@dataclass(frozen=True)
-class Option:
+@record
+class Option(Record):
     """One run option as given: its long name, its value (``"true"`` for a switch), where."""
 
     name: str
@@ -78,8 +78,8 @@ class Option:
     index: int  # the word it starts at
 
 
-@dataclass(frozen=True)
-class Publish:
+@record
+class Publish(Record):
     """``-p [IP:][HOST:]CONTAINER[/PROTO]`` (a port or a ``A-B`` range on each side)."""
 
     typed: str
@@ -98,8 +98,8 @@ class Publish:
         return None if hlo is None else hlo + (port - lo)
 
 
-@dataclass(frozen=True)
-class Mount:
+@record
+class Mount(Record):
     """A bind mount or a volume: ``kind`` ``bind`` (a host path), ``volume`` or ``tmpfs``."""
 
     typed: str
@@ -109,8 +109,8 @@ class Mount:
     readonly: bool = False
 
 
-@dataclass(frozen=True)
-class GpuRequest:
+@record
+class GpuRequest(Record):
     """The GPUs one option gives: ``count`` (``None``: all of them) or ``devices`` by id."""
 
     typed: str
@@ -119,8 +119,8 @@ class GpuRequest:
     problem: str = ""  # what the CLI or its engine would refuse
 
 
-@dataclass(frozen=True)
-class ContainerRun:
+@record
+class ContainerRun(Record):
     """A container's run: the container part's words, the image, the command after it."""
 
     cli: str  # ``docker``, ``podman``, ``nerdctl`` or ``compose``

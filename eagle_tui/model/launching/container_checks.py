@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-from dataclasses import dataclass
 
 from eagle_tui.model.boundary import shellwords
 from eagle_tui.model.engines import EngineProfile, profiles
@@ -39,6 +38,7 @@ from eagle_tui.model.launching.container import (
 from eagle_tui.model.launching.flags import FlagTable, ParsedCommand
 from eagle_tui.model.launching.lint import LintResult, lint, spec_plan
 from eagle_tui.model.launching.remedy import set_flag
+from eagle_tui.model.record import Record, record
 
 NCCL_SHM = 1 << 30  # below this, a multi-GPU server's shared-memory segments do not fit
 HF_HOME = "/root/.cache/huggingface"  # the cache of the engines' images (they run as root)
@@ -60,8 +60,8 @@ _DOCKER = {"gpus": "--gpus", "all": "--gpus all", "shm": "--shm-size", "ipc": "-
            "publish": "-p", "mount": "-v"}
 
 
-@dataclass(frozen=True)
-class Script:
+@record
+class Script(Record):
     """A ``sh -c 'SCRIPT'`` whose one step (``words[start:end]``) is the engine command."""
 
     at: int  # the script's word in ``lead`` + the command
@@ -70,8 +70,8 @@ class Script:
     end: int
 
 
-@dataclass(frozen=True)
-class ContainerCommand:
+@record
+class ContainerCommand(Record):
     """A container's run and the engine command it runs."""
 
     run: ContainerRun
@@ -82,8 +82,8 @@ class ContainerCommand:
     script: Script | None = None  # the engine command is a step of a shell script
 
 
-@dataclass(frozen=True)
-class ContainerFacts:
+@record
+class ContainerFacts(Record):
     """What the probe found on the host for the container: the host port that reaches the
     server and whether something listens there already (``None``: not checked)."""
 

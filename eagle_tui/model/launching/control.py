@@ -9,22 +9,23 @@ speak the same small vocabulary without the UI importing the launch machinery.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from eagle_tui.model.record import Record, record
 
-@dataclass(frozen=True)
-class Kill:
+
+@record
+class Kill(Record):
     """``K``: stop every process of the launched run (TERM, then KILL after the grace)."""
 
 
-@dataclass(frozen=True)
-class Restart:
+@record
+class Restart(Record):
     """``R``: stop the run and start the same command again, as a new run."""
 
 
-@dataclass(frozen=True)
-class Relaunch:
+@record
+class Relaunch(Record):
     """``E``: lint ``command`` (the edited line) and, unless it has errors (or ``force``: the
     user confirmed a second time), stop the run and start the edit as a new run."""
 
@@ -37,8 +38,8 @@ Intent = Kill | Restart | Relaunch
 OutcomeKind = Literal["stopped", "relaunched", "lint_errors", "failed"]
 
 
-@dataclass(frozen=True)
-class Outcome:
+@record
+class Outcome(Record):
     """The answer to one intent.
 
     ``relaunched`` carries the new run's ``session`` (a session the dashboard can show: fresh

@@ -16,7 +16,6 @@ asked for ``--log``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from eagle_tui.model.boundary.grammar import GrammarError, host_name, port, remote_path
@@ -48,8 +47,8 @@ class ProcRow(Record):
     argv: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Found:
+@record
+class Found(Record):
     """One server: its launcher, its command read the engine's way, its log and its tree."""
 
     engine: Engine

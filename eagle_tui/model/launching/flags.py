@@ -67,8 +67,8 @@ class Problem(Record):
     suggestion: str | None = None
 
 
-@dataclass(frozen=True)
-class ParsedCommand:
+@record
+class ParsedCommand(Record):
     """A launch command split into its parts and parsed against the engine's flag table."""
 
     engine: str  # the name of the engine's profile

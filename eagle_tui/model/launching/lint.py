@@ -16,7 +16,7 @@ host (port, GPUs, memory).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from eagle_tui.model.launching.checks import (
@@ -37,10 +37,11 @@ from eagle_tui.model.launching.checks import (
 from eagle_tui.model.launching.cmdline import ParsedCommand, launch_profile, parse_command
 from eagle_tui.model.launching.flags import FlagTable
 from eagle_tui.model.launching.remedy import Remedy, apply, set_flag
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True)
-class LintResult:
+@record
+class LintResult(Record):
     """The findings, and what the lint learnt (for ``--json`` and later run checks)."""
 
     engine: str
@@ -167,8 +168,8 @@ def _fitting_fraction(gpus: list[GpuFact], flag: str) -> Remedy | None:
         if value >= 0.05 else None
 
 
-@dataclass(frozen=True)
-class Fixed:
+@record
+class Fixed(Record):
     """A command with the lint's remedies applied: its words and what was changed."""
 
     words: list[str]

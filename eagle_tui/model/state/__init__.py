@@ -17,8 +17,9 @@ More in docs/architecture.md, "Module notes", ``model/state/__init__``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.state.activity import ActivityTrack
 from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.state.hold import HoldMark, Holds
@@ -28,8 +29,8 @@ from eagle_tui.model.state.run import Clock, PhaseMark, Startup
 from eagle_tui.model.state.server import ServedConfig, ServerMetrics
 
 
-@dataclass(frozen=True, slots=True)
-class DashboardState:
+@record
+class DashboardState(Record):
     """Everything the dashboard shows, folded from the events by :func:`.fold.reduce`."""
 
     startup: Startup = field(default_factory=Startup)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 from typing import Literal
 
 from eagle_tui.model.events import DownloadSample, GpuSample, ProcessSample
+from eagle_tui.model.record import Record, record
 
 QUIET_S = 15.0  # a log silent for less than this is still talking: no verdict needed
 RECENT_S = 10.0  # a signal that moved within this is "moving"
@@ -33,8 +33,8 @@ Kind = Literal["downloading", "loading", "compiling", "gpu_busy", "waiting", "hu
 _WATCHDOG = re.compile(r"watchdog[_-]timeout['\"]?\s*[=:]\s*([\d.]+)")
 
 
-@dataclass(frozen=True, slots=True)
-class ActivityTrack:
+@record
+class ActivityTrack(Record):
     """When each startup signal last moved (folded by the reducer; see the module docstring)."""
 
     last_line_t: float | None = None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from eagle_tui.model.events import Severity
 from eagle_tui.model.launching.remedy import Remedy
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True, slots=True)
-class Alert:
+@record
+class Alert(Record):
     """One alert rule's finding: kind, severity, message and the line it points at."""
 
     kind: str

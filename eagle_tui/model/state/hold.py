@@ -3,15 +3,14 @@ since when, as the log, the endpoints and the sleep gauge said (the newest word 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from eagle_tui.model.events import HoldLine
+from eagle_tui.model.record import Record, record
 
 MAX_HOLD_LINES = 64  # the log's hold lines kept for the report (the newest)
 
 
-@dataclass(frozen=True, slots=True)
-class HoldMark:
+@record
+class HoldMark(Record):
     """One hold: on or off, since when (observed time; the log's own time text where a line
     said it), the sleep level where known, who said it and what to add."""
 
@@ -23,8 +22,8 @@ class HoldMark:
     detail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Holds:
+@record
+class Holds(Record):
     """Sleep, pause and fault-tolerance recovery (``None``: nothing said either way)."""
 
     sleep: HoldMark | None = None

@@ -3,8 +3,6 @@ numbers last moved (:class:`LiveTimes`, read by :mod:`..liveness`) and the GPUs 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from eagle_tui.model.events import (
     ConnectionState,
     GpuSample,
@@ -14,10 +12,11 @@ from eagle_tui.model.events import (
     SourceFailed,
     StopRequested,
 )
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True, slots=True)
-class LiveSources:
+@record
+class LiveSources(Record):
     """The newest health and process samples, the process' exit, and each source's trouble."""
 
     health: HealthSample | None = None
@@ -31,8 +30,8 @@ class LiveSources:
     connections: tuple[ConnectionState, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class LiveTimes:
+@record
+class LiveTimes(Record):
     """When stats last arrived, last showed work, and since when the newest stats say the server
     is idle (None: they say it works); when /health last said "ready"."""
 
@@ -43,8 +42,8 @@ class LiveTimes:
     first_ready_t: float | None = None  # the server's first /health 200 (its readiness)
 
 
-@dataclass(frozen=True, slots=True)
-class Gpus:
+@record
+class Gpus(Record):
     """The newest GPU sample and each GPU's peak memory."""
 
     sample: GpuSample | None = None

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from eagle_tui.model.events import DecodeStats, LogLine, SpecStats, SummaryProgress, UserMarker
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.series import Series
 
 RECENT_LINES = 20
 
 
-@dataclass(frozen=True, slots=True)
-class LogCounters:
+@record
+class LogCounters(Record):
     """How many lines, a short tail of them, the first error, the user's markers, and where an
     opened-at-its-end log begins.
 
@@ -32,8 +33,8 @@ class LogCounters:
     summary: SummaryProgress | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LogStats:
+@record
+class LogStats(Record):
     """The numbers of the log's stats lines (SGLang / vLLM), one series point per line."""
 
     accept_len: Series = field(default_factory=Series)

@@ -3,8 +3,6 @@ with the views that read only them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from eagle_tui.model.events import (
     CrashEvent,
     Engine,
@@ -17,10 +15,11 @@ from eagle_tui.model.events import (
     WeightBytes,
 )
 from eagle_tui.model.ingest.evidence import Inferred
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True, slots=True)
-class PhaseMark:
+@record
+class PhaseMark(Record):
     """When a phase was first reached: log line number, server time text and observed time."""
 
     phase: Phase
@@ -33,8 +32,8 @@ class PhaseMark:
     inferred: str = ""  # why the phase is implied, when no milestone line said it (.evidence)
 
 
-@dataclass(frozen=True, slots=True)
-class Startup:
+@record
+class Startup(Record):
     """The engine, the furthest phase reached and its marks, the crash, and the runs before."""
 
     engine: Engine = "unknown"
@@ -82,8 +81,8 @@ class Startup:
         return mark.inferred if mark is not None else ""
 
 
-@dataclass(frozen=True, slots=True)
-class Clock:
+@record
+class Clock(Record):
     """The events' clock: when the session began and the newest event time."""
 
     t_start: float | None = None

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from eagle_tui.model.events import (
     DraftConfig,
@@ -13,12 +13,13 @@ from eagle_tui.model.events import (
     ServerInfo,
     SpecConfig,
 )
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.runtotals import CounterRun
 from eagle_tui.model.series import Series
 
 
-@dataclass(frozen=True, slots=True)
-class ServedConfig:
+@record
+class ServedConfig(Record):
     """The speculative config, the draft's config.json, the models and the hidden dims seen."""
 
     spec: SpecConfig | None = None
@@ -31,8 +32,8 @@ class ServedConfig:
     active_steps: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ServerMetrics:
+@record
+class ServerMetrics(Record):
     """``/metrics``' series and newest sample, and the baseline tok/s to compare with."""
 
     gen_tps: Series = field(default_factory=Series)

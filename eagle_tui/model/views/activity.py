@@ -5,11 +5,11 @@ on the GPU, or hung (:func:`startup_activity`), and the stuck-collective alert
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eagle_tui.model.engines import profile_of
 from eagle_tui.model.events import Phase
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.state.activity import (
     CPU_BUSY,
     HUNG_S,
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
 
 
-@dataclass(frozen=True, slots=True)
-class Activity:
+@record
+class Activity(Record):
     """The verdict: one word and the evidence behind it."""
 
     kind: Kind
@@ -111,8 +111,8 @@ def startup_activity(state: DashboardState) -> Activity | None:
     return Activity("waiting", f"{quiet}, nothing moving yet")
 
 
-@dataclass(frozen=True, slots=True)
-class Stuck:
+@record
+class Stuck(Record):
     """A collective that does not finish: how long, and when the watchdog gives up."""
 
     busy_s: float

@@ -10,9 +10,8 @@ Startup pane says so and a warning alert names it ("CUDA graphs: 3:10, usually 0
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from eagle_tui.model.events import Phase
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.state import DashboardState
 
 SLOW_FACTOR = 2.0
@@ -27,8 +26,8 @@ STEP_PHASES: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class StepEta:
+@record
+class StepEta(Record):
     """What the Startup pane adds to an active step: time left, the usual time, slowness."""
 
     left: float | None

@@ -23,6 +23,7 @@ from eagle_tui.model.acceptance import (
     distribution_from_rates,
     weighted_rates,
 )
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.series import Series
 from eagle_tui.model.views.liveness import Liveness, liveness
 
@@ -67,8 +68,8 @@ class Figure(Generic[T]):
         return self.freshness == "current"
 
 
-@dataclass(frozen=True, slots=True)
-class Figures:
+@record
+class Figures(Record):
     """Every figure the dashboard shows, from one state."""
 
     tok_s: Figure[float]

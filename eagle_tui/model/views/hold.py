@@ -9,10 +9,10 @@ scheduler is paused too).
 from __future__ import annotations
 
 import time as _time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from eagle_tui.model.events import HoldLine
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.state.alert import Alert
 
 if TYPE_CHECKING:
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 HoldState = Literal["sleeping", "paused", "recovering"]
 
 
-@dataclass(frozen=True, slots=True)
-class Hold:
+@record
+class Hold(Record):
     """The hold shown: its state word, since when (observed time), and the sentence."""
 
     state: HoldState

@@ -11,10 +11,11 @@ More in docs/architecture.md, "Module notes", ``model/views/liveness``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from eagle_tui.model.events import Phase
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.views.hold import hold_of
 
 if TYPE_CHECKING:
@@ -30,8 +31,8 @@ RESTART_SHOWN_S = 60.0
 _GONE = ("exited", "not_found", "zombie")
 
 
-@dataclass(frozen=True, slots=True)
-class Liveness:
+@record
+class Liveness(Record):
     """The state, since when (observed time), how old the newest stats are, and why."""
 
     activity: Activity

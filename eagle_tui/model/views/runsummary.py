@@ -11,13 +11,14 @@ its source named in the record.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import pairwise
 from typing import Any
 
 from eagle_tui.model.engines import profile_of
 from eagle_tui.model.events import Phase, PreviousRun
 from eagle_tui.model.ingest.logclock import best_span, span
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.runtotals import CounterRun, add_counters
 from eagle_tui.model.state import DashboardState, PhaseMark
 from eagle_tui.model.views import enginetimes
@@ -74,8 +75,8 @@ def _quantile(values: list[float], q: float) -> float:
     return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
-@dataclass(frozen=True, slots=True)
-class RunAccept:
+@record
+class RunAccept(Record):
     """A run's acceptance over the whole run, where it came from and what weighed it."""
 
     value: float

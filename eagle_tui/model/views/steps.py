@@ -8,17 +8,16 @@ pane and the alert always agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from eagle_tui.model.events import Phase
 from eagle_tui.model.ingest.logclock import best_span, span
+from eagle_tui.model.record import Record, record
 from eagle_tui.model.state import DashboardState, PhaseMark
 from eagle_tui.model.views.enginetimes import step_reported
 from eagle_tui.model.views.ready import ready_seconds
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+@record
+class Step(Record):
     label: str
     starts: tuple[Phase, ...]  # first of these marks starts the step
     done_at: Phase  # the step is done once the state's phase reaches this

@@ -11,10 +11,10 @@ collapse, and 10 is not out of range).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eagle_tui.model.engines import profile_of
+from eagle_tui.model.record import Record, record
 
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
@@ -24,8 +24,8 @@ RECOVER_ACCEPT_LEN = 1.20  # recovered only above this (hysteresis: a noisy line
 BASE_DRAFTS = 3  # the drafts per verify step the fixed thresholds were set for
 
 
-@dataclass(frozen=True, slots=True)
-class Tier:
+@record
+class Tier(Record):
     """The drafting in effect: ``steps`` draft steps and ``draft_tokens`` per verify step, or a
     block of ``block`` drafts; ``active``: read from the engine's live gauges (else the launch's
     settings); ``cap_len``/``block_accept_len``: a block drafter's means per verify step."""

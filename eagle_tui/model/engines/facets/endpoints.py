@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from eagle_tui.model.events import RankLoads, ServerInfo
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True)
-class Endpoints:
+@record
+class Endpoints(Record):
     """Paths on the server's base URL (``None``: the engine has no such endpoint)."""
 
     health: str = "/health"

@@ -9,11 +9,12 @@ its own (the ``engine`` label), and how its figures become a row's speculative n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True, slots=True)
-class FleetReading:
+@record
+class FleetReading(Record):
     """A row's throughput and speculative figures, as one engine's series give them."""
 
     tok_s: float | None = None
@@ -36,8 +37,8 @@ def plain(figure: Figure, _positions: Mapping[int, float]) -> FleetReading:
     return FleetReading(tok_s=figure("tok_s"))
 
 
-@dataclass(frozen=True)
-class FleetFacet:
+@record
+class FleetFacet(Record):
     """Series whose presence on an instance says it runs this engine, and the series of each
     fleet figure (names as exposed, counters with ``_total``; old names where one changed)."""
 

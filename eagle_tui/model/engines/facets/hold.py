@@ -11,13 +11,13 @@ while its readiness path says "not ready" (a paused server), and its log lines
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from eagle_tui.model.events import HoldLine
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True)
-class HoldQuery:
+@record
+class HoldQuery(Record):
     """``GET path`` answers ``{key: true|false}``; ``says`` which hold it reports."""
 
     path: str
@@ -25,8 +25,8 @@ class HoldQuery:
     says: str  # "paused" or "sleeping"
 
 
-@dataclass(frozen=True)
-class HoldFacet:
+@record
+class HoldFacet(Record):
     """Where an engine shows that it sleeps, is paused or recovers from a fault."""
 
     # (name, label, awake value, {label value: sleep level}): the sleep gauge, one series per

@@ -8,17 +8,17 @@ an engine. An engine's package fills it in (``engines/<name>/launch.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from eagle_tui.model.launching.checks import LintRule, PlanReader, as_int, no_plan
 from eagle_tui.model.launching.flags import FlagTable, ParsedCommand
 from eagle_tui.model.launching.remedy import Remedy
+from eagle_tui.model.record import Record, record
 
 SERVE = "serve"  # the subcommand a console script starts the server with
 
 
-@dataclass(frozen=True)
-class LaunchFacet:
+@record
+class LaunchFacet(Record):
     """Entry points, flag table, parser quirks, dests and rules of one engine."""
 
     # entry points: what the command-line reader recognises as starting this engine

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from eagle_tui.model.events import Event, LineKind, Phase
+from eagle_tui.model.record import Record, record
 
 
 class LineParser(Protocol):
@@ -29,8 +29,8 @@ class LineParser(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class LogPrefix:
+@record
+class LogPrefix(Record):
     """The logger prefix an engine's own lines start with.
 
     ``pattern`` is matched at the start of a line that begins with one of ``first_chars`` (a
@@ -72,8 +72,8 @@ GRAPH_CAPTURE = re.compile(r"[Cc]apture cuda graph|CUDA graph capture|[Cc]apturi
 PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # ``{name}`` in a hint (JSON braces are not one)
 
 
-@dataclass(frozen=True)
-class HintTemplate:
+@record
+class HintTemplate(Record):
     """A hint whose numbers come from the log line, or that gives none.
 
     ``text``'s ``{name}`` placeholders are filled from ``pattern``'s named groups matched in
@@ -117,8 +117,8 @@ def render_first(templates: tuple[HintTemplate, ...], message: str) -> str:
     return templates[-1].render(message)
 
 
-@dataclass(frozen=True)
-class AlertWording:
+@record
+class AlertWording(Record):
     """How the alerts name this engine's speculative settings (its flags, in its spelling)."""
 
     algorithm_flag: str = "--speculative-algorithm"  # the flag that picks the method
@@ -128,8 +128,8 @@ class AlertWording:
     runs_method: str = "--speculative-algorithm {upper}"
 
 
-@dataclass(frozen=True)
-class LogFacet:
+@record
+class LogFacet(Record):
     """What in a log line names this engine, how its lines are read, and its rules."""
 
     text_markers: tuple[str, ...] = ()  # a message holding one of these was printed by it

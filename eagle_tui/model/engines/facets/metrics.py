@@ -9,14 +9,15 @@ each engine is a pure function its own package holds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from eagle_tui.model.events import Engine, EngineTimings, MetricsSample
 from eagle_tui.model.numbers import MAX_VALUE
+from eagle_tui.model.record import Record, record
 
 
-@dataclass(frozen=True, slots=True)
-class Scrape:
+@record
+class Scrape(Record):
     """One scrape, reduced to what eagle-tui uses.
 
     ``gauges`` hold each gauge summed over label sets (the ranks of one group counted once) and,
@@ -69,8 +70,8 @@ def _empty(now: Scrape, _base: Scrape, reset: bool) -> MetricsSample:
     return MetricsSample(t=now.t, engine=now.engine, counter_reset=reset)
 
 
-@dataclass(frozen=True)
-class MetricsFacet:
+@record
+class MetricsFacet(Record):
     """Names on the server's ``/metrics`` page and the reading of them."""
 
     prefix: str = ""  # every metric of the engine's own starts with this ("sglang:")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from eagle_tui.model.events import EngineTimings, SubStep
 from eagle_tui.model.numbers import finite, strict_float
+from eagle_tui.model.record import Record, record
 
 MAX_SECONDS = 1e7  # past 100 days: not the duration of a startup step
 MAX_NAME = 64
@@ -25,8 +25,8 @@ _NAME = re.compile(r"[A-Za-z_][\w.]{0,63}", re.ASCII)
 _BAR = re.compile(r"(?<!\d)\d{1,3}%\|[^|]{0,512}\| (\d{1,15})/(\d{1,15})(?!\d)")
 
 
-@dataclass(frozen=True)
-class TimingNames:
+@record
+class TimingNames(Record):
     """How an engine's startup figure names map to eagle-tui's phase keys.
 
     ``phases``: an exact name → its phase key; ``groups``: a name prefix (``cuda_graph.``)
@@ -76,8 +76,8 @@ def timings(source: str, figures: Iterable[tuple[object, object]], names: Timing
                          tuple(kept.items()), lineno)
 
 
-@dataclass(frozen=True)
-class SubStepRule:
+@record
+class SubStepRule(Record):
     """A line naming a step inside compiling: it holds ``text`` (a literal: the cheap test),
     and is shown as ``what``; ``bar``: it is a progress bar (its count is read); ``finished``:
     the line says the step ended."""

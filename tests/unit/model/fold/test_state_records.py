@@ -21,6 +21,7 @@ from eagle_tui.model.events import (
     UserMarker,
 )
 from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.record import is_frozen
 from eagle_tui.model.state import RECORDS, DashboardState
 
 START = [Tick(100.0), PhaseEvent(Phase.INIT, 1), LogLine(1, "server starts"),
@@ -40,7 +41,7 @@ def test_at_most_twelve_fields_each_a_frozen_record_of_one_concern() -> None:
         value = getattr(state, f.name)
         if isinstance(value, tuple):  # the alerts: an immutable tuple of frozen records
             continue
-        assert dataclasses.is_dataclass(value) and type(value).__dataclass_params__.frozen, f.name
+        assert dataclasses.is_dataclass(value) and is_frozen(type(value)), f.name
 
 
 def test_a_batch_keeps_the_records_it_does_not_touch_and_changes_those_it_does() -> None:
