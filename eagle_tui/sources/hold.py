@@ -5,7 +5,8 @@ exist only in a mode of its own, such as vLLM's dev mode) until nothing listens 
 
 An engine whose readiness path says 503 while paused (SGLang's ``/ready``) has an ``up_path``
 that says 200 while it is up all the same: asked after a 503 once the server was ready (or at
-the slow cadence before, for a server found paused), it tells paused from starting.
+the slow cadence before, for a server found paused), it tells paused from starting, and its
+200 is believed only when the readiness path, asked once more, still says 503.
 """
 
 from __future__ import annotations
@@ -114,10 +115,21 @@ class HoldWatch:
             return []
         resp = await self._get(client, facet.up_path)
         paused = resp is not None and resp.status_code == 200
+        if paused and not self.paused_by_up and sample.path and await self._came_up(client,
+                                                                                  sample.path):
+            return []
         if paused == self.paused_by_up:
             return []
         self.paused_by_up = paused
         return [HoldSample(self._clock(), paused=paused, path=facet.up_path)]
+
+    async def _came_up(self, client: httpx.AsyncClient, path: str) -> bool:
+        """Whether the readiness ``path``, asked again after the up path's 200, now says 200:
+        the 503 before it was a start that ended between the two requests, not a pause (a
+        server goes from starting to up once; only a 503 *after* the up path's 200 says
+        paused)."""
+        again = await self._get(client, path)
+        return again is not None and again.status_code == 200
 
     async def _queries(self, client: httpx.AsyncClient, facet: HoldFacet) -> list[HoldSample]:
         said: dict[str, bool] = {}

@@ -86,11 +86,25 @@ def test_sglang_paused_told_from_starting_by_ping() -> None:
     assert server.asked == ["/ping"]  # before the first ready: the slow cadence
     ready = HealthSample("ready", 2.0, 200, path="/ready")
     server.paths["/ping"] = (200, {})
+    server.paths["/ready"] = (503, {})
     got = _ask(watch, server, [ready, starting])
     assert got == [HoldSample(50.0, paused=True, path="/ping")]
     assert _ask(watch, server, [starting]) == []  # known paused: /ping not asked every poll
-    assert server.asked == ["/ping", "/ping"]
+    assert server.asked == ["/ping", "/ping", "/ready"]
     assert _ask(watch, server, [ready]) == [HoldSample(2.0, paused=False, path="/ready")]
+
+
+def test_a_start_ending_between_ready_and_ping_is_not_a_pause() -> None:
+    """/ready said 503 (starting), the server came up, then /ping said 200: asked again, /ready
+    says 200, so no pause is told; a server still at 503 after /ping's 200 is paused."""
+    watch = HoldWatch(lambda: "sglang", clock=lambda: 50.0, monotonic=lambda: 0.0)
+    server = Server({"/ping": (200, {}), "/ready": (200, {})})
+    starting = HealthSample("starting", 1.0, 503, path="/ready")
+    assert _ask(watch, server, [starting]) == []
+    assert server.asked == ["/ping", "/ready"]
+    paused = HoldWatch(lambda: "sglang", clock=lambda: 50.0, monotonic=lambda: 0.0)
+    server = Server({"/ping": (200, {}), "/ready": (503, {})})
+    assert _ask(paused, server, [starting]) == [HoldSample(50.0, paused=True, path="/ping")]
 
 
 def test_an_unknown_engine_is_not_asked() -> None:
