@@ -4,13 +4,8 @@ pause), watched in ``watch --headless --json`` and in the fleet through a real P
 from __future__ import annotations
 
 import contextlib
-import json
-import queue
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +20,7 @@ from tests.support.fleet_helpers import (
     start_sim,
     wait_serving,
 )
+from tests.support.headless_watch import Watch, hold_state
 
 DEV = {"VLLM_SERVER_DEV_MODE": "1"}
 
@@ -39,63 +35,21 @@ def sim(tmp: Path, engine: str, env: dict[str, str] | None = None) -> Iterator[S
         s.stop()
 
 
-class Watch:
-    """``eagle-tui watch --headless --json`` on one server; its lines read in a thread."""
-
-    def __init__(self, s: Sim, tmp: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "eagle_tui", "watch", "--headless", "--json", "--gpu", "none",
-             "--url", s.url, "--log", str(tmp / s.engine / "server.log"), "--duration", "90"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            with contextlib.suppress(ValueError):
-                self.lines.put(json.loads(line))
-
-    def until(self, ok: Callable[[dict[str, Any]], bool], within_s: float = 30.0) -> dict[str, Any]:
-        deadline = time.monotonic() + within_s
-        seen: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            with contextlib.suppress(queue.Empty):
-                obj = self.lines.get(timeout=0.5)
-                seen.append(obj)
-                if obj.get("event") == "progress" and ok(obj):
-                    return obj
-        last = [(o.get("numbers", {}).get("state"), o.get("hold")) for o in seen[-5:]]
-        raise AssertionError(f"not seen within {within_s} s; last: {last}")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-
-
-def _state(obj: dict[str, Any]) -> str | None:
-    return obj.get("numbers", {}).get("state")
-
-
 def test_vllm_sleep_wake_pause_resume_in_the_headless_lines(tmp_path: Path) -> None:
     with sim(tmp_path, "vllm", DEV) as s:
-        w = Watch(s, tmp_path)
+        w = Watch(s.url, tmp_path / s.engine / "server.log")
         try:
             w.until(lambda o: o["phase"] in ("ready", "serving"))
             assert httpx.post(f"{s.url}/sleep?level=1", timeout=5).json() == {
                 "status": "sleeping", "level": 1}
-            got = w.until(lambda o: _state(o) == "sleeping" and (o["hold"] or {}).get("level")
+            got = w.until(lambda o: hold_state(o) == "sleeping" and (o["hold"] or {}).get("level")
                           == 1)
             assert got["hold"]["text"].startswith("sleeping (level 1) since ")
             assert httpx.get(f"{s.url}/is_sleeping", timeout=5).json() == {"is_sleeping": True}
             httpx.post(f"{s.url}/wake_up", timeout=5)
             w.until(lambda o: o["hold"] is None)
             assert httpx.post(f"{s.url}/pause", timeout=5).json() == {"status": "paused"}
-            got = w.until(lambda o: _state(o) == "paused")
+            got = w.until(lambda o: hold_state(o) == "paused")
             assert got["hold"]["text"].startswith("paused since ")
             httpx.post(f"{s.url}/resume", timeout=5)
             w.until(lambda o: o["hold"] is None)
@@ -111,14 +65,14 @@ def test_vllm_without_dev_mode_has_no_hold_endpoints(tmp_path: Path) -> None:
 
 def test_sglang_pause_reads_paused_not_starting(tmp_path: Path) -> None:
     with sim(tmp_path, "sglang") as s:
-        w = Watch(s, tmp_path)
+        w = Watch(s.url, tmp_path / s.engine / "server.log")
         try:
             w.until(lambda o: o["phase"] in ("ready", "serving") and o["health"] == "ready")
             r = httpx.post(f"{s.url}/pause_generation", json={}, timeout=5)
             assert r.json() == {"message": "Generation paused successfully.", "status": "ok"}
             assert httpx.get(f"{s.url}/ready", timeout=5).status_code == 503
             assert httpx.get(f"{s.url}/ping", timeout=5).status_code == 200
-            got = w.until(lambda o: _state(o) == "paused")
+            got = w.until(lambda o: hold_state(o) == "paused")
             assert got["health"] == "starting" and got["crash"] is None
             httpx.post(f"{s.url}/continue_generation", json={}, timeout=5)
             w.until(lambda o: o["hold"] is None and o["health"] == "ready")

@@ -25,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from eagle_tui.model.engines.sglang.logs import weighted_accept_len
 from eagle_tui.model.events import DecodeStats
 from eagle_tui.model.ingest.parser import LogParser
+from tests.support.headless_watch import Watch, hold_state
 
 # the fixtures' class and helpers live in conftest.py (one conftest per directory, not importable
 # by name); the tests take what they need through the fixtures and these few copies
@@ -168,6 +169,30 @@ def test_attach_and_watch_find_the_real_server_and_its_log(sglang_eagle3: Sglang
     assert f"pid {sglang_eagle3.proc.pid}" in watch.stderr
     phases = [json.loads(x).get("phase") for x in watch.stdout.splitlines() if x.startswith("{")]
     assert {"ready", "serving"} & set(phases), watch.stdout[-2000:]
+
+
+def test_a_pause_reads_paused_and_a_continue_ready_again(sglang_eagle3: SglangServer) -> None:
+    """The real server's pause: ``/ready`` 503 while ``/ping`` says 200 (SGLang 0.5.23's
+    ``is_ready`` is "not paused and healthy"), told as paused, not as a start; ready again
+    after ``/continue_generation``."""
+    sglang_eagle3.ready()
+    url = sglang_eagle3.url
+    w = Watch(url, sglang_eagle3.log, duration_s=60)
+    try:
+        w.until(lambda o: o["health"] == "ready")
+        r = httpx.post(f"{url}/pause_generation", json={}, timeout=10)
+        assert r.json() == {"message": "Generation paused successfully.", "status": "ok"}
+        assert httpx.get(f"{url}/ready", timeout=5).status_code == 503
+        assert httpx.get(f"{url}/ping", timeout=5).status_code == 200
+        got = w.until(lambda o: hold_state(o) == "paused")
+        assert got["hold"]["text"].startswith("paused since ") and got["crash"] is None
+    finally:
+        httpx.post(f"{url}/continue_generation", json={}, timeout=10)
+    try:
+        w.until(lambda o: o["hold"] is None and o["health"] == "ready")
+    finally:
+        w.stop()
+    assert httpx.get(f"{url}/ready", timeout=5).status_code == 200
 
 
 def test_log_acceptance_agrees_with_the_server_under_a_bounded_load(
