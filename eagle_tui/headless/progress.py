@@ -167,7 +167,12 @@ class ProgressPrinter:
 
     def _settle(self) -> None:
         found = verdict(self.state, has_url=self.has_url)
-        if self.outcome is not None or found is None:
+        if self.outcome is not None:
+            return
+        if found is None:
+            # the state moved on while the crash settled (a restarted container's log being
+            # read anew): re-armed, the next batch that shows a crash starts another settle
+            self._crash_pending = False
             return
         if self.decide:
             self._decide(("crashed", found[1]) if found[0] == "crashed" else found)

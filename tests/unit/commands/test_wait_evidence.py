@@ -4,6 +4,7 @@ mistyped ``--pid`` as a usage error, and what is inferred or what a silent start
 from __future__ import annotations
 
 import argparse
+import asyncio
 import io
 import os
 import time
@@ -35,6 +36,25 @@ async def test_one_line_per_change_not_per_tp_shard() -> None:
     s = reduce(s, [PhaseEvent(Phase.WEIGHTS_LOADED, 50)])
     p.on_batch(s, [])
     assert len(out.getvalue().splitlines()) == 2
+
+
+async def test_a_crash_that_vanished_while_settling_does_not_silence_the_next() -> None:
+    """A crash, then (before its settle time ends) a state with no verdict, such as a
+    restarted container's log read anew: a crash seen after that still decides."""
+    from eagle_tui.headless.progress import CRASH_SETTLE_S
+    from eagle_tui.model.events import CrashEvent
+
+    out = io.StringIO()
+    p = Progress(out, as_json=True, has_url=False)
+    start = reduce(DashboardState(), [Tick(100.0), PhaseEvent(Phase.LOADING_WEIGHTS, 1)])
+    crashed = reduce(start, [CrashEvent("other_traceback", 2, "RuntimeError: boom", "hint")])
+    p.on_batch(crashed, [])
+    p.on_batch(start, [])  # gone before the settle
+    await asyncio.sleep(CRASH_SETTLE_S + 0.2)
+    assert p.outcome is None
+    p.on_batch(crashed, [])
+    await asyncio.sleep(CRASH_SETTLE_S + 0.2)
+    assert p.outcome is not None and p.outcome[0] == "crashed", out.getvalue()[-500:]
 
 
 async def test_result_elapsed_is_the_wall_time_waited() -> None:
