@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from tests.support import ports
+from tests.support.procs import end_process
 
 PROMETHEUS = "/usr/bin/prometheus"
 
@@ -87,13 +88,8 @@ class PrometheusServer:
         return p.read_text(errors="replace")[-2000:] if p.exists() else ""
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+        if self.proc is not None:
+            end_process(self.proc)
 
     def query(self, expr: str) -> list[dict[str, object]]:
         r = httpx.get(f"{self.url}/api/v1/query", params={"query": expr}, timeout=5.0,

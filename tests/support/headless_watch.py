@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.support.procs import end_process
+
 
 class Watch:
     """``eagle-tui watch --headless --json --url URL --log LOG`` until :meth:`stop`."""
@@ -45,12 +47,7 @@ class Watch:
         raise AssertionError(f"not seen within {within_s} s; last: {last}")
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
+        end_process(self.proc)
 
 
 def hold_state(obj: dict[str, Any]) -> str | None:
