@@ -20,9 +20,6 @@ from typing import Any, TypeVar, dataclass_transform
 T = TypeVar("T")
 
 _NAMES: dict[type, tuple[str, ...]] = {}
-# per class: a C-level getter of its fields' values as a tuple (``==`` and ``hash`` run often
-# in the fold: a Python loop over the fields made them several times slower than a dataclass's)
-_VALUES: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 _set = object.__setattr__
 
 
@@ -33,19 +30,6 @@ def _names(cls: type) -> tuple[str, ...]:
     return names
 
 
-def _getter(cls: type) -> Callable[[Any], tuple[Any, ...]]:
-    get = _VALUES.get(cls)
-    if get is None:
-        names = _names(cls)
-        if len(names) > 1:
-            get = attrgetter(*names)
-        else:
-            one = attrgetter(*names) if names else None
-            get = (lambda obj: (one(obj),)) if one is not None else (lambda obj: ())
-        _VALUES[cls] = get
-    return get
-
-
 class Record:
     """Field-wise ``==``, ``hash`` and ``repr``, frozen fields and pickling for :func:`record`
     classes."""
@@ -53,9 +37,11 @@ class Record:
     __slots__ = ()
 
     def _values(self) -> tuple[Any, ...]:
-        return _getter(self.__class__)(self)
+        return tuple([getattr(self, name) for name in _names(type(self))])
 
-    # the fields' values in one C call: the tuple, or the one value (set by ``record``)
+    # the fields' values in one C call, the tuple or the one value (set by ``record``): ``==``
+    # and ``hash`` run often in the fold, and a Python loop over the fields made them several
+    # times slower than a dataclass's
     _key: Callable[[Any], Any]
 
     def __eq__(self, other: object) -> bool:
