@@ -335,7 +335,7 @@ class LaunchControl:
         spec = replace(self.spec, **launched.follow(), url=url,
                        label=self._label_for(run, launched))
         spec = replace(spec, usual=self._usual(run), launched_spec=self._prep.spec_config)
-        session = ThreadedSession(spec_opener(spec))
+        session = ThreadedSession(spec_opener(spec, screen=True))  # (the dashboard's K/R/E)
         for cb in self._subscribers_for(run, spec):
             session.subscribe(cb)
         await asyncio.to_thread(session.start)

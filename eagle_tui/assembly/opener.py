@@ -16,13 +16,16 @@ if TYPE_CHECKING:
 
 
 def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None,
-                err: TextIO | None = None, scrollback: Scrollback | None = None) -> Opener:
+                err: TextIO | None = None, scrollback: Scrollback | None = None,
+                *, screen: bool = False) -> Opener:
     """The opener that connects the spec's transports and builds its session on the thread.
 
     SSH refusals are raised by ``ThreadedSession.start()``, before Textual starts; the session
     itself is built after the first frame (its sources' imports need not delay it). The first
     transport's host is appended to ``hosts`` for the status line. ``scrollback`` (the log's
-    file-backed scrollback) is attached to the transports, on the session thread.
+    file-backed scrollback) is attached to the transports, on the session thread. ``screen``:
+    for the dashboard, whose local log is read on its repaint grid; headless lines come as the
+    log's lines do (:func:`~eagle_tui.assembly.remote.make_transports`).
     """
 
     async def open_() -> tuple[Session | Callable[[], Session], Closer]:
@@ -31,7 +34,7 @@ def spec_opener(spec: DashboardSpec, hosts: list[str] | None = None,
 
         if spec.replay is not None:
             return build_session(spec), _no_close
-        transports = await open_transports(spec.ssh, err or sys.stderr, screen=True)
+        transports = await open_transports(spec.ssh, err or sys.stderr, screen=screen)
         if hosts is not None:
             hosts.append(transports[0].host)
 
