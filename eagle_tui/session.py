@@ -6,7 +6,8 @@ this one object, so a recorded or scripted run exercises exactly the code the li
 Why batch: a busy server logs tens of thousands of lines a second and the UI cannot take them one
 by one (a few hundred lines a second when handed over singly). Events are gathered for
 ``batch_interval`` seconds after the first one arrives, folded with :func:`reduce` once, and the
-new state plus the batch's events go to every subscriber in one call.
+new state plus the batch's events go to every subscriber in one call. A chunk that is a batch's
+worth already (``FULL_BATCH`` events: a flood) is folded at once: waiting only delays it.
 
 More in docs/architecture.md, "Module notes", ``session``.
 """
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 Subscriber = Callable[[DashboardState, Sequence[Event]], None]
 Update = tuple[DashboardState, Sequence[Event]]
 Summarizer = Callable[[LogOpened], AsyncIterator["Event | PrefixSummary"]]
+# a source's chunk of this many events (a flood's read: the UI's HOLD_LIMIT) is folded at once
+FULL_BATCH = 1_000
 
 
 class _Wake:
@@ -345,7 +348,8 @@ class Session:
                     type(ev) is LogLine for ev in first):
                 # the log's first lines go out at once: the first text is not kept waiting
                 self._shown_lines = True
-            elif self.batch_interval > 0 and not isinstance(first, _Wake):
+            elif self.batch_interval > 0 and not isinstance(first, _Wake) and not (
+                    isinstance(first, list) and len(first) >= FULL_BATCH):
                 deadline = loop.time() + self.batch_interval
                 while not self._stopping and (remaining := deadline - loop.time()) > 0:
                     if self._shown_lines:

@@ -248,6 +248,7 @@ class LocalTransport:
                     offset += len(data)
                     burst += len(data)
                     at_eof = len(data) < self.chunk_size
+                    read_at = time.monotonic()
                     yield TailChunk(data, offset, restarted, at_eof)
                     restarted = ""
                     announced_eof = at_eof
@@ -260,7 +261,7 @@ class LocalTransport:
                     # reading again at once for nothing (the empty read and the stat after it
                     # were half the tail's cost)
                     now = time.monotonic()
-                    delay = self._stream_delay(burst, now - waited_at, now)
+                    delay = self._stream_delay(burst, now - waited_at, now, now - read_at)
                     burst, waited_at = 0, now
                     await asyncio.sleep(delay)
                     continue
@@ -298,15 +299,16 @@ class LocalTransport:
             self._seen.pop(next(iter(self._seen)))
         self._seen[path] = ident
 
-    def _stream_delay(self, read: int, took: float, now: float) -> float:
+    def _stream_delay(self, read: int, took: float, now: float, used: float = 0.0) -> float:
         """The wait after a short read: the next point of the stream grid (``STREAM_LEAD_S``
         before each multiple of ``stream_interval``), never sooner than the poll interval. A
         flood (``read`` bytes since the last wait began, ``took`` seconds ago, at a rate that
-        fills ``BURST_BYTES`` in a grid step) is read again after the poll interval: a first
-        read that caught only its first writes must not leave it a grid step behind."""
+        fills ``BURST_BYTES`` in a grid step) is read again a poll interval after the last read
+        began, less the ``used`` seconds its consumer already took: a flood's lines are parsed
+        for longer than a poll, and waiting a poll more after each chunk doubled its lag."""
         rate = read / max(took, self.poll_interval)
         if rate * self.stream_interval >= BURST_BYTES or self.stream_interval <= self.poll_interval:
-            return self.poll_interval
+            return max(0.0, self.poll_interval - used)
         return self._grid_delay(now)
 
     def _grid_delay(self, now: float, steps: int = 1) -> float:

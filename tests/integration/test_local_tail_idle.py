@@ -101,6 +101,11 @@ def test_a_steady_stream_is_read_on_the_grid_and_a_flood_at_the_poll() -> None:
     first = local.BURST_BYTES // 2
     assert transport._stream_delay(first, 0.1, 100.0) == local.DEFAULT_POLL_S
     assert transport._stream_delay(first, step, 100.0) > local.DEFAULT_POLL_S  # (a steady stream)
+    # the poll counts from the read: a consumer that parsed the chunk for longer reads at once
+    poll = local.DEFAULT_POLL_S
+    assert transport._stream_delay(local.BURST_BYTES, step, 100.0, poll / 4) == 0.75 * poll
+    assert transport._stream_delay(local.BURST_BYTES, step, 100.0, 3 * poll) == 0.0
+    assert LocalTransport()._stream_delay(500, step, 100.0, 2 * poll) == 0.0
     # a caller polling faster than the default reads at its own pace while streaming too
     fast = LocalTransport(poll_interval=0.01)
     assert fast._stream_delay(500, step, 100.0) == 0.01

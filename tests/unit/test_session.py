@@ -32,7 +32,7 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
-from eagle_tui.session import Session
+from eagle_tui.session import FULL_BATCH, Session
 from eagle_tui.sources.replay import ReplayError, ReplaySource
 from eagle_tui.sources.scripted import ScriptedSource
 
@@ -349,3 +349,39 @@ async def test_a_source_may_yield_lists_and_the_bound_counts_events() -> None:
     assert session.events_seen == 200
     # a list is never split, but no list is queued while 25 or more events wait
     assert max(src.queued_seen) < 25 + 10 and session._queued == 0
+
+
+class _PacedLists:
+    name = "paced"
+
+    def __init__(self, chunks: list[list[Event]], gap: float) -> None:
+        self.chunks, self.gap = chunks, gap
+
+    async def events(self) -> AsyncIterator[Event | list[Event]]:
+        for chunk in self.chunks:
+            yield chunk
+            await asyncio.sleep(self.gap)
+
+
+async def test_a_full_chunk_is_folded_at_once_and_small_ones_wait_for_the_batch() -> None:
+    first: list[Event] = [LogLine(1, "the first lines go out at once anyway")]
+    full: list[Event] = [LogLine(i, f"l{i}") for i in range(2, FULL_BATCH + 2)]
+    small = full[:FULL_BATCH - 1]
+    for chunk, at_once in ((full, True), (small, False)):
+        session = Session([_PacedLists([first, chunk], 0.05)], tick_interval=None,
+                          batch_interval=5.0)
+        sizes: list[int] = []
+
+        def seen(_st: DashboardState, batch: Sequence[Event], sizes: list[int] = sizes) -> None:
+            sizes.append(len(batch))
+
+        session.subscribe(seen)
+        runner = asyncio.ensure_future(session.run())
+        for _ in range(50):  # 0.5 s at most, a tenth of the batch interval
+            if len(sizes) == 2:
+                break
+            await asyncio.sleep(0.01)
+        got = list(sizes)
+        session.stop()
+        await runner
+        assert got == ([1, len(chunk)] if at_once else [1]), (len(chunk), got)
