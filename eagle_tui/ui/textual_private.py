@@ -3,8 +3,9 @@
 Textual's public API does most of the job; four things it cannot do without reaching inside:
 a prompt Esc key (:class:`EscapeParser`, :func:`run_input_loop`), scrollbars repainted only
 when their drawing changes (:func:`show_or_hide_scrollbars`, :func:`scroll_update`), one
-stylesheet parse less before the first frame (:func:`defer_css_refresh`), and a widget's changed
-rows rendered alone (:func:`render_rows`).
+stylesheet parse less before the first frame (:func:`defer_css_refresh`), a widget's changed
+rows rendered alone (:func:`render_rows`), and a plain widget's own cached rows drawn as they are
+(:func:`plain_rows`).
 ``tests/ui/test_textual_private.py`` checks every name used here, fingerprints the Textual code
 this module copies or relies on, and checks that no other UI module reaches a Textual private
 attribute, so an upgrade that changes any of it fails there with the name of what to re-read.
@@ -26,10 +27,13 @@ from textual._parser import ParseError, Read1
 from textual._xterm_parser import XTermParser
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from textual.app import App
     from textual.content import Content
     from textual.drivers.linux_driver import LinuxDriver
-    from textual.geometry import Size
+    from textual.geometry import Region, Size
+    from textual.strip import Strip
     from textual.widget import Widget
 
 IDLE_WAIT = 0.1  # s between the input thread's checks for exit when no key comes (Textual's)
@@ -160,6 +164,44 @@ def render_rows(widget: Widget, rows: Mapping[int, Content]) -> bool:
     return True
 
 
+def plain_rows(widget: Widget, crop: Region, row: Callable[[int], Strip]) -> list[Strip] | None:
+    """``widget``'s rows in ``crop`` as ``row`` gives them (its own cached strips, filtered and
+    cropped as Textual would), when its styles add nothing to a row; None: Textual's styles
+    cache draws them.
+
+    That cache (``StylesCache.render_line``) makes every row of a repainted widget a new strip
+    (for borders, padding, tint, opacity); where there are none it holds the same segments, but
+    a new strip misses the caches a strip keeps (its filtered and its cut forms), so a row
+    scrolled by a key was filtered and cut again, and the wrapping was a third of a followed
+    log's repaint.
+    """
+    from rich.style import Style
+
+    st = widget.styles
+    hover = widget.hover_style
+    if (any(st.padding) or any(edge for edge, _ in st.border)
+            or any(edge for edge, _ in st.outline) or st.tint.a or widget.opacity != 1.0
+            or st.text_opacity != 1.0 or (st.has_rule("hatch") and st.hatch != "none")
+            or widget.border_title or widget.border_subtitle
+            or (widget.auto_links and hover.link_id and "@click" in hover.meta)):
+        return None
+    width = widget.region.width
+    base_background, background = widget.background_colors
+    filters = widget.get_line_filters()
+    strips = []
+    for y in crop.line_range:
+        strip = row(y)
+        if strip.cell_length != width:  # (what the styles cache does with a short row)
+            strip = strip.adjust_cell_length(
+                width, Style(bgcolor=(base_background + background).rich_color))
+        for line_filter in filters:
+            strip = strip.apply_filter(line_filter, background)
+        strips.append(strip)
+    widget._styles_cache.set_dirty(crop)  # its rows there are stale now, should it draw again
+    x1, x2 = crop.column_span
+    return strips if (x1, x2) == (0, width) else [s.crop(x1, x2) for s in strips]
+
+
 def defer_css_refresh(app: App[Any]) -> bool:
     """Before any screen exists, carry only the theme's variables; ``True``: nothing else to do.
 
@@ -193,6 +235,7 @@ __all__ = [
     "IDLE_WAIT",
     "EscapeParser",
     "defer_css_refresh",
+    "plain_rows",
     "render_rows",
     "run_input_loop",
     "screen_text",

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import textual
 from textual import _loop, _parser, _xterm_parser
+from textual._styles_cache import StylesCache
 from textual.app import App
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
@@ -45,6 +46,10 @@ FINGERPRINTS: dict[str, tuple[Callable[..., Any], str]] = {
     # render it stands in for when only the rows it was given are dirty
     "Widget.render_line": (Widget.render_line, "5c2550212d752404"),
     "Widget._render_content": (Widget._render_content, "810737d547d11405"),
+    # what textual_private.plain_rows draws without, for a widget whose styles add nothing
+    "StylesCache.render_widget": (StylesCache.render_widget, "fd0c1472f4c8ede1"),
+    "StylesCache.render": (StylesCache.render, "9cb213088b890263"),
+    "StylesCache.render_line": (StylesCache.render_line, "fea8e1f875d5810f"),
 }
 
 
@@ -78,6 +83,7 @@ def test_the_private_names_used_exist_with_their_shape() -> None:
     assert "animate" in inspect.signature(App.refresh_css).parameters
     assert "_render_cache = _RenderCache(self.size, strips)" in inspect.getsource(
         Widget._render_content)
+    assert str(inspect.signature(StylesCache.set_dirty)) == "(self, *regions: 'Region') -> 'None'"
 
 
 def test_no_other_module_imports_textual_private_api() -> None:

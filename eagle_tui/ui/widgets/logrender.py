@@ -123,6 +123,11 @@ class RowRenderer:
             text.stylize_before(self.style("log--current"))
         return text
 
+    def _strip(self, text: Text) -> Strip:
+        """``text`` as one strip: an empty line renders to an unstyled empty segment, which
+        Textual's colour filters (``NO_COLOR``'s monochrome) cannot take, so none is kept."""
+        return Strip([s for s in text.render(self._console_of()) if s.text], text.cell_len)
+
     def row(self, idx: int, file: FilePart, scroll_x: int, width: int, base: Style) -> Strip:
         """Row ``idx`` of the view: the file part's rows come first, then the buffer's."""
         file_rows = file.rows
@@ -146,7 +151,7 @@ class RowRenderer:
         else:
             text = self.styled(entry, False, current, 0, row_chars(scroll_x, width))
         text.stylize_before(base)
-        full = Strip(text.render(self._console_of()), text.cell_len)
+        full = self._strip(text)
         strip = full.crop_extend(scroll_x, scroll_x + width, base)
         if entry is not None:
             self.cache[key] = strip
@@ -169,7 +174,7 @@ class RowRenderer:
                 tag = self.tags.tag(self.buffer.entry(seq).host, start == 0)
                 text = Text(tag, self.style("log--host"), no_wrap=True, end="").append_text(text)
             text.stylize_before(base)
-            full = Strip(text.render(self._console_of()), text.cell_len)
+            full = self._strip(text)
             strip = full.crop_extend(scroll_x, scroll_x + width, base)
             self.cache[key] = strip
         return strip

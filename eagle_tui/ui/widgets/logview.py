@@ -9,7 +9,7 @@ model's buffer. The view is one widget holding plain parts it calls (no mixins, 
 of its own): :class:`~.logscroll.Scroller` (follow, throttled repaints),
 :class:`~.logrender.RowRenderer` (rows), :class:`~.logfile.FilePart` (the file's rows above the
 buffer's) and :class:`~.logsearch.Finder` (``n``/``N``); it feeds the buffer and handles keys.
-More (trusted text, hosts): docs/architecture.md, "Module notes", ``ui/widgets/logview``.
+More: docs/architecture.md, "Module notes", ``ui/widgets/logview``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from eagle_tui.model.events import LogLine, LogOpened, LogPrefixCounted
 from eagle_tui.ui.frames import FRAME_INTERVAL
 from eagle_tui.ui.highlight import COMPONENT_CLASSES, HighlightRule
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.textual_private import plain_rows
 from eagle_tui.ui.widgets.forward import Forward
 from eagle_tui.ui.widgets.logfile import FileAnswer, FileLines, FilePart
 from eagle_tui.ui.widgets.logrender import RowRenderer
@@ -130,12 +131,10 @@ class LogView(ScrollView, can_focus=True):
         return self.buffer.hosts.selected
 
     def entries(self) -> tuple[LogLine, ...]:
-        """The buffered lines (sanitized), oldest first."""
-        return tuple(self.buffer.lines)
+        return tuple(self.buffer.lines)  # the buffered lines (sanitized), oldest first
 
     def texts(self) -> list[str]:
-        """The buffered lines' text (sanitized), oldest first."""
-        return [e.text for e in self.buffer.lines]
+        return [e.text for e in self.buffer.lines]  # their text
 
     def row_text(self, y: int) -> str:
         """Plain text of screen row ``y`` of the virtual view (for tests and search)."""
@@ -366,10 +365,12 @@ class LogView(ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         if self._file.rows:  # ask for the file rows on screen (and around them) not asked yet
             self._file.ask_for_rows(int(self.scroll_y), self.scrollable_content_region.height)
-        # scroll offset and width once per frame, not once per row (they are computed props)
+        # scroll offset and width once per frame, not once per row (they are computed props);
+        # rows as wide as the region: its last column (under a scrollbar) needs no padding
         scroll_x, scroll_y = self.scroll_offset
-        self._frame = (scroll_x, scroll_y, self.scrollable_content_region.width)
-        return super().render_lines(crop)
+        self._frame = (scroll_x, scroll_y, self.region.width)
+        rows = plain_rows(self, crop, self.render_line)
+        return rows if rows is not None else super().render_lines(crop)
 
     def render_line(self, y: int) -> Strip:
         """One screen row (see :class:`~.logrender.RowRenderer` for the strip cache)."""
