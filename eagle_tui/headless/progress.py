@@ -25,7 +25,7 @@ from eagle_tui.headless.lines import (
     result_dict,
 )
 from eagle_tui.model.boundary.termtext import inert_json, inert_lines
-from eagle_tui.model.containers.states import LOOP_KIND
+from eagle_tui.model.containers.states import LOOP_KIND, restart_expected
 from eagle_tui.model.events import Event
 from eagle_tui.model.fold.prefix import summarizing
 from eagle_tui.model.state import DashboardState
@@ -61,6 +61,8 @@ def verdict(state: DashboardState, *, has_url: bool) -> tuple[str, str] | None:
     stopped = stopped_text(state)
     if stopped is not None:
         return "stopped", stopped
+    if ex is not None and restart_expected(ex, state.clock.now):
+        return None  # its engine restarts it: the loop is told at the restart (or the grace's end)
     if ex is not None:
         code = f"exit code {ex.exit_code}" if ex.exit_code is not None else "exit status unknown"
         said = f": {c.message}" if c is not None else ""  # (killed: what that most often is)

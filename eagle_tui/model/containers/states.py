@@ -11,6 +11,7 @@ kept told in the runs it restarts until one of them is healthy.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from eagle_tui.model.containers.inspect import ContainerFacts
@@ -21,6 +22,9 @@ SIGKILL_EXIT = 137  # 128 + SIGKILL: how a container's killed first process exit
 RESTARTED = "container restarted"
 LOOP_KIND = "crash_loop"  # the crash kind of a container its engine keeps restarting
 _LIVE = ("running", "paused")
+# how long a container's first exit waits for the restart its policy promises before it is the
+# end (Docker's first restart comes after 100 ms; podman's when its cleanup process runs)
+RESTART_GRACE_S = 5.0
 
 
 def size_text(n: int) -> str:
@@ -79,6 +83,20 @@ def loop_text(restarts: int, policy: str, window_s: float | None,
              and restarts >= cap else "")
     return (f"crash loop: restarted {restarts} time{'s' if restarts != 1 else ''}{within}{rule}"
             f"{code}{spent}")
+
+
+def restart_expected(ev: ProcessExited, now: float | None) -> bool:
+    """Whether a container's exit is one its restart policy answers with a restart that has
+    not come yet (``always``, ``unless-stopped``, ``on-failure`` after a failure with retries
+    left), within :data:`RESTART_GRACE_S` of the exit: not yet the end of the run. Once the
+    engine restarted it, its exits are a crash loop (:func:`container_crash`) whatever comes."""
+    if not ev.container or ev.restarts > 0 or now is None or now - ev.t >= RESTART_GRACE_S:
+        return False
+    name = ev.restart_policy.partition(":")[0]
+    if name in ("always", "unless-stopped"):
+        return True
+    cap = _retries(ev.restart_policy)
+    return name == "on-failure" and bool(ev.exit_code) and (cap is None or cap > 0)
 
 
 def container_crash(ev: ProcessExited) -> tuple[str, str] | None:
@@ -195,11 +213,14 @@ def observe(prev: ContainerFacts | None, cur: ContainerFacts | None, t: float,
             prev is None or cur.started_at != prev.started_at):
         # first seen already ended, or a run that began and ended between two looks
         events.append(exited_event(t, cur.pid, cur))
+    elif prev is not None and cur is not None and live and cur.restart_count > prev.restart_count:
+        # its engine restarted it after the exit was told: that end, restarted, is a loop's
+        events.append(exited_event(t, prev.pid, replace(prev, restart_count=cur.restart_count)))
     if cur is not None and live:
         events.append(sample_event(t, cur, pids, rss_bytes, cpu_percent))
     return events
 
 
-__all__ = ["LOOP_KIND", "RESTARTED", "container_crash", "end_crash", "epoch", "exit_text",
-           "exited_event", "kill_text", "loop_text", "observe", "sample_event", "size_text",
-           "span_text", "status_text"]
+__all__ = ["LOOP_KIND", "RESTARTED", "RESTART_GRACE_S", "container_crash", "end_crash", "epoch",
+           "exit_text", "exited_event", "kill_text", "loop_text", "observe", "restart_expected",
+           "sample_event", "size_text", "span_text", "status_text"]

@@ -10,13 +10,20 @@ from pathlib import Path
 from eagle_tui.headless.lines import diagnosis_lines
 from eagle_tui.headless.progress import verdict
 from eagle_tui.model.containers.inspect import ContainerFacts, read_inspect
-from eagle_tui.model.containers.states import epoch, loop_text, observe, span_text
+from eagle_tui.model.containers.states import (
+    RESTART_GRACE_S,
+    epoch,
+    loop_text,
+    observe,
+    span_text,
+)
 from eagle_tui.model.events import (
     CrashEvent,
     HealthSample,
     LogLine,
     ProcessExited,
     StopRequested,
+    Tick,
 )
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
@@ -93,6 +100,36 @@ def test_a_restart_by_the_policy_is_a_crash_loop_kept_in_the_new_run() -> None:
     assert found == ("crashed", crash.message)
     text = "\n".join(diagnosis_lines(state, "crashed", found[1], 3.0))
     assert "kind:  crash_loop" in text and "on-failure:3" in text
+
+
+def test_a_first_exit_waits_for_the_restart_its_policy_promises() -> None:
+    """Seen exited before its engine restarted it (one look a second), a container whose
+    policy restarts it is not decided on yet: the restart makes it a loop; without one within
+    the grace its exit is the answer. An exit no policy answers is decided at once."""
+    first, again = looping()
+    t0 = at(first, 0.5)
+    state = reduce(DashboardState(), [Tick(t0), *observe(None, first, t0)])
+    down = replace(first, status="exited", exit_code=1, pid=0)
+    t1 = at(first, 2.0)
+    exited = reduce(state, [Tick(t1), *observe(first, down, t1)])
+    assert exited.live.process_exit is not None and exited.startup.crash is None
+    assert verdict(exited, has_url=True) is None
+    later = reduce(exited, [Tick(t1 + RESTART_GRACE_S - 0.5)])
+    assert verdict(later, has_url=True) is None
+    restarted = reduce(later, [Tick(t1 + 4.6), *observe(down, again, t1 + 4.6)])
+    found = verdict(restarted, has_url=True)
+    assert found is not None and found[0] == "crashed" and found[1].startswith("crash loop: ")
+    gone = reduce(later, [Tick(t1 + RESTART_GRACE_S)])
+    found = verdict(gone, has_url=True)
+    assert found is not None and found[0] == "crashed" and "exited (exit code 1)" in found[1]
+    for policy, code in (("", 1), ("no", 1), ("on-failure:3", 0), ("on-failure:0", 1)):
+        other = replace(down, restart_policy=policy, exit_code=code)
+        st = reduce(state, [Tick(t1), *observe(replace(first, restart_policy=policy), other, t1)])
+        assert verdict(st, has_url=True) is not None, policy
+    for policy in ("always", "unless-stopped", "on-failure"):
+        other = replace(down, restart_policy=policy)
+        st = reduce(state, [Tick(t1), *observe(replace(first, restart_policy=policy), other, t1)])
+        assert verdict(st, has_url=True) is None, policy
 
 
 def test_an_always_policy_loop_and_the_logs_own_cause() -> None:
