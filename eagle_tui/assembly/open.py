@@ -113,8 +113,8 @@ def prepare_dashboard(
     watched = replace(spec, max_lines=cfg.max_lines, follow_restarts=True)
     # the log's file-backed scrollback: a live log file (not a replay, nor a scripted opener)
     scrollback = Scrollback() if opener is None and spec.log and spec.replay is None else None
-    own = spec_opener(watched, hosts, scrollback=scrollback, screen=True)
-    threaded = ThreadedSession(opener or own)
+    threaded = ThreadedSession(
+        opener or spec_opener(watched, hosts, scrollback=scrollback, screen=True))
     for cb in subscribers:
         threaded.subscribe(cb)
     try:
