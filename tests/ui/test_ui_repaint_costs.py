@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from rich.console import Console
 from rich.segment import Segment
 from textual.app import App, ComposeResult
@@ -141,13 +142,57 @@ async def test_changed_rows_alone_render_to_what_a_whole_render_gives() -> None:
             w.update_lines()
             await pilot.pause()
             partial = [list(w.render_line(y)) for y in range(6)]
-            assert rendered == [2]  # the changed row (below one empty line), not all six
+            assert rendered == [1]  # the changed row alone, not all six
             w.refresh()  # Textual's own whole render
             await pilot.pause()
             assert [list(w.render_line(y)) for y in range(6)] == partial
             assert rendered[-1] == 6
         finally:
             Visual.to_strips = original  # type: ignore[method-assign]
+
+
+class Aligned(LineDiffWidget):
+    DEFAULT_CSS = "Aligned { height: 9; padding: 0 2; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows = [f"row {y}" for y in range(9)]
+
+    def build(self, width: int) -> Content:
+        return Content("\n").join(
+            Content.from_markup(f"[$accent]{t}[/] [@click=app.bell]go[/] "
+                                f"[link='https://x.test/{y}']ln[/] [b]{y}[/]")
+            for y, t in enumerate(self.rows))
+
+
+class AlignedApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Aligned()
+
+
+@pytest.mark.parametrize("align", ["left", "center", "right", "justify"])
+async def test_every_row_rendered_alone_carries_the_offsets_of_a_whole_render(align: str) -> None:
+    # the offsets (x, row) in each cell's style are what a click or a selection reads: a row
+    # rendered alone must carry the ones a whole render gives it, at every row and alignment
+    app = AlignedApp()
+    async with app.run_test(size=(50, 11)) as pilot:
+        w = app.query_one(Aligned)
+        w.styles.text_align = align  # type: ignore[assignment]
+        await pilot.pause()
+        rng = random.Random(align)
+        for _ in range(6):
+            for y in rng.sample(range(9), 3):
+                w.rows[y] = "x" * rng.randrange(1, 20)
+            w.update_lines()
+            await pilot.pause()
+            partial = [list(w.render_line(y)) for y in range(9)]
+            w.refresh()
+            await pilot.pause()
+            whole = [list(w.render_line(y)) for y in range(9)]
+            assert partial == whole
+            assert [[s.style.meta.get("offset") if s.style else None for s in row]
+                    for row in partial] == \
+                [[s.style.meta.get("offset") if s.style else None for s in row] for row in whole]
 
 
 _BASE = reduce(DashboardState(), [Tick(1000.0), *(LogLine(i, "x") for i in range(3))])
