@@ -57,6 +57,9 @@ echo "lnav: $(env -i HOME=/tmp "$root/lnav" -V) at $root/lnav"
 rm -rf "$venv"
 "$py" -m venv --without-pip "$venv"
 pipwhl=$(ls "$here"/pip/pip-*.whl | head -1)
+# a PYTHONPATH (the GPU machine's carried wheels for eagle-tui) would make pip take its Textual
+# and Rich as installed and leave them out of the venv, where toolong runs without it
+unset PYTHONPATH
 "$venv/bin/python" "$pipwhl/pip" install -q --no-index --no-cache-dir --disable-pip-version-check \
     --find-links "$here/toolong" toolong==1.5.0
 "$venv/bin/python" -c "import importlib.metadata as m; print('toolong', m.version('toolong'), \
