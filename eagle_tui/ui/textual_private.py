@@ -157,13 +157,13 @@ def render_rows(widget: Widget, rows: Mapping[int, Content]) -> bool:
         return False
     for y, line in rows.items():
         strip = Visual.to_strips(widget, line, size.width, 1, widget.visual_style)[0]
-        lines[y] = _on_row(strip, y) if y else strip
+        lines[y] = strip_on_row(strip, y) if y else strip
     widget._render_cache = type(cache)(size, lines)
     dirty.clear()
     return True
 
 
-def _on_row(strip: Strip, y: int) -> Strip:
+def strip_on_row(strip: Strip, y: int) -> Strip:
     """``strip``, rendered as row 0, with the offsets its cells carry moved to row ``y``."""
     from rich.segment import Segment
     from rich.style import Style
@@ -254,4 +254,5 @@ __all__ = [
     "screen_text",
     "scroll_update",
     "show_or_hide_scrollbars",
+    "strip_on_row",
 ]
