@@ -1,5 +1,8 @@
 """``python -m eagle_tui`` is the same as the ``eagle-tui`` console script."""
 
-from eagle_tui.cli import main
+try:
+    from eagle_tui.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the entry point is still being imported: as main() does
+    raise SystemExit(130) from None
 
 raise SystemExit(main())

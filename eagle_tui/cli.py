@@ -53,10 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     The streams are made safe first (:func:`~eagle_tui.headless.streams.safe_streams`): no
     ``UnicodeEncodeError`` on any locale, and nothing on stderr that a terminal would act on.
+    Ctrl-C is 130 wherever it lands, also while a command's modules are still being imported
+    (a person who starts a command and thinks better of it at once gets no traceback).
     """
-    from eagle_tui.headless.streams import safe_streams
-
     try:
+        from eagle_tui.headless.streams import safe_streams
+
         with safe_streams():
             return _run(argv)
     except BrokenPipeError:
@@ -64,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        return 130
 
 
 def _run(argv: Sequence[str] | None) -> int:

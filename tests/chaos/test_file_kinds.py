@@ -126,6 +126,37 @@ def test_ctrl_c_ends_wait_on_a_missing_log(tmp_path: Path) -> None:
     assert rc == 130
 
 
+# The child's interpreter is up (its own start is not eagle-tui's to handle: it says so with a
+# byte) and waits for a byte on stdin before it runs ``python -m eagle_tui``: from 30 ms on
+# (runpy's own look-up of ``eagle_tui.__main__`` takes ~1 ms) the delays land in the entry
+# point's imports, the command's, the parser's and the command's start.
+_RUN_AFTER_A_BYTE = ("import runpy, sys; sys.stdout.buffer.write(b'r'); sys.stdout.flush(); "
+                     "sys.stdin.buffer.read(1); "
+                     "sys.argv = ['eagle_tui', *sys.argv[1:]]; "
+                     "runpy.run_module('eagle_tui', run_name='__main__', alter_sys=True)")
+
+
+@pytest.mark.parametrize("delay", [0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3, 0.45])
+def test_ctrl_c_at_any_moment_of_the_start_is_130_without_a_traceback(
+        tmp_path: Path, delay: float) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _RUN_AFTER_A_BYTE, "wait", "--log",
+                             str(tmp_path / "none.log"), "--timeout", "60"], cwd=ROOT, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdout.read(1) == b"r"
+        proc.stdin.write(b"x")
+        proc.stdin.flush()
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30.0)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err[-2000:]
+
+
 @pytest.mark.parametrize("command", ["watch", "wait"])
 def test_a_2gb_sparse_log_honours_duration_and_timeout(tmp_path: Path, command: str) -> None:
     """A 2 GB sparse file (one "line" of zeros): ``--duration`` was ignored while the catch-up
