@@ -65,7 +65,7 @@ async def measure() -> list[tuple[int, float, float]]:
 
             def alone(line: Content = line, y: int = y) -> object:
                 strip = Visual.to_strips(w, line, width, 1, style)[0]
-                return strip_on_row(strip, y) if y else strip
+                return strip_on_row(strip, y)
 
             def below(line: Content = line, y: int = y) -> object:
                 content = Content("\n" * y) + line if y else line

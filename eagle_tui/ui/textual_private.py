@@ -157,7 +157,7 @@ def render_rows(widget: Widget, rows: Mapping[int, Content]) -> bool:
         return False
     for y, line in rows.items():
         strip = Visual.to_strips(widget, line, size.width, 1, widget.visual_style)[0]
-        lines[y] = strip_on_row(strip, y) if y else strip
+        lines[y] = strip_on_row(strip, y)
     widget._render_cache = type(cache)(size, lines)
     dirty.clear()
     return True
@@ -165,6 +165,8 @@ def render_rows(widget: Widget, rows: Mapping[int, Content]) -> bool:
 
 def strip_on_row(strip: Strip, y: int) -> Strip:
     """``strip``, rendered as row 0, with the offsets its cells carry moved to row ``y``."""
+    if not y:
+        return strip
     from rich.segment import Segment
     from rich.style import Style
     from textual.strip import Strip

@@ -21,6 +21,7 @@ import pytest
 from eagle_tui.transport.base import NotRegularFile
 from eagle_tui.transport.files import check_regular, open_regular
 from eagle_tui.transport.local import LocalTransport
+from tests.support.procs import sigint_as_at_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_S = 8.0  # process start on a loaded 2-core machine, and then nothing to wait for
@@ -105,19 +106,12 @@ def test_commands_refuse_with_exit_2(kinds: dict[str, str], kind: str, command: 
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
-def _sigint_as_at_a_terminal() -> None:
-    """In the child: SIGINT's default action, even when the suite runs as a background job
-    (which starts with SIGINT ignored, inherited, and Python then never raises
-    KeyboardInterrupt)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_ends_wait_on_a_missing_log(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "eagle_tui", "wait", "--log",
                              str(tmp_path / "none.log"), "--timeout", "60"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_sigint_as_at_a_terminal)
+                            preexec_fn=sigint_as_at_a_terminal)
     try:
         # Ctrl-C once it waits (its first progress line), not while a loaded machine still
         # imports it: the test is about the wait's own handling
@@ -151,7 +145,7 @@ def test_ctrl_c_at_any_moment_of_the_start_is_130_without_a_traceback(
     proc = subprocess.Popen([sys.executable, "-c", _RUN_AFTER_A_BYTE, "wait", "--log",
                              str(tmp_path / "none.log"), "--timeout", "60"], cwd=ROOT, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_sigint_as_at_a_terminal)
+                            preexec_fn=sigint_as_at_a_terminal)
     try:
         assert proc.stdin is not None and proc.stdout is not None
         assert proc.stdout.read(1) == b"r"

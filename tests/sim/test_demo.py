@@ -18,15 +18,12 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.support.procs import sigint_as_at_a_terminal
 from tests.support.sim_helpers import alive
 
 pytestmark = pytest.mark.slow
 
 FAST = ("--speed", "60", "--gpus", "2")
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class DemoRun:
@@ -40,7 +37,7 @@ class DemoRun:
         # with SIGINT ignored, and Python then never raises KeyboardInterrupt)
         self.proc = subprocess.Popen([sys.executable, "-m", "eagle_tui", "demo", "--headless",
                                       *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, env=env, preexec_fn=_default_sigint)
+                                     text=True, env=env, preexec_fn=sigint_as_at_a_terminal)
         self.seen: dict[int, psutil.Process] = {}
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -30,6 +30,7 @@ from eagle_tui.report.chunk_summary import PIECE, NumberRun, summarize_chunk
 from eagle_tui.report.reader import plan, read_chunks
 from tests.support.bench import bench_module
 from tests.support.paths import REPO
+from tests.support.procs import sigint_as_at_a_terminal
 
 summarize_at = rp.summarize_at  # the real one, for wrappers that tests patch in
 
@@ -362,7 +363,7 @@ def test_no_worker_outlives_a_signalled_report(tmp_path: Path, how: str) -> None
     proc = subprocess.Popen([sys.executable, "-m", "eagle_tui", "report", "--json", "--workers",
                              "2", str(path)], stdout=subprocess.DEVNULL, cwd=ROOT,
                             start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=sigint_as_at_a_terminal)
     me = psutil.Process(proc.pid)
     deadline = time.monotonic() + 30
     while not (workers := me.children()) and proc.poll() is None and time.monotonic() < deadline:
