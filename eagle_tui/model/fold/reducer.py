@@ -189,8 +189,15 @@ def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
     old run's first line must have been read before the exit: a server that died before its
     log was read has all of its lines after the exit, and its own second INIT line is none."""
     first = s.startup.phase_mark(Phase.INIT)
-    return (first is not None and ev.lineno > first.lineno and s.live.process_ended
-            and first.lineno <= s.live.exit_line)
+    if (first is None or ev.lineno <= first.lineno or not s.live.process_ended
+            or first.lineno > s.live.exit_line):
+        return False
+    # The old run had moved on (a later phase, or its crash) before this line: lines that one
+    # run wrote before its exit may be read after it (the log read lags the process watch),
+    # and every recorded log has all of a run's INIT lines before its later phases.
+    st = s.startup
+    return (any(m.phase is not Phase.INIT and m.lineno < ev.lineno for m in st.phases)
+            or (st.crash is not None and st.crash.lineno < ev.lineno))
 
 
 def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool = True) -> None:

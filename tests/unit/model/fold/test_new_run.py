@@ -9,8 +9,11 @@ pid, health and clock; the old run's summary is kept as ``previous``.
 
 from __future__ import annotations
 
+import pytest
+
 from eagle_tui.model.events import (
     DecodeStats,
+    Event,
     HealthSample,
     LogLine,
     LogRestarted,
@@ -22,8 +25,10 @@ from eagle_tui.model.events import (
     Tick,
 )
 from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.runsummary import previous_line, ready_seconds
+from tests.support.paths import FIXTURES
 
 
 def first_run() -> DashboardState:
@@ -90,3 +95,48 @@ def test_previous_line() -> None:
     line = previous_line(PreviousRun("#1", 1.0, 56.7, 72.0))
     assert line == "previous run #1: accept 1.00, 56.7 tok/s, ready 1:12"
     assert previous_line(PreviousRun("", crash="cuda_oom")) == "previous run: crashed (cuda_oom)"
+
+
+# ---------------------------------------------------------------- one run read behind its exit
+RUN_LOGS = ("sglang-cpu/eagle3.log", "sglang-cpu/misconf.log", "vllm-cpu/server-eagle3.log",
+            "vllm-cpu/server-eagle3-enginecore-killed.log")
+
+
+def line_events(name: str, copies: int = 1) -> list[list[Event]]:
+    """The events of each line of a recorded log (``copies``: the run appended again)."""
+    raw = (FIXTURES / name).read_bytes().splitlines()
+    parser = LogParser()
+    return [parser.feed_line(line) for line in raw * copies]
+
+
+def with_exit_after(per_line: list[list[Event]], k: int) -> DashboardState:
+    """A watched run whose exit is seen when ``k`` of its lines were read; the rest after."""
+    head = [ev for evs in per_line[:k] for ev in evs]
+    tail = [ev for evs in per_line[k:] for ev in evs]
+    s = reduce(DashboardState(), [Tick(100.0), ProcessSample(100.0, 11, "running"), *head])
+    return reduce(s, [Tick(200.0), ProcessSample(200.0, 11, "zombie"),
+                      ProcessExited(200.0, 11, 143, 15), *tail])
+
+
+@pytest.mark.parametrize("name", RUN_LOGS)
+def test_one_run_read_behind_its_exit_stays_one_run(name: str) -> None:
+    """Killed during start-up with its log read behind: the same run's later INIT lines
+    (its ranks' "Init parallel", vLLM's architecture line) are read after the exit. Every
+    point of the exit in the whole log: one run, the exit kept."""
+    per_line = line_events(name)
+    for k in range(1, len(per_line)):
+        s = with_exit_after(per_line, k)
+        assert s.startup.restarts == 0, (name, k)
+        assert s.live.process_exit is not None, (name, k)
+
+
+@pytest.mark.parametrize("name", RUN_LOGS)
+def test_the_run_appended_again_after_its_exit_is_a_new_run(name: str) -> None:
+    """The same server started again on the log (``>>``) after the exit: a new run, its own
+    phases from its own first line."""
+    one = line_events(name)
+    both = line_events(name, copies=2)
+    s = with_exit_after(both, len(one))
+    assert s.startup.restarts == 1 and s.live.process_exit is None
+    first_init = next(m for m in s.startup.phases if m.phase is Phase.INIT)
+    assert first_init.lineno > len(one)
