@@ -192,12 +192,13 @@ def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
     if (first is None or ev.lineno <= first.lineno or not s.live.process_ended
             or first.lineno > s.live.exit_line):
         return False
-    # The old run had moved on (a later phase, or its crash) before this line: lines that one
-    # run wrote before its exit may be read after it (the log read lags the process watch),
-    # and every recorded log has all of a run's INIT lines before its later phases.
+    # The old run had moved on (a later phase, or a crash its log told before the exit) before
+    # this line: lines that one run wrote before its exit may be read after it (the log read
+    # lags the process watch), and every recorded log has all of a run's INIT lines before its
+    # later phases. (A crash the exit itself says, SIGKILL's, sits at ``exit_line``.)
     st = s.startup
     return (any(m.phase is not Phase.INIT and m.lineno < ev.lineno for m in st.phases)
-            or (st.crash is not None and st.crash.lineno < ev.lineno))
+            or (st.crash is not None and st.crash.lineno < s.live.exit_line))
 
 
 def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool = True) -> None:

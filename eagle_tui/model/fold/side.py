@@ -33,7 +33,7 @@ def process_exited(b: Batch, ev: ProcessExited) -> None:
     st = b.s.startup
     # the user's own stop ends in a KILL after its grace: that is no crash
     killed = None if b.s.live.stopped is not None else killed_crash(
-        ev, b.s.log.lines, st.engine, st.phase)
+        ev, b.max_lineno, st.engine, st.phase)
     if killed is not None and killed.kind == LOOP_KIND:
         b.put("startup", crash=looped(killed, st.crash))  # restarted: the log's cause with it
     elif killed is not None and (st.crash is None or st.crash.kind == "killed"):

@@ -109,23 +109,26 @@ def line_events(name: str, copies: int = 1) -> list[list[Event]]:
     return [parser.feed_line(line) for line in raw * copies]
 
 
-def with_exit_after(per_line: list[list[Event]], k: int) -> DashboardState:
-    """A watched run whose exit is seen when ``k`` of its lines were read; the rest after."""
+def with_exit_after(per_line: list[list[Event]], k: int, sig: int = 15) -> DashboardState:
+    """A watched run whose exit (by signal ``sig``) is seen when ``k`` of its lines were read;
+    the rest after."""
     head = [ev for evs in per_line[:k] for ev in evs]
     tail = [ev for evs in per_line[k:] for ev in evs]
     s = reduce(DashboardState(), [Tick(100.0), ProcessSample(100.0, 11, "running"), *head])
     return reduce(s, [Tick(200.0), ProcessSample(200.0, 11, "zombie"),
-                      ProcessExited(200.0, 11, 143, 15), *tail])
+                      ProcessExited(200.0, 11, 128 + sig, sig), *tail])
 
 
+@pytest.mark.parametrize("sig", [15, 9], ids=["SIGTERM", "SIGKILL"])
 @pytest.mark.parametrize("name", RUN_LOGS)
-def test_one_run_read_behind_its_exit_stays_one_run(name: str) -> None:
+def test_one_run_read_behind_its_exit_stays_one_run(name: str, sig: int) -> None:
     """Killed during start-up with its log read behind: the same run's later INIT lines
     (its ranks' "Init parallel", vLLM's architecture line) are read after the exit. Every
-    point of the exit in the whole log: one run, the exit kept."""
+    point of the exit in the whole log: one run, the exit kept (SIGKILL's crash, said by the
+    exit itself, included)."""
     per_line = line_events(name)
     for k in range(1, len(per_line)):
-        s = with_exit_after(per_line, k)
+        s = with_exit_after(per_line, k, sig)
         assert s.startup.restarts == 0, (name, k)
         assert s.live.process_exit is not None, (name, k)
 
