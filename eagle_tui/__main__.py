@@ -3,6 +3,7 @@
 try:
     from eagle_tui.cli import main
 except KeyboardInterrupt:  # Ctrl-C while the entry point is still being imported: as main() does
+    exec("")  # (cli.forget_interrupt, which may not be imported yet)
     raise SystemExit(130) from None
 
 raise SystemExit(main())

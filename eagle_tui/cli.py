@@ -68,6 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    finally:
+        forget_interrupt()
+
+
+def forget_interrupt() -> None:
+    """Clear CPython's "Ctrl-C went unhandled" mark: set when a KeyboardInterrupt leaves an
+    ``exec`` of a string (a record's or dataclass's ``__init__`` being built by an import), it
+    makes ``python -m`` kill itself with SIGINT at exit, whatever code we returned. Each such
+    ``exec`` starts by clearing it, so an empty one that completes does."""
+    exec("")
 
 
 def _run(argv: Sequence[str] | None) -> int:

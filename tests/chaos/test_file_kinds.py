@@ -173,3 +173,28 @@ def test_a_2gb_sparse_log_honours_duration_and_timeout(tmp_path: Path, command: 
     proc = _eagle(*args)
     assert time.monotonic() - t0 < 3 + LIMIT_S / 2, proc.stderr.decode()
     assert proc.returncode == (0 if command == "watch" else 3), proc.stderr.decode()
+
+
+# A Ctrl-C that leaves an ``exec`` of a string: what a record's or a dataclass's ``__init__``
+# being built by an import (a command's lazy one included) does when the signal lands there
+_EXEC_INTERRUPTED = """import sys
+from eagle_tui import cli
+
+def interrupted(argv):
+    exec("raise KeyboardInterrupt")
+
+cli._run = interrupted
+raise SystemExit(cli.main([]))
+"""
+
+
+def test_ctrl_c_inside_an_exec_during_an_import_is_130_not_a_sigint_death(tmp_path: Path
+                                                                           ) -> None:
+    """CPython marks such a Ctrl-C "unhandled" and, under ``python -m``, kills itself with
+    SIGINT at exit whatever ``main`` returned (``report`` died so, -2, when the signal landed in
+    its fold's imports after the workers' fork)."""
+    (tmp_path / "ctrl_c_in_exec.py").write_text(_EXEC_INTERRUPTED)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    done = subprocess.run([sys.executable, "-m", "ctrl_c_in_exec"], cwd=tmp_path, env=env,
+                          capture_output=True, timeout=LIMIT_S * 3, check=False)
+    assert done.returncode == 130, done.stderr[-2000:]

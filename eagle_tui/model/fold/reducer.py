@@ -52,7 +52,13 @@ from eagle_tui.model.events import (
 )
 from eagle_tui.model.fold import hold
 from eagle_tui.model.fold.batch import NO_LINE, Batch
-from eagle_tui.model.fold.restarts import carried, drawn_by_log, log_restart_counts, up_again
+from eagle_tui.model.fold.restarts import (
+    carried,
+    drawn_by_log,
+    log_restart_counts,
+    rerun_in_log,
+    up_again,
+)
 from eagle_tui.model.fold.side import SIDE_EVENTS, apply_side, process_exited
 from eagle_tui.model.fold.startup import startup_detail
 from eagle_tui.model.fold.stats import apply_metrics, decode, spec
@@ -80,7 +86,7 @@ _MILESTONE = LineKind.MILESTONE
 
 
 def _with_phase(b: Batch, ev: PhaseEvent) -> None:
-    if ev.phase is Phase.INIT and ev.role == "target" and _rerun_in_log(b.s, ev):
+    if ev.phase is Phase.INIT and ev.role == "target" and rerun_in_log(b.s, ev):
         _restart(b, truncated=False)
     st = b.s.startup
     # a crash freezes the phase (and its marks): the report's phase is the furthest reached
@@ -180,25 +186,6 @@ def _merge_spec(old: SpecConfig | None, ev: SpecConfig) -> SpecConfig:
         if old.num_draft_tokens is not None else ev.num_draft_tokens,
         source=old.source,
     )
-
-
-def _rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
-    """A server's first line again after the watched process exited: the server was restarted
-    writing to the same log (``>>``), a new run. (Only a live process source can say the old
-    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.) The
-    old run's first line must have been read before the exit: a server that died before its
-    log was read has all of its lines after the exit, and its own second INIT line is none."""
-    first = s.startup.phase_mark(Phase.INIT)
-    if (first is None or ev.lineno <= first.lineno or not s.live.process_ended
-            or first.lineno > s.live.exit_line):
-        return False
-    # The old run had moved on (a later phase, or a crash its log told before the exit) before
-    # this line: lines that one run wrote before its exit may be read after it (the log read
-    # lags the process watch), and every recorded log has all of a run's INIT lines before its
-    # later phases. (A crash the exit itself says, SIGKILL's, sits at ``exit_line``.)
-    st = s.startup
-    return (any(m.phase is not Phase.INIT and m.lineno < ev.lineno for m in st.phases)
-            or (st.crash is not None and st.crash.lineno < s.live.exit_line))
 
 
 def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool = True) -> None:

@@ -1,13 +1,14 @@
 """One run boundary, told twice: a container's log and its new process each say that a new run
 began (in either order); the second to arrive must not start another run. A container's crash
-loop is told across its runs: the run its engine restarted keeps it until it is healthy."""
+loop is told across its runs: the run its engine restarted keeps it until it is healthy. A
+server restarted into the same log is told by its first line again (:func:`rerun_in_log`)."""
 
 from __future__ import annotations
 
 from eagle_tui.model.containers.states import LOOP_KIND, RESTARTED
-from eagle_tui.model.events import CrashEvent
+from eagle_tui.model.events import CrashEvent, Phase, PhaseEvent
 from eagle_tui.model.fold.batch import Batch
-from eagle_tui.model.state import LiveSources, Startup
+from eagle_tui.model.state import DashboardState, LiveSources, Startup
 
 MESSAGE_MAX = 240
 
@@ -44,3 +45,22 @@ def up_again(b: Batch, up: bool = True) -> None:
     """A run its engine restarted is healthy or ready (``up``): the loop it kept is over."""
     if up and carried(b.s.startup) is not None and b.s.live.process_exit is None:
         b.put("startup", crash=None)
+
+
+def rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
+    """A server's first line again after the watched process exited: the server was restarted
+    writing to the same log (``>>``), a new run. (Only a live process source can say the old
+    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.) The
+    old run's first line must have been read before the exit: a server that died before its
+    log was read has all of its lines after the exit, and its own second INIT line is none."""
+    first = s.startup.phase_mark(Phase.INIT)
+    if (first is None or ev.lineno <= first.lineno or not s.live.process_ended
+            or first.lineno > s.live.exit_line):
+        return False
+    # The old run had moved on (a later phase, or a crash its log told before the exit) before
+    # this line: lines that one run wrote before its exit may be read after it (the log read
+    # lags the process watch), and every recorded log has all of a run's INIT lines before its
+    # later phases. (A crash the exit itself says, SIGKILL's, sits at ``exit_line``.)
+    st = s.startup
+    return (any(m.phase is not Phase.INIT and m.lineno < ev.lineno for m in st.phases)
+            or (st.crash is not None and st.crash.lineno < s.live.exit_line))
