@@ -49,6 +49,7 @@ from eagle_tui.ui.keys import bindings
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.screens.help import HelpScreen
 from eagle_tui.ui.sinks import notify, set_border_subtitle
+from eagle_tui.ui.textual_private import use_row_compositor
 from eagle_tui.ui.theme import load_stylesheet, variable_defaults
 from eagle_tui.ui.widgets.alerts import AlertsPane
 from eagle_tui.ui.widgets.footer import KeyFooter
@@ -145,7 +146,7 @@ class EagleApp(KeyActions, RecordSource):
         return variable_defaults()
 
     def get_default_screen(self) -> Screen[None]:
-        return MainScreen(id="_default")
+        return use_row_compositor(MainScreen(id="_default"))  # repaints render only their rows
 
     def refresh_css(self, animate: bool = True) -> None:
         """Textual's, except before any screen exists: then only the theme's variables.

@@ -4,8 +4,8 @@ Textual's public API does most of the job; four things it cannot do without reac
 a prompt Esc key (:class:`EscapeParser`, :func:`run_input_loop`), scrollbars repainted only
 when their drawing changes (:func:`show_or_hide_scrollbars`, :func:`scroll_update`), one
 stylesheet parse less before the first frame (:func:`defer_css_refresh`), a widget's changed
-rows rendered alone (:func:`render_rows`), and a plain widget's own cached rows drawn as they are
-(:func:`plain_rows`).
+rows rendered alone (:func:`render_rows`), a plain widget's own cached rows drawn as they are
+(:func:`plain_rows`), and an update that renders only the rows it draws (:class:`RowCompositor`).
 ``tests/ui/test_textual_private.py`` checks every name used here, fingerprints the Textual code
 this module copies or relies on, and checks that no other UI module reaches a Textual private
 attribute, so an upgrade that changes any of it fails there with the name of what to re-read.
@@ -20,19 +20,21 @@ import selectors
 import time
 from codecs import getincrementaldecoder
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from textual._compositor import Compositor
 from textual._loop import loop_last
 from textual._parser import ParseError, Read1
 from textual._xterm_parser import XTermParser
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from textual.app import App
     from textual.content import Content
     from textual.drivers.linux_driver import LinuxDriver
     from textual.geometry import Region, Size
+    from textual.screen import Screen
     from textual.strip import Strip
     from textual.widget import Widget
 
@@ -217,6 +219,58 @@ def plain_rows(widget: Widget, crop: Region, row: Callable[[int], Strip]) -> lis
     return strips if (x1, x2) == (0, width) else [s.crop(x1, x2) for s in strips]
 
 
+class RowCompositor(Compositor):
+    """Textual's compositor, rendering a widget only over the rows an update draws and a widget
+    in front of it has not filled.
+
+    Textual's ``_render_chops`` renders every widget whose *parent* overlaps the updated area,
+    each over its whole visible region, then drops the rows the update does not draw and the
+    cells a widget in front already gave (front to back, the first one wins): a followed log's
+    repaint rendered the screen, the footer and every container behind the log as well. Here
+    the same pieces land in the same cells, so the frame is the same.
+    """
+
+    def _render_chops(self, crop: Region,
+                      is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
+        from textual.geometry import Region
+
+        cuts = self.cuts
+        chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
+        intersection = Region.intersection
+        for widget, (region, clip) in self.visible_widgets.items():  # front to back
+            shown = intersection(region, clip)
+            area = intersection(shown, crop)
+            if not area:
+                continue
+            first_cut, last_cut = shown.column_span
+            rows = [y for y in area.line_range if is_rendered_line(y) and any(
+                chops[y][cut] is None for cut in cuts[y] if first_cut <= cut < last_cut)]
+            if not rows:
+                continue  # nothing of it shows in this update
+            top = rows[0]
+            strips = widget.render_lines(Region(shown.x - region.x, top - region.y,
+                                                shown.width, rows[-1] + 1 - top))
+            for y, strip in zip(range(top, rows[-1] + 1), strips, strict=False):
+                if not is_rendered_line(y):
+                    continue
+                chops_line = chops[y]
+                final_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
+                cut_strips = strip.divide([cut - first_cut for cut in final_cuts[1:]])
+                for cut, piece in zip(final_cuts, cut_strips, strict=False):
+                    if chops_line.get(cut) is None:
+                        chops_line[cut] = piece
+        return chops  # type: ignore[return-value]
+
+
+ScreenT = TypeVar("ScreenT", bound="Screen[Any]")
+
+
+def use_row_compositor(screen: ScreenT) -> ScreenT:
+    """``screen``, given a :class:`RowCompositor` (before its first layout)."""
+    screen._compositor = RowCompositor()
+    return screen
+
+
 def defer_css_refresh(app: App[Any]) -> bool:
     """Before any screen exists, carry only the theme's variables; ``True``: nothing else to do.
 
@@ -249,6 +303,7 @@ def screen_text(app: Any) -> str:
 __all__ = [
     "IDLE_WAIT",
     "EscapeParser",
+    "RowCompositor",
     "defer_css_refresh",
     "plain_rows",
     "render_rows",
@@ -257,4 +312,5 @@ __all__ = [
     "scroll_update",
     "show_or_hide_scrollbars",
     "strip_on_row",
+    "use_row_compositor",
 ]

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import textual
 from textual import _loop, _parser, _xterm_parser
+from textual._compositor import Compositor
 from textual._styles_cache import StylesCache
 from textual.app import App
 from textual.driver import Driver
@@ -50,6 +51,11 @@ FINGERPRINTS: dict[str, tuple[Callable[..., Any], str]] = {
     "StylesCache.render_widget": (StylesCache.render_widget, "fd0c1472f4c8ede1"),
     "StylesCache.render": (StylesCache.render, "9cb213088b890263"),
     "StylesCache.render_line": (StylesCache.render_line, "fea8e1f875d5810f"),
+    # what textual_private.RowCompositor._render_chops does with fewer widgets rendered: the
+    # chops, the cuts and their "first one wins", and the partial update that calls it
+    "Compositor._render_chops": (Compositor._render_chops, "08dba28b936cc6c0"),
+    "Compositor._get_renders": (Compositor._get_renders, "f3af89eea81cdca4"),
+    "Compositor.render_partial_update": (Compositor.render_partial_update, "342f61fb3b24dffe"),
 }
 
 

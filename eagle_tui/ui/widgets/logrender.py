@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.cache import LRUCache
 from textual.strip import Strip
 
@@ -26,6 +25,7 @@ from eagle_tui.ui.highlight import HighlightRule, highlight
 from eagle_tui.ui.safety import inert
 from eagle_tui.ui.widgets.logfile import FilePart
 from eagle_tui.ui.widgets.logtext import HostTags, wrap_cuts
+from eagle_tui.ui.widgets.rowspans import Combiner, Span, segments
 
 
 def row_chars(scroll_x: int, width: int) -> int:
@@ -39,12 +39,11 @@ class RowRenderer:
     """Renders ``buffer``'s rows (and the file part's) as cropped, cached strips.
 
     ``components`` are the view's component classes and ``component_style`` looks one up (the
-    view's CSS); ``console`` gives the console that renders the text.
+    view's CSS).
     """
 
     def __init__(self, buffer: LogBuffer, rules: Sequence[HighlightRule],
-                 components: Collection[str], component_style: Callable[[str], Style],
-                 console: Callable[[], Console]) -> None:
+                 components: Collection[str], component_style: Callable[[str], Style]) -> None:
         self.buffer = buffer
         buffer.cutter = wrap_cuts
         self.rules = tuple(rules)
@@ -55,7 +54,7 @@ class RowRenderer:
         self._styles: dict[str, Style] = {}
         self._components = components
         self._component_style = component_style
-        self._console_of = console
+        self._combine = Combiner()
 
     def widen(self, lines: Sequence[LogLine]) -> bool:
         """Take new lines' widths into the widest row's; True if it grew."""
@@ -73,6 +72,7 @@ class RowRenderer:
     def style_changed(self) -> None:
         """The view's CSS changed: every style and strip is stale."""
         self._styles.clear()
+        self._combine = Combiner()
         self.base_style = None
         self.cache.clear()
 
@@ -89,44 +89,47 @@ class RowRenderer:
             self._styles[name] = style
         return style
 
-    def line_text(self, seq: int, start: int = 0, end: int | None = None) -> Text:
-        """One buffered entry's ``[start:end]``, highlighted (see :meth:`styled`)."""
-        b = self.buffer
-        return self.styled(b.entry(seq), seq in b.special, seq == b.cursor, start, end)
-
-    def styled(self, entry: LogLine, special: bool, current: bool, start: int = 0,
-               end: int | None = None) -> Text:
-        """One line's ``[start:end]``, highlighted. Its text was sanitized by the parser;
-        :func:`inert` here is the terminal's last guard, paid only per row drawn (a strip is
-        cached), never per line appended: one regex search on a clean line, which it returns
-        unchanged. Only the piece a row shows is styled: a 1 MiB line costs a row its width,
-        not its length (styling whole lines made a screen of such lines megabytes of work)."""
-        b = self.buffer
-        text_ = entry.text
-        shown = inert(text_ if start == 0 and (end is None or end >= len(text_))
-                      else text_[start:end])
-        text = Text(shown, no_wrap=True, end="")
-        if special:
-            text.stylize(self.style("log--marker"))
-        else:
-            for span in highlight(shown, entry.kind, self.rules):
-                text.stylize(self.style(span.style), span.start, span.end)
-            pattern = b.search or b.filter
-            if pattern is not None:
-                match_style = self.style("log--match")
-                for count, m in enumerate(pattern.finditer(shown)):
-                    if count >= 64:
-                        break
-                    if m.end() > m.start():
-                        text.stylize(match_style, m.start(), m.end())
+    def spans(self, entry: LogLine, shown: str, special: bool, current: bool) -> list[Span]:
+        """The styled spans of ``shown`` (a piece of ``entry``'s text), in Rich's order: the
+        cursor's, then the marker's or the highlighter's, then the search's matches."""
+        spans: list[Span] = []
+        n = len(shown)
         if current:
-            text.stylize_before(self.style("log--current"))
-        return text
+            spans.append((0, n, self.style("log--current")))
+        if special:
+            spans.append((0, n, self.style("log--marker")))
+            return spans
+        style = self.style
+        spans.extend((h.start, h.end, style(h.style))
+                     for h in highlight(shown, entry.kind, self.rules))
+        pattern = self.buffer.search or self.buffer.filter
+        if pattern is not None:
+            match_style = style("log--match")
+            for count, m in enumerate(pattern.finditer(shown)):
+                if count >= 64:
+                    break
+                if m.end() > m.start():
+                    spans.append((m.start(), m.end(), match_style))
+        return spans
 
-    def _strip(self, text: Text) -> Strip:
-        """``text`` as one strip: an empty line renders to an unstyled empty segment, which
-        Textual's colour filters (``NO_COLOR``'s monochrome) cannot take, so none is kept."""
-        return Strip([s for s in text.render(self._console_of()) if s.text], text.cell_len)
+    def _row_strip(self, shown: str, spans: list[Span], tag: str, scroll_x: int, width: int,
+                   base: Style) -> Strip:
+        """``tag + shown`` styled, cropped to ``[scroll_x, scroll_x + width)`` and padded with
+        ``base``. ASCII text is one cell a character: the crop is a slice of the text, so only
+        the cells shown are styled. Its text was sanitized by the parser; :func:`inert` is the
+        terminal's last guard, paid per row drawn (a strip is cached), never per line."""
+        if tag:
+            host = self.style("log--host")
+            spans = [(0, len(tag), host), *((s + len(tag), e + len(tag), st) for s, e, st in spans)]
+            shown = tag + shown
+        if shown.isascii():
+            segs = segments(shown, base, spans, self._combine, scroll_x, scroll_x + width)
+            shown_cells = max(0, min(len(shown), scroll_x + width) - scroll_x)
+            if shown_cells < width:
+                segs.append(Segment(" " * (width - shown_cells), base))
+            return Strip(segs, width)
+        full = Strip(segments(shown, base, spans, self._combine), cell_len(shown))
+        return full.crop_extend(scroll_x, scroll_x + width, base)
 
     def row(self, idx: int, file: FilePart, scroll_x: int, width: int, base: Style) -> Strip:
         """Row ``idx`` of the view: the file part's rows come first, then the buffer's."""
@@ -147,14 +150,13 @@ class RowRenderer:
             return strip
         entry = entry_of(line)
         if entry is None:
-            text = Text(placeholder(line).text, self.style("log--marker"), no_wrap=True, end="")
-        else:
-            text = self.styled(entry, False, current, 0, row_chars(scroll_x, width))
-        text.stylize_before(base)
-        full = self._strip(text)
-        strip = full.crop_extend(scroll_x, scroll_x + width, base)
-        if entry is not None:
-            self.cache[key] = strip
+            shown = placeholder(line).text
+            return self._row_strip(shown, [(0, len(shown), self.style("log--marker"))], "",
+                                   scroll_x, width, base)
+        shown = inert(entry.text[:row_chars(scroll_x, width)])
+        strip = self._row_strip(shown, self.spans(entry, shown, False, current), "",
+                                scroll_x, width, base)
+        self.cache[key] = strip
         return strip
 
     def buffer_strip(self, row: int, scroll_x: int, width: int, base: Style) -> Strip:
@@ -165,18 +167,18 @@ class RowRenderer:
         the new ones. No mouse offsets are attached: the view has no text selection, and
         ``apply_offsets`` would force a new strip per row per frame.
         """
-        seq, start, end = self.buffer.row(row)
+        b = self.buffer
+        seq, start, end = b.row(row)
         key = (seq, start, scroll_x, width)
         strip = self.cache.get(key)
         if strip is None:
-            text = self.line_text(seq, start, min(end, start + row_chars(scroll_x, width)))
-            if self.tags.width:
-                tag = self.tags.tag(self.buffer.entry(seq).host, start == 0)
-                text = Text(tag, self.style("log--host"), no_wrap=True, end="").append_text(text)
-            text.stylize_before(base)
-            full = self._strip(text)
-            strip = full.crop_extend(scroll_x, scroll_x + width, base)
-            self.cache[key] = strip
+            entry = b.entry(seq)
+            text = entry.text
+            end = min(end, start + row_chars(scroll_x, width))
+            shown = inert(text if start == 0 and end >= len(text) else text[start:end])
+            tag = self.tags.tag(entry.host, start == 0) if self.tags.width else ""
+            spans = self.spans(entry, shown, seq in b.special, seq == b.cursor)
+            strip = self.cache[key] = self._row_strip(shown, spans, tag, scroll_x, width, base)
         return strip
 
 

@@ -68,8 +68,7 @@ class LogView(ScrollView, can_focus=True):
         self.buffer = buffer
         self._scroller = Scroller(self, lambda: self.row_count, self._post_status, frame_interval)
         self._draw = RowRenderer(buffer, rules, self.COMPONENT_CLASSES,
-                                 lambda name: self.get_component_rich_style(name, partial=True),
-                                 lambda: self.app.console)
+                                 lambda name: self.get_component_rich_style(name, partial=True))
         self._file = FilePart(buffer, post=self._post_answer, changed=self._file_changed,
                               status=self._post_status, filled=self._file_filled)
         self._finder = Finder(self, buffer, self._file, goto=self._goto,
