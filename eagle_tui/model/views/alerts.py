@@ -108,10 +108,13 @@ def rejection(points: Points, limits: Limits = FIXED) -> tuple[str, int]:
         return "rejected", i
     if seen != "high":
         return "", -1
-    j = i  # the high stretch that ends at ``i``: its first completion is the recovery
+    # the high stretch that ends at ``i`` completes first RECOVER_CONSECUTIVE - 1 lines after
+    # its start, the recovery; found by one comparison a line, back to the oldest line shown
     oldest = max(1, len(points) - RECOVERED_SHOWN)  # (a healthy server: a bounded walk)
-    while j >= oldest and _completes(points, j - 1, limits) == "high":
-        j -= 1
+    start, high = i, limits[1]
+    while start > oldest - RECOVER_CONSECUTIVE and start > 0 and points[start - 1][1] > high:
+        start -= 1
+    j = start + RECOVER_CONSECUTIVE - 1
     if j < oldest:
         return "", -1  # healthy for longer than a recovery is announced
     _, before = _newest(points, j - 1, limits)
