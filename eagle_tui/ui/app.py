@@ -27,7 +27,6 @@ from textual.driver import Driver
 from textual.events import Resize
 from textual.screen import Screen
 from textual.theme import Theme
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
@@ -42,6 +41,7 @@ from eagle_tui.ui.binding import RecordSource, bind, publish
 from eagle_tui.ui.config import UiConfig
 from eagle_tui.ui.control import RunControl
 from eagle_tui.ui.dashboard import DashboardModel
+from eagle_tui.ui.deadline import Deadline
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay
 from eagle_tui.ui.inbox import HOLD_LIMIT, BatchInbox, HeldGrown, SessionBatch
@@ -124,8 +124,7 @@ class EagleApp(KeyActions, RecordSource):
         self._crash_shown = False
         self._shown_phase: Phase | None = None
         self._last_panes = 0.0
-        self._pane_timer: Timer | None = None
-        self._pane_due = 0.0  # when the pending pane timer fires
+        self._panes = Deadline(self)  # the pending pane update
         self._unsubscribe: Callable[[], None] | None = None
         self._inbox = BatchInbox(self)
         self._held: SessionBatch | None = None  # a batch waiting for the log's next repaint
@@ -261,7 +260,7 @@ class EagleApp(KeyActions, RecordSource):
         message, self._held = self._held, None
         if message is not None and message.origin is self._inbox:  # (not a replaced run's)
             self._on_batch(*self._inbox.take(message))
-        if self._pane_timer is not None and self._pane_due - time.monotonic() < FRAME_INTERVAL / 4:
+        if self._panes.pending and self._panes.due - time.monotonic() < FRAME_INTERVAL / 4:
             self._update_panes()  # due on this grid point: in this screen update, not the next
 
     def _on_batch(self, state: DashboardState, events: Sequence[Event]) -> None:
@@ -288,7 +287,7 @@ class EagleApp(KeyActions, RecordSource):
             state.startup.phase is not self._shown_phase)
         if urgent:
             self._update_panes()
-        elif self._pane_timer is None:  # (a pending timer may be late: it stays the one update)
+        elif not self._panes.pending:  # (a pending timer may be late: it stays the one update)
             now = time.monotonic()
             wait = frame_delay(now, self._last_panes, PANE_INTERVAL)
             painted = self._log_widget.last_paint if self._log_widget is not None else 0.0
@@ -299,8 +298,7 @@ class EagleApp(KeyActions, RecordSource):
             if wait <= 0:
                 self._update_panes()
             else:  # on the frame grid: shares a screen update with the log's repaint
-                self._pane_timer = self.set_timer(wait, self._update_panes)
-                self._pane_due = now + wait
+                self._panes.start(wait, self._update_panes)
         if self.config.notify_critical:
             for alert in state.alerts:
                 # (not the crash: its banner is on screen, and a toast over it on a small
@@ -312,9 +310,7 @@ class EagleApp(KeyActions, RecordSource):
                            title=inert(alert.kind), severity="error", timeout=10)
 
     def _update_panes(self) -> None:
-        if self._pane_timer is not None:
-            self._pane_timer.stop()
-            self._pane_timer = None
+        self._panes.stop()
         try:
             self.query_one(StatusLine)
         except NoMatches:  # the app is closing: a late batch or timer, nothing to draw on
@@ -358,7 +354,7 @@ class EagleApp(KeyActions, RecordSource):
     @property
     def render_pending(self) -> bool:
         """Panes or the log have a deferred redraw scheduled (tests wait for it)."""
-        return (self._pane_timer is not None or self.log_view.paint_pending
+        return (self._panes.pending or self.log_view.paint_pending
                 or self._held is not None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

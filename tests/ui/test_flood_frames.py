@@ -65,12 +65,12 @@ def test_a_flood_brings_the_next_repaint_forward_and_keeps_its_pace(clock: list[
     s.appended(FLOOD_ROWS, 0, lambda: None)  # then a flood's batch: the timer comes forward
     assert steady.stopped
     assert view.timers[-1].wait == pytest.approx(FLOOD_FRAME_INTERVAL - 0.01)
-    s.paint_timer = None  # it fired
+    s.deadline.stop()  # (it fired)
     s.last_paint = clock[0] = NOW - 0.01 + FLOOD_FRAME_INTERVAL
     clock[0] += 0.01
     s.appended(10, 0, lambda: None)  # a small batch within the flood: the same pace
     assert view.timers[-1].wait == pytest.approx(FLOOD_FRAME_INTERVAL - 0.01)
-    s.paint_timer = None
+    s.deadline.stop()
     clock[0] += FLOOD_HOLD_S
     s.last_paint = clock[0] - 0.01
     s.appended(10, 0, lambda: None)  # the flood is over: back to the grid

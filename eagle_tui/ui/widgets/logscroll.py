@@ -18,9 +18,9 @@ from contextlib import contextmanager
 
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
-from textual.timer import Timer
 from textual.widget import Widget
 
+from eagle_tui.ui.deadline import Deadline
 from eagle_tui.ui.frames import (
     FLOOD_FRAME_INTERVAL,
     FLOOD_HOLD_S,
@@ -51,8 +51,7 @@ class Scroller:
         self.scrollbars_stale = False
         self.frame_interval = frame_interval
         self.last_paint = 0.0
-        self.paint_timer: Timer | None = None
-        self.paint_due = 0.0  # when the scheduled repaint fires (monotonic)
+        self.deadline = Deadline(view)  # the scheduled repaint
         self.flood_until = 0.0  # repaints at the flood's pace until then (monotonic)
         # runs first in every repaint (the app hands over the batches it held back for it);
         # what it appends is painted by the repaint under way, not by another one
@@ -91,15 +90,13 @@ class Scroller:
         if now < self.flood_until:
             interval = min(interval, FLOOD_FRAME_INTERVAL)
         wait = frame_delay(now, self.last_paint, interval)
-        if self.paint_timer is not None:
-            if self.paint_due <= now + wait + interval / 4:
+        if self.deadline.pending:
+            if self.deadline.due <= now + wait + interval / 4:
                 return True  # already due: a late timer must not turn into a second, off-grid one
-            self.paint_timer.stop()  # a flood began: its first repaint comes at its pace
-            self.paint_timer = None
+            self.deadline.stop()  # a flood began: its first repaint comes at its pace
         if wait <= 0 or not self.view.is_mounted:
             return False
-        self.paint_timer = self.view.set_timer(wait, self.paint)
-        self.paint_due = now + wait
+        self.deadline.start(wait, self.paint)
         return True
 
     def paint(self) -> None:
@@ -110,7 +107,7 @@ class Scroller:
                 self.before_paint()
             finally:
                 self._painting = False
-        self.paint_timer = None
+        self.deadline.stop()  # (painted now: a repaint it had scheduled is not needed)
         self.last_paint = time.monotonic()
         if self.scrollbars_stale:
             self.scrollbars_stale = False
@@ -125,7 +122,7 @@ class Scroller:
 
     @property
     def paint_pending(self) -> bool:
-        return self.paint_timer is not None
+        return self.deadline.pending
 
     def set_virtual_size(self, size: Size) -> None:
         """Set the scrollable size without a screen-wide layout.
