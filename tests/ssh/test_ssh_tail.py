@@ -222,3 +222,35 @@ async def test_every_remote_command_reads_through_a_noisy_login_shell(
         assert lines == [str(i).encode() for i in range(1, 501)]
         res = await t.run(["cat", "--", str(log)], 30.0)
         assert res.stdout == body + b"one more\n"
+
+
+@pytest.mark.sshd
+async def test_a_steady_stream_arrives_in_few_chunks_every_byte_in_order(
+        sshd: Any, tmp_path: Path) -> None:
+    """A line a write at 200 lines/s is not 200 hand-overs a second: the remote tail polls
+    (GNU's ``---disable-inotify``) and the reader gathers what arrives together."""
+    log = tmp_path / "steady.log"
+    log.write_bytes(b"")
+    lines = [f"line {i:04d} {'x' * 60}\n".encode() for i in range(300)]
+    async with sshd.transport() as t:
+        it = aiter(t.tail(str(log)))
+        assert (await next_chunk(it)).at_eof
+
+        async def write() -> None:
+            with log.open("ab", buffering=0) as fh:
+                for line in lines:
+                    fh.write(line)
+                    await asyncio.sleep(1 / 200)
+
+        writer = asyncio.create_task(write())
+        chunks: list[TailChunk] = []
+        got = b""
+        deadline = time.monotonic() + 15
+        while got != b"".join(lines):
+            chunk = await next_chunk(it, max(0.1, deadline - time.monotonic()))
+            chunks.append(chunk)
+            got += chunk.data
+        await writer
+        await it.aclose()  # type: ignore[attr-defined]
+    assert len(chunks) <= len(lines) // 10, len(chunks)
+    assert chunks[-1].offset == len(got)

@@ -33,7 +33,7 @@ from eagle_tui.transport.ssh.config import SshTarget, resolve
 from eagle_tui.transport.ssh.conn import Connection, backoff_delay
 from eagle_tui.transport.ssh.frame import frame
 from eagle_tui.transport.ssh.link import SshOptions
-from eagle_tui.transport.ssh.stream import ChannelStream
+from eagle_tui.transport.ssh.stream import COALESCE_S, ChannelStream
 from eagle_tui.transport.ssh.tail import (
     NOT_REGULAR_EXIT,
     TailFollower,
@@ -147,7 +147,7 @@ class SshTransport:
         link = await self._conn.live(self._options.connect_timeout)
         stream = await ChannelStream.open(
             link, frame(shlex.join(argv), replaces_shell=True), self._executor,
-            self._conn.on_lost, self._options.connect_timeout,
+            self._conn.on_lost, self._options.connect_timeout, coalesce=COALESCE_S,
         )
         pending = {"out": b"", "err": b""}  # each stream's unfinished line
         err = b""
@@ -197,6 +197,7 @@ class SshTransport:
                     self._executor,
                     self._conn.on_lost,
                     self._options.connect_timeout,
+                    coalesce=COALESCE_S,
                 )
             except ConnectionLost:
                 resumed = True
