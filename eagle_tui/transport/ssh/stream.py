@@ -176,7 +176,7 @@ class ChannelStream:
     def _read(self) -> None:
         chan = self._chan
         sel = selectors.DefaultSelector()
-        held: list[bytes] = []  # stdout gathered since ``since`` (``coalesce``)
+        held = bytearray()  # stdout gathered since ``since`` (``coalesce``)
         since = 0.0
         try:
             sel.register(chan, selectors.EVENT_READ)
@@ -192,8 +192,8 @@ class ChannelStream:
                     if data:
                         if not held:
                             since = time.monotonic()
-                        held.append(data)
-                        if (not self._coalesce or sum(map(len, held)) >= _CHUNK) \
+                        held += data
+                        if (not self._coalesce or len(held) >= _CHUNK) \
                                 and not self._release(held):
                             return
                     continue
@@ -214,11 +214,11 @@ class ChannelStream:
         finally:
             sel.close()
 
-    def _release(self, held: list[bytes]) -> bool:
+    def _release(self, held: bytearray) -> bool:
         """Hand over the stdout ``held`` as one chunk (emptying it); False: stop reading."""
         if not held:
             return True
-        data = b"".join(held)
+        data = bytes(held)
         held.clear()
         return self._push(Chunk("out", data))
 

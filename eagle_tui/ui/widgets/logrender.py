@@ -116,8 +116,9 @@ class RowRenderer:
                    base: Style) -> Strip:
         """``tag + shown`` styled, cropped to ``[scroll_x, scroll_x + width)`` and padded with
         ``base``. ASCII text is one cell a character: the crop is a slice of the text, so only
-        the cells shown are styled. Its text was sanitized by the parser; :func:`inert` is the
-        terminal's last guard, paid per row drawn (a strip is cached), never per line."""
+        the cells shown are styled. ``shown`` is already inert: the callers pass a line's piece
+        through :func:`inert`, the terminal's last guard, paid per row drawn (a strip is
+        cached), never per line appended."""
         if tag:
             host = self.style("log--host")
             spans = [(0, len(tag), host), *((s + len(tag), e + len(tag), st) for s, e, st in spans)]
