@@ -48,7 +48,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def entry() -> None:
+    """The ``eagle-tui`` console script and ``python -m eagle_tui``: :func:`main`, then the exit.
+
+    A command that says its process holds nothing the kernel does not release itself (a local
+    ``report``: its temporary files and workers are gone when it returns) ends with its streams
+    flushed and ``os._exit``: the interpreter's teardown, every module and class freed one by
+    one, was a noticeable share of a short report's time. Tests call :func:`main` instead.
+    """
+    quick: list[bool] = []
+    code = main(quick=quick)
+    if quick:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # (closed, or its reader gone)
+                stream.flush()
+        os._exit(code)
+    raise SystemExit(code)
+
+
+def main(argv: Sequence[str] | None = None, *, quick: list[bool] | None = None) -> int:
     """The one boundary every command runs inside (see :func:`_run` for what each outcome is).
 
     The streams are made safe first (:func:`~eagle_tui.headless.streams.safe_streams`): no
@@ -60,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from eagle_tui.headless.streams import safe_streams
 
         with safe_streams():
-            return _run(argv)
+            return _run(argv, quick)
     except BrokenPipeError:
         # `eagle-tui report x | head`: the reader went away; not an error of ours
         with contextlib.suppress(OSError):
@@ -80,7 +98,7 @@ def forget_interrupt() -> None:
     exec("")
 
 
-def _run(argv: Sequence[str] | None) -> int:
+def _run(argv: Sequence[str] | None, quick: list[bool] | None = None) -> int:
     """Parse and run one command. Outcomes, each with its documented exit code:
 
     * the command's own code (0 ready/ok, 1 crashed or errors found, 3 timeout, 4 alerts ...);
@@ -89,6 +107,9 @@ def _run(argv: Sequence[str] | None) -> int:
     * anything else is a bug of eagle-tui: one line saying so and :data:`EXIT_INTERNAL` (70),
       never 1, which ``wait`` and ``lint`` give a meaning (set ``EAGLE_TUI_DEBUG=1`` for the
       traceback).
+
+    ``quick`` gets ``True`` appended when the command finished and its ``quick_exit(args)``
+    (a parser default) says the process may skip its teardown (:func:`entry`).
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = args_list[0] if args_list else None
@@ -122,6 +143,9 @@ def _run(argv: Sequence[str] | None) -> int:
                          f"EAGLE_TUI_DEBUG=1 shows the traceback): {type(exc).__name__}: "
                          f"{_one_line(exc)}"))
         return EXIT_INTERNAL
+    quick_exit = getattr(args, "quick_exit", None)
+    if quick is not None and quick_exit is not None and quick_exit(args):
+        quick.append(True)
     return int(rc)
 
 
@@ -132,4 +156,4 @@ def _one_line(exc: BaseException, limit: int = 1000) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()
