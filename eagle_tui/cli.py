@@ -12,7 +12,6 @@ import contextlib
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 
 from eagle_tui import __version__
@@ -138,6 +137,8 @@ def _run(argv: Sequence[str] | None, quick: list[bool] | None = None) -> int:
         raise
     except Exception as exc:  # the boundary: a bug, said in one line with its own exit code
         if os.environ.get("EAGLE_TUI_DEBUG"):
+            import traceback  # (here: its imports are a cost every command would pay)
+
             traceback.print_exc()
         warn(inert_lines(f"eagle-tui {args.command}: internal error (a bug in eagle-tui; "
                          f"EAGLE_TUI_DEBUG=1 shows the traceback): {type(exc).__name__}: "
