@@ -20,6 +20,7 @@ import selectors
 import time
 from codecs import getincrementaldecoder
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual._compositor import Compositor
@@ -30,6 +31,7 @@ from textual._xterm_parser import XTermParser
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from textual._compositor import ChopsUpdate
     from textual.app import App
     from textual.content import Content
     from textual.drivers.linux_driver import LinuxDriver
@@ -230,12 +232,37 @@ class RowCompositor(Compositor):
     the same pieces land in the same cells, so the frame is the same.
     """
 
+    _columns: dict[int, tuple[int, int]] | None = None  # a partial update's columns by row
+
+    def render_partial_update(self) -> ChopsUpdate | None:
+        """Textual's, telling the chops which columns of each row the update draws (the area
+        around all its regions holds columns a row does not draw)."""
+        from textual._compositor import ChopsUpdate
+        from textual.geometry import Region
+
+        update_regions = self._dirty_regions.copy()
+        self._dirty_regions.clear()
+        if not update_regions:
+            return None
+        crop = Region.from_union(update_regions).intersection(self.size.region)
+        spans = list(self._regions_to_spans(update_regions))
+        columns: dict[int, tuple[int, int]] = {}
+        for y, x1, x2 in spans:  # (a row's spans come together, left to right)
+            columns[y] = (columns[y][0], x2) if y in columns else (x1, x2)
+        self._columns = columns
+        try:
+            chops = self._render_chops(crop, columns.__contains__)
+        finally:
+            self._columns = None
+        return ChopsUpdate(chops, spans, [cut_set[1:] for cut_set in self.cuts])
+
     def _render_chops(self, crop: Region,
                       is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
         from textual.geometry import Region
 
         cuts = self.cuts
         chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
+        drawn = _drawn_cuts(cuts, crop, self._columns)
         intersection = Region.intersection
         for widget, (region, clip) in self.visible_widgets.items():  # front to back
             shown = intersection(region, clip)
@@ -244,7 +271,7 @@ class RowCompositor(Compositor):
                 continue
             first_cut, last_cut = shown.column_span
             rows = [y for y in area.line_range if is_rendered_line(y) and any(
-                chops[y][cut] is None for cut in cuts[y] if first_cut <= cut < last_cut)]
+                chops[y][cut] is None for cut in drawn[y] if first_cut <= cut < last_cut)]
             if not rows:
                 continue  # nothing of it shows in this update
             top = rows[0]
@@ -260,6 +287,20 @@ class RowCompositor(Compositor):
                     if chops_line.get(cut) is None:
                         chops_line[cut] = piece
         return chops  # type: ignore[return-value]
+
+
+def _drawn_cuts(cuts: list[list[int]], crop: Region,
+                columns: Mapping[int, tuple[int, int]] | None) -> dict[int, list[int]]:
+    """For each row of ``crop``, the cuts whose chop overlaps the columns the update draws on
+    that row (``columns``, else the crop's): the others are not drawn, so no widget is rendered
+    for them (a container's borders beside the log)."""
+    span = crop.column_span
+    drawn = {}
+    for y in crop.line_range:
+        x1, x2 = span if columns is None else columns.get(y, span)
+        row = cuts[y]
+        drawn[y] = [cut for cut, end in pairwise(row) if cut < x2 and end > x1]
+    return drawn
 
 
 ScreenT = TypeVar("ScreenT", bound="Screen[Any]")

@@ -117,7 +117,10 @@ class Scroller:
                 self.scroll_to_row(None)
             if view.show_vertical_scrollbar:
                 view.vertical_scrollbar.position = view.scroll_y
-        view.refresh()
+        # the rows only (a bar is repainted by ``sync_scrollbars`` when its look changes);
+        # before the first layout the rows are no area: the whole view
+        rows = view.scrollable_content_region.reset_offset
+        view.refresh(*(rows,) if rows else ())
         self.painted()
 
     @property
