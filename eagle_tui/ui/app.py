@@ -43,7 +43,7 @@ from eagle_tui.ui.control import RunControl
 from eagle_tui.ui.dashboard import DashboardModel
 from eagle_tui.ui.deadline import Deadline
 from eagle_tui.ui.format import truncate
-from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, frame_delay
+from eagle_tui.ui.frames import FRAME_INTERVAL, PANE_INTERVAL, pane_delay
 from eagle_tui.ui.inbox import HOLD_LIMIT, BatchInbox, HeldGrown, SessionBatch
 from eagle_tui.ui.keys import bindings
 from eagle_tui.ui.safety import inert
@@ -288,13 +288,9 @@ class EagleApp(KeyActions, RecordSource):
         if urgent:
             self._update_panes()
         elif not self._panes.pending:  # (a pending timer may be late: it stays the one update)
-            now = time.monotonic()
-            wait = frame_delay(now, self._last_panes, PANE_INTERVAL)
-            painted = self._log_widget.last_paint if self._log_widget is not None else 0.0
-            if wait <= 0 and now - painted < FRAME_INTERVAL:
-                # the log streams: a clock's tick waits for the log's next repaint, to share
-                # its screen update (each update draws the screen from the status line down)
-                wait = frame_delay(now, painted, FRAME_INTERVAL)
+            now, log = time.monotonic(), self._log_widget
+            wait = pane_delay(now, self._last_panes, log.last_paint if log is not None else 0.0,
+                              log is not None and now < log.flood_until)
             if wait <= 0:
                 self._update_panes()
             else:  # on the frame grid: shares a screen update with the log's repaint

@@ -42,5 +42,22 @@ def frame_delay(now: float, last: float, interval: float) -> float:
     return max(0.0, due - now)
 
 
+def pane_delay(now: float, last_panes: float, painted: float, flood: bool) -> float:
+    """Seconds to wait before the panes' next update while only their numbers change (0.0:
+    now), given when they and the log last drew and whether a flood is on.
+
+    On the grid, every ``PANE_INTERVAL``; a tick that falls while the log streams waits for the
+    log's next repaint, to share its screen update (each update draws the screen from the status
+    line down). In a flood both come every ``FLOOD_FRAME_INTERVAL``: the flood's last numbers
+    show on the flood's grid with its last lines, not on the pane grid up to a second later.
+    """
+    frame, interval = ((FLOOD_FRAME_INTERVAL, FLOOD_FRAME_INTERVAL) if flood
+                       else (FRAME_INTERVAL, PANE_INTERVAL))
+    wait = frame_delay(now, last_panes, interval)
+    if wait <= 0 and now - painted < frame:
+        wait = frame_delay(now, painted, frame)
+    return wait
+
+
 __all__ = ["FLOOD_FRAME_INTERVAL", "FLOOD_HOLD_S", "FLOOD_ROWS", "FRAME_INTERVAL", "PANE_INTERVAL",
-           "frame_delay"]
+           "frame_delay", "pane_delay"]

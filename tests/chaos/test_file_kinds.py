@@ -180,7 +180,7 @@ def test_a_2gb_sparse_log_honours_duration_and_timeout(tmp_path: Path, command: 
 _EXEC_INTERRUPTED = """import sys
 from eagle_tui import cli
 
-def interrupted(argv):
+def interrupted(argv, quick=None):
     exec("raise KeyboardInterrupt")
 
 cli._run = interrupted

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import random
 import types
 from typing import Any
 
 import pytest
 
-from eagle_tui.ui.frames import FLOOD_FRAME_INTERVAL, FLOOD_HOLD_S, FLOOD_ROWS, FRAME_INTERVAL
+from eagle_tui.ui.frames import (
+    FLOOD_FRAME_INTERVAL,
+    FLOOD_HOLD_S,
+    FLOOD_ROWS,
+    FRAME_INTERVAL,
+    PANE_INTERVAL,
+    pane_delay,
+)
 from eagle_tui.ui.widgets import logscroll
 from eagle_tui.ui.widgets.logscroll import Scroller
 
@@ -81,3 +89,30 @@ def test_a_flood_never_slows_a_faster_configured_pace(clock: list[float]) -> Non
     s, view = scroller(0.05)
     s.appended(FLOOD_ROWS, 0, lambda: None)
     assert view.timers[-1].wait <= 0.05
+
+
+def test_the_panes_wait_for_the_logs_repaint_in_a_steady_tail() -> None:
+    # the clock's tick is due, the log repainted just now: the next frame point, together
+    assert pane_delay(NOW, NOW - 1.0, NOW - 0.01, flood=False) == pytest.approx(
+        FRAME_INTERVAL - 0.01)
+    # updated 0.3 s ago: the pane grid's next point, not sooner
+    assert pane_delay(NOW, NOW - 0.3, NOW - 0.01, flood=False) == pytest.approx(
+        PANE_INTERVAL - 0.01)
+
+
+def test_in_a_flood_the_panes_keep_the_floods_pace() -> None:
+    """The flood's last numbers (the metrics pane) show about when its last lines do: the
+    panes' next update is on the flood's grid, with the log's repaint, and less than two flood
+    frames away (a grid point at least three quarters of an interval after the last)."""
+    assert pane_delay(NOW, NOW - 0.3, NOW - 0.01, flood=True) == pytest.approx(
+        FLOOD_FRAME_INTERVAL - 0.01)
+    rng = random.Random(7)
+    for _ in range(2000):
+        now = 1000 + rng.random() * 10
+        last, painted = now - rng.random() * 3, now - rng.random() * 3
+        for flood, pace in ((True, FLOOD_FRAME_INTERVAL), (False, PANE_INTERVAL)):
+            wait = pane_delay(now, last, painted, flood)
+            assert 0.0 <= wait < 1.75 * pace
+            if wait:  # on the grid the log's repaints use: one screen update for both
+                grid = FLOOD_FRAME_INTERVAL if flood else FRAME_INTERVAL
+                assert (now + wait) / grid == pytest.approx(round((now + wait) / grid))

@@ -86,6 +86,7 @@ class LogView(ScrollView, can_focus=True):
     before_paint = Forward[Callable[[], None] | None](
         "_scroller", doc="Runs first in every throttled repaint (the app's held-back batch).")
     last_paint = Forward[float]("_scroller", readonly=True, doc="When it last repainted.")
+    flood_until = Forward[float]("_scroller", readonly=True, doc="A flood's pace holds until.")
     paint_soon = Forward[Callable[[], bool]](
         "_scroller", readonly=True, doc="A throttled repaint is due (scheduled if need be).")
     rules = Forward[tuple[HighlightRule, ...]]("_draw")
