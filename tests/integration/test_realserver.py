@@ -105,7 +105,7 @@ async def test_log_and_metrics_agree_under_load(real_server: RealServer) -> None
             before = parse_metrics((await client.get(f"{real_server.url}/metrics")).text, 0.0)
             mark = len(events)
             load = await asyncio.create_subprocess_exec(
-                "bash", str(RUN_SH), "load", "-n", "64", "-c", "4", "--max-tokens", "128",
+                "bash", str(RUN_SH), "load", "-n", "160", "-c", "4", "--max-tokens", "128",
                 "--temperature", "0", env=real_server.env(),
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
             out, _ = await asyncio.wait_for(load.communicate(), 300)
@@ -142,10 +142,12 @@ async def test_log_and_metrics_agree_under_load(real_server: RealServer) -> None
     assert 1.0 < log_al <= 4.0 and 1.0 < m_al <= 4.0
     assert abs(log_al - m_al) < 0.35, (log_al, m_al)
 
-    # 3. tok/s: the log's "Avg generation throughput" vs Δgeneration_tokens/Δt
-    log_tps = statistics.median(e.gen_tps for e in decode if e.gen_tps)
-    m_tps = statistics.median(e.gen_tps for e in windowed if e.gen_tps)
-    print(f"tok/s: log median {log_tps:.0f}, /metrics median {m_tps:.0f}")
+    # 3. tok/s: the log's "Avg generation throughput" vs Δgeneration_tokens/Δt, at the load's
+    # steady rate: the peak of each, since the samples' medians hang on how many of the
+    # /metrics windows straddle the load's ramps (the load lasts several windows of either)
+    log_tps = max(e.gen_tps for e in decode if e.gen_tps)
+    m_tps = max(e.gen_tps for e in windowed if e.gen_tps)
+    print(f"tok/s: log peak {log_tps:.0f}, /metrics peak {m_tps:.0f}")
     assert 0.6 < log_tps / m_tps < 1.67, (log_tps, m_tps)
 
     # the session state carries both, and what the server and its draft say about themselves
