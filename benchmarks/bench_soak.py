@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
+import itertools
 import os
 import platform
 import statistics
@@ -119,8 +119,11 @@ def summary(rows: list[dict[str, float]], window_s: float) -> list[str]:
            f"RSS slope after the first {window_s / 60:.0f} min: {slope:+.2f} MB/hour "
            f"(max {max(r['rss_mb'] for r in rows):.1f} MB); over the second half: "
            f"{late:+.2f} MB/hour"]
+    times = [r["elapsed_s"] for r in rows]
+    step = statistics.median(b - a for a, b in itertools.pairwise(times)) if len(rows) > 1 else 0
+
     def hour(r: dict[str, float]) -> int:  # a sample covers the interval that ends at it
-        return max(0, math.ceil(r["elapsed_s"] / 3600) - 1)
+        return max(0, int((r["elapsed_s"] - step / 2) // 3600))
 
     for h in sorted({hour(r) for r in rows}):
         cpu = [r["cpu_pct"] for r in rows if hour(r) == h]
