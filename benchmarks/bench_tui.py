@@ -103,11 +103,13 @@ FINAL_LINE = (f"[2025-11-20 11:00:00 TP0] Decode batch, #running-req: 9, #token:
               f"throughput (token/s): {FINAL_TPS}, #queue-req: 0, \n").encode()
 
 
-def writer_main(path: Path, rate: float, seconds: float, end: bytes | None = None) -> None:
+def writer_main(path: Path, rate: float, seconds: float, end: bytes | None = None,
+                linger: float = 0.0) -> None:
     """Append ``rate`` lines/s for ``seconds`` (10 ms slices), then the final marker line
     (``end``; ``FINAL_LINE`` by default). Prints when it began (``time.monotonic()``, the
     system's clock: the lag is counted from there, not from the ``Popen``, which precedes the
-    writer's interpreter start by a tenth of a second or more) and how many lines it wrote."""
+    writer's interpreter start by a tenth of a second or more) and how many lines it wrote;
+    then stays ``linger`` seconds with the log open, writing nothing: a quiet server."""
     pool = line_pool()
     n = 0
     tick = 0.01
@@ -122,7 +124,8 @@ def writer_main(path: Path, rate: float, seconds: float, end: bytes | None = Non
             time.sleep(tick)
         fh.write(FINAL_LINE if end is None else end)
         n += 1
-    print(n, flush=True)
+        print(n, flush=True)
+        time.sleep(linger)
 
 
 def write_big_log(path: Path, lines: int) -> None:

@@ -28,8 +28,9 @@ Scenarios:
 * **tail** 200 lines/s: CPU of the viewer's processes over 10 s (user + system of the viewer,
   its descendants and the children it reaped, % of one core), then **idle** over
   ``--idle-seconds`` (60 s) from 65 s after the viewer started (a clock may tick every second
-  in its first minute) with the writer gone, and how long after the writer's last line that
-  line was on screen.
+  in its first minute) with the writer alive and silent, its log open (a quiet server: a
+  viewer that watches the server's process watches it then too), and how long after the
+  writer's last line that line was on screen.
 
 ``--repeat N`` runs each scenario N rounds, every viewer once per round (one after another: a
 load change on a shared machine hits them alike), a table per round, then the median and the
@@ -360,9 +361,9 @@ def _result(job: Future[dict[str, float | str]]) -> dict[str, float | str]:
         return {"note": f"its pane ended ({type(exc).__name__})"}
 
 
-def writer_main(path: Path, rate: float, seconds: float) -> None:
+def writer_main(path: Path, rate: float, seconds: float, linger: float) -> None:
     """``bench_tui``'s writer, ending with this benchmark's unique end line."""
-    tui_writer(path, rate, seconds, END_LINE)
+    tui_writer(path, rate, seconds, END_LINE, linger)
 
 
 def tail(v: Viewer, work: Path, rate: float, seconds: float,
@@ -376,27 +377,43 @@ def tail(v: Viewer, work: Path, rate: float, seconds: float,
                 return {"note": "no first frame"}
             time.sleep(0.01)
         time.sleep(2.0)
+        # the writer stays, silent, through the idle window: a quiet server is alive, its log
+        # open (a viewer that watches the server's process watches it then too)
+        linger = IDLE_AFTER_S + idle_s + 30.0
         writer = subprocess.Popen([sys.executable, __file__, "--writer", str(log), str(rate),
-                                   str(seconds + 3)], stdout=subprocess.DEVNULL)
-        time.sleep(3.0)  # warm up
-        cpu0, t1 = cpu_seconds(p), time.monotonic()
-        time.sleep(seconds)
-        busy = (cpu_seconds(p) - cpu0) / (time.monotonic() - t1)
-        writer.wait()
-        t_end = time.monotonic()
-        shown = float("nan")
-        while time.monotonic() - t_end < 5.0:
-            if END_MARK in p.capture():
-                shown = time.monotonic() - t_end
-                break
-            time.sleep(0.01)
-        # idle from IDLE_AFTER_S on: a viewer's clock may tick every second for its first minute
-        time.sleep(max(3.0, IDLE_AFTER_S - (time.monotonic() - p.t_start)))
-        cpu0, t1 = cpu_seconds(p), time.monotonic()
-        time.sleep(idle_s)
-        idle = (cpu_seconds(p) - cpu0) / (time.monotonic() - t1)
-        return {f"cpu % at {rate:g} lines/s": 100 * busy, "cpu % idle": 100 * idle,
-                "last line shown s": shown, "rss MB": p.rss_mb()}
+                                   str(seconds + 3), str(linger)],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            return _tail_rounds(p, writer, rate, seconds, idle_s)
+        finally:
+            writer.kill()
+            writer.wait()
+
+
+def _tail_rounds(p: Pane, writer: subprocess.Popen[str], rate: float, seconds: float,
+                 idle_s: float) -> dict[str, float | str]:
+    """The busy window, the last line's lag and the idle window of one viewer's pane."""
+    time.sleep(3.0)  # warm up
+    cpu0, t1 = cpu_seconds(p), time.monotonic()
+    time.sleep(seconds)
+    busy = (cpu_seconds(p) - cpu0) / (time.monotonic() - t1)
+    assert writer.stdout is not None
+    writer.stdout.readline()  # when it began
+    writer.stdout.readline()  # how many lines: the end line is written
+    t_end = time.monotonic()
+    shown = float("nan")
+    while time.monotonic() - t_end < 5.0:
+        if END_MARK in p.capture():
+            shown = time.monotonic() - t_end
+            break
+        time.sleep(0.01)
+    # idle from IDLE_AFTER_S on: a viewer's clock may tick every second for its first minute
+    time.sleep(max(3.0, IDLE_AFTER_S - (time.monotonic() - p.t_start)))
+    cpu0, t1 = cpu_seconds(p), time.monotonic()
+    time.sleep(idle_s)
+    idle = (cpu_seconds(p) - cpu0) / (time.monotonic() - t1)
+    return {f"cpu % at {rate:g} lines/s": 100 * busy, "cpu % idle": 100 * idle,
+            "last line shown s": shown, "rss MB": p.rss_mb()}
 
 
 # --------------------------------------------------------------------------- tables
@@ -537,7 +554,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "--writer":
-        writer_main(Path(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--writer":
+        writer_main(Path(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]))
     else:
         main()

@@ -4,8 +4,9 @@ The process is given (``--pid``) or found: the process listening on the URL's po
 process holding the log file open (the root of that group: with ``nohup ... > log`` every child
 inherits the file, the one whose parent does not hold it is the server).
 
-Death must be reported fast (``wait`` promises an answer within a second), so liveness is checked
-every ``poll_interval`` (0.2 s; ``is_running`` + ``status`` are cheap) while the heavier tree
+Death must be reported fast (``wait`` promises an answer within a second): the process's pidfd
+wakes the watcher the moment it exits (:mod:`.exitwatch`), and where there is none liveness is
+checked every ``poll_interval`` (0.2 s; ``is_running`` + ``status`` are cheap). The heavier tree
 sample (RSS and CPU of every descendant) runs every ``sample_interval``.
 
 More in docs/architecture.md, "Module notes", ``sources/process``.
@@ -23,6 +24,7 @@ from collections.abc import AsyncIterator, Callable
 import psutil
 
 from eagle_tui.model.events import Event, ProcessSample, ProcessStatus
+from eagle_tui.sources.exitwatch import ExitWatch
 from eagle_tui.sources.process_rules import (
     STATUS_BY_PSUTIL_NAME,
     end_of_watch,
@@ -375,26 +377,34 @@ class ProcessWatcher:
             for event in end_of_watch(self._clock(), self.pid, seen=False):
                 yield event
             return
-        next_sample = 0.0
-        while True:
-            if self._dead(proc):
-                final, name = self._zombie(proc)
-                code, sig = self._exit_status(proc)
-                for event in end_of_watch(self._clock(), proc.pid, seen=True, final=final,
-                                          name=name, exit_code=code, signal=sig,
-                                          memory=host_memory()):
-                    yield event
-                return
-            if loop.time() >= next_sample:
-                try:
-                    sample = self._tree_sample(proc)
-                except psutil.NoSuchProcess:
-                    continue  # died between the checks: reported on the next turn
-                except psutil.AccessDenied:
-                    sample = ProcessSample(self._clock(), proc.pid, "unknown")
-                yield sample
-                next_sample = loop.time() + self.sample_interval
-            await asyncio.sleep(self.poll_interval)
+        watch = ExitWatch.open(proc.pid)  # (confirmed as ours by the first liveness check)
+        try:
+            next_sample = 0.0
+            while True:
+                if self._dead(proc):
+                    final, name = self._zombie(proc)
+                    code, sig = self._exit_status(proc)
+                    for event in end_of_watch(self._clock(), proc.pid, seen=True, final=final,
+                                              name=name, exit_code=code, signal=sig,
+                                              memory=host_memory()):
+                        yield event
+                    return
+                if loop.time() >= next_sample:
+                    try:
+                        sample = self._tree_sample(proc)
+                    except psutil.NoSuchProcess:
+                        continue  # died between the checks: reported on the next turn
+                    except psutil.AccessDenied:
+                        sample = ProcessSample(self._clock(), proc.pid, "unknown")
+                    yield sample
+                    next_sample = loop.time() + self.sample_interval
+                if watch is None or watch.exited:  # (exited, yet not seen dead: poll)
+                    await asyncio.sleep(self.poll_interval)
+                else:  # no poll: the exit or the next sample wakes it
+                    await watch.wait(next_sample - loop.time())
+        finally:
+            if watch is not None:
+                watch.close()
 
     def _zombie(self, proc: psutil.Process) -> tuple[ProcessStatus | None, str]:
         """``("zombie", its name)`` for a zombie that can still be read, else ``(None, "")``."""

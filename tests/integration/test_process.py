@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from eagle_tui.model.events import Event, ProcessExited, ProcessSample
+from eagle_tui.sources.exitwatch import ExitWatch
 from eagle_tui.sources.process import (
     ProcessWatcher,
     decode_wait_status,
@@ -331,3 +332,65 @@ async def test_local_stream_lines_follows_a_command_and_reports_its_failure() ->
     assert [ln for ln in both if ln.startswith(b"out")] == [b"out1", b"out2"]
     await tr.close()
     assert not tr._procs
+
+
+def _has_pidfd() -> bool:
+    async def probe() -> bool:
+        watch = ExitWatch.open(os.getpid())
+        if watch is None:
+            return False
+        watch.close()
+        return True
+
+    return asyncio.run(probe())
+
+
+@pytest.mark.skipif(not _has_pidfd(), reason="no pidfd here: the watcher polls (tested below)")
+async def test_an_exit_wakes_the_watcher_without_a_poll() -> None:
+    # poll and sample every 30 s: only the pidfd can report the kill within a second
+    child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
+    watcher = ProcessWatcher(child.pid, poll_interval=30.0, sample_interval=30.0)
+    task = asyncio.create_task(collect(watcher))
+    await asyncio.sleep(0.4)
+    killed_at = time.time()
+    os.kill(child.pid, signal.SIGKILL)
+    events = await task
+    ex = exited(events)
+    assert ex.t - killed_at < 1.0
+    assert ex.signal == signal.SIGKILL
+    assert len([e for e in events if isinstance(e, ProcessSample)]) == 2  # first, and final
+    child.wait()
+
+
+async def test_without_a_pidfd_the_watcher_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ExitWatch, "open", classmethod(lambda cls, pid: None))
+    child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
+    watcher = ProcessWatcher(child.pid, sample_interval=30.0)
+    task = asyncio.create_task(collect(watcher))
+    await asyncio.sleep(0.4)
+    killed_at = time.time()
+    os.kill(child.pid, signal.SIGKILL)
+    ex = exited(await task)
+    assert ex.t - killed_at < 1.0 and ex.signal == signal.SIGKILL
+    child.wait()
+
+
+@pytest.mark.skipif(not _has_pidfd(), reason="no pidfd here")
+async def test_exit_watch_waits_for_the_exit_or_the_timeout() -> None:
+    child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
+    watch = ExitWatch.open(child.pid)
+    assert watch is not None
+    try:
+        t0 = time.monotonic()
+        await watch.wait(0.3)  # alive: the timeout ends the wait
+        assert 0.25 < time.monotonic() - t0 < 2.0 and not watch.exited
+        child.kill()
+        t0 = time.monotonic()
+        await watch.wait(30.0)  # the exit ends it
+        assert time.monotonic() - t0 < 2.0 and watch.exited
+        await watch.wait(30.0)  # and every later wait at once
+    finally:
+        watch.close()
+        watch.close()  # (twice: nothing left to close)
+        child.wait()
+    assert ExitWatch.open(child.pid) is None  # reaped: no such process
