@@ -197,7 +197,10 @@ def open_fleet(spec: FleetSpec,
     if spec.headless or spec.json or not (sys.stdin.isatty() and sys.stdout.isatty()):
         poller = spec.poller()
         prober = with_prober(spec, poller, rules, hosts)
-        return asyncio.run(run_headless(spec, sys.stdout, poller, prober))
+        from eagle_tui.assembly.backstop import backstop
+
+        with backstop(spec.duration, "fleet"):
+            return asyncio.run(run_headless(spec, sys.stdout, poller, prober))
     from eagle_tui.ui.fleet_app import FleetApp
 
     if open_dashboard is None:

@@ -154,7 +154,10 @@ def open_dashboard(
     err = err or sys.stderr
     try:
         if not wants_dashboard(spec):
-            return asyncio.run(run_headless(spec, presenter, subscribers, out, err, opener))
+            from eagle_tui.assembly.backstop import backstop
+
+            with backstop(spec.duration, spec.command):  # --duration is kept, hang or not
+                return asyncio.run(run_headless(spec, presenter, subscribers, out, err, opener))
         dashboard = prepare_dashboard(spec, opener=opener, subscribers=subscribers,
                                       control=control)
     except _refusals() as exc:  # (evaluated only when something was raised)

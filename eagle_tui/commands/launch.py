@@ -229,10 +229,12 @@ def run(args: argparse.Namespace) -> int:
     store = RunStore()
     recorder = HistoryRecorder(store, run_id)
     if args.no_tui:
+        from eagle_tui.assembly.backstop import backstop
         from eagle_tui.commands.wait import wait_async
 
-        code = asyncio.run(wait_async(spec, args.timeout, sys.stdout, args.fail_on,
-                                      subscribers=[recorder.on_batch]))
+        with backstop(args.timeout, "launch"):
+            code = asyncio.run(wait_async(spec, args.timeout, sys.stdout, args.fail_on,
+                                          subscribers=[recorder.on_batch]))
         _record_outcome(run_id, code)
         return code
     from eagle_tui.assembly.control import LaunchControl

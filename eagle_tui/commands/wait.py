@@ -44,6 +44,8 @@ from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.session import Session, Subscriber
 from eagle_tui.transport.base import Transport, TransportError
 
+STOP_S = 5.0  # for the sources to stop once the verdict is known (see ``stopped``)
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -103,11 +105,27 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO,
         session.stop()
         waiter.cancel()
         try:
-            await runner
+            await stopped(runner, STOP_S)
         finally:
             await close_transports(transports)
     return finish_verdict(progress, session.state, sources_ended=runner in done,
                           timeout=timeout, fail_on=fail_on)
+
+
+async def stopped(runner: asyncio.Task[Any], limit: float) -> None:
+    """Wait for the session to stop, ``limit`` seconds at most: a source that does not stop
+    (a command that will not die) is named on stderr and left behind, and the verdict is
+    given; the session's own error, if it ended with one, is raised."""
+    done, _ = await asyncio.wait({runner}, timeout=limit)
+    if done:
+        runner.result()
+        return
+    me = asyncio.current_task()
+    stuck = sorted(t.get_name() for t in asyncio.all_tasks() if t is not me and not t.done())
+    warn(inert_lines(f"eagle-tui wait: warning: the sources did not stop within {limit:g} s "
+                     f"({', '.join(stuck[:8]) or 'none named'}): left behind"))
+    runner.cancel()
+    await asyncio.wait({runner}, timeout=1.0)
 
 
 def check_pid(spec: DashboardSpec) -> None:
@@ -140,7 +158,10 @@ def run(args: argparse.Namespace) -> int:
         warn(inert_lines(f"eagle-tui wait: error: {exc}"))
         return EXIT_USAGE
     try:
-        return asyncio.run(wait_async(spec, args.timeout, sys.stdout, args.fail_on))
+        from eagle_tui.assembly.backstop import backstop
+
+        with backstop(args.timeout, "wait"):  # --timeout is kept even by a run that hangs
+            return asyncio.run(wait_async(spec, args.timeout, sys.stdout, args.fail_on))
     except TransportError as exc:  # an SSH host key refused or authentication failed
         warn(inert_lines(f"eagle-tui wait: error: {exc}"))
         return EXIT_USAGE
