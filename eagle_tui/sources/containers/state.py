@@ -21,6 +21,7 @@ from eagle_tui.model.containers.inspect import ContainerFacts, facts_of
 from eagle_tui.model.containers.states import observe
 from eagle_tui.model.events import Event
 from eagle_tui.sources.containers.cli import ContainerCli, NoSuchContainer
+from eagle_tui.sources.exitwatch import ExitWatch
 from eagle_tui.sources.remote_process import PS_ARGV, parse_ps, tree
 from eagle_tui.transport.base import TransportError
 
@@ -28,6 +29,7 @@ INTERVAL_S = 1.0
 _WAIT_TIMEOUT_S = 24 * 3600.0  # ``wait`` blocks for as long as the container runs
 _REMOTE_WAIT_S = 30.0  # over SSH each ``wait`` is given this long, then asked again
 _LIVE = ("running", "paused", "restarting")
+_GONE_CHECK_S = 60.0  # a pidfd's wait is checked against the pid this often all the same
 Tree = tuple[tuple[int, ...], int | None, float | None]  # pids, RSS bytes, CPU %
 
 
@@ -100,13 +102,22 @@ class ContainerStateSource:
             return None
 
     async def _gone(self, pid: int) -> object:
-        """Here: until the container's first process is gone (psutil, every 50 ms: a kill is
-        told at once; a restart's new process replaces a gone one). No CLI ``wait`` here: a
-        child cancelled with its session would outlive the event loop unreaped."""
+        """Here: until the container's first process is gone (its pidfd, :mod:`..exitwatch`,
+        else psutil every 50 ms: a kill is told at once; a restart's new process replaces a
+        gone one). No CLI ``wait`` here: a child cancelled with its session would outlive the
+        event loop unreaped."""
         import psutil
 
-        while psutil.pid_exists(pid):
-            await asyncio.sleep(0.05)
+        watch = ExitWatch.open(pid)
+        try:
+            while psutil.pid_exists(pid):
+                if watch is None or watch.exited:
+                    await asyncio.sleep(0.05)
+                else:  # (a pid reused before the watch opened: the next inspect tells)
+                    await watch.wait(_GONE_CHECK_S)
+        finally:
+            if watch is not None:
+                watch.close()
         return None
 
     async def host_tree(self, pid: int) -> Tree:
