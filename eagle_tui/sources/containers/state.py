@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from eagle_tui.model.containers.inspect import ContainerFacts, facts_of
 from eagle_tui.model.containers.states import observe
@@ -138,9 +139,15 @@ class ContainerStateSource:
     def _local_tree(self, pid: int) -> Tree:
         import psutil
 
+        from eagle_tui.sources.process import descendant_pids
+
         try:
             root = psutil.Process(pid)
-            members = [root, *root.children(recursive=True)][:4096]
+            # the kernel's children lists of the tree itself, not psutil's parent map of every
+            # process on the host (what the process watcher does too)
+            found = descendant_pids(pid)
+            kids = root.children(recursive=True) if found is None else _processes(found)
+            members = [root, *kids][:4096]
         except psutil.Error:
             return (pid,), None, None
         rss, cpu, pids = 0, 0.0, []
@@ -157,6 +164,17 @@ class ContainerStateSource:
             kept[p.pid] = proc
         self._procs = kept
         return tuple(pids) or (pid,), rss, round(cpu, 1)
+
+
+def _processes(pids: list[int]) -> list[Any]:
+    """psutil's ``Process`` of each pid still there (a descendant may end as it is read)."""
+    import psutil
+
+    out: list[Any] = []
+    for kid in pids[:4096]:
+        with contextlib.suppress(psutil.Error):
+            out.append(psutil.Process(kid))
+    return out
 
 
 __all__ = ["INTERVAL_S", "ContainerStateSource"]

@@ -94,3 +94,34 @@ def test_discovery_skips_failing_clis_and_lists_once() -> None:
     assert "killed: out of memory (OOMKilled) at 16 GiB" in found[0].describe()
     nothing = Host([], {})
     assert asyncio.run(discover_containers(nothing, load_tables())) == []  # type: ignore[arg-type]
+
+
+def test_here_the_tree_is_the_kernels_children_lists_of_the_first_process() -> None:
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    code = ("import subprocess, sys, time\n"
+            "kid = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+            "print(kid.pid, flush=True)\n"
+            "time.sleep(30)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None
+        kid = int(parent.stdout.readline())
+        source = ContainerStateSource(ContainerCli(Host([]), "podman"), "c")
+        pids, rss, _ = source._local_tree(parent.pid)
+        assert pids == (parent.pid, kid)  # the same as psutil's answer, without its host scan
+        assert [parent.pid, *(c.pid for c in psutil.Process(parent.pid).children(True))] \
+            == list(pids)
+        assert rss is not None and rss > 0
+        t0 = time.monotonic()
+        assert source._local_tree(4_000_000) == ((4_000_000,), None, None)  # gone: the pid alone
+        assert time.monotonic() - t0 < 5
+    finally:
+        for p in psutil.Process(parent.pid).children(True):
+            p.kill()
+        parent.kill()
+        parent.wait()
