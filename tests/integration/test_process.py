@@ -65,18 +65,26 @@ async def test_child_exiting_normally_reports_its_exit_code_quickly() -> None:
     child.wait()
 
 
-async def test_sigkill_is_reported_within_a_second() -> None:
+async def killed_while_watched(**options: float) -> tuple[list[Event], float]:
+    """A sleeping child watched by a ``ProcessWatcher(**options)``, SIGKILLed 0.4 s in: the
+    watch's events and when the kill was sent."""
     child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
-    watcher = ProcessWatcher(child.pid)
-    task = asyncio.create_task(collect(watcher))
-    await asyncio.sleep(0.4)
-    killed_at = time.time()
-    os.kill(child.pid, signal.SIGKILL)
-    events = await task
+    try:
+        task = asyncio.create_task(collect(ProcessWatcher(child.pid, **options)))
+        await asyncio.sleep(0.4)
+        killed_at = time.time()
+        os.kill(child.pid, signal.SIGKILL)
+        return await task, killed_at
+    finally:
+        child.kill()
+        child.wait()
+
+
+async def test_sigkill_is_reported_within_a_second() -> None:
+    events, killed_at = await killed_while_watched()
     ex = exited(events)
     assert ex.t - killed_at < 1.0
     assert ex.signal == signal.SIGKILL and ex.exit_code == 128 + signal.SIGKILL
-    child.wait()
 
 
 def spawn_zombie_parent() -> tuple[subprocess.Popen[bytes], int]:
@@ -348,31 +356,18 @@ def _has_pidfd() -> bool:
 @pytest.mark.skipif(not _has_pidfd(), reason="no pidfd here: the watcher polls (tested below)")
 async def test_an_exit_wakes_the_watcher_without_a_poll() -> None:
     # poll and sample every 30 s: only the pidfd can report the kill within a second
-    child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
-    watcher = ProcessWatcher(child.pid, poll_interval=30.0, sample_interval=30.0)
-    task = asyncio.create_task(collect(watcher))
-    await asyncio.sleep(0.4)
-    killed_at = time.time()
-    os.kill(child.pid, signal.SIGKILL)
-    events = await task
+    events, killed_at = await killed_while_watched(poll_interval=30.0, sample_interval=30.0)
     ex = exited(events)
     assert ex.t - killed_at < 1.0
     assert ex.signal == signal.SIGKILL
     assert len([e for e in events if isinstance(e, ProcessSample)]) == 2  # first, and final
-    child.wait()
 
 
 async def test_without_a_pidfd_the_watcher_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ExitWatch, "open", classmethod(lambda cls, pid: None))
-    child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
-    watcher = ProcessWatcher(child.pid, sample_interval=30.0)
-    task = asyncio.create_task(collect(watcher))
-    await asyncio.sleep(0.4)
-    killed_at = time.time()
-    os.kill(child.pid, signal.SIGKILL)
-    ex = exited(await task)
+    events, killed_at = await killed_while_watched(sample_interval=30.0)
+    ex = exited(events)
     assert ex.t - killed_at < 1.0 and ex.signal == signal.SIGKILL
-    child.wait()
 
 
 @pytest.mark.skipif(not _has_pidfd(), reason="no pidfd here")
