@@ -4,7 +4,7 @@ Why: the process watcher checked liveness every 0.2 s so that a crash shows with
 which woke the session thread five times a second for as long as the server ran, busy or idle.
 A pidfd (Linux 5.3+) becomes readable the moment its process exits (as a zombie too), so the
 watcher sleeps until then or its next tree sample and reports the exit at once. Where there is
-no pidfd (another kernel or OS, a loop without readers) :meth:`ExitWatch.open` gives ``None``
+no pidfd (another kernel or OS, a loop without readers) :meth:`ExitWatch.watch` gives ``None``
 and the watcher polls as before.
 """
 
@@ -17,7 +17,7 @@ import os
 
 class ExitWatch:
     """The exit of one process, as an awaitable: :meth:`wait` returns when it exits or when
-    its timeout passes. Open it while the process is known to be alive (see ``open``)."""
+    its timeout passes. Open it while the process is known to be alive (see ``watch``)."""
 
     def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
         self._fd = fd
@@ -26,7 +26,7 @@ class ExitWatch:
         self.exited = False
 
     @classmethod
-    def open(cls, pid: int) -> ExitWatch | None:
+    def watch(cls, pid: int) -> ExitWatch | None:
         """A watch on ``pid`` in the running loop, or ``None`` where pidfds are not to be had.
 
         A pid reused between the caller's last look and this call would be watched instead of

@@ -377,7 +377,7 @@ class ProcessWatcher:
             for event in end_of_watch(self._clock(), self.pid, seen=False):
                 yield event
             return
-        watch = ExitWatch.open(proc.pid)  # (confirmed as ours by the first liveness check)
+        watch = ExitWatch.watch(proc.pid)  # (confirmed as ours by the first liveness check)
         try:
             next_sample = 0.0
             while True:

@@ -344,7 +344,7 @@ async def test_local_stream_lines_follows_a_command_and_reports_its_failure() ->
 
 def _has_pidfd() -> bool:
     async def probe() -> bool:
-        watch = ExitWatch.open(os.getpid())
+        watch = ExitWatch.watch(os.getpid())
         if watch is None:
             return False
         watch.close()
@@ -364,7 +364,7 @@ async def test_an_exit_wakes_the_watcher_without_a_poll() -> None:
 
 
 async def test_without_a_pidfd_the_watcher_polls(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ExitWatch, "open", classmethod(lambda cls, pid: None))
+    monkeypatch.setattr(ExitWatch, "watch", classmethod(lambda cls, pid: None))
     events, killed_at = await killed_while_watched(sample_interval=30.0)
     ex = exited(events)
     assert ex.t - killed_at < 1.0 and ex.signal == signal.SIGKILL
@@ -373,7 +373,7 @@ async def test_without_a_pidfd_the_watcher_polls(monkeypatch: pytest.MonkeyPatch
 @pytest.mark.skipif(not _has_pidfd(), reason="no pidfd here")
 async def test_exit_watch_waits_for_the_exit_or_the_timeout() -> None:
     child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
-    watch = ExitWatch.open(child.pid)
+    watch = ExitWatch.watch(child.pid)
     assert watch is not None
     try:
         t0 = time.monotonic()
@@ -388,4 +388,4 @@ async def test_exit_watch_waits_for_the_exit_or_the_timeout() -> None:
         watch.close()
         watch.close()  # (twice: nothing left to close)
         child.wait()
-    assert ExitWatch.open(child.pid) is None  # reaped: no such process
+    assert ExitWatch.watch(child.pid) is None  # reaped: no such process

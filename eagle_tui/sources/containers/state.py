@@ -109,7 +109,7 @@ class ContainerStateSource:
         event loop unreaped."""
         import psutil
 
-        watch = ExitWatch.open(pid)
+        watch = ExitWatch.watch(pid)
         try:
             while psutil.pid_exists(pid):
                 if watch is None or watch.exited:
