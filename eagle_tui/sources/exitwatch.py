@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Iterator
 
 
 class ExitWatch:
@@ -84,4 +85,25 @@ def _settle(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
-__all__ = ["ExitWatch"]
+@contextlib.contextmanager
+def watching(pid: int) -> Iterator[ExitWatch | None]:
+    """:meth:`ExitWatch.watch` for the block, closed after it (``None``: poll instead)."""
+    watch = ExitWatch.watch(pid)
+    try:
+        yield watch
+    finally:
+        if watch is not None:
+            watch.close()
+
+
+async def pause(watch: ExitWatch | None, timeout: float, poll: float) -> None:
+    """Sleep ``timeout`` seconds, ended early by the exit; without a watch, or once it fired
+    while the caller still sees the process (a zombie's status not yet read), ``poll`` at most
+    so that the caller's own liveness check runs."""
+    if watch is None or watch.exited:
+        await asyncio.sleep(max(0.0, min(poll, timeout)))
+    else:
+        await watch.wait(timeout)
+
+
+__all__ = ["ExitWatch", "pause", "watching"]

@@ -19,12 +19,12 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 
 import psutil
 
 from eagle_tui.model.events import Event, ProcessSample, ProcessStatus
-from eagle_tui.sources.exitwatch import ExitWatch
+from eagle_tui.sources.exitwatch import pause, watching
 from eagle_tui.sources.process_rules import (
     STATUS_BY_PSUTIL_NAME,
     end_of_watch,
@@ -33,6 +33,7 @@ from eagle_tui.sources.process_rules import (
 )
 
 DEFAULT_POLL_S = 0.2
+MAX_TREE = 4096  # processes of one tree read at most
 DEFAULT_SAMPLE_S = 1.0
 # While no process is found, look every ``find_interval`` for this long, then every
 # FIND_SLOW_S: a scan of every process's descriptors is not free (more so on a busy host), and a
@@ -198,6 +199,26 @@ def read_bytes(proc: psutil.Process) -> int | None:
     return max(int(io.read_bytes), int(getattr(io, "read_chars", 0)))
 
 
+def descendants(proc: psutil.Process,
+                known: Mapping[int, psutil.Process]) -> list[psutil.Process]:
+    """The process's descendants: from the kernel's ``children`` lists of the tree's own
+    threads where it has them, else psutil's, which reads every process's ``stat`` on the
+    host (on a busy host the larger part of a sample a second). ``known``'s objects are
+    reused (``cpu_percent`` needs an object's previous reading)."""
+    found = descendant_pids(proc.pid)
+    if found is None:
+        return list(proc.children(recursive=True))
+    out: list[psutil.Process] = []
+    for pid in found[:MAX_TREE]:
+        kid = known.get(pid)
+        if kid is None:
+            with contextlib.suppress(psutil.Error):
+                kid = psutil.Process(pid)
+        if kid is not None:
+            out.append(kid)
+    return out
+
+
 class ProcessWatcher:
     """Source of ``ProcessSample`` events and one ``ProcessExited`` when the process dies.
 
@@ -256,7 +277,7 @@ class ProcessWatcher:
         pids = [proc.pid]
         kids: dict[int, psutil.Process] = {}
         with contextlib.suppress(psutil.Error):
-            for child in self._descendants(proc):
+            for child in descendants(proc, self._children):
                 # keep the same Process object per pid: cpu_percent needs its previous reading
                 kid = self._children.get(child.pid, child)
                 try:
@@ -272,23 +293,6 @@ class ProcessWatcher:
         self._children = kids
         return ProcessSample(self._clock(), proc.pid, status, name, rss, round(cpu, 1), started,
                              len(pids), read_bytes=read, pids=tuple(pids))
-
-    def _descendants(self, proc: psutil.Process) -> list[psutil.Process]:
-        """The process's descendants: from the kernel's ``children`` lists of the tree's own
-        threads where it has them, else psutil's, which reads every process's ``stat`` on the
-        host (on a busy host the larger part of a sample a second)."""
-        found = descendant_pids(proc.pid)
-        if found is None:
-            return list(proc.children(recursive=True))
-        out: list[psutil.Process] = []
-        for pid in found:
-            known = self._children.get(pid)
-            if known is not None:
-                out.append(known)
-                continue
-            with contextlib.suppress(psutil.Error):
-                out.append(psutil.Process(pid))
-        return out
 
     def _exit_status(self, proc: psutil.Process) -> tuple[int | None, int | None]:
         """``(exit_code, signal)``: exact for our own child, from ``/proc`` for a zombie."""
@@ -377,8 +381,7 @@ class ProcessWatcher:
             for event in end_of_watch(self._clock(), self.pid, seen=False):
                 yield event
             return
-        watch = ExitWatch.watch(proc.pid)  # (confirmed as ours by the first liveness check)
-        try:
+        with watching(proc.pid) as watch:  # (confirmed as ours by the first liveness check)
             next_sample = 0.0
             while True:
                 if self._dead(proc):
@@ -398,13 +401,8 @@ class ProcessWatcher:
                         sample = ProcessSample(self._clock(), proc.pid, "unknown")
                     yield sample
                     next_sample = loop.time() + self.sample_interval
-                if watch is None or watch.exited:  # (exited, yet not seen dead: poll)
-                    await asyncio.sleep(self.poll_interval)
-                else:  # no poll: the exit or the next sample wakes it
-                    await watch.wait(next_sample - loop.time())
-        finally:
-            if watch is not None:
-                watch.close()
+                # no poll with a pidfd: the exit or the next sample wakes it
+                await pause(watch, next_sample - loop.time(), self.poll_interval)
 
     def _zombie(self, proc: psutil.Process) -> tuple[ProcessStatus | None, str]:
         """``("zombie", its name)`` for a zombie that can still be read, else ``(None, "")``."""

@@ -22,6 +22,7 @@ from eagle_tui.sources.process import (
     ProcessWatcher,
     decode_wait_status,
     descendant_pids,
+    descendants,
     find_listener,
     find_log_holder,
     status_of,
@@ -171,11 +172,10 @@ def test_descendants_from_the_kernels_children_lists_match_psutils(
         parents = {pid: psutil.Process(pid).ppid() for pid in found}
         assert all(parents[p] == root.pid or found.index(parents[p]) < found.index(p)
                    for p in found)
-        watcher = ProcessWatcher(root.pid)
-        assert sorted(c.pid for c in watcher._descendants(psutil.Process(root.pid))) == sorted(
+        assert sorted(c.pid for c in descendants(psutil.Process(root.pid), {})) == sorted(
             expected)
         monkeypatch.setattr("eagle_tui.sources.process.descendant_pids", lambda pid: None)
-        assert sorted(c.pid for c in watcher._descendants(psutil.Process(root.pid))) == sorted(
+        assert sorted(c.pid for c in descendants(psutil.Process(root.pid), {})) == sorted(
             expected)
     finally:
         for child in psutil.Process(root.pid).children(recursive=True):

@@ -22,7 +22,7 @@ from eagle_tui.model.containers.inspect import ContainerFacts, facts_of
 from eagle_tui.model.containers.states import observe
 from eagle_tui.model.events import Event
 from eagle_tui.sources.containers.cli import ContainerCli, NoSuchContainer
-from eagle_tui.sources.exitwatch import ExitWatch
+from eagle_tui.sources.exitwatch import pause, watching
 from eagle_tui.sources.remote_process import PS_ARGV, parse_ps, tree
 from eagle_tui.transport.base import TransportError
 
@@ -45,7 +45,7 @@ class ContainerStateSource:
         self.interval = interval
         self._clock = clock
         self._last: ContainerFacts | None = None  # kept across retries: no run told twice
-        self._procs: dict[int, object] = {}  # psutil.Process by pid (cpu_percent's memory)
+        self._procs: dict[int, Any] = {}  # psutil.Process by pid (cpu_percent's memory)
 
     async def facts(self) -> ContainerFacts | None:
         """The container's facts now (None: the engine no longer has it)."""
@@ -109,16 +109,9 @@ class ContainerStateSource:
         event loop unreaped."""
         import psutil
 
-        watch = ExitWatch.watch(pid)
-        try:
-            while psutil.pid_exists(pid):
-                if watch is None or watch.exited:
-                    await asyncio.sleep(0.05)
-                else:  # (a pid reused before the watch opened: the next inspect tells)
-                    await watch.wait(_GONE_CHECK_S)
-        finally:
-            if watch is not None:
-                watch.close()
+        with watching(pid) as watch:
+            while psutil.pid_exists(pid):  # (a pid reused before the watch: the inspect tells)
+                await pause(watch, _GONE_CHECK_S, 0.05)
         return None
 
     async def host_tree(self, pid: int) -> Tree:
@@ -139,19 +132,15 @@ class ContainerStateSource:
     def _local_tree(self, pid: int) -> Tree:
         import psutil
 
-        from eagle_tui.sources.process import descendant_pids
+        from eagle_tui.sources.process import MAX_TREE, descendants
 
         try:
             root = psutil.Process(pid)
-            # the kernel's children lists of the tree itself, not psutil's parent map of every
-            # process on the host (what the process watcher does too)
-            found = descendant_pids(pid)
-            kids = root.children(recursive=True) if found is None else _processes(found)
-            members = [root, *kids][:4096]
+            members = [root, *descendants(root, self._procs)][:MAX_TREE]
         except psutil.Error:
             return (pid,), None, None
         rss, cpu, pids = 0, 0.0, []
-        kept: dict[int, object] = {}
+        kept: dict[int, Any] = {}
         for p in members:
             proc = self._procs.get(p.pid, p)
             assert isinstance(proc, psutil.Process)
@@ -164,17 +153,6 @@ class ContainerStateSource:
             kept[p.pid] = proc
         self._procs = kept
         return tuple(pids) or (pid,), rss, round(cpu, 1)
-
-
-def _processes(pids: list[int]) -> list[Any]:
-    """psutil's ``Process`` of each pid still there (a descendant may end as it is read)."""
-    import psutil
-
-    out: list[Any] = []
-    for kid in pids[:4096]:
-        with contextlib.suppress(psutil.Error):
-            out.append(psutil.Process(kid))
-    return out
 
 
 __all__ = ["INTERVAL_S", "ContainerStateSource"]
