@@ -36,7 +36,7 @@ from eagle_tui.model.events.codec import dumps, header_line
 from eagle_tui.model.fold.prefix import Kept
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.views.ticks import tick_delay
+from eagle_tui.model.views.ticks import routine, tick_delay
 from eagle_tui.sources.base import Source
 
 if TYPE_CHECKING:
@@ -372,7 +372,7 @@ class Session:
             self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
             self._record_file.flush()
         self._state = reduce(self._state, events)
-        if self._events_came is not None and any(type(ev) is not Tick for ev in events):
+        if self._events_came is not None and not all(map(routine, events)):
             self._last_event = self._clock()
             self._events_came.set()
         self.events_seen += len(events)

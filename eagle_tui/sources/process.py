@@ -7,7 +7,8 @@ inherits the file, the one whose parent does not hold it is the server).
 Death must be reported fast (``wait`` promises an answer within a second): the process's pidfd
 wakes the watcher the moment it exits (:mod:`.exitwatch`), and where there is none liveness is
 checked every ``poll_interval`` (0.2 s; ``is_running`` + ``status`` are cheap). The heavier tree
-sample (RSS and CPU of every descendant) runs every ``sample_interval``.
+sample (RSS and CPU of every descendant) runs every ``sample_interval`` while the tree moves,
+and less often while it does not (``process_rules.next_interval``).
 
 More in docs/architecture.md, "Module notes", ``sources/process``.
 """
@@ -29,6 +30,7 @@ from eagle_tui.sources.process_rules import (
     STATUS_BY_PSUTIL_NAME,
     end_of_watch,
     has_exited,
+    next_interval,
     topmost,
 )
 
@@ -382,7 +384,7 @@ class ProcessWatcher:
                 yield event
             return
         with watching(proc.pid) as watch:  # (confirmed as ours by the first liveness check)
-            next_sample = 0.0
+            next_sample, interval, last = 0.0, self.sample_interval, None
             while True:
                 if self._dead(proc):
                     final, name = self._zombie(proc)
@@ -400,7 +402,8 @@ class ProcessWatcher:
                     except psutil.AccessDenied:
                         sample = ProcessSample(self._clock(), proc.pid, "unknown")
                     yield sample
-                    next_sample = loop.time() + self.sample_interval
+                    interval = next_interval(last, sample, interval, self.sample_interval)
+                    next_sample, last = loop.time() + interval, sample
                 # no poll with a pidfd: the exit or the next sample wakes it
                 await pause(watch, next_sample - loop.time(), self.poll_interval)
 

@@ -6,13 +6,17 @@ coarsely by then (``ui/format.py``: steps of 5 s and more past the first minute)
 cost a state, a message to the dashboard and a pass over its panes. After ``QUIET_AFTER_S``
 without any other event, longer than every liveness threshold that a tick can cross (10-15 s,
 ``views/liveness``), the ticks fall on a ``quiet`` grid of the session's clock (from its start,
-so an uptime's 5 s steps still change on time); any other event brings the 1 s ticks back.
-A server that is still starting keeps them: its steps' times move by the second.
+so an uptime's 5 s steps still change on time); any other event brings the 1 s ticks back,
+except a :func:`routine` sample, which starts no age: a live, quiet server's process, GPU and
+health samples must not keep a tick a second going for as long as it is watched. A server that
+is still starting keeps them: its steps' times move by the second.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from eagle_tui.model.events import Event, GpuSample, HealthSample, ProcessSample, Tick
 
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
@@ -20,6 +24,19 @@ if TYPE_CHECKING:
 QUIET_AFTER_S = 30.0
 QUIET_TICK_S = 5.0
 MIN_WAIT_S = 0.05  # a grid point this close is the one just ticked: the next one is due
+
+
+def routine(ev: Event) -> bool:
+    """A tick, or a sample that says all is well (a live process, GPUs read, a ready server):
+    no age or liveness threshold starts from it. Any other event, a sample of trouble too,
+    brings the 1 s ticks back."""
+    if isinstance(ev, ProcessSample):
+        return ev.status in ("running", "sleeping")
+    if isinstance(ev, GpuSample):
+        return ev.state == "ok"
+    if isinstance(ev, HealthSample):
+        return ev.state == "ready"
+    return isinstance(ev, Tick)
 
 
 def tick_delay(state: DashboardState, now: float, last_event: float, interval: float,
@@ -34,4 +51,4 @@ def tick_delay(state: DashboardState, now: float, last_event: float, interval: f
     return left if left >= MIN_WAIT_S else left + quiet
 
 
-__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "tick_delay"]
+__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "routine", "tick_delay"]

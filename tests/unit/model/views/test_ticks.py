@@ -7,7 +7,16 @@ import time
 
 import pytest
 
-from eagle_tui.model.events import CrashEvent, Phase, PhaseEvent, Tick
+from eagle_tui.model.events import (
+    CrashEvent,
+    Event,
+    GpuSample,
+    HealthSample,
+    Phase,
+    PhaseEvent,
+    ProcessSample,
+    Tick,
+)
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.state.run import Clock, Startup
 from eagle_tui.model.views import ticks
@@ -63,3 +72,42 @@ async def test_the_session_slows_its_ticks_when_quiet_and_resumes_at_an_event(
     later = [t - posted for t in came[quiet:]]
     assert later and later[0] < 0.1  # the event ended the quiet wait
     assert len(later) >= 5  # and the ticks came every 0.02 s again
+
+
+@pytest.mark.parametrize(("event", "is_routine"), [
+    (Tick(START), True),
+    (ProcessSample(START, 7, "sleeping", rss_bytes=1 << 30), True),
+    (ProcessSample(START, 7, "running"), True),
+    (ProcessSample(START, 7, "paused"), False),  # a held server: its age starts now
+    (ProcessSample(START, 7, "zombie"), False),
+    (ProcessSample(START, 7, "not_found"), False),
+    (GpuSample(START, "ok"), True),
+    (GpuSample(START, "error", error="NVML gone"), False),
+    (HealthSample("ready", START, 200), True),
+    (HealthSample("error", START, 503), False),
+    (PhaseEvent(Phase.SERVING, 1), False),
+])
+def test_only_samples_saying_all_is_well_are_routine(event: Event, is_routine: bool) -> None:
+    assert ticks.routine(event) is is_routine
+
+
+async def test_routine_samples_leave_the_quiet_ticks_and_trouble_ends_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ticks, "QUIET_AFTER_S", 0.15)
+    session = Session([ScriptedSource([], hold=True)], tick_interval=0.02, batch_interval=0.0,
+                      initial=READY, clock=time.monotonic, quiet_tick=0.5)
+    came: list[float] = []
+    session.subscribe(lambda _s, evs: came.extend(time.monotonic() for e in evs
+                                                  if type(e) is Tick))
+    runner = asyncio.create_task(session.run())
+    await asyncio.sleep(0.3)
+    for _ in range(10):  # a quiet server's process sampled every 0.05 s: no 0.02 s ticks
+        session.post(ProcessSample(time.monotonic(), 7, "sleeping", rss_bytes=1 << 20))
+        await asyncio.sleep(0.05)
+    during = len(came)
+    session.post(ProcessSample(time.monotonic(), 7, "zombie"))
+    await asyncio.sleep(0.3)
+    session.stop()
+    await asyncio.wait_for(runner, 2.0)
+    assert during < 15  # ~8 before quiet, then the 0.5 s grid (40 at the second's pace)
+    assert len(came) - during >= 5  # the zombie brought the fast ticks back
