@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -52,15 +53,21 @@ def test_a_halted_server_goes_quiet_too() -> None:
     assert tick_delay(halted, now, START, 1.0) > 1.0
 
 
-async def test_the_session_slows_its_ticks_when_quiet_and_resumes_at_an_event(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def _ticking(monkeypatch: pytest.MonkeyPatch) -> tuple[Session, list[float], asyncio.Task[Any]]:
+    """A ready server's session ticking every 0.02 s, quiet after 0.15 s (then every 0.5 s),
+    running; and the times its ticks came."""
     monkeypatch.setattr(ticks, "QUIET_AFTER_S", 0.15)
     session = Session([ScriptedSource([], hold=True)], tick_interval=0.02, batch_interval=0.0,
                       initial=READY, clock=time.monotonic, quiet_tick=0.5)
     came: list[float] = []
     session.subscribe(lambda _s, evs: came.extend(time.monotonic() for e in evs
                                                   if type(e) is Tick))
-    runner = asyncio.create_task(session.run())
+    return session, came, asyncio.create_task(session.run())
+
+
+async def test_the_session_slows_its_ticks_when_quiet_and_resumes_at_an_event(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    session, came, runner = _ticking(monkeypatch)
     await asyncio.sleep(1.2)
     quiet = len(came)
     assert quiet < 20  # ~8 in the first 0.15 s, then one each 0.5 s (60 at the second's pace)
@@ -93,13 +100,7 @@ def test_only_samples_saying_all_is_well_are_routine(event: Event, is_routine: b
 
 async def test_routine_samples_leave_the_quiet_ticks_and_trouble_ends_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ticks, "QUIET_AFTER_S", 0.15)
-    session = Session([ScriptedSource([], hold=True)], tick_interval=0.02, batch_interval=0.0,
-                      initial=READY, clock=time.monotonic, quiet_tick=0.5)
-    came: list[float] = []
-    session.subscribe(lambda _s, evs: came.extend(time.monotonic() for e in evs
-                                                  if type(e) is Tick))
-    runner = asyncio.create_task(session.run())
+    session, came, runner = _ticking(monkeypatch)
     await asyncio.sleep(0.3)
     for _ in range(10):  # a quiet server's process sampled every 0.05 s: no 0.02 s ticks
         session.post(ProcessSample(time.monotonic(), 7, "sleeping", rss_bytes=1 << 20))
