@@ -122,6 +122,7 @@ class Session:
         self.quiet_tick = quiet_tick
         self._last_event = 0.0  # when an event other than a tick came (set as the ticks begin)
         self._events_came: asyncio.Event | None = None
+        self._quiet = False  # on its quiet grid: a batch of routine samples rides with its tick
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self._max_queue = max_queue
@@ -243,9 +244,6 @@ class Session:
         return self._state
 
     # ------------------------------------------------------------------ internals
-    def _backoff(self, attempt: int) -> float:
-        return float(min(self.backoff_max, self.backoff_initial * (2 ** (attempt - 1))))
-
     async def _put(self, ev: Event | list[Event]) -> None:
         """Queue one event or a list of them; wait while the queue holds ``max_queue`` events."""
         assert self._queue is not None and self._room is not None
@@ -278,7 +276,7 @@ class Session:
                     raise
                 except Exception as exc:  # the failure boundary: reported, then retried
                     attempt += 1
-                    delay = self._backoff(attempt)
+                    delay = min(self.backoff_max, self.backoff_initial * 2.0 ** (attempt - 1))
                     log.debug("source %s failed (attempt %d)", src.name, attempt, exc_info=True)
                     failing = True
                     await self._put(
@@ -311,8 +309,10 @@ class Session:
                 await asyncio.sleep(delay)
                 continue
             came.clear()  # a quiet wait ends at the next event: the 1 s ticks are back at once
+            self._quiet = True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(came.wait(), delay)
+            self._quiet = False
 
     def _drain(self, first: Event | list[Event] | _Wake | None) -> list[Event]:
         assert self._queue is not None
@@ -362,7 +362,11 @@ class Session:
                     if self._lines_came.is_set():
                         self._shown_lines = True
                         break
-            self._apply(self._drain(first))
+            batch = self._drain(first)
+            if self._quiet and all(type(ev) is not Tick and routine(ev) for ev in batch):
+                self._pending = batch
+                continue
+            self._apply(batch)
 
     def _apply(self, batch: Iterable[Event]) -> None:
         events = list(batch)
@@ -386,7 +390,6 @@ class Session:
             q.put_nowait((self._state, events))
         for cb in list(self._subscribers):
             cb(self._state, events)
-
 
     # ------------------------------------------------------------------ the summary's merge
     def _start_summary(self, opened: LogOpened) -> None:

@@ -8,7 +8,7 @@ Death must be reported fast (``wait`` promises an answer within a second): the p
 wakes the watcher the moment it exits (:mod:`.exitwatch`), and where there is none liveness is
 checked every ``poll_interval`` (0.2 s; ``is_running`` + ``status`` are cheap). The heavier tree
 sample (RSS and CPU of every descendant) runs every ``sample_interval`` while the tree moves,
-and less often while it does not (``process_rules.next_interval``).
+and less often while it does not (``sources/cadence``).
 
 More in docs/architecture.md, "Module notes", ``sources/process``.
 """
@@ -25,12 +25,12 @@ from collections.abc import AsyncIterator, Callable, Mapping
 import psutil
 
 from eagle_tui.model.events import Event, ProcessSample, ProcessStatus
+from eagle_tui.sources.cadence import next_interval
 from eagle_tui.sources.exitwatch import pause, watching
 from eagle_tui.sources.process_rules import (
     STATUS_BY_PSUTIL_NAME,
     end_of_watch,
     has_exited,
-    next_interval,
     topmost,
 )
 

@@ -112,3 +112,25 @@ async def test_routine_samples_leave_the_quiet_ticks_and_trouble_ends_them(
     await asyncio.wait_for(runner, 2.0)
     assert during < 15  # ~8 before quiet, then the 0.5 s grid (40 at the second's pace)
     assert len(came) - during >= 5  # the zombie brought the fast ticks back
+
+
+async def test_routine_samples_ride_with_the_quiet_tick(monkeypatch: pytest.MonkeyPatch) -> None:
+    session, _came, runner = _ticking(monkeypatch)
+    batches: list[list[Event]] = []
+    session.subscribe(lambda _s, evs: batches.append(list(evs)))
+    await asyncio.sleep(0.3)  # quiet by now
+    quiet_from = len(batches)
+    for _ in range(10):
+        session.post(ProcessSample(time.monotonic(), 7, "sleeping", rss_bytes=1 << 20))
+        await asyncio.sleep(0.1)
+    session.post(ProcessSample(time.monotonic(), 7, "paused"))  # trouble: at once
+    await asyncio.sleep(0.05)
+    session.stop()
+    final = await asyncio.wait_for(runner, 2.0)
+    quiet = batches[quiet_from:]
+    samples = [b for b in quiet if any(type(e) is ProcessSample for e in b)]
+    assert sum(type(e) is ProcessSample for b in quiet for e in b) == 11  # none lost
+    assert all(any(type(e) is Tick for e in b) for b in samples[:-1])  # one pass each
+    assert len(samples) <= 4  # 1 s of samples every 0.1 s: two or three ticks of 0.5 s
+    assert samples[-1][-1] == ProcessSample(samples[-1][-1].t, 7, "paused")
+    assert final.live.process is not None and final.live.process.status == "paused"
