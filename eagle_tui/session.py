@@ -363,7 +363,8 @@ class Session:
                         self._shown_lines = True
                         break
             batch = self._drain(first)
-            if self._quiet and all(type(ev) is not Tick and routine(ev) for ev in batch):
+            if self._quiet and len(batch) < FULL_BATCH and all(
+                    type(ev) is not Tick and routine(ev) for ev in batch):
                 self._pending = batch
                 continue
             self._apply(batch)

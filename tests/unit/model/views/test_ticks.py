@@ -22,7 +22,7 @@ from eagle_tui.model.state import DashboardState
 from eagle_tui.model.state.run import Clock, Startup
 from eagle_tui.model.views import ticks
 from eagle_tui.model.views.ticks import QUIET_AFTER_S, QUIET_TICK_S, tick_delay
-from eagle_tui.session import Session
+from eagle_tui.session import FULL_BATCH, Session
 from eagle_tui.sources.scripted import ScriptedSource
 
 START = 1000.0
@@ -134,3 +134,16 @@ async def test_routine_samples_ride_with_the_quiet_tick(monkeypatch: pytest.Monk
     assert len(samples) <= 4  # 1 s of samples every 0.1 s: two or three ticks of 0.5 s
     assert samples[-1][-1] == ProcessSample(samples[-1][-1].t, 7, "paused")
     assert final.live.process is not None and final.live.process.status == "paused"
+
+
+async def test_a_flood_of_routine_samples_is_not_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    session, _came, runner = _ticking(monkeypatch)
+    batches: list[list[Event]] = []
+    session.subscribe(lambda _s, evs: batches.append(list(evs)))
+    await asyncio.sleep(0.3)  # quiet by now
+    session.post(*(ProcessSample(time.monotonic(), 7, "sleeping") for _ in range(FULL_BATCH)))
+    await asyncio.sleep(0.6)
+    session.stop()
+    await asyncio.wait_for(runner, 2.0)
+    # a batch's worth goes out at once, alone: what waits for a tick is bounded
+    assert any(len(b) >= FULL_BATCH and not any(type(e) is Tick for e in b) for b in batches)
