@@ -36,7 +36,7 @@ from eagle_tui.model.events.codec import dumps, header_line
 from eagle_tui.model.fold.prefix import Kept
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.views.ticks import routine, tick_delay
+from eagle_tui.model.views.ticks import can_wait, routine, tick_delay
 from eagle_tui.sources.base import Source
 
 if TYPE_CHECKING:
@@ -363,8 +363,7 @@ class Session:
                         self._shown_lines = True
                         break
             batch = self._drain(first)
-            if self._quiet and len(batch) < FULL_BATCH and all(
-                    type(ev) is not Tick and routine(ev) for ev in batch):
+            if self._quiet and len(batch) < FULL_BATCH and can_wait(batch, self._state.gpu.sample):
                 self._pending = batch
                 continue
             self._apply(batch)

@@ -8,14 +8,17 @@ without any other event, longer than every liveness threshold that a tick can cr
 ``views/liveness``), the ticks fall on a ``quiet`` grid of the session's clock (from its start,
 so an uptime's 5 s steps still change on time); any other event brings the 1 s ticks back,
 except a :func:`routine` sample, which starts no age: a live, quiet server's process, GPU and
-health samples must not keep a tick a second going for as long as it is watched. A server that
-is still starting keeps them: its steps' times move by the second.
+health samples must not keep a tick a second going for as long as it is watched; while quiet,
+they wait for the next tick (:func:`can_wait`). A server that is still starting keeps the 1 s
+ticks: its steps' times move by the second.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from eagle_tui.model.buffers.gpuhistory import memory_moved
 from eagle_tui.model.events import Event, GpuSample, HealthSample, ProcessSample, Tick
 
 if TYPE_CHECKING:
@@ -39,6 +42,13 @@ def routine(ev: Event) -> bool:
     return isinstance(ev, Tick)
 
 
+def can_wait(events: Sequence[Event], gpu: GpuSample | None) -> bool:
+    """Whether a batch may wait for the next quiet tick: routine samples only, and none a GPU
+    memory step from ``gpu``, the sample on screen (a step is shown at once)."""
+    return all(type(ev) is not Tick and routine(ev)
+               and not (isinstance(ev, GpuSample) and memory_moved(gpu, ev)) for ev in events)
+
+
 def tick_delay(state: DashboardState, now: float, last_event: float, interval: float,
                quiet: float = QUIET_TICK_S) -> float:
     """Seconds from ``now`` to the next tick; ``last_event``: when the last event other than a
@@ -51,4 +61,4 @@ def tick_delay(state: DashboardState, now: float, last_event: float, interval: f
     return left if left >= MIN_WAIT_S else left + quiet
 
 
-__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "routine", "tick_delay"]
+__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "can_wait", "routine", "tick_delay"]

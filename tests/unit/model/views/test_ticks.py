@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+from eagle_tui.model.buffers.gpuhistory import MEMORY_STEP
 from eagle_tui.model.events import (
     CrashEvent,
     Event,
+    GpuInfo,
     GpuSample,
     HealthSample,
     Phase,
@@ -147,3 +149,23 @@ async def test_a_flood_of_routine_samples_is_not_held(monkeypatch: pytest.Monkey
     await asyncio.wait_for(runner, 2.0)
     # a batch's worth goes out at once, alone: what waits for a tick is bounded
     assert any(len(b) >= FULL_BATCH and not any(type(e) is Tick for e in b) for b in batches)
+
+
+def _gpus(*used: int) -> GpuSample:
+    return GpuSample(START, "ok", tuple(GpuInfo(i, mem_used=u) for i, u in enumerate(used)))
+
+
+@pytest.mark.parametrize(("held", "batch", "waits"), [
+    (None, [ProcessSample(START, 7, "sleeping")], True),
+    (_gpus(10 << 30, 20 << 30), [_gpus((10 << 30) + (1 << 20), 20 << 30)], True),
+    (_gpus(10 << 30, 20 << 30), [_gpus(10 << 30, (20 << 30) + MEMORY_STEP)], False),  # a step
+    (_gpus(10 << 30), [_gpus((10 << 30) + (40 << 20))], True),
+    (_gpus(10 << 30), [_gpus((10 << 30) + (40 << 20)), _gpus((10 << 30) + (80 << 20))], False),
+    (_gpus(10 << 30), [_gpus(10 << 30), _gpus((10 << 30) - MEMORY_STEP)], False),  # freed
+    (_gpus(10 << 30), [_gpus(10 << 30, 1 << 30)], False),  # another GPU
+    (None, [ProcessSample(START, 7, "sleeping"), Tick(START)], False),
+    (None, [HealthSample("ready", START, 200), PhaseEvent(Phase.SERVING, 1)], False),
+])
+def test_a_batch_waits_for_the_tick_only_without_news(held: GpuSample | None,
+                                                      batch: list[Event], waits: bool) -> None:
+    assert ticks.can_wait(batch, held) is waits
