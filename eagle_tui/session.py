@@ -363,7 +363,7 @@ class Session:
                         self._shown_lines = True
                         break
             batch = self._drain(first)
-            if self._quiet and len(batch) < FULL_BATCH and can_wait(batch, self._state.gpu.sample):
+            if self._quiet and len(batch) < FULL_BATCH and can_wait(batch, self._state):
                 self._pending = batch
                 continue
             self._apply(batch)

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from eagle_tui.model.buffers.gpuhistory import memory_moved
-from eagle_tui.model.events import Event, GpuSample, HealthSample, ProcessSample, Tick
+from eagle_tui.model.events import (
+    Event,
+    GpuSample,
+    HealthSample,
+    MetricsSample,
+    ProcessSample,
+    Tick,
+)
 
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
@@ -30,8 +37,8 @@ MIN_WAIT_S = 0.05  # a grid point this close is the one just ticked: the next on
 
 
 def routine(ev: Event) -> bool:
-    """A tick, or a sample that says all is well (a live process, GPUs read, a ready server):
-    no age or liveness threshold starts from it. Any other event, a sample of trouble too,
+    """A tick, or a sample that says all is well (a live process, GPUs read, a ready or idle
+    server): no age or liveness threshold starts from it. Any other event, a sample of trouble too,
     brings the 1 s ticks back."""
     if isinstance(ev, ProcessSample):
         return ev.status in ("running", "sleeping")
@@ -39,14 +46,25 @@ def routine(ev: Event) -> bool:
         return ev.state == "ok"
     if isinstance(ev, HealthSample):
         return ev.state == "ready"
+    if isinstance(ev, MetricsSample):  # an idle server's scrape (a busy one's figures move)
+        return not ev.counter_reset and ev.running == 0 and not ev.gen_tps and not ev.queued
     return isinstance(ev, Tick)
 
 
-def can_wait(events: Sequence[Event], gpu: GpuSample | None) -> bool:
-    """Whether a batch may wait for the next quiet tick: routine samples only, and none a GPU
-    memory step from ``gpu``, the sample on screen (a step is shown at once)."""
-    return all(type(ev) is not Tick and routine(ev)
-               and not (isinstance(ev, GpuSample) and memory_moved(gpu, ev)) for ev in events)
+def can_wait(events: Sequence[Event], state: DashboardState) -> bool:
+    """Whether a batch may wait for the next quiet tick: routine samples only, none of them news
+    against ``state``, what is on screen: a GPU memory step or a server gone to sleep or woken
+    is shown at once."""
+    gpu, metrics = state.gpu.sample, state.metrics.last
+    for ev in events:
+        if type(ev) is Tick or not routine(ev):
+            return False
+        if isinstance(ev, GpuSample) and memory_moved(gpu, ev):
+            return False
+        if isinstance(ev, MetricsSample) and (metrics is None or (
+                ev.asleep, ev.sleep_level) != (metrics.asleep, metrics.sleep_level)):
+            return False
+    return True
 
 
 def tick_delay(state: DashboardState, now: float, last_event: float, interval: float,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import Any
 
@@ -15,13 +16,16 @@ from eagle_tui.model.events import (
     GpuInfo,
     GpuSample,
     HealthSample,
+    MetricsSample,
     Phase,
     PhaseEvent,
     ProcessSample,
     Tick,
 )
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.state.live import Gpus
 from eagle_tui.model.state.run import Clock, Startup
+from eagle_tui.model.state.server import ServerMetrics
 from eagle_tui.model.views import ticks
 from eagle_tui.model.views.ticks import QUIET_AFTER_S, QUIET_TICK_S, tick_delay
 from eagle_tui.session import FULL_BATCH, Session
@@ -168,4 +172,23 @@ def _gpus(*used: int) -> GpuSample:
 ])
 def test_a_batch_waits_for_the_tick_only_without_news(held: GpuSample | None,
                                                       batch: list[Event], waits: bool) -> None:
-    assert ticks.can_wait(batch, held) is waits
+    assert ticks.can_wait(batch, dataclasses.replace(READY, gpu=Gpus(held))) is waits
+
+
+IDLE = MetricsSample(START, "vllm", gen_tps=0.0, running=0, queued=0, asleep=False)
+
+
+@pytest.mark.parametrize(("shown", "new", "waits"), [
+    (IDLE, dataclasses.replace(IDLE, t=START + 2), True),
+    (None, IDLE, False),  # the first scrape
+    (IDLE, dataclasses.replace(IDLE, running=1, gen_tps=12.0), False),  # work came
+    (IDLE, dataclasses.replace(IDLE, queued=2), False),
+    (IDLE, dataclasses.replace(IDLE, asleep=True, sleep_level=1), False),  # gone to sleep
+    (dataclasses.replace(IDLE, asleep=True, sleep_level=1), IDLE, False),  # woken
+    (IDLE, dataclasses.replace(IDLE, counter_reset=True), False),  # restarted
+])
+def test_an_idle_servers_scrape_waits_unless_it_is_news(shown: MetricsSample | None,
+                                                        new: MetricsSample, waits: bool) -> None:
+    state = dataclasses.replace(READY, metrics=ServerMetrics(last=shown))
+    assert ticks.can_wait([new], state) is waits
+    assert ticks.routine(new) is (new.running == 0 and not new.queued and not new.counter_reset)
