@@ -24,11 +24,12 @@ from eagle_tui.model.events import Event, ProcessExited, ProcessSample, ProcessS
 # ``ps -o stat=``'s first letter (Linux ``/proc/PID/stat`` field 3)
 STATUS_BY_PS_LETTER: dict[str, ProcessStatus] = {
     "R": "running", "S": "sleeping", "D": "sleeping", "I": "sleeping", "Z": "zombie", "X": "exited",
+    "T": "paused", "t": "paused",  # stopped by a signal (SIGSTOP, Ctrl-Z) or by a debugger
 }
 # psutil's status names for the same states (psutil.STATUS_*: plain strings)
 STATUS_BY_PSUTIL_NAME: dict[str, ProcessStatus] = {
     "running": "running", "sleeping": "sleeping", "disk-sleep": "sleeping", "idle": "sleeping",
-    "zombie": "zombie", "dead": "exited",
+    "zombie": "zombie", "dead": "exited", "stopped": "paused", "tracing-stop": "paused",
 }
 EXITED_STATUSES: frozenset[ProcessStatus] = frozenset({"zombie", "exited"})
 

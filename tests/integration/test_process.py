@@ -389,3 +389,33 @@ async def test_exit_watch_waits_for_the_exit_or_the_timeout() -> None:
         watch.close()  # (twice: nothing left to close)
         child.wait()
     assert ExitWatch.watch(child.pid) is None  # reaped: no such process
+
+
+async def test_a_stopped_server_reads_paused_and_a_continued_one_sleeping_again() -> None:
+    child = subprocess.Popen(["sleep", "60"])
+    seen: list[ProcessSample] = []
+
+    async def watch() -> None:
+        async for ev in ProcessWatcher(child.pid, sample_interval=0.1).events():
+            if isinstance(ev, ProcessSample):
+                seen.append(ev)
+
+    task = asyncio.create_task(watch())
+    try:
+        async def until(status: str, limit_s: float = 3.0) -> None:
+            end = time.monotonic() + limit_s
+            while not (seen and seen[-1].status == status) and time.monotonic() < end:
+                await asyncio.sleep(0.05)
+            assert seen and seen[-1].status == status, [s.status for s in seen]
+
+        await until("sleeping")
+        child.send_signal(signal.SIGSTOP)  # Ctrl-Z, a debugger: the kernel's "T" state
+        await until("paused")  # a move: sampled again at the full rate
+        child.send_signal(signal.SIGCONT)
+        await until("sleeping")
+    finally:
+        task.cancel()
+        child.kill()
+        child.wait()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -17,7 +17,8 @@ from eagle_tui.sources.process_rules import (
 def test_both_state_tables_name_the_same_kernel_states_alike() -> None:
     psutil_names = {psutil.STATUS_RUNNING: "R", psutil.STATUS_SLEEPING: "S",
                     psutil.STATUS_DISK_SLEEP: "D", psutil.STATUS_IDLE: "I",
-                    psutil.STATUS_ZOMBIE: "Z", psutil.STATUS_DEAD: "X"}
+                    psutil.STATUS_ZOMBIE: "Z", psutil.STATUS_DEAD: "X",
+                    psutil.STATUS_STOPPED: "T", psutil.STATUS_TRACING_STOP: "t"}
     assert set(psutil_names) == set(STATUS_BY_PSUTIL_NAME)
     for name, letter in psutil_names.items():
         assert STATUS_BY_PSUTIL_NAME[name] == STATUS_BY_PS_LETTER[letter]
