@@ -28,6 +28,12 @@ class HealthSample(Record):
     path: str = ""
 
 
+def idle_reading(running: int | None, gen_tps: float | None, queued: int | None) -> bool:
+    """A stats line's or scrape's figures of a server with no work: no request running, none
+    queued, no tokens made (its gauges then hold the last busy interval's values)."""
+    return running == 0 and not gen_tps and not queued
+
+
 @record
 class MetricsSample(Record):
     """Windowed values from ``/metrics`` (counters already turned into rates by the scraper)."""

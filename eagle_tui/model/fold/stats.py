@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from eagle_tui.model.acceptance import decode_weight, rank_key, spec_interval
 from eagle_tui.model.events import DecodeStats, MetricsSample, SpecStats
+from eagle_tui.model.events.live import idle_reading
 from eagle_tui.model.runtotals import add_counters
 from eagle_tui.model.series import Series
 
@@ -88,7 +89,7 @@ def decode(b: Batch, ev: DecodeStats) -> bool:
     if clock_now is not None and (ev.gen_tps is not None or ev.accept_len is not None) \
             and s.liveness.data_t != now:
         _setattr(b.mut("liveness"), "data_t", now)
-    idle = ev.running == 0 and not ev.gen_tps and not ev.queued
+    idle = idle_reading(ev.running, ev.gen_tps, ev.queued)
     tps = ev.gen_tps
     if group:  # one of several DP groups: the server's tok/s is the groups' sum
         tps = dp_sum(b, group, 0.0 if idle else (ev.gen_tps or 0.0), now)
@@ -159,7 +160,7 @@ def apply_metrics(b: Batch, ev: MetricsSample) -> None:
     if ev.counters:
         b.put("metrics", run=add_counters(s.metrics.run, dict(ev.counters)))
     b.put("liveness", data_t=ev.t)
-    if ev.running == 0 and not ev.gen_tps and not ev.queued:
+    if idle_reading(ev.running, ev.gen_tps, ev.queued):
         # an idle window: a gauge's value is the last busy interval's, not a reading
         if s.liveness.idle_t is None:
             b.put("liveness", idle_t=ev.t)

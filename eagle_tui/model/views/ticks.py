@@ -27,6 +27,7 @@ from eagle_tui.model.events import (
     ProcessSample,
     Tick,
 )
+from eagle_tui.model.events.live import idle_reading
 
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
@@ -47,7 +48,7 @@ def routine(ev: Event) -> bool:
     if isinstance(ev, HealthSample):
         return ev.state == "ready"
     if isinstance(ev, MetricsSample):  # an idle server's scrape (a busy one's figures move)
-        return not ev.counter_reset and ev.running == 0 and not ev.gen_tps and not ev.queued
+        return not ev.counter_reset and idle_reading(ev.running, ev.gen_tps, ev.queued)
     return isinstance(ev, Tick)
 
 
