@@ -364,7 +364,11 @@ def test_a_start_whose_answer_is_lost_can_still_be_stopped(
     from tests.integration.test_stop_membership import members
 
     worker = _worker_pid(run.log_path or "")
-    # the server and its worker run, recorded nowhere but by the token
+    # the server and its worker run, recorded nowhere but by the token (awaited: between the
+    # exec that lets Popen return and the new image's environment, /proc/PID/environ is empty)
+    until = time.monotonic() + 10
+    while worker not in [p.pid for p in members(run.token)] and time.monotonic() < until:
+        time.sleep(0.05)
     assert worker in [p.pid for p in members(run.token)]
     p = cli(["stop", "lost", "--yes", "--grace", "5"], shim_env)
     assert p.returncode == 0, p.stderr
