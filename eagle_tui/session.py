@@ -36,8 +36,9 @@ from eagle_tui.model.events.codec import dumps, header_line
 from eagle_tui.model.fold.prefix import Kept
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
-from eagle_tui.model.views.ticks import can_wait, routine, tick_delay
+from eagle_tui.model.views.ticks import can_wait, grid_wait, routine, tick_delay
 from eagle_tui.sources.base import Source
+from eagle_tui.transport.local import STREAM_LEAD_S
 
 if TYPE_CHECKING:
     from eagle_tui.model.fold.prefix import PrefixSummary
@@ -112,8 +113,7 @@ class Session:
         if tick_interval is not None and tick_interval <= 0:
             raise ValueError("tick_interval must be > 0 (or None for no ticks)")
         self.sources: tuple[Source, ...] = tuple(sources)
-        names = [s.name for s in self.sources]
-        if len(set(names)) != len(names):
+        if len(names := [s.name for s in self.sources]) != len(set(names)):
             raise ValueError(f"source names must be unique, got {names}")
         self.record_path = record
         self.batch_interval = batch_interval
@@ -139,8 +139,7 @@ class Session:
         self._started = False
         self._finished = False
         self._record_file: IO[str] | None = None
-        self.events_seen = 0
-        self.batches = 0
+        self.events_seen = self.batches = 0
         self._summarizer = summarizer
         # every event reduced since the start, while a summary may still be merged (None: not)
         self._kept: Kept | None = Kept() if summarizer is not None else None
@@ -301,12 +300,14 @@ class Session:
         came = asyncio.Event()
         if self.quiet_tick is not None:
             self._events_came, self._last_event = came, self._clock()
+        loop = asyncio.get_running_loop()
         while True:
             await self._put(Tick(self._clock()))
             delay = self.tick_interval if self.quiet_tick is None else tick_delay(
                 self._state, self._clock(), self._last_event, self.tick_interval, self.quiet_tick)
-            if delay <= self.tick_interval:
-                await asyncio.sleep(delay)
+            if delay <= self.tick_interval:  # (the 1 s ticks on the log's read grid)
+                await asyncio.sleep(delay if delay < self.tick_interval
+                                    else grid_wait(loop.time(), delay, STREAM_LEAD_S))
                 continue
             came.clear()  # a quiet wait ends at the next event: the 1 s ticks are back at once
             self._quiet = True

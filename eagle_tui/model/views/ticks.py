@@ -80,4 +80,12 @@ def tick_delay(state: DashboardState, now: float, last_event: float, interval: f
     return left if left >= MIN_WAIT_S else left + quiet
 
 
-__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "can_wait", "routine", "tick_delay"]
+def grid_wait(now: float, interval: float, lead: float = 0.0) -> float:
+    """Seconds from ``now`` (the loop's monotonic clock) to the next point ``k * interval -
+    lead``: the 1 s ticks fall on the grid the log is read on, so a tick and the lines read at
+    that point go out in one batch instead of two (one reduction, one message to the dashboard)."""
+    left = -(now + lead) % interval
+    return left if left >= min(MIN_WAIT_S, interval / 4) else left + interval
+
+
+__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "can_wait", "grid_wait", "routine", "tick_delay"]

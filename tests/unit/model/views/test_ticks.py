@@ -8,6 +8,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from eagle_tui.model.buffers.gpuhistory import MEMORY_STEP
 from eagle_tui.model.events import (
@@ -27,9 +29,10 @@ from eagle_tui.model.state.live import Gpus
 from eagle_tui.model.state.run import Clock, Startup
 from eagle_tui.model.state.server import ServerMetrics
 from eagle_tui.model.views import ticks
-from eagle_tui.model.views.ticks import QUIET_AFTER_S, QUIET_TICK_S, tick_delay
+from eagle_tui.model.views.ticks import QUIET_AFTER_S, QUIET_TICK_S, grid_wait, tick_delay
 from eagle_tui.session import FULL_BATCH, Session
 from eagle_tui.sources.scripted import ScriptedSource
+from eagle_tui.transport.local import STREAM_LEAD_S
 
 START = 1000.0
 READY = DashboardState(startup=Startup(phase=Phase.SERVING), clock=Clock(START, START))
@@ -192,3 +195,32 @@ def test_an_idle_servers_scrape_waits_unless_it_is_news(shown: MetricsSample | N
     state = dataclasses.replace(READY, metrics=ServerMetrics(last=shown))
     assert ticks.can_wait([new], state) is waits
     assert ticks.routine(new) is (new.running == 0 and not new.queued and not new.counter_reset)
+
+
+@given(now=st.floats(0, 1e6), interval=st.floats(0.01, 10), lead=st.floats(0, 0.5))
+def test_the_grid_wait_lands_on_the_next_point_of_the_grid(now: float, interval: float,
+                                                           lead: float) -> None:
+    wait = grid_wait(now, interval, lead)
+    assert min(ticks.MIN_WAIT_S, interval / 4) - 1e-9 <= wait
+    assert wait <= interval + min(ticks.MIN_WAIT_S, interval / 4) + 1e-9
+    phase = (now + wait + lead) % interval
+    assert min(phase, interval - phase) < 1e-6 * max(1.0, now)
+
+
+async def test_the_ticks_fall_on_the_grid_the_log_is_read_on() -> None:
+    """After the first, every 1 s tick comes at a point of the tail's read grid (``STREAM_LEAD_S``
+    before a multiple of the interval): a tick and the lines read there share one batch."""
+    interval = 0.2
+    session = Session([ScriptedSource([], hold=True)], tick_interval=interval,
+                      batch_interval=0.0, clock=time.monotonic)
+    loop = asyncio.get_running_loop()
+    came: list[float] = []
+    session.subscribe(lambda _s, evs: came.extend(loop.time() for e in evs if type(e) is Tick))
+    runner = asyncio.create_task(session.run())
+    await asyncio.sleep(1.1)
+    session.stop()
+    await asyncio.wait_for(runner, 2.0)
+    assert len(came) >= 5
+    for t in came[1:]:
+        phase = (t + STREAM_LEAD_S) % interval
+        assert min(phase, interval - phase) < 0.03, came
