@@ -9,15 +9,17 @@ and ``clock`` are taken on Textual's nodes or on the app. A pane draws from its 
 only (:meth:`RecordView.records`): one it does not declare stays at its default there, which the
 pane's tests see, instead of a key that silently misses a field.
 
-One publish replaces several records: a pane's record watchers only mark it stale, and the
-``published`` count, bumped after the records, repaints each stale pane once.
+One publish replaces several records, and hands them to the bound panes directly, not through
+Textual's watchers (a ``data_bind`` setter, a watcher check and a watcher call per record and
+pane, a second a while a log streams): a pane's record watchers only mark it stale, and each
+stale pane repaints once, after its records, then passes them on to the panes bound to it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from textual.dom import DOMNode
 from textual.reactive import Reactive, var
@@ -31,6 +33,7 @@ from eagle_tui.model.state.live import Gpus, LiveSources, LiveTimes
 from eagle_tui.model.state.log import LogCounters, LogStats
 from eagle_tui.model.state.run import Clock, Startup
 from eagle_tui.model.state.server import ServedConfig, ServerMetrics
+from eagle_tui.ui.textual_private import composing_node
 
 T = TypeVar("T")
 W = TypeVar("W", bound="RecordView")
@@ -44,23 +47,32 @@ def record(default: Callable[[], T]) -> var[T]:
     return var(default, always_update=True, init=False)
 
 
-class Publisher(Protocol):
-    published: int
-
-
-def publish(target: Publisher, state: DashboardState, names: Iterable[str] = RECORDS) -> None:
-    """Replace ``target``'s records that ``state`` holds as other objects, then bump its
-    ``published`` count: each pane bound to a replaced record repaints once. With none
-    replaced, nothing is signalled."""
-    replaced = False
-    for name in names:
-        new = getattr(state, name)
-        attr = PREFIX + name
-        if getattr(target, attr) is not new:
-            setattr(target, attr, new)
-            replaced = True
+def publish(target: RecordSource | RecordView, state: DashboardState,
+            names: Iterable[str] = RECORDS) -> None:
+    """Replace ``target``'s records that ``state`` holds as other objects and hand them to the
+    panes bound to it: each pane bound to a replaced record repaints once. With none replaced,
+    nothing is signalled."""
+    if isinstance(target, RecordView):
+        target.take(state, names)
+        return
+    replaced = [name for name, _old in _replace(target, state, names)]
     if replaced:
-        target.published += 1
+        for view in getattr(target, "bound_views", ()):
+            view.take(state, replaced)
+
+
+def _replace(node: Any, state: DashboardState, names: Iterable[str]) -> list[tuple[str, Any]]:
+    """Set ``node``'s records that ``state`` holds as other objects, without Textual's
+    watchers; the names replaced, with the records they replaced."""
+    replaced = []
+    cls = type(node)
+    for name in names:
+        attr = PREFIX + name
+        new, old = getattr(state, name), getattr(node, attr)
+        if old is not new:
+            node.set_reactive(getattr(cls, attr), new)
+            replaced.append((name, old))
+    return replaced
 
 
 class RecordSource:
@@ -79,20 +91,21 @@ class RecordSource:
     state_alerts: var[tuple[Alert, ...]] = record(tuple)
     state_clock: var[Clock] = record(Clock)
     state_holds: var[Holds] = record(Holds)
-    published: var[int] = var(0, always_update=True, init=False)
+    bound_views: list[RecordView]  # (set by :func:`bind`)
 
 
 class RecordView(Widget):
     """A widget drawn from the records it declares; subclasses implement :meth:`repaint`.
 
-    Its ``RECORDS`` are found from its reactives named like a record; a watcher for each marks
-    the widget stale (unless the widget defines its own ``_watch_state_<record>``, which calls
-    :meth:`_mark_stale` when what it draws of the record moved), and the next ``published``
-    repaints it.
+    Its ``RECORDS`` are found from its reactives named like a record; a replaced one marks the
+    widget stale (unless the widget defines its own ``_watch_state_<record>(old, new)``, which
+    calls :meth:`_mark_stale` when what it draws of the record moved), and :meth:`take`
+    repaints it once.
     """
 
     RECORDS: ClassVar[tuple[str, ...]] = ()
-    published: var[int] = var(0, always_update=True, init=False)
+    WATCHERS: ClassVar[dict[str, Callable[[Any, Any, Any], None]]] = {}  # (own ones only)
+    bound_views: list[RecordView]  # the panes bound to this one (set by :func:`bind`)
     _stale = False
     _records: DashboardState | None = None  # :meth:`records`, until a record is replaced
 
@@ -101,19 +114,30 @@ class RecordView(Widget):
         declared = {name for klass in cls.__mro__ for name, value in vars(klass).items()
                     if isinstance(value, Reactive)}  # (Textual's own table is private)
         cls.RECORDS = tuple(n for n in RECORDS if PREFIX + n in declared)
-        for name in cls.RECORDS:  # a watcher the widget defines itself is kept
-            watcher = f"_watch_{PREFIX}{name}"
-            if getattr(cls, watcher, None) in (None, RecordView._mark_stale):
-                setattr(cls, watcher, RecordView._mark_stale)
+        cls.WATCHERS = {n: w for n in cls.RECORDS
+                        if (w := getattr(cls, f"_watch_{PREFIX}{n}", None)) is not None}
 
     def _mark_stale(self) -> None:
         self._stale = True
         self._records = None
 
-    def _watch_published(self) -> None:
+    def take(self, state: DashboardState, names: Iterable[str] = RECORDS) -> None:
+        """Take ``state``'s records among ``names`` that differ from this pane's: each replaced
+        one marks it stale (or its own ``_watch_state_<record>(old, new)`` decides), a stale
+        pane repaints, then the panes bound to it take them too."""
+        wanted = list(names)
+        mine = [n for n in wanted if n in self.RECORDS]
+        for name, old in _replace(self, state, mine):
+            self._records = None
+            if (watcher := self.WATCHERS.get(name)) is not None:
+                watcher(self, old, getattr(state, name))
+            else:
+                self._stale = True
         if self._stale:
             self._stale = False
             self.repaint()
+        for view in getattr(self, "bound_views", ()):
+            view.take(state, wanted)
 
     def repaint(self) -> None:
         """Draw the records as they are now (one or more of them was replaced): by default a
@@ -133,10 +157,24 @@ class RecordView(Widget):
 
 
 def bind(view: W, source: type[DOMNode]) -> W:
-    """Bind ``view``'s records and ``published`` to those of ``source``, the node composing it."""
-    # the count last: the records are in place when it fires
-    names = (*(PREFIX + n for n in view.RECORDS), "published")
-    return view.data_bind(**{n: getattr(source, n) for n in names})
+    """Bind ``view``'s records to those of ``source``, the node composing it (called in its
+    ``compose``): each :func:`publish` to that node hands the view the records it replaced, and
+    the view takes the node's records as they are once it is mounted."""
+    parent = composing_node()
+    if not isinstance(parent, source) or not isinstance(parent, RecordSource | RecordView):
+        raise TypeError(f"bind: {type(view).__name__} is composed by "
+                        f"{type(parent).__name__}, not by a {source.__name__} with records")
+    if "bound_views" not in vars(parent):
+        parent.bound_views = []
+    parent.bound_views.append(view)
+
+    def sync() -> None:
+        view.take(dataclasses.replace(
+            EMPTY, **{n: getattr(parent, PREFIX + n) for n in RECORDS
+                      if hasattr(type(parent), PREFIX + n)}))
+
+    view.call_later(sync)
+    return view
 
 
 __all__ = ["EMPTY", "RecordSource", "RecordView", "bind", "publish", "record"]

@@ -5,7 +5,8 @@ a prompt Esc key (:class:`EscapeParser`, :func:`run_input_loop`), scrollbars rep
 when their drawing changes (:func:`show_or_hide_scrollbars`, :func:`scroll_update`), one
 stylesheet parse less before the first frame (:func:`defer_css_refresh`), a widget's changed
 rows rendered alone (:func:`render_rows`), a plain widget's own cached rows drawn as they are
-(:func:`plain_rows`), and an update that renders only the rows it draws (:class:`RowCompositor`).
+(:func:`plain_rows`), an update that renders only the rows it draws (:class:`RowCompositor`),
+and the node composing a pane that binds to it (:func:`composing_node`).
 ``tests/ui/test_textual_private.py`` checks every name used here, fingerprints the Textual code
 this module copies or relies on, and checks that no other UI module reaches a Textual private
 attribute, so an upgrade that changes any of it fails there with the name of what to re-read.
@@ -303,6 +304,14 @@ def _drawn_cuts(cuts: list[list[int]], crop: Region,
     return drawn
 
 
+def composing_node() -> object:
+    """The node whose ``compose`` is running (Textual's own ``data_bind`` binds to it the same
+    way): ``ui/binding.bind`` hands it the pane it binds."""
+    from textual._context import active_message_pump
+
+    return active_message_pump.get()
+
+
 ScreenT = TypeVar("ScreenT", bound="Screen[Any]")
 
 
@@ -345,6 +354,7 @@ __all__ = [
     "IDLE_WAIT",
     "EscapeParser",
     "RowCompositor",
+    "composing_node",
     "defer_css_refresh",
     "plain_rows",
     "render_rows",

@@ -73,6 +73,12 @@ def test_the_textual_code_relied_on_is_unchanged(name: str) -> None:
 
 
 def test_the_private_names_used_exist_with_their_shape() -> None:
+    from textual import _context
+    from textual.dom import DOMNode
+
+    # composing_node reads the context variable Textual's own data_bind reads
+    assert "active_message_pump.get()" in inspect.getsource(DOMNode.data_bind)
+    assert isinstance(_context.active_message_pump, __import__("contextvars").ContextVar)
     assert issubclass(textual_private.EscapeParser, _xterm_parser.XTermParser)
     parse_source = inspect.getsource(_xterm_parser.XTermParser.parse)
     # the parser asks for characters through self.read1, with a timeout only for the ESC wait
