@@ -118,3 +118,37 @@ async def test_a_new_equal_record_repaints_an_unrelated_change_does_not(
         assert repaints == Counter({"MetricsPane": 1, "AlertsPane": 1})
         await pilot.pause()
         assert "Alerts (1)" in str(app.query_one(AlertsPane).border_title)
+
+
+async def test_a_pane_mounted_after_a_publish_takes_the_records_then_shown() -> None:
+    """``bind`` hands a pane the composing node's records once it is mounted (what Textual's
+    ``data_bind`` did with ``init=True``): a pane composed later draws what was published."""
+    class Later(RecordSource, App[None]):
+        def compose(self) -> ComposeResult:
+            yield from ()
+
+    app = Later()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        state = replace(DashboardState(), alerts=(Alert("late", "warning", "seen later"),))
+        publish(app, state)
+
+        from textual._context import active_message_pump
+
+        token = active_message_pump.set(app)  # as in the app's compose
+        try:
+            pane = bind(AlertsPane(), Later)
+        finally:
+            active_message_pump.reset(token)
+        await app.mount(pane)
+        for _ in range(20):
+            await pilot.pause()
+            if pane.state_alerts is state.alerts:
+                break
+        assert pane.state_alerts is state.alerts
+        assert "Alerts (1)" in str(pane.border_title)
+
+
+def test_binding_outside_the_composing_node_is_refused() -> None:
+    with pytest.raises((TypeError, LookupError)):
+        bind(AlertsPane(), RecordSource)
