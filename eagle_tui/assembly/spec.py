@@ -218,6 +218,13 @@ def check_sources(spec: DashboardSpec) -> DashboardSpec:
         _check_regular(str(spec.replay.file), "")
         if not spec.replay.file.is_file():
             raise UsageError(f"{spec.replay.file}: no such file")
+        if spec.replay.kind == "record":
+            from eagle_tui.sources.replay import detect_format
+
+            if detect_format(spec.replay.file) != "record":
+                raise UsageError(f"{spec.replay.file}: not an eagle-tui record (its first line "
+                                 "is neither a record's header nor an event); --kind log "
+                                 "replays it as a raw log")
         return spec
     if bool(spec.prometheus) != bool(spec.prom_instance):
         raise UsageError("--prometheus URL and --instance INSTANCE go together")

@@ -34,6 +34,7 @@ VISIBLE_LINES = 10_000
 MAX_T = 4_102_444_800.0  # 2100-01-01: a later (or negative, or non-finite) event time is junk
 HEAD_BYTES = 1 << 16  # what is read of the first line to tell a record file from a log
 MAX_PAUSE_S = 60.0  # the longest pause --speed makes between two events (recorded seconds)
+REPORTED_RUNS = 3  # runs of damaged record lines reported as they come; the rest at the end
 
 
 class ReplayError(InputError):
@@ -96,6 +97,11 @@ class ReplaySource:
         self._feed: LogFeed | None = None
         self._last_t: float | None = None
         self._unreadable = False  # a read failed: the replay ended there
+        self._started = False  # a record line was read (a header or an event)
+        # damaged lines: the run being read, and those past REPORTED_RUNS (first, how many)
+        self._run: tuple[str, int] | None = None
+        self._late: tuple[str, int] | None = None
+        self._reported = 0
 
     async def events(self) -> AsyncIterator[Event]:
         if self._unreadable:
@@ -119,24 +125,32 @@ class ReplaySource:
                     continue
                 self.position = lineno
                 if line is None:
-                    raise ReplayError(f"{self.path}:{lineno}: a record line longer than "
-                                      f"{MAX_RECORD_BYTES:,} characters (skipped)")
+                    self._skip(f"{self.path}:{lineno}: a record line longer than "
+                               f"{MAX_RECORD_BYTES:,} characters")
+                    continue
                 text = line.strip()
                 if not text:
                     continue
                 try:
                     data = load_json(text, f"{self.path}:{lineno}", max_bytes=MAX_RECORD_BYTES)
-                    if lineno == 1 and is_header(data):
-                        continue
-                    ev = from_dict(data)
+                    ev = None if lineno == 1 and is_header(data) else from_dict(data)
                 except LoadError as exc:
-                    raise ReplayError(str(exc)) from None
+                    self._skip(str(exc))
+                    continue
                 except (ValueError, CodecError, OverflowError) as exc:
-                    raise ReplayError(f"{self.path}:{lineno}: {exc}") from None
+                    self._skip(f"{self.path}:{lineno}: {exc}")
+                    continue
                 t = getattr(ev, "t", None)
                 if isinstance(t, float) and not (0.0 <= t <= MAX_T):  # (NaN fails it too)
-                    raise ReplayError(f"{self.path}:{lineno}: event time {t!r:.40} is out of "
-                                      "range (0 to 2100-01-01)")
+                    self._skip(f"{self.path}:{lineno}: event time {t!r:.40} is out of range "
+                               "(0 to 2100-01-01)")
+                    continue
+                self._started = True
+                if self._run is not None:  # the damaged lines before this one, reported now:
+                    self.position = lineno - 1  # the retry goes on with this line
+                    raise self._report()
+                if ev is None:  # (the header)
+                    continue
                 if type(ev) is LogLine:  # a record file is not the parser: hold it to its word
                     ev = held_to_contract(ev)
                 if self.speed is not None and isinstance(t, float) and t > 0:
@@ -146,6 +160,33 @@ class ReplaySource:
                 elif lineno % 2000 == 0:
                     await asyncio.sleep(0)  # let the session batch while we read
                 yield ev
+        if self._run is not None or self._late is not None:
+            raise self._report()
+
+    def _skip(self, what: str) -> None:
+        """Note a line that is no record line. A run of them is reported once, when the next
+        record line comes (one session backoff a run, not a line: a damaged block replayed for
+        minutes), the runs after ``REPORTED_RUNS`` once at the end, with their count. No record
+        line before it: the file is no record (a raw log read as one), and the replay ends."""
+        if not self._started:
+            self._unreadable = True
+            raise ReplayError(f"{what} (not an eagle-tui record: the replay ends here)")
+        if self._reported >= REPORTED_RUNS:
+            self._late = (what, 1) if self._late is None else (self._late[0], self._late[1] + 1)
+        else:
+            self._run = (what, 1) if self._run is None else (self._run[0], self._run[1] + 1)
+
+    def _report(self) -> ReplayError:
+        """The error for the run of damaged lines just read (or, at the end, for those past
+        the reported runs)."""
+        if self._run is not None:
+            (first, n), self._run = self._run, None
+            self._reported += 1
+            more = f", with {n - 1:,} more after it" if n > 1 else ""
+            return ReplayError(f"{first} (skipped{more})")
+        assert self._late is not None
+        (first, n), self._late = self._late, None
+        return ReplayError(f"{first} (skipped, with {n - 1:,} more damaged lines after it)")
 
     async def _log(self) -> AsyncIterator[Event]:
         if self._feed is None:

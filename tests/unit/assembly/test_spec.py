@@ -53,6 +53,11 @@ def test_bad_specs_are_usage_errors_before_anything_starts(tmp_path: Path) -> No
         spec_from_args(parse("watch", "--log", "x", "--ssh", "a", "--ssh", "a"), "watch")
     with pytest.raises(UsageError, match="no such file"):
         spec_from_args(parse("replay", str(tmp_path / "missing.jsonl")), "replay")
+    raw = tmp_path / "server.log"
+    raw.write_text("[2026-12-01 10:00:00] server_args=ServerArgs(model_path='m')\n")
+    with pytest.raises(UsageError, match="not an eagle-tui record"):  # (a backoff a line)
+        spec_from_args(parse("replay", str(raw), "--kind", "record"), "replay")
+    assert spec_from_args(parse("replay", str(raw)), "replay").replay is not None  # (auto: log)
     with pytest.raises(UsageError, match="--gpu"):  # a spec built in code gets the same checks
         check_sources(DashboardSpec(log="x", gpu="cuda"))
 
