@@ -38,7 +38,6 @@ from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.ticks import can_wait, grid_wait, routine, tick_delay
 from eagle_tui.sources.base import Source
-from eagle_tui.transport.local import STREAM_LEAD_S
 
 if TYPE_CHECKING:
     from eagle_tui.model.fold.prefix import PrefixSummary
@@ -307,7 +306,7 @@ class Session:
                 self._state, self._clock(), self._last_event, self.tick_interval, self.quiet_tick)
             if delay <= self.tick_interval:  # (the 1 s ticks on the log's read grid)
                 await asyncio.sleep(delay if delay < self.tick_interval
-                                    else grid_wait(loop.time(), delay, STREAM_LEAD_S))
+                                    else grid_wait(loop.time(), delay))
                 continue
             came.clear()  # a quiet wait ends at the next event: the 1 s ticks are back at once
             self._quiet = True

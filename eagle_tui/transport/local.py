@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from typing import IO, TYPE_CHECKING
 
 from eagle_tui.files import os_error_message
+from eagle_tui.model.views.ticks import GRID_LEAD_S
 
 from .base import (
     CommandNotFound,
@@ -40,7 +41,7 @@ DEFAULT_POLL_S = 0.05  # a missing file, the first seconds of a quiet one, a flo
 # the dashboard's repaints (ui/frames.py, on the same clock), and a faster poll only added
 # wake-ups, each a read, a batch, a state and a message that no frame showed.
 STREAM_POLL_S = 0.5  # the log's repaint interval (FRAME_INTERVAL)
-STREAM_LEAD_S = 0.07
+STREAM_LEAD_S = GRID_LEAD_S  # (the session's 1 s ticks come then too: model/views/ticks)
 # bytes a stream would bring in one grid step at a rate that is a flood (about a thousand lines
 # a second): it is read again after the poll, as fast as before the grid
 BURST_BYTES = 1 << 16

@@ -32,6 +32,10 @@ from eagle_tui.model.events.live import idle_reading
 if TYPE_CHECKING:
     from eagle_tui.model.state import DashboardState
 
+# How long before each point of the frame grid (multiples of an interval on the monotonic clock,
+# ui/frames.py) a streaming log is read (transport/local.STREAM_LEAD_S) and the 1 s ticks come:
+# the session's batch interval and a thread hop, so each read lands just before a repaint.
+GRID_LEAD_S = 0.07
 QUIET_AFTER_S = 30.0
 QUIET_TICK_S = 5.0
 MIN_WAIT_S = 0.05  # a grid point this close is the one just ticked: the next one is due
@@ -80,7 +84,7 @@ def tick_delay(state: DashboardState, now: float, last_event: float, interval: f
     return left if left >= MIN_WAIT_S else left + quiet
 
 
-def grid_wait(now: float, interval: float, lead: float = 0.0) -> float:
+def grid_wait(now: float, interval: float, lead: float = GRID_LEAD_S) -> float:
     """Seconds from ``now`` (the loop's monotonic clock) to the next point ``k * interval -
     lead``: the 1 s ticks fall on the grid the log is read on, so a tick and the lines read at
     that point go out in one batch instead of two (one reduction, one message to the dashboard)."""
@@ -88,4 +92,5 @@ def grid_wait(now: float, interval: float, lead: float = 0.0) -> float:
     return left if left >= min(MIN_WAIT_S, interval / 4) else left + interval
 
 
-__all__ = ["QUIET_AFTER_S", "QUIET_TICK_S", "can_wait", "grid_wait", "routine", "tick_delay"]
+__all__ = ["GRID_LEAD_S", "QUIET_AFTER_S", "QUIET_TICK_S", "can_wait", "grid_wait", "routine",
+           "tick_delay"]

@@ -32,7 +32,6 @@ from eagle_tui.model.views import ticks
 from eagle_tui.model.views.ticks import QUIET_AFTER_S, QUIET_TICK_S, grid_wait, tick_delay
 from eagle_tui.session import FULL_BATCH, Session
 from eagle_tui.sources.scripted import ScriptedSource
-from eagle_tui.transport.local import STREAM_LEAD_S
 
 START = 1000.0
 READY = DashboardState(startup=Startup(phase=Phase.SERVING), clock=Clock(START, START))
@@ -208,7 +207,7 @@ def test_the_grid_wait_lands_on_the_next_point_of_the_grid(now: float, interval:
 
 
 async def test_the_ticks_fall_on_the_grid_the_log_is_read_on() -> None:
-    """After the first, every 1 s tick comes at a point of the tail's read grid (``STREAM_LEAD_S``
+    """After the first, every 1 s tick comes at a point of the tail's read grid (``GRID_LEAD_S``
     before a multiple of the interval): a tick and the lines read there share one batch."""
     interval = 0.2
     session = Session([ScriptedSource([], hold=True)], tick_interval=interval,
@@ -222,5 +221,5 @@ async def test_the_ticks_fall_on_the_grid_the_log_is_read_on() -> None:
     await asyncio.wait_for(runner, 2.0)
     assert len(came) >= 5
     for t in came[1:]:
-        phase = (t + STREAM_LEAD_S) % interval
+        phase = (t + ticks.GRID_LEAD_S) % interval
         assert min(phase, interval - phase) < 0.03, came
