@@ -68,6 +68,11 @@ def detect_format(path: Path) -> str:
     return "log"
 
 
+def _counted(seen: tuple[str, int] | None, what: str) -> tuple[str, int]:
+    """``(the first damaged line's message, how many)`` with one more, ``what``."""
+    return (what, 1) if seen is None else (seen[0], seen[1] + 1)
+
+
 class ReplaySource:
     """Source that plays a record file or a raw log file (``kind="auto"`` detects which)."""
 
@@ -172,9 +177,9 @@ class ReplaySource:
             self._unreadable = True
             raise ReplayError(f"{what} (not an eagle-tui record: the replay ends here)")
         if self._reported >= REPORTED_RUNS:
-            self._late = (what, 1) if self._late is None else (self._late[0], self._late[1] + 1)
+            self._late = _counted(self._late, what)
         else:
-            self._run = (what, 1) if self._run is None else (self._run[0], self._run[1] + 1)
+            self._run = _counted(self._run, what)
 
     def _report(self) -> ReplayError:
         """The error for the run of damaged lines just read (or, at the end, for those past

@@ -39,7 +39,6 @@ T = TypeVar("T")
 W = TypeVar("W", bound="RecordView")
 EMPTY = DashboardState()
 PREFIX = "state_"  # a record's reactive: ``state_startup`` holds ``startup``
-ALL_RECORDS = RECORDS  # (a pane's own ``RECORDS`` are the ones it declares)
 
 
 def record(default: Callable[[], T]) -> var[T]:
@@ -126,7 +125,7 @@ class RecordView(Widget):
         """Take ``state``'s records among ``names`` (all) that differ from this pane's: each
         replaced one marks it stale (or its own ``_watch_state_<record>(old, new)`` decides),
         a stale pane repaints, then the panes bound to it take them too."""
-        wanted = list(ALL_RECORDS if names is None else names)
+        wanted = list(RECORDS if names is None else names)  # (the module's: all records)
         mine = [n for n in wanted if n in self.RECORDS]
         for name, old in _replace(self, state, mine):
             self._records = None
