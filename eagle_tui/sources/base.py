@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
 from eagle_tui.model.events import Event
+from eagle_tui.model.views.ticks import grid_due
 
 
 @runtime_checkable
@@ -46,8 +47,10 @@ def under_limit(source: _Polls) -> Callable[[], bool]:
 async def paced(interval: float | Callable[[], float], more: Callable[[], bool] = lambda: True,
                 count: int | None = None) -> AsyncIterator[None]:
     """One step of a poll loop per iteration while ``more()`` (and at most ``count`` steps):
-    each step starts ``interval`` seconds (or what ``interval()`` says once the step's body
-    ran) after the last one started, so the time the body took counts toward the interval."""
+    each step starts on the session's grid (``model/views/ticks.grid_due``: its answer joins the
+    batch of the log read and the tick there), ``interval`` seconds (or what ``interval()`` says
+    once the step's body ran) after the last one started, ½ to 1½ for the first one after an
+    off-grid start; the time the body took counts toward the interval."""
     loop = asyncio.get_running_loop()
     steps = 0
     while more() and (count is None or steps < count):
@@ -57,7 +60,7 @@ async def paced(interval: float | Callable[[], float], more: Callable[[], bool] 
         if not more() or steps == count:  # the last step: no wait after it
             return
         every = interval() if callable(interval) else interval
-        await asyncio.sleep(max(0.0, every - (loop.time() - started)))
+        await asyncio.sleep(max(0.0, grid_due(started, every) - loop.time()))
 
 
 __all__ = ["Source", "paced", "under_limit"]

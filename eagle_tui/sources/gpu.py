@@ -25,6 +25,7 @@ from typing import Any
 
 from eagle_tui.model.buffers.gpuhistory import MEMORY_STEP as GPU_MEMORY_STEP
 from eagle_tui.model.events import Event, GpuInfo, GpuProcess, GpuSample, GpuState
+from eagle_tui.model.views.ticks import grid_due
 from eagle_tui.sources.gpu_smi import (
     DEFAULT_INTERVAL_S,
     MIB,
@@ -291,7 +292,7 @@ class NvmlSampler:
         loop = asyncio.get_running_loop()
         try:
             while True:
-                due = loop.time() + self.interval
+                due = grid_due(loop.time(), self.interval)  # (with the log's reads)
                 last = self.sample()
                 yield last
                 while self.memory_interval is not None and \

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 import psutil
 
 from eagle_tui.model.events import Event, ProcessSample, ProcessStatus
+from eagle_tui.model.views.ticks import grid_due
 from eagle_tui.sources.cadence import next_interval
 from eagle_tui.sources.exitwatch import pause, watching
 from eagle_tui.sources.process_rules import (
@@ -394,7 +395,7 @@ class ProcessWatcher:
                                               memory=host_memory()):
                         yield event
                     return
-                if loop.time() >= next_sample:
+                if (began := loop.time()) >= next_sample:
                     try:
                         sample = self._tree_sample(proc)
                     except psutil.NoSuchProcess:
@@ -403,7 +404,7 @@ class ProcessWatcher:
                         sample = ProcessSample(self._clock(), proc.pid, "unknown")
                     yield sample
                     interval = next_interval(last, sample, interval, self.sample_interval)
-                    next_sample, last = loop.time() + interval, sample
+                    next_sample, last = grid_due(began, interval), sample
                 # no poll with a pidfd: the exit or the next sample wakes it
                 await pause(watch, next_sample - loop.time(), self.poll_interval)
 

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from eagle_tui.model.events import Event, ProcessSample
+from eagle_tui.model.views.ticks import grid_due
 from eagle_tui.sources.process_rules import (
     STATUS_BY_PS_LETTER,
     end_of_watch,
@@ -261,7 +262,9 @@ class RemoteProcessWatcher:
                 read_bytes=read,
                 pids=tuple(pids),
             )
-            await asyncio.sleep(self.poll_interval)
+            # on the session's grid, at least half an interval after this sample's answer
+            loop = asyncio.get_running_loop()
+            await asyncio.sleep(max(0.0, grid_due(loop.time(), self.poll_interval) - loop.time()))
 
 
 __all__ = ["FIND_SCRIPT", "PROC_SCRIPT", "PsRow", "RemoteProcessWatcher", "glob_escape",

@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from eagle_tui.model.events import Event, ProcessExited, ProcessSample
+from eagle_tui.model.views.ticks import GRID_LEAD_S
 from eagle_tui.sources.exitwatch import ExitWatch
 from eagle_tui.sources.process import (
     ProcessWatcher,
@@ -153,6 +154,30 @@ async def test_tree_rss_and_process_count_include_children() -> None:
             kid.kill()
         parent.kill()
         parent.wait()
+
+
+async def test_samples_fall_on_the_sessions_grid() -> None:
+    """After the first, a live process is sampled at the points of the grid the log is read on
+    (``ticks.grid_due``): its sample joins that read's batch instead of making its own."""
+    child = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
+    interval = 0.2
+    try:
+        watcher = ProcessWatcher(child.pid, sample_interval=interval)
+        watcher_loop = asyncio.get_running_loop()
+        # the first sample half way between two points: an off-grid start
+        await asyncio.sleep((interval / 2 - watcher_loop.time() - GRID_LEAD_S) % interval)
+        times: list[float] = []
+        async for ev in watcher.events():
+            if isinstance(ev, ProcessSample):
+                times.append(watcher_loop.time())
+            if len(times) == 6:
+                break
+    finally:
+        child.kill()
+        child.wait()
+    phases = [(t + GRID_LEAD_S) % interval for t in times[1:]]
+    # most on the grid (a busy machine may wake a sleeper late once)
+    assert sum(min(p, interval - p) < 0.03 for p in phases) >= 4, phases
 
 
 def test_descendants_from_the_kernels_children_lists_match_psutils(

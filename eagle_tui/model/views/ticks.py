@@ -15,6 +15,7 @@ ticks: its steps' times move by the second.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -92,5 +93,14 @@ def grid_wait(now: float, interval: float, lead: float = GRID_LEAD_S) -> float:
     return left if left >= min(MIN_WAIT_S, interval / 4) else left + interval
 
 
-__all__ = ["GRID_LEAD_S", "QUIET_AFTER_S", "QUIET_TICK_S", "can_wait", "grid_wait", "routine",
-           "tick_delay"]
+def grid_due(started: float, interval: float, lead: float = GRID_LEAD_S) -> float:
+    """When a periodic step (a sample, a poll) that began at ``started`` (the loop's monotonic
+    clock) begins again: the first point ``k * interval - lead`` at least half an interval
+    later. A sampler off the grid made a batch of its own each time (a reduction, a message to
+    the dashboard, a UI turn); on it, its answer joins the log read and the tick of that point.
+    Off the grid, the next step comes ½ to 1½ intervals later, then every ``interval``."""
+    return math.ceil((started + interval / 2 + lead) / interval) * interval - lead
+
+
+__all__ = ["GRID_LEAD_S", "QUIET_AFTER_S", "QUIET_TICK_S", "can_wait", "grid_due", "grid_wait",
+           "routine", "tick_delay"]

@@ -206,6 +206,19 @@ def test_the_grid_wait_lands_on_the_next_point_of_the_grid(now: float, interval:
     assert min(phase, interval - phase) < 1e-6 * max(1.0, now)
 
 
+@given(started=st.floats(0, 1e6), interval=st.floats(0.01, 10), lead=st.floats(0, 0.5))
+def test_a_periodic_step_comes_back_on_the_grid(started: float, interval: float,
+                                                lead: float) -> None:
+    """A sampler's next step: a point of the grid, ½ to 1½ intervals later; one that began on
+    the grid comes back exactly an interval later."""
+    due = ticks.grid_due(started, interval, lead)
+    slack = 1e-6 * max(1.0, started)
+    assert started + interval / 2 - slack <= due <= started + 1.5 * interval + slack
+    phase = (due + lead) % interval
+    assert min(phase, interval - phase) < slack
+    assert abs(ticks.grid_due(due, interval, lead) - (due + interval)) < 2 * slack
+
+
 async def test_the_ticks_fall_on_the_grid_the_log_is_read_on() -> None:
     """After the first, every 1 s tick comes at a point of the tail's read grid (``GRID_LEAD_S``
     before a multiple of the interval): a tick and the lines read there share one batch."""
