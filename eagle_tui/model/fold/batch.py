@@ -30,9 +30,10 @@ def _clone(record: Any) -> Any:
 class Batch:
     """One ``reduce()`` call's working state: ``s`` (read it freely; write with :meth:`put`)."""
 
-    __slots__ = ("line_now", "max_lineno", "own", "pending", "recent", "s", "scan")
+    __slots__ = ("base", "line_now", "max_lineno", "own", "pending", "recent", "s", "scan")
 
     def __init__(self, state: DashboardState) -> None:
+        self.base = state
         s = _new(DashboardState)
         for name in RECORDS:
             _setattr(s, name, getattr(state, name))
@@ -98,6 +99,14 @@ class Batch:
             assert line_now is None or isinstance(line_now, float)
             self.swap("activity", activity.on_lines(s.activity, line_now))
             self.line_now = NO_LINE
+        # a record changed and changed back within the batch (a stale sample, then the held
+        # one again) stays the same object: observers repaint only for new content
+        base = self.base
+        for record in RECORDS:
+            old = getattr(base, record)
+            if getattr(s, record) is not old and getattr(s, record) == old:
+                _setattr(s, record, old)
+                self.own.discard(record)
         return s
 
 

@@ -23,6 +23,7 @@ from eagle_tui.model.events import (
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.record import is_frozen
 from eagle_tui.model.state import RECORDS, DashboardState
+from eagle_tui.model.state.activity import GPU_GROW_BYTES
 
 START = [Tick(100.0), PhaseEvent(Phase.INIT, 1), LogLine(1, "server starts"),
          HealthSample("ready", 101.0), DecodeStats(2, gen_tps=50.0, accept_len=2.0, running=1),
@@ -46,9 +47,13 @@ def test_at_most_twelve_fields_each_a_frozen_record_of_one_concern() -> None:
 
 def test_a_batch_keeps_the_records_it_does_not_touch_and_changes_those_it_does() -> None:
     state = reduce(DashboardState(), START)
-    # a GPU sample touches the GPUs (and the activity track that watches them), nothing else
+    # a GPU sample touches the GPUs, nothing else; memory that grows a step, the activity
+    # track that watches it too
     gpu = reduce(state, [GpuSample(0.0, "ok", (GpuInfo(0, mem_used=20),))])
-    assert _changed(state, gpu) == {"gpu", "activity"}
+    assert _changed(state, gpu) == {"gpu"}
+    grown = reduce(state, [GpuSample(101.0, "ok", (GpuInfo(0, mem_used=10 + GPU_GROW_BYTES),))])
+    assert _changed(state, grown) == {"gpu", "activity"}
+    assert grown.activity.last_gpu_grow_t == 101.0
     # a log line: the log's counters and when the log last talked
     line = reduce(state, [LogLine(3, "more")])
     assert _changed(state, line) == {"log", "activity"}
