@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+import eagle_tui.interrupts  # noqa: F401  (first: a Ctrl-C lost while the rest imports)
 from eagle_tui import __version__
 from eagle_tui.console import warn
 from eagle_tui.errors import EXIT_INTERNAL, EagleError
