@@ -99,6 +99,12 @@ def _inner(argv: list[str]) -> int:
             add(f"ui:     rows of {type(self).__name__}", tt() - t)
 
     textual.widget.Widget.render_lines = render_lines  # type: ignore[method-assign]
+    try:  # (a checkout before the one-row widgets: Textual's render_lines, timed above)
+        from eagle_tui.ui.widgets import onerow
+    except ImportError:
+        pass
+    else:
+        wrap(onerow.OneRow, "render_lines", "ui:     rows of LogStatusBar")
     wrap(session.Session, "_apply", "session: fold and hand over", on_main=False)
     wrap(session.Session, "_notify", "session:   hand over", on_main=False)
     wrap(recorder.HistoryRecorder, "on_batch", "session:     run history", on_main=False)

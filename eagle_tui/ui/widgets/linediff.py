@@ -25,6 +25,8 @@ class LineDiffWidget(Widget):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
+        # no links in a pane: Textual's link pass read every segment's meta on every render
+        self.set_reactive(Widget.auto_links, False)
         self._lines: list[Content] = []
         self._width = 0  # content width the lines were built for (0: not laid out yet)
         self._changed: dict[int, Content] = {}  # rows marked dirty since the last render

@@ -27,15 +27,15 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.keys import REPLACED_KEYS, key_to_character
-from textual.widget import Widget
 
 from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.safety import inert
-from eagle_tui.ui.sinks import checked, notify, set_border_title
+from eagle_tui.ui.sinks import notify, set_border_title
 from eagle_tui.ui.widgets.logtext import QueryLine
 from eagle_tui.ui.widgets.logview import LogStatus, LogView
+from eagle_tui.ui.widgets.onerow import OneRow
 from eagle_tui.userpattern import refusal
 
 FindMode = Literal["filter", "search"]
@@ -178,11 +178,11 @@ def host_label(status: LogStatus) -> str:
     return f"all {status.hosts} hosts" if status.host is None else inert(status.host)
 
 
-class LogStatusBar(Widget):
+class LogStatusBar(OneRow):
     """One fixed-height line: the log's status, or the open filter/search box in its place.
 
-    Repainted without a layout pass (the status changes every batch); opening or closing the
-    box only changes what this one row draws.
+    Repainted without a layout pass (the status changes every batch), as a :class:`OneRow`;
+    opening or closing the box only changes what this one row draws.
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -203,10 +203,8 @@ class LogStatusBar(Widget):
             self.box = box
             self.refresh()
 
-    def render(self) -> Content:
-        if self.box is not None:
-            return checked(find_box_content(self.box, self.content_size.width))
-        return checked(self.content)
+    def row(self, width: int) -> Content:
+        return self.content if self.box is None else find_box_content(self.box, width)
 
 
 class LogPane(Vertical):
