@@ -9,6 +9,7 @@ timed, so the figures add up (a step's time includes the steps it calls).
 
     python benchmarks/bench_follow_threads.py                  # main, 30 s window
     python benchmarks/bench_follow_threads.py --repo DIR --seconds 60 --json out.json
+    python benchmarks/bench_follow_threads.py --repo A --repo B --rounds 4 --seconds 20 --warm 8
 
 The wrappers cost about a microsecond a call; compare runs of this script, not its figures
 with ``bench_viewers``'s.
@@ -22,6 +23,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -191,23 +193,49 @@ def report(result: dict[str, Any]) -> str:
     for key in order:
         total, calls = steps[key]
         lines.append(f"| {key} | {1000 * total / wall:.2f} | {calls} | "
-                     f"{1000 * total / calls:.3f} |")
+                     f"{1000 * total / max(calls, 1):.3f} |")
     return "\n".join(lines)
+
+
+def medians(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result of several runs of one checkout: each figure's median (a step's calls too)."""
+    def med(values: list[float]) -> float:
+        return statistics.median(values)
+
+    keys = {k for r in results for k in r["steps"]}
+    threads = {k for r in results for k in r["threads_pct"]}
+    return {"wall_s": med([r["wall_s"] for r in results]),
+            "ui_thread_s": med([r["ui_thread_s"] for r in results]),
+            "threads_pct": {"all": med([sum(r["threads_pct"].values()) for r in results])}
+            if len(results) > 1 else {k: results[0]["threads_pct"][k] for k in threads},
+            "steps": {k: [med([r["steps"].get(k, [0.0, 0])[i] for r in results]) for i in (0, 1)]
+                      for k in keys}}
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--inner":
         return _inner(sys.argv[2:])
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--repo", type=Path, default=ROOT, help="the eagle-tui checkout to time")
+    p.add_argument("--repo", type=Path, action="append",
+                   help="an eagle-tui checkout to time (repeat: A/B, runs alternating)")
+    p.add_argument("--rounds", type=int, default=1, help="runs of each checkout")
     p.add_argument("--seconds", type=float, default=30.0, help="the window")
     p.add_argument("--warm", type=float, default=12.0, help="seconds of following before it")
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args()
-    result = run(args.repo.resolve(), args.seconds, args.warm)
+    repos = [r.resolve() for r in (args.repo or [ROOT])]
+    runs: dict[Path, list[dict[str, Any]]] = {r: [] for r in repos}
+    for i in range(args.rounds):
+        for repo in repos if i % 2 == 0 else repos[::-1]:
+            runs[repo].append(run(repo, args.seconds, args.warm))
+    out = {str(r): medians(v) for r, v in runs.items()}
     if args.json:
-        args.json.write_text(json.dumps(result, indent=1))
-    print(report(result))
+        args.json.write_text(json.dumps(out if len(repos) > 1 else out[str(repos[0])],
+                                        indent=1))
+    for repo, result in out.items():
+        if len(repos) > 1:
+            print(f"\n{repo} (medians of {args.rounds} runs)")
+        print(report(result))
     return 0
 
 
