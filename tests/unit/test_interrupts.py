@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.procs import sigint_as_at_a_terminal
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PLACES = {
@@ -46,8 +48,10 @@ except KeyboardInterrupt:
 def _run(place: str, install: bool) -> subprocess.CompletedProcess[str]:
     body = "\n".join("    " + line for line in place.splitlines())
     code = PROGRAM.format(install="import eagle_tui.interrupts" if install else "", place=body)
+    # (as started from a terminal: a background job's children start with SIGINT ignored,
+    # and the hook sends a Ctrl-C, which an ignored SIGINT drops)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=30, cwd=ROOT, check=False)
+                          timeout=30, cwd=ROOT, check=False, preexec_fn=sigint_as_at_a_terminal)
 
 
 @pytest.mark.parametrize("place", sorted(PLACES))
