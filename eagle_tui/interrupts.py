@@ -21,7 +21,10 @@ AGAIN_AFTER_S = 0.005  # the main thread is out of the ignoring code by then (el
 def _hook(unraisable: Any) -> None:
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
         # from another thread: called here, in the main thread, it raises inside this hook
-        _thread.start_new_thread(_again, ())
+        try:
+            _thread.start_new_thread(_again, ())
+        except RuntimeError:  # the interpreter is shutting down: nothing left to stop
+            pass
         return
     sys.__unraisablehook__(unraisable)
 
