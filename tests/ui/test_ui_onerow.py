@@ -123,3 +123,23 @@ async def test_a_border_leaves_the_widget_to_textual() -> None:
         rows = bar.render_lines(Region(0, 0, 40, 3))
         assert len(rows) == 3 and "╭" in rows[0].text and "inside" in rows[1].text
         assert [Segment.get_line_length(list(r)) for r in rows] == [40, 40, 40]
+
+
+@pytest.mark.parametrize("rule", ["content_align", "text_align", "tint"])
+async def test_a_style_that_moves_or_tints_the_text_leaves_it_to_textual(rule: str) -> None:
+    app = BarApp()
+    async with app.run_test(size=(40, 5)) as pilot:
+        bar = app.query_one(LogStatusBar)
+        bar.show(Content.assemble(("● following", "$success"), " · 3 lines"))
+        if rule == "content_align":
+            bar.styles.content_align = ("center", "top")
+        elif rule == "text_align":
+            bar.styles.text_align = "right"
+        else:
+            bar.styles.tint = "red 40%"
+        await pilot.pause()
+        crop = Region(0, 0, 40, 1)
+        assert [_cells(s) for s in bar.render_lines(crop)] == [
+            _cells(s) for s in Widget.render_lines(bar, crop)]
+        if rule != "tint":
+            assert not bar.render_lines(crop)[0].text.startswith(" ●")

@@ -44,6 +44,8 @@ class OneRow(Widget):
         if (self.outer_size.height != 1 or st.padding.top or st.padding.bottom
                 or any(edge for edge, _ in st.border) or any(edge for edge, _ in st.outline)
                 or st.tint.a or self.opacity != 1.0 or st.text_opacity != 1.0
+                or st.content_align != ("left", "top") or st.text_align != "start"
+                or (st.has_rule("hatch") and st.hatch != "none")
                 or self.border_title or self.border_subtitle):
             return super().render_lines(crop)
         strip = self._strip()
