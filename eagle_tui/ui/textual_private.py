@@ -184,6 +184,17 @@ def strip_on_row(strip: Strip, y: int) -> Strip:
     return Strip(segments, strip.cell_length)
 
 
+def decorated(widget: Widget) -> bool:
+    """Whether ``widget``'s styles draw on its rows beyond their text and padding (a border,
+    an outline, a tint, opacity, a hatch, a title): then only Textual's styles cache draws
+    them (:func:`plain_rows`, ``ui/widgets/onerow``)."""
+    st = widget.styles
+    return bool(any(edge for edge, _ in st.border) or any(edge for edge, _ in st.outline)
+                or st.tint.a or widget.opacity != 1.0 or st.text_opacity != 1.0
+                or (st.has_rule("hatch") and st.hatch != "none")
+                or widget.border_title or widget.border_subtitle)
+
+
 def plain_rows(widget: Widget, crop: Region, row: Callable[[int], Strip]) -> list[Strip] | None:
     """``widget``'s rows in ``crop`` as ``row`` gives them (its own cached strips, filtered and
     cropped as Textual would), when its styles add nothing to a row; None: Textual's styles
@@ -197,12 +208,8 @@ def plain_rows(widget: Widget, crop: Region, row: Callable[[int], Strip]) -> lis
     """
     from rich.style import Style
 
-    st = widget.styles
     hover = widget.hover_style
-    if (any(st.padding) or any(edge for edge, _ in st.border)
-            or any(edge for edge, _ in st.outline) or st.tint.a or widget.opacity != 1.0
-            or st.text_opacity != 1.0 or (st.has_rule("hatch") and st.hatch != "none")
-            or widget.border_title or widget.border_subtitle
+    if (any(widget.styles.padding) or decorated(widget)
             or (widget.auto_links and hover.link_id and "@click" in hover.meta)):
         return None
     width = widget.region.width
@@ -355,6 +362,7 @@ __all__ = [
     "EscapeParser",
     "RowCompositor",
     "composing_node",
+    "decorated",
     "defer_css_refresh",
     "plain_rows",
     "render_rows",

@@ -103,8 +103,8 @@ class Batch:
         # one again) stays the same object: observers repaint only for new content
         base = self.base
         for record in RECORDS:
-            old = getattr(base, record)
-            if getattr(s, record) is not old and getattr(s, record) == old:
+            old, new = getattr(base, record), getattr(s, record)
+            if new is not old and new == old:
                 _setattr(s, record, old)
                 self.own.discard(record)
         return s

@@ -5,11 +5,13 @@ path for a widget's text (the visual's strips, the link styles, then the styles 
 padding and background) cost more than the log's own new rows for one row of a few words
 (docs/performance.md, "The dashboard"). Here the content's spans become segments over the
 widget's style, cut or padded to the row, with the padding columns around them; the last row
-drawn is kept until its content, width or style change. A widget whose styles add a border,
-a tint, opacity or more than one row is drawn by Textual as before.
+drawn is kept until its content, width or style change. A widget whose styles add more than
+padding (``textual_private.decorated``), align its text or give it more rows is drawn by Textual.
 """
 
 from __future__ import annotations
+
+from abc import abstractmethod
 
 from rich.segment import Segment
 from textual.content import Content
@@ -19,6 +21,7 @@ from textual.style import Style
 from textual.widget import Widget
 
 from eagle_tui.ui.sinks import checked
+from eagle_tui.ui.textual_private import decorated
 
 
 class OneRow(Widget):
@@ -32,9 +35,13 @@ class OneRow(Widget):
         self.set_reactive(Widget.auto_links, False)  # (Textual's path, drawing a box: no links)
         self._drawn: tuple[Content, int, Style, Strip] | None = None
 
+    @abstractmethod
     def row(self, width: int) -> Content:
-        """The row's content for ``width`` cells (the padding excluded)."""
-        raise NotImplementedError
+        """The row's content for ``width`` cells (the padding excluded).
+
+        Abstract: mypy refuses a subclass that lacks it (Textual's metaclass cannot be combined
+        with ``ABCMeta``, so the check is static, as for ``LineDiffWidget.build``).
+        """
 
     def render(self) -> Content:
         return checked(self.row(self.content_size.width))
@@ -42,11 +49,8 @@ class OneRow(Widget):
     def render_lines(self, crop: Region) -> list[Strip]:
         st = self.styles
         if (self.outer_size.height != 1 or st.padding.top or st.padding.bottom
-                or any(edge for edge, _ in st.border) or any(edge for edge, _ in st.outline)
-                or st.tint.a or self.opacity != 1.0 or st.text_opacity != 1.0
                 or st.content_align != ("left", "top") or st.text_align != "start"
-                or (st.has_rule("hatch") and st.hatch != "none")
-                or self.border_title or self.border_subtitle):
+                or decorated(self)):
             return super().render_lines(crop)
         strip = self._strip()
         x1, x2 = crop.column_span
