@@ -168,6 +168,10 @@ class ContainerLog:
                 await task
             await reader.close()
         if reader.failure is not None:  # raised once the lines read are handed out
+            # the window counts every line it accepted as handed out, and the next follow
+            # skips them: lines held for the backlog's end go out now, not with the rewind
+            if evs := feed.caught_up():
+                yield evs
             raise reader.failure
 
     def _accepted(self, batch: list[bytes]) -> bytes:
