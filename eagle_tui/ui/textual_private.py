@@ -32,6 +32,7 @@ from textual._xterm_parser import XTermParser
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from rich.style import Style as RichStyle
     from textual._compositor import ChopsUpdate
     from textual.app import App
     from textual.content import Content
@@ -290,11 +291,33 @@ class RowCompositor(Compositor):
                     continue
                 chops_line = chops[y]
                 final_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
-                cut_strips = strip.divide([cut - first_cut for cut in final_cuts[1:]])
+                cut_strips = divide(strip, [cut - first_cut for cut in final_cuts[1:]])
                 for cut, piece in zip(final_cuts, cut_strips, strict=False):
                     if chops_line.get(cut) is None:
                         chops_line[cut] = piece
         return chops  # type: ignore[return-value]
+
+
+def divide(strip: Strip, cuts: list[int]) -> Sequence[Strip]:
+    """``strip.divide(cuts)``, but a strip cut only at its end is itself, not cached as such.
+
+    Textual's ``Strip`` caches its derived strips, and one derived as itself (``[self]`` for
+    that cut, ``self`` for a crop or extension to its own size) makes it a reference cycle:
+    it outlives its last use until the cyclic collector runs, and so do its segments and
+    caches. Every row a repaint drew became such garbage (docs/performance.md, "No garbage
+    for the collector").
+    """
+    length = strip.cell_length
+    if [cut for cut in cuts if cut <= length] == [length]:
+        return [strip]
+    return strip.divide(cuts)
+
+
+def crop_extend(strip: Strip, start: int, end: int, style: RichStyle | None) -> Strip:
+    """``strip.crop_extend``, but a strip already of that extent is itself (see :func:`divide`)."""
+    if start == 0 and end == strip.cell_length:
+        return strip
+    return strip.crop_extend(start, end, style)
 
 
 def _drawn_cuts(cuts: list[list[int]], crop: Region,

@@ -39,9 +39,29 @@ class FakeView:
     def __init__(self) -> None:
         self.timers: list[FakeTimer] = []
 
-    def set_timer(self, wait: float, _callback: Any) -> FakeTimer:
-        self.timers.append(FakeTimer(wait))
-        return self.timers[-1]
+
+class FakeDeadline:
+    """What :class:`Scroller` uses of its ``ui/deadline.Deadline``: the waits it starts."""
+
+    def __init__(self, view: FakeView) -> None:
+        self.view = view
+        self.current: FakeTimer | None = None
+        self.due = 0.0
+
+    @property
+    def pending(self) -> bool:
+        return self.current is not None
+
+    def start(self, wait: float, _callback: Any) -> None:
+        self.stop()
+        self.current = FakeTimer(wait)
+        self.view.timers.append(self.current)
+        self.due = logscroll.time.monotonic() + wait  # type: ignore[attr-defined]
+
+    def stop(self) -> None:
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
 
 
 @pytest.fixture
@@ -54,6 +74,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 def scroller(interval: float = FRAME_INTERVAL) -> tuple[Scroller, FakeView]:
     view = FakeView()
     s = Scroller(view, lambda: 0, lambda: None, interval)  # type: ignore[arg-type]
+    s.deadline = FakeDeadline(view)  # type: ignore[assignment]
     s.paint = lambda: None  # type: ignore[method-assign]  # (only the scheduling is looked at)
     s.follow = False  # (no scroll to the end: the fake view has no size)
     s.last_paint = NOW - 0.01  # the last repaint was on a grid point

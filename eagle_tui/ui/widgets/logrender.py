@@ -23,6 +23,7 @@ from eagle_tui.model.buffers.logbuffer import LogBuffer
 from eagle_tui.model.events import LogLine
 from eagle_tui.ui.highlight import HighlightRule, highlight
 from eagle_tui.ui.safety import inert
+from eagle_tui.ui.textual_private import crop_extend
 from eagle_tui.ui.widgets.logfile import FilePart
 from eagle_tui.ui.widgets.logtext import HostTags, wrap_cuts
 from eagle_tui.ui.widgets.rowspans import Combiner, Span, segments
@@ -130,7 +131,7 @@ class RowRenderer:
                 segs.append(Segment(" " * (width - shown_cells), base))
             return Strip(segs, width)
         full = Strip(segments(shown, base, spans, self._combine), cell_len(shown))
-        return full.crop_extend(scroll_x, scroll_x + width, base)
+        return crop_extend(full, scroll_x, scroll_x + width, base)
 
     def row(self, idx: int, file: FilePart, scroll_x: int, width: int, base: Style) -> Strip:
         """Row ``idx`` of the view: the file part's rows come first, then the buffer's."""

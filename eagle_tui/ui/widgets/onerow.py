@@ -21,7 +21,7 @@ from textual.style import Style
 from textual.widget import Widget
 
 from eagle_tui.ui.sinks import checked
-from eagle_tui.ui.textual_private import decorated
+from eagle_tui.ui.textual_private import crop_extend, decorated
 
 
 class OneRow(Widget):
@@ -71,7 +71,7 @@ class OneRow(Widget):
         text = Strip([Segment(part, span.rich_style)
                       for part, span in content.render(style, "", parse)])
         strip = Strip.join([Strip([Segment(" " * left, base)]),
-                            text.crop_extend(0, inner, base),
+                            crop_extend(text, 0, inner, base),
                             Strip([Segment(" " * right, base)])])
         background = self.background_colors[1]
         for line_filter in self.get_line_filters():
