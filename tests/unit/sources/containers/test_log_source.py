@@ -80,45 +80,9 @@ async def test_a_run_started_after_the_lines_read_is_a_new_run() -> None:
     assert sum(type(e) is LogRestarted for e in events) == 1
 
 
-class FailingHost(Host):
-    """The first ``logs`` fails right after its lines, before any pause in them."""
-
-    async def stream_lines(self, argv: list[str], *, stderr: bool = False
-                           ) -> AsyncIterator[bytes]:
-        first = not self.argvs
-        async for line in super().stream_lines(argv, stderr=stderr):
-            yield line
-            if first and line.startswith(T2):
-                raise TransportError("the CLI was killed")
-
-
-async def test_lines_held_while_catching_up_survive_a_failed_follow() -> None:
-    """A follow that fails while catching up (its lines held for the backlog's end) is
-    retried by the session; the lines it read were marked as handed out, so the next follow
-    skips them: they are handed out, not dropped, and in order."""
-    old = "2026-12-02T07:59:00.000000000Z"
-    host = FailingHost([[T1 + b" a", T1 + b" b", T2 + b" c", T2 + b" d"],
-                        [T1 + b" a", T1 + b" b", T2 + b" c", T2 + b" d", T2 + b" e"]], [old])
-    source = ContainerLog(host, "srv", cli="docker", catchup_lines=100, poll=0.2)  # type: ignore[arg-type]
-    out: list[Event] = []
-
-    async def run() -> None:  # as the session runs a source: retried after a failure
-        while True:
-            try:
-                async for item in source.events():
-                    out.extend(item if isinstance(item, list) else [item])
-                return
-            except TransportError:
-                await asyncio.sleep(0.05)
-
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(run(), 1.5)
-    assert [e.text for e in out if type(e) is LogLine] == ["a", "b", "c", "d", "e"]
-
-
 class CutHost(Host):
     """Every ``logs`` reads the whole log again (more than ``--since`` gives: the window must
-    skip it); each but the last fails after its script's lines."""
+    skip it); each but the last fails after its script's lines, before any pause in them."""
 
     async def stream_lines(self, argv: list[str], *, stderr: bool = False
                            ) -> AsyncIterator[bytes]:
@@ -127,6 +91,41 @@ class CutHost(Host):
             yield line
         if not last:
             raise TransportError("the CLI was killed")
+
+
+async def _retried(source: ContainerLog, lines: int, limit: float) -> list[str]:
+    """The source run as the session runs it (retried after a failure), until ``lines`` log
+    lines came or ``limit`` s passed; their texts."""
+    out: list[Event] = []
+
+    def texts() -> list[str]:
+        return [e.text for e in out if type(e) is LogLine]
+
+    async def run() -> None:
+        while len(texts()) < lines:
+            try:
+                async for item in source.events():
+                    out.extend(item if isinstance(item, list) else [item])
+                    if len(texts()) >= lines:
+                        return
+                return
+            except TransportError:
+                await asyncio.sleep(0.01)
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(run(), limit)
+    return texts()
+
+
+async def test_lines_held_while_catching_up_survive_a_failed_follow() -> None:
+    """A follow that fails while catching up (its lines held for the backlog's end) is
+    retried by the session; the lines it read were marked as handed out, so the next follow
+    skips them: they are handed out, not dropped, and in order."""
+    old = "2026-12-02T07:59:00.000000000Z"
+    host = CutHost([[T1 + b" a", T1 + b" b", T2 + b" c"],
+                    [T1 + b" a", T1 + b" b", T2 + b" c", T2 + b" d", T2 + b" e"]], [old])
+    source = ContainerLog(host, "srv", cli="docker", catchup_lines=100, poll=0.2)  # type: ignore[arg-type]
+    assert await _retried(source, 5, 1.5) == ["a", "b", "c", "d", "e"]
 
 
 @settings(max_examples=30, deadline=None)
@@ -141,22 +140,5 @@ def test_failed_follows_lose_and_double_nothing(steps: list[int], cuts: list[int
         lines.append(f"2026-12-02T08:00:{second:02d}.000000000Z line{i}".encode())
     host = CutHost([lines[:cut] for cut in cuts] + [lines], ["2026-12-02T07:59:00Z"])
     source = ContainerLog(host, "srv", cli="docker", catchup_lines=100, poll=0.01)  # type: ignore[arg-type]
-    out: list[Event] = []
-
-    async def run() -> None:
-        while True:
-            try:
-                async for item in source.events():
-                    out.extend(item if isinstance(item, list) else [item])
-                    if sum(type(e) is LogLine for e in out) >= len(lines):
-                        return
-                return
-            except TransportError:
-                await asyncio.sleep(0)
-
-    async def bounded() -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(run(), 2.0)
-
-    asyncio.run(bounded())
-    assert [e.text for e in out if type(e) is LogLine] == [f"line{i}" for i in range(len(lines))]
+    texts = asyncio.run(_retried(source, len(lines), 2.0))
+    assert texts == [f"line{i}" for i in range(len(lines))]
