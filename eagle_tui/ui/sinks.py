@@ -4,15 +4,14 @@ Textual passes ESC and the C1 controls straight to the terminal, whatever widget
 fleet label in a DataTable cell, Prometheus error text in a Static, a configured path in a
 notification each retitled or cleared the terminal). So the UI never calls a widget's text setter
 itself: :func:`notify`, :func:`show`, :func:`set_border_title` / :func:`set_border_subtitle`,
-:func:`set_tooltip`, :func:`add_row`, :func:`static` and :func:`line_input` do, and each takes
-text only as :data:`~eagle_tui.model.boundary.termtext.Inert` (``mypy --strict`` refuses a ``str``)
-or as a ``Content``/``Text`` object, whose plain text is checked here (one C-level check when clean)
-and rebuilt from :func:`~eagle_tui.model.boundary.termtext.inert` text if a part slipped through
-raw. Widgets' ``render`` methods return :func:`checked` content for the same reason.
-
-``tests/unit/structure/test_terminal_sinks.py`` fails when code in ``eagle_tui/`` calls a widget's
-setter instead (``.notify(``, ``.update(``, ``add_row``, ``update_cell``, a title assignment).
-Markup is never parsed: notifications pass ``markup=False``, the rest is ``Content``/``Text``.
+:func:`set_tooltip`, :func:`add_row`, :func:`static` and :func:`line_input` do. Each takes
+:data:`~eagle_tui.model.boundary.termtext.Inert` text (``mypy --strict`` refuses a ``str``) or a
+``Content``/``Text`` whose plain text is checked here and rebuilt by :func:`inert` if a part slipped
+through raw; each also replaces the characters whose width Rich and the terminal disagree on
+(``ui/cellwidth``: one for one, so styles stay on their characters). Widgets' ``render``
+methods return :func:`checked` content. ``tests/unit/structure/test_terminal_sinks.py`` fails on
+code that calls a widget's setter itself; markup is never parsed (``markup=False``, or
+``Content``/``Text``).
 """
 
 from __future__ import annotations
@@ -23,7 +22,9 @@ from rich.text import Text
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from eagle_tui.model.boundary.termtext import Inert, inert, is_inert
+from eagle_tui.model.boundary.termtext import Inert, is_inert
+from eagle_tui.model.boundary.termtext import inert as _inert
+from eagle_tui.ui.cellwidth import settle
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -32,11 +33,19 @@ if TYPE_CHECKING:
     from textual.widgets import DataTable
 
 
+def inert(text: str, *, newlines: bool = False) -> Inert:
+    """The model's :func:`~eagle_tui.model.boundary.termtext.inert`, widths settled."""
+    return Inert(settle(_inert(text, newlines=newlines)))
+
+
 def checked(content: Inert | Content) -> Content:
     """``content`` as ``Content`` whose text holds nothing a terminal acts on (LF allowed)."""
     if isinstance(content, Content):
         plain = content.plain
-        return content if is_inert(plain, newlines=True) else Content(inert(plain, newlines=True))
+        if not is_inert(plain, newlines=True):
+            return Content(inert(plain, newlines=True))
+        shown = settle(plain)
+        return content if shown is plain else Content(shown, list(content.spans))
     return Content(inert(content, newlines=True))
 
 
@@ -44,9 +53,15 @@ def checked_text(text: Inert | Text) -> Text:
     """The same check for a rich ``Text`` (DataTable cells, the fleet's status line)."""
     if isinstance(text, Text):
         plain = text.plain
-        if is_inert(plain, newlines=True):
+        if not is_inert(plain, newlines=True):
+            return Text(inert(plain, newlines=True), style=text.style,
+                        no_wrap=bool(text.no_wrap))
+        shown = settle(plain)
+        if shown is plain:
             return text
-        return Text(inert(plain, newlines=True), style=text.style, no_wrap=bool(text.no_wrap))
+        text = text.copy()
+        text.plain = shown  # (the same length: the spans stay on their characters)
+        return text
     return Text(inert(text, newlines=True))
 
 
@@ -105,7 +120,10 @@ def add_row(table: DataTable[Any], *cells: Inert | Text, key: str | None = None)
 def _one_line(title: Inert | Content) -> Content:
     if isinstance(title, Content):
         plain = title.plain
-        return title if is_inert(plain) else Content(inert(plain))
+        if not is_inert(plain):
+            return Content(inert(plain))
+        shown = settle(plain)
+        return title if shown is plain else Content(shown, list(title.spans))
     return Content(inert(title))
 
 

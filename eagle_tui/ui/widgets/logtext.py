@@ -21,6 +21,7 @@ from rich.cells import cell_len, get_character_cell_size
 
 from eagle_tui.model.buffers.logbuffer import LogBuffer, LogHostSet
 from eagle_tui.model.events import LogLine
+from eagle_tui.ui.cellwidth import settle
 from eagle_tui.ui.format import truncate
 from eagle_tui.ui.safety import inert
 
@@ -29,13 +30,14 @@ _DEST = re.compile(r"^(?:ssh://)?(?:[^@/]*@)?(\[[^\]]*\]|[^:]*)(?::\d+)?$")
 
 
 def wrap_cuts(text: str, width: int) -> list[tuple[int, int]]:
-    """Character ranges of ``text`` that each fit ``width`` cells (hard wrap, wide-char aware)."""
+    """Character ranges of ``text`` that each fit ``width`` cells (hard wrap, wide-char aware),
+    measured as the rows will be drawn (:func:`~eagle_tui.ui.cellwidth.settle`)."""
     if width <= 0 or not text:
         return [(0, len(text))]
     if text.isascii():
         return [(i, min(i + width, len(text))) for i in range(0, len(text), width)]
     cuts, start, used = [], 0, 0
-    for i, ch in enumerate(text):
+    for i, ch in enumerate(settle(text)):
         w = get_character_cell_size(ch)
         if used + w > width and i > start:
             cuts.append((start, i))
