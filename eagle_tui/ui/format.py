@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from eagle_tui.model.views.numtext import fixed
+
 NA = "—"
 _SPARK = "▁▂▃▄▅▆▇█"
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -78,7 +80,7 @@ def coarse_age(seconds: float | None) -> str:
 def fmt_gib(nbytes: int | float | None, digits: int = 1) -> str:
     if nbytes is None:
         return NA
-    return f"{nbytes / GIB:.{digits}f}"
+    return fixed(nbytes / GIB, digits)
 
 
 def fmt_bytes(nbytes: int | float | None) -> str:
@@ -94,20 +96,20 @@ def fmt_bytes(nbytes: int | float | None) -> str:
         unit = next_unit
     if unit == "B":
         return f"{int(value)} B"
-    return f"{value:.1f} {unit}" if abs(value) < 100 else f"{value:.0f} {unit}"
+    return f"{fixed(value, 1)} {unit}" if abs(value) < 100 else f"{fixed(value, 0)} {unit}"
 
 
 def fmt_num(value: float | None, digits: int = 1) -> str:
     if value is None or not math.isfinite(value):
         return NA
-    return f"{value:.{digits}f}"
+    return fixed(value, digits)
 
 
 def fmt_pct(fraction: float | None, digits: int = 0) -> str:
     """A 0..1 fraction as a percentage."""
     if fraction is None or not math.isfinite(fraction):
         return NA
-    return f"{fraction * 100:.{digits}f}%"
+    return f"{fixed(fraction * 100, digits)}%"
 
 
 def bar(fraction: float | None, width: int) -> str:

@@ -27,3 +27,19 @@ def test_the_lifetime_average_is_shown_by_the_pane_only() -> None:
     assert "accept" not in status_line(s).plain
     row = metrics_content(s, 80).plain.splitlines()[1]
     assert "2.75  lifetime average" in row and row.endswith("server_info")
+
+
+HUGE = [1e300, -1e300, 1e9, 123456789012.5, 9.99e99]
+
+
+def test_absurd_figures_keep_their_width() -> None:
+    """A log's ``gen throughput`` of 300 digits filled the Metrics pane and pushed the header's
+    fields off: every figure is written in at most a dozen characters (``numtext.fixed``)."""
+    for value in HUGE:
+        s = st(*(MetricsSample(float(t), gen_tps=value, accept_len=value) for t in range(1, 4)))
+        status = status_line(s).plain
+        assert "accept" in status and len(status) < 160, status
+        rows = metrics_content(s, 60).plain.splitlines()
+        labels = [r.split()[0] for r in rows if r.startswith(" ") and r[1:2].isalpha()]
+        assert labels[:3] == ["tok/s", "accept", "accept"], rows  # (the row under stays one)
+        assert len(rows) <= 12 and all(len(r) <= 60 for r in rows), rows

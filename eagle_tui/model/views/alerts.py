@@ -22,6 +22,7 @@ from eagle_tui.model.state.alert import Alert
 from eagle_tui.model.views.activity import stuck_collective, stuck_message
 from eagle_tui.model.views.figures import accept_len, accept_lifetime, tok_s
 from eagle_tui.model.views.hold import hold_of, rule_held
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.model.views.ranks import rule_rank_collapsed
 from eagle_tui.model.views.tier import RECOVER_ACCEPT_LEN, REJECT_ACCEPT_LEN, thresholds, tier
 
@@ -155,20 +156,20 @@ def rule_drafts_rejected(state: DashboardState) -> Alert | None:
         t, v = points[i]
         return Alert(
             "drafts_recovered", "info",
-            f"Acceptance recovered to {v:.2f}{_at(state, t)} ({RECOVER_CONSECUTIVE} consecutive "
-            f"stats lines above {high_at:.2f}{_of_tier(state, limits)} after drafts were being "
-            "rejected).")
+            f"Acceptance recovered to {fixed(v, 2)}{_at(state, t)} ({RECOVER_CONSECUTIVE} "
+            f"consecutive stats lines above {fixed(high_at, 2)}{_of_tier(state, limits)} after "
+            "drafts were being rejected).")
     if where != "rejected":
         return None
     low = points[i][1]
     last = points[-1][1]
     now = "" if i == len(points) - 1 else (
-        f" Now {last:.2f}: not recovered until {RECOVER_CONSECUTIVE} consecutive lines are above "
-        f"{high_at:.2f}.")
+        f" Now {fixed(last, 2)}: not recovered until {RECOVER_CONSECUTIVE} consecutive lines are "
+        f"above {fixed(high_at, 2)}.")
     return Alert(
         "drafts_rejected",
         "critical",
-        f"Drafts are being rejected: accept length {low:.2f} (≤ {low_at:.2f}"
+        f"Drafts are being rejected: accept length {fixed(low, 2)} (≤ {fixed(low_at, 2)}"
         f"{_of_tier(state, limits)} on "
         f"{REJECT_CONSECUTIVE}+ consecutive stats lines). Speculative decoding is costing time, "
         f"not saving it. Check the draft model and {_wording(state).algorithm_flag}.{now}",
@@ -262,8 +263,9 @@ def rule_below_baseline(state: DashboardState) -> Alert | None:
     return Alert(
         "below_baseline",
         "warning",
-        f"Throughput {med:.1f} tok/s is below the non-speculative baseline of {base:.1f} tok/s "
-        f"({med / base:.2f}×): speculative decoding is slowing this server down.",
+        f"Throughput {fixed(med, 1)} tok/s is below the non-speculative baseline of "
+        f"{fixed(base, 1)} tok/s ({fixed(med / base, 2)}×): speculative decoding is slowing this "
+        "server down.",
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from eagle_tui.model.views.figures import Figure, Figures
 from eagle_tui.model.views.liveness import HELD
+from eagle_tui.model.views.numtext import fixed
 
 T = TypeVar("T")
 
@@ -71,18 +72,18 @@ def figures_text(figs: Figures) -> str | None:
     prefixed ``"last active:"`` / ``"40 s old:"`` when not current; ``None`` with no figure."""
     parts: list[str] = []
     if figs.tok_s.value is not None:
-        parts.append(f"tok/s {figs.tok_s.value:.1f} [{figs.tok_s.source}]")
+        parts.append(f"tok/s {fixed(figs.tok_s.value, 1)} [{figs.tok_s.source}]")
     acc, mean = figs.accept_len, figs.accept_mean
     if acc.value is not None:
-        text = f"accept {acc.value:.2f}"
+        text = f"accept {fixed(acc.value, 2)}"
         if mean.value is not None:
-            text += f" (mean {mean.value:.2f}, {mean.window})"
+            text += f" (mean {fixed(mean.value, 2)}, {mean.window})"
         parts.append(f"{text} [{acc.source}]")
     if figs.accept_dist.value:
-        dist = " ".join(f"{p:.2f}" for p in figs.accept_dist.value)
+        dist = " ".join(f"{fixed(p, 2)}" for p in figs.accept_dist.value)
         parts.append(f"P(0..{len(figs.accept_dist.value) - 1} accepted) {dist}")
     if figs.speedup.value is not None:
-        parts.append(f"speedup {figs.speedup.value:.2f}×")
+        parts.append(f"speedup {fixed(figs.speedup.value, 2)}×")
     if not parts:
         return None
     lead = figs.tok_s if figs.tok_s.known else figs.accept_len
@@ -90,7 +91,7 @@ def figures_text(figs: Figures) -> str | None:
     if lead.freshness == "last_active":
         prefix = "last active: "
     elif lead.freshness in ("stale", "dead", "stopped") and lead.age_s is not None:
-        prefix = f"{lead.age_s:.0f} s old: "
+        prefix = f"{fixed(lead.age_s, 0)} s old: "
     state = state_text(figs)
     return (f"{state} · " if state else "") + prefix + " · ".join(parts)
 

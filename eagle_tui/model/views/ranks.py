@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from eagle_tui.model.engines import profile_of
 from eagle_tui.model.state.alert import Alert
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.model.views.tier import thresholds, tier
 
 if TYPE_CHECKING:
@@ -64,8 +65,8 @@ def rule_rank_collapsed(state: DashboardState) -> Alert | None:
     profile = profile_of(state.startup.engine)
     where = profile.endpoints.loads if profile is not None and profile.endpoints.loads else \
         "the load endpoint"
-    parts = "; ".join(f"DP rank {r}: accept length {v:.2f} against {o:.2f} on the other ranks"
-                      for r, v, o in found[:4])
+    parts = "; ".join(f"DP rank {r}: accept length {fixed(v, 2)} against {fixed(o, 2)} on the "
+                      "other ranks" for r, v, o in found[:4])
     which = "rank" if len(found) == 1 else "ranks"
     return Alert(
         "rank_collapsed", "warning",

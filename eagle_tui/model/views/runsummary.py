@@ -23,6 +23,7 @@ from eagle_tui.model.runtotals import CounterRun, add_counters
 from eagle_tui.model.state import DashboardState, PhaseMark
 from eagle_tui.model.views import enginetimes
 from eagle_tui.model.views.liveness import Liveness, liveness
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.model.views.ready import ready_seconds
 
 END_AFTER_S = 60.0  # /health failing this long after ready: the run ended
@@ -277,16 +278,16 @@ def _num(value: Any) -> float | None:
 
 def _clock(seconds: float) -> str:
     whole = round(seconds)
-    return f"{whole // 60}:{whole % 60:02d}" if whole >= 60 else f"{seconds:.1f}s"
+    return f"{whole // 60}:{whole % 60:02d}" if whole >= 60 else f"{fixed(seconds, 1)}s"
 
 
 def previous_figures(prev: PreviousRun) -> str:
     """``accept 1.00, 56.7 tok/s, ready 1:12`` (what is known of the run)."""
     parts = []
     if prev.accept_len is not None:
-        parts.append(f"accept {prev.accept_len:.2f}")
+        parts.append(f"accept {fixed(prev.accept_len, 2)}")
     if prev.tok_s is not None:
-        parts.append(f"{prev.tok_s:.1f} tok/s")
+        parts.append(f"{fixed(prev.tok_s, 1)} tok/s")
     if prev.ready_s is not None:
         parts.append(f"ready {_clock(prev.ready_s)}")
     if prev.crash:

@@ -13,6 +13,7 @@ from eagle_tui.model.ingest.logclock import best_span, span
 from eagle_tui.model.record import Record, record
 from eagle_tui.model.state import DashboardState, PhaseMark
 from eagle_tui.model.views.enginetimes import step_reported
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.model.views.ready import ready_seconds
 
 
@@ -100,10 +101,10 @@ def step_detail(state: DashboardState, label: str, status: str) -> tuple[str, fl
         size = read.size_gib if read.size_gib is not None and 0 <= read.size_gib < 1e9 else None
         pct = read.percent if read.percent is not None and 0 <= read.percent <= 100 else None
         if size is not None and pct is not None:
-            return f"{size * pct / 100:.1f}/{size:.1f} GiB", pct / 100
+            return f"{fixed(size * pct / 100, 1)}/{fixed(size, 1)} GiB", pct / 100
         if pct is not None:
-            return f"{pct:.0f}% read", pct / 100
-        return (f"{size:.1f} GiB", None) if size is not None else None
+            return f"{fixed(pct, 0)}% read", pct / 100
+        return (f"{fixed(size, 1)} GiB", None) if size is not None else None
     sub = st.substep
     if label != "CUDA graphs" or sub is None or sub.finished or (
             st.graphs is not None and st.graphs.lineno > sub.lineno):

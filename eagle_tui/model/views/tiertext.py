@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.model.views.ranks import collapsed_ranks, rank_accept
 from eagle_tui.model.views.tier import thresholds, tier
 
@@ -47,7 +48,7 @@ def tier_text(state: DashboardState) -> str | None:
     ranks = rank_accept(state)
     if len(ranks) > 1:
         bad = {r for r, _, _ in collapsed_ranks(state)}
-        parts.append("DP ranks " + " ".join(f"{r}:{v:.2f}" + ("✗" if r in bad else "")
+        parts.append("DP ranks " + " ".join(f"{r}:{fixed(v, 2)}" + ("✗" if r in bad else "")
                                             for r, v in ranks[:16]))
     return " | ".join(parts) or None
 

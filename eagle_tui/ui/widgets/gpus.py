@@ -28,6 +28,7 @@ from textual.reactive import reactive, var
 from eagle_tui.model.buffers.gpuhistory import GpuHistory
 from eagle_tui.model.events import ConnectionState, GpuInfo, GpuSample
 from eagle_tui.model.state import Gpus, LiveSources
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import GIB, bar, fmt_bytes, sparkline, truncate
 from eagle_tui.ui.safety import inert
@@ -72,18 +73,18 @@ def gpu_row(g: GpuInfo, history: Sequence[float], width: int, flagged: bool,
         return Content.assemble((f"{g.index:>2} ", "bold"), (truncate(inert(g.error), width - 3),
                                                             "$error"))
     frac = g.mem_used / g.mem_total if g.mem_used is not None and g.mem_total else None
-    used = f"{g.mem_used / GIB:.1f}" if g.mem_used is not None else "—"
-    total = f"{g.mem_total / GIB:.0f}G" if g.mem_total else "—"
+    used = fixed(g.mem_used / GIB, 1) if g.mem_used is not None else "—"
+    total = f"{fixed(g.mem_total / GIB, 0)}G" if g.mem_total else "—"
     mem = f"{used:>5}/{total}"
     mem_w = 11  # "139.8/140G" plus the imbalance flag
-    util = f"{g.util_gpu:>3.0f}%" if g.util_gpu is not None else "  —%"
-    power = f"{g.power_w:>4.0f}W" if g.power_w is not None else "   —W"
-    temp = f"{g.temp_c:>3.0f}°C" if g.temp_c is not None else "  —°C"
-    fixed = 3 + 1 + mem_w + 1 + len(util) + 1 + len(power)
-    if width - fixed - 1 - len(temp) < BAR_MIN:  # a narrow pane: the temperature goes first
+    util = f"{fixed(g.util_gpu, 0):>3}%" if g.util_gpu is not None else "  —%"
+    power = f"{fixed(g.power_w, 0):>4}W" if g.power_w is not None else "   —W"
+    temp = f"{fixed(g.temp_c, 0):>3}°C" if g.temp_c is not None else "  —°C"
+    taken = 3 + 1 + mem_w + 1 + len(util) + 1 + len(power)
+    if width - taken - 1 - len(temp) < BAR_MIN:  # a narrow pane: the temperature goes first
         temp = ""
-    fixed += 1 + len(temp) if temp else 0
-    room = max(BAR_MIN, width - fixed)
+    taken += 1 + len(temp) if temp else 0
+    room = max(BAR_MIN, width - taken)
     spark_w = min(20, max(0, room // 3))
     if spark_w < 3:  # a cell or two of history says nothing: the bar gets them
         spark_w = 0

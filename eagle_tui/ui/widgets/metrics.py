@@ -30,6 +30,7 @@ from eagle_tui.model.state.server import ServedConfig, ServerMetrics
 from eagle_tui.model.views.figtext import STATE_WORD
 from eagle_tui.model.views.figures import WINDOW, Figure, Figures, figures
 from eagle_tui.model.views.liveness import HELD
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.model.views.runsummary import previous_figures
 from eagle_tui.ui.binding import RecordView, record
 from eagle_tui.ui.format import NA, coarse_age, fmt_num, fmt_pct, sparkline
@@ -168,7 +169,7 @@ def _state_row(figs: Figures, width: int) -> Content | None:
 def _dist_row(fig: Figure[tuple[float, ...]], width: int) -> Content:
     if not fig.value:
         return _row("accepted", [("      —", "$text-muted")], "", width)
-    cells = " ".join(f"{j}:{p:.2f}" for j, p in enumerate(fig.value[:9]))
+    cells = " ".join(f"{j}:{fixed(p, 2)}" for j, p in enumerate(fig.value[:9]))
     return _row("accepted", [(f"  {cells}", "$text")], _source(fig), width)
 
 
@@ -184,7 +185,7 @@ def metrics_content(state: DashboardState, width: int) -> Content:
                              current=tps.current or not tps.known))
     acc, lifetime = figs.accept_len, figs.accept_lifetime
     if not acc.known and lifetime.known:
-        lines.append(_row("accept", [(f"{lifetime.value:>7.2f}", "bold"),
+        lines.append(_row("accept", [(f"{fmt_num(lifetime.value, 2):>7}", "bold"),
                                      (f"  {lifetime.window}", "$text-muted")], lifetime.source,
                           width))
     else:
@@ -195,7 +196,7 @@ def metrics_content(state: DashboardState, width: int) -> Content:
                       width))
     per_pos = figs.per_position
     if per_pos.known or not acc.known:  # (a "—" beside the accept figures: the engine has none)
-        pp_text = " ".join(f"{p:.2f}" for p in per_pos.value[:8]) if per_pos.value else NA
+        pp_text = " ".join(fixed(p, 2) for p in per_pos.value[:8]) if per_pos.value else NA
         lines.append(_row("per-pos", [(f"{pp_text:>7}", "$text")], _source(per_pos), width))
     if figs.accept_dist.known:
         lines.append(_dist_row(figs.accept_dist, width))
@@ -225,8 +226,8 @@ def _speedup_row(state: DashboardState, fig: Figure[float], width: int) -> Conte
     if not fig.current:
         style = "$text-muted"
     src = _source(fig) if not fig.current else ""
-    return _row("speedup", [(f"{speedup:>6.2f}×", style),
-                            (f"  vs {state.metrics.baseline_tok_s:.1f} tok/s baseline",
+    return _row("speedup", [(f"{fixed(speedup, 2):>6}×", style),
+                            (f"  vs {fmt_num(state.metrics.baseline_tok_s, 1)} tok/s baseline",
                              "$text-muted")],
                 src, width)
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from textual.content import Content
 
 from eagle_tui.model.state import DashboardState
+from eagle_tui.model.views.numtext import fixed
 from eagle_tui.model.views.ranks import collapsed_ranks, rank_accept
 from eagle_tui.model.views.tier import tier
 
@@ -26,9 +27,9 @@ def tier_row(state: DashboardState, width: int, row: Row) -> Content | None:
         return None
     bits = [t.text()]
     if t.cap_len is not None:
-        bits.append(f"cap {t.cap_len:.2f}")
+        bits.append(f"cap {fixed(t.cap_len, 2)}")
     if t.block_accept_len is not None:
-        bits.append(f"block accept {t.block_accept_len:.2f}")
+        bits.append(f"block accept {fixed(t.block_accept_len, 2)}")
     if t.ceiling is not None:
         bits.append(f"max accept {t.ceiling}")
     return row("tier", [("  " + " · ".join(bits), "$text")], t.source, width)
@@ -43,7 +44,7 @@ def ranks_row(state: DashboardState, width: int, row: Row,
     parts: list[str | tuple[str, str] | Content] = [("  ", "$text")]
     for i, (r, v) in enumerate(ranks[:MAX_RANKS_SHOWN]):
         sep = " " if i else ""
-        parts.append((f"{sep}{r}:{v:.2f}" + ("✗" if r in bad else ""),
+        parts.append((f"{sep}{r}:{fixed(v, 2)}" + ("✗" if r in bad else ""),
                       "$error bold" if r in bad else "$text"))
     if len(ranks) > MAX_RANKS_SHOWN:
         parts.append((f" +{len(ranks) - MAX_RANKS_SHOWN}", "$text-muted"))
