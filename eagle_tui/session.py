@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final
 
 from eagle_tui.errors import describe_error
 from eagle_tui.model.events import (
@@ -32,11 +32,11 @@ from eagle_tui.model.events import (
     SummaryProgress,
     Tick,
 )
-from eagle_tui.model.events.codec import dumps, header_line
 from eagle_tui.model.fold.prefix import Kept
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.ticks import can_wait, grid_wait, routine, tick_delay
+from eagle_tui.recording import RecordFile
 from eagle_tui.sources.base import Source
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ class Session:
         self._stopping = False
         self._started = False
         self._finished = False
-        self._record_file: IO[str] | None = None
+        self._record_file: RecordFile | None = None
         self.events_seen = self.batches = 0
         self._summarizer = summarizer
         # every event reduced since the start, while a summary may still be merged (None: not)
@@ -205,9 +205,7 @@ class Session:
         self._queue = asyncio.Queue()  # unbounded: ``_put`` bounds it in events
         self._room = asyncio.Event()
         if self.record_path is not None:
-            self.record_path.parent.mkdir(parents=True, exist_ok=True)
-            self._record_file = self.record_path.open("w", encoding="utf-8")
-            self._record_file.write(header_line() + "\n")
+            self._record_file = RecordFile.create(self.record_path)
         self._live = len(self.sources)
         tasks = [
             asyncio.create_task(self._run_source(src), name=f"source:{src.name}")
@@ -238,7 +236,6 @@ class Session:
                 self._update_queues.clear()
                 if self._record_file is not None:
                     self._record_file.close()
-                    self._record_file = None
         return self._state
 
     # ------------------------------------------------------------------ internals
@@ -368,13 +365,16 @@ class Session:
                 continue
             self._apply(batch)
 
+    def _record(self, events: Sequence[Event]) -> list[Event]:
+        """``events`` to the ``--record`` file: a failed write comes back as an event."""
+        out = self._record_file
+        return [] if out is None else list(out.write(events, self._clock()))
+
     def _apply(self, batch: Iterable[Event]) -> None:
         events = list(batch)
         if not events:
             return
-        if self._record_file is not None:
-            self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
-            self._record_file.flush()
+        events += self._record(events)
         self._state = reduce(self._state, events)
         if self._events_came is not None and not all(map(routine, events)):
             self._last_event = self._clock()
@@ -438,9 +438,9 @@ class Session:
                 self._apply(events)
             return
         self._state = state
-        if self._record_file is not None:
-            self._record_file.write("".join(dumps(ev) + "\n" for ev in events))
-            self._record_file.flush()
+        if failed := self._record(events):
+            self._state = reduce(self._state, failed)
+            events = [*events, *failed]
         self.events_seen += len(events)
         self.batches += 1
         self._notify(events)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -110,6 +111,27 @@ def local_file(text: str) -> Path:
     return Path(local_file_text(text))
 
 
+def output_file(text: str) -> Path:
+    """A local file to write (``--record``): a regular file or none yet, whose nearest existing
+    folder is a folder. What only the write can tell (no room, no permission) the writer
+    reports, in one line too."""
+    path = Path(local_file_text(text))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{exc.strerror or exc}: {text!r}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise argparse.ArgumentTypeError(f"not a regular file: {text!r}")
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"not a folder: {str(parent)!r} (in {text!r})")
+    return path
+
+
 def any_path(text: str) -> Path:
     return Path(path_text(text))
 
@@ -138,6 +160,7 @@ __all__ = [
     "local_file",
     "local_file_text",
     "number",
+    "output_file",
     "path_text",
     "pid",
     "port",

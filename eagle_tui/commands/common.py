@@ -29,7 +29,7 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
                    "log, state, processes and URL")
     g.add_argument("--container-cli", choices=("auto", "docker", "podman"), default="auto",
                    help="the container CLI to ask (default: docker, then podman)")
-    g.add_argument("--record", metavar="FILE", type=argtypes.local_file,
+    g.add_argument("--record", metavar="FILE", type=argtypes.output_file,
                    help="record every event to FILE (JSON lines) for replay")
     g.add_argument("--baseline", metavar="TOKS_PER_S", type=argtypes.rate,
                    help="non-speculative tok/s to compare against")

@@ -34,7 +34,7 @@ from eagle_tui.assembly.spec import DashboardSpec, check_sources
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.bench import run_bench
 from eagle_tui.commands.demo_load import LOAD_MAX_TOKENS, LOAD_REQUESTS
-from eagle_tui.console import say, warn
+from eagle_tui.console import fail, say
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.lines import clean as clean_text
 from eagle_tui.headless.progress import (
@@ -241,7 +241,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=argtypes.seed, default=0)
     p.add_argument("--port", type=argtypes.port_or_any, default=0,
                    help="simulator port (default: any free one)")
-    p.add_argument("--record", type=argtypes.local_file, default=None,
+    p.add_argument("--record", type=argtypes.output_file, default=None,
                    help="record the session to FILE")
     p.set_defaults(func=run)
 
@@ -266,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         _validate(args)
     except ValueError as exc:  # a UsageError, or make_config's refusal of the scenario
-        warn(inert_lines(f"eagle-tui demo: error: {exc}"))
+        fail("demo", exc)
         return EXIT_USAGE
     with _terminate_as_exit():
         if not args.headless and wants_dashboard(DashboardSpec(command="demo")):

@@ -48,8 +48,8 @@ EXEMPT = {
 }
 STREAMS = {"sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"}
 STREAM_TYPES = {"TextIO", "TextIOBase", "TextIOWrapper"}  # and IO[str]
-# Text files eagle-tui writes that are never a terminal: the session record.
-NOT_TERMINAL = {"_record_file"}
+# Text files eagle-tui writes that are never a terminal: the session record (recording.py).
+NOT_TERMINAL = {"_record_file", "record_file"}
 WIDGET_CALLS = {"notify", "add_row", "add_rows", "update_cell", "update_cell_at", "write_line"}
 TITLES = {"title", "sub_title", "border_title", "border_subtitle", "tooltip"}
 # Textual widgets whose first argument or these keywords and attributes are drawn as they are.
