@@ -105,17 +105,22 @@ def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
         raise
 
 
-def read_bytes(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-    """The whole of a regular file (at most ``limit`` bytes: :class:`InputError` past it)."""
+WHOLE_FILE_LIMIT = 16 << 20  # a file read whole (a config, a map, a key list): a few KB each
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = WHOLE_FILE_LIMIT) -> bytes:
+    """The whole of a regular file, at most ``limit`` bytes (:class:`InputError` past it): no
+    file read whole can take more memory than its reader allows, whatever it is given."""
     with open_regular(path) as fh:
-        data = fh.read() if limit is None else fh.read(limit + 1)
-    if limit is not None and len(data) > limit:
-        raise InputError(f"{os.fspath(path)}: larger than {limit} bytes")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
+        raise InputError(f"{os.fspath(path)}: too large (more than {size})")
     return data
 
 
 def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8",
-              errors: str = "strict", limit: int | None = None) -> str:
+              errors: str = "strict", limit: int = WHOLE_FILE_LIMIT) -> str:
     """:func:`read_bytes` decoded (``UnicodeDecodeError`` is a ``ValueError``)."""
     return read_bytes(path, limit).decode(encoding, errors)
 
@@ -201,6 +206,7 @@ def open_log(path: str | os.PathLike[str]) -> tuple[io.BufferedReader | DecodedR
 
 
 __all__ = [
+    "WHOLE_FILE_LIMIT",
     "DecodedReader",
     "NotRegularFileError",
     "as_utf8",

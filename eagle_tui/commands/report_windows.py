@@ -14,12 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from eagle_tui.errors import InputError
 from eagle_tui.files import NotRegularFileError, open_regular, read_text
 from eagle_tui.model.bench.benchfiles import ResultsRun, parse_results, span_figures
 from eagle_tui.model.bench.windows import BENCH_TAG, WindowTracker, last_interval
 from eagle_tui.model.events import Event
 
 SCAN_CHUNK = 1 << 20
+# A results file is read whole and parsed as JSON (~16 bytes of memory a byte): per-request
+# details of a few thousand requests are a few MB
+RESULTS_LIMIT = 32 << 20
 _MARK = f"{BENCH_TAG}=".encode()
 
 
@@ -74,11 +78,13 @@ def load_results(files: list[str]) -> list[ResultsRun]:
     runs: list[ResultsRun] = []
     for name in files:
         try:
-            text = read_text(name, errors="replace")
+            text = read_text(name, errors="replace", limit=RESULTS_LIMIT)
         except NotRegularFileError as exc:
             raise ValueError(f"--bench-results {exc}") from None
         except OSError as exc:
             raise ValueError(f"--bench-results {name}: {exc.strerror or exc}") from None
+        except InputError as exc:
+            raise ValueError(f"--bench-results {exc}") from None
         try:
             runs.extend(parse_results(text))
         except ValueError as exc:

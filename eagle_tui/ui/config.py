@@ -24,7 +24,7 @@ from rich.style import Style
 
 from eagle_tui import errors
 from eagle_tui.files import NotRegularFileError, read_text
-from eagle_tui.model.boundary.loaders import LoadError, load_toml
+from eagle_tui.model.boundary.loaders import TOML_MAX_BYTES, LoadError, load_toml
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.theme import DEFAULT_THEME
 
@@ -140,14 +140,14 @@ def load_config(path: Path | None = None) -> UiConfig:
     target = path if path is not None else default_config_path()
     base = target.parent
     try:
-        text = read_text(target)
+        text = read_text(target, limit=TOML_MAX_BYTES)
     except FileNotFoundError as exc:
         if explicit:
             raise ConfigError(f"config file {target} does not exist") from exc
         return UiConfig(theme_dir=base / "themes")
     except NotRegularFileError as exc:
         raise ConfigError(f"cannot read config file {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, errors.InputError) as exc:
         raise ConfigError(f"cannot read config file {target}: {exc}") from exc
     try:
         data = load_toml(text, str(target))

@@ -214,3 +214,38 @@ def test_commands_refuse_with_one_line_and_exit_2(tmp_path: Path, case: str) -> 
     proc = _eagle(tmp_path, *args)
     assert proc.returncode == 2, proc.stderr
     assert "FIFO" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def _limited() -> None:  # (in the child: a whole read of the 1 GiB file would fail)
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@pytest.mark.parametrize("case", ["--bench-results", "--ssh-map", "--ssh-config", "--config"])
+def test_a_file_read_whole_is_read_within_its_limit(tmp_path: Path, case: str) -> None:
+    """Files read whole were read to their end: a 1 GiB file took its size in memory and more
+    (exit 70, MemoryError, under a 2 GB limit). Now each is cut at its reader's limit."""
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:
+        fh.truncate(1 << 30)  # (sparse: no disk taken)
+    log = tmp_path / "server.log"
+    log.write_text("line\n")
+    args = {
+        "--bench-results": ["report", str(log), "--bench-results", str(big)],
+        "--ssh-map": ["fleet", "--prometheus", "http://127.0.0.1:9", "--ssh-map", str(big),
+                      "--headless", "--count", "1"],
+        "--ssh-config": ["fleet", "--prometheus", "http://127.0.0.1:9", "--ssh-config",
+                         str(big), "--headless", "--count", "1"],
+        "--config": ["replay", str(log), "--headless", "--config", str(big)],
+    }[case]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1",
+           "EAGLE_TUI_DATA_DIR": str(tmp_path / "data")}
+    proc = subprocess.run([sys.executable, "-m", "eagle_tui", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          preexec_fn=_limited)
+    if case == "--ssh-config":  # (a config that cannot be read names no hosts, as before)
+        assert proc.returncode == 1 and "unreachable" in proc.stdout, proc.stderr
+        return
+    assert proc.returncode == 2, proc.stderr
+    assert "too large" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
