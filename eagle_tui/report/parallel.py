@@ -281,7 +281,9 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
 
     ``workers`` counts the parent (1: serial). ``rss``, if given, receives each worker's peak
     RSS (``wait4``) and peak private memory (:func:`private_kib`), in KiB, for ``--debug-rss``;
-    ``bench_mark`` the offset of the first bench marker's line, as in ``build_report``.
+    ``bench_mark`` the offset of the first bench marker's line, as in ``build_report``. A
+    regular file is read up to its size at the start: a log still being written is reported
+    as it was then, in bounded time, however fast it grows.
     """
     st = os.fstat(f.fileno())
     if not stat.S_ISREG(st.st_mode):
@@ -289,7 +291,8 @@ def build_report_parallel(f: BinaryIO, name: str, *, baseline: float | None = No
 
         return build_report(f, name, baseline=baseline, bench_mark=bench_mark)
     return fold_parallel(f, name, baseline=baseline, workers=workers, threshold=threshold,
-                         min_bytes=min_bytes, chunk=chunk, rss=rss).result(bench_mark)
+                         min_bytes=min_bytes, chunk=chunk, rss=rss,
+                         size=st.st_size).result(bench_mark)
 
 
 class _Limited:
@@ -306,6 +309,21 @@ class _Limited:
         data = self.f.read(min(n, self.left))
         self.left -= len(data)
         return data
+
+    def readinto(self, buf: memoryview) -> int:
+        """``read`` without its copy (the reader's buffer is filled in place)."""
+        if self.left <= 0:
+            return 0
+        into = getattr(self.f, "readinto", None)
+        with buf[: self.left] as part:
+            if into is None:
+                data = self.f.read(len(part))
+                part[: len(data)] = data
+                n = len(data)
+            else:
+                n = into(part) or 0
+        self.left -= n
+        return n
 
 
 def _limited(f: BinaryIO, size: int) -> BinaryIO:

@@ -453,3 +453,31 @@ def test_random_mixes_of_fixture_lines_long_lines_and_endings(tmp_path: Path, se
     with path.open("rb") as f:
         expected = as_json(build_report(f, path.name, chunk=SMALL))
     assert parallel(path, rng.randint(2, 5)) == expected
+
+
+class _Growing(io.FileIO):
+    """A log that a writer extends while it is read: its first reads append lines first."""
+
+    grown = 0
+
+    def readinto(self, b: Any) -> int | None:
+        if self.grown < 3:
+            self.grown += 1
+            with open(self.name, "ab") as w:  # type: ignore[arg-type]
+                w.write("".join(decode(i) for i in range(2000)).encode())
+        return super().readinto(b)
+
+
+def test_a_growing_log_is_reported_as_it_was_at_the_start(tmp_path: Path) -> None:
+    """``report`` read on while a log grew: a writer faster than the parser kept it reading for
+    ever. It reads the size the file had when it started: the lines of that moment, once (the
+    parallel report's chunks were cut at that size already; its serial rest is read so too)."""
+    path = tmp_path / "live.log"
+    path.write_text("".join(decode(i) for i in range(3000)))
+    expected = json.loads(serial(path))
+    with _Growing(path, "rb") as f:
+        got = json.loads(as_json(rp.build_report_parallel(
+            f, path.name, workers=1, threshold=0, min_bytes=1, chunk=SMALL)))
+    assert got["lines"] == expected["lines"] == 3000
+    assert f.grown  # (it grew while it was read)
+    assert got == expected
