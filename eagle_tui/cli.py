@@ -12,11 +12,12 @@ import contextlib
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 import eagle_tui.interrupts  # noqa: F401  (first: a Ctrl-C lost while the rest imports)
 from eagle_tui import __version__
-from eagle_tui.console import warn
+from eagle_tui.console import fail, warn
 from eagle_tui.errors import EXIT_INTERNAL, EagleError
 from eagle_tui.model.boundary.termtext import inert_lines
 
@@ -85,9 +86,33 @@ def main(argv: Sequence[str] | None = None, *, quick: list[bool] | None = None) 
             sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        return 130
+        return _interrupted()
+    except Exception as exc:
+        if _by_interrupt(exc):  # (an import's ``__set_name__`` wraps it in a RuntimeError)
+            return _interrupted()
+        raise
     finally:
         forget_interrupt()
+
+
+def _by_interrupt(exc: BaseException, depth: int = 8) -> bool:
+    """Whether ``exc`` was raised because of a Ctrl-C (one in its cause or context chain)."""
+    seen: BaseException | None = exc
+    while seen is not None and depth > 0:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+        depth -= 1
+    return False
+
+
+def _interrupted() -> int:
+    """Ctrl-C's exit code, the process quiet from here on: what a start cut short leaves to be
+    collected (an event loop never closed, a coroutine never awaited) is no news to a person
+    who asked it to stop."""
+    sys.unraisablehook = lambda _unraisable: None
+    warnings.simplefilter("ignore")
+    return 130
 
 
 def forget_interrupt() -> None:
@@ -119,7 +144,7 @@ def _run(argv: Sequence[str] | None, quick: list[bool] | None = None) -> int:
         try:
             plugins.load_engines(os.environ["EAGLE_TUI_ENGINES"])
         except EagleError as exc:
-            warn(inert_lines(f"eagle-tui: error: {exc}"))
+            fail(None, exc)
             return 2
     parser = build_parser(first)
     args = parser.parse_args(args_list)
@@ -130,13 +155,15 @@ def _run(argv: Sequence[str] | None, quick: list[bool] | None = None) -> int:
     try:
         rc = func(args)
     except EagleError as exc:  # refused on purpose (a command that did not say so itself)
-        warn(inert_lines(f"eagle-tui {args.command}: error: {exc}"))
+        fail(args.command, exc)
         return 2
     except KeyboardInterrupt:
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         raise
     except Exception as exc:  # the boundary: a bug, said in one line with its own exit code
+        if _by_interrupt(exc):
+            return _interrupted()
         if os.environ.get("EAGLE_TUI_DEBUG"):
             import traceback  # (here: its imports are a cost every command would pay)
 

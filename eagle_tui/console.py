@@ -27,8 +27,19 @@ def say(text: Inert, file: TextIO | None = None, *, newline: bool = True,
 
 
 def warn(text: Inert, file: TextIO | None = None, *, flush: bool = False) -> None:
-    """Write one message line to ``file`` (default: the current ``sys.stderr``)."""
-    say(text, sys.stderr if file is None else file, flush=flush)
+    """Write one message line to ``file`` (default: the current ``sys.stderr``): a newline in
+    it (a quoted file name may hold one) is shown as U+FFFD, so a message stays one line."""
+    out = sys.stderr if file is None else file
+    out.write(inert(text) + "\n")
+    if flush:
+        out.flush()
 
 
-__all__ = ["say", "warn"]
+def fail(command: str | None, message: object, file: TextIO | None = None) -> None:
+    """The one line of a refusal, ``eagle-tui COMMAND: error: MESSAGE``, on ``file`` (default
+    stderr)."""
+    where = f"eagle-tui {command}" if command else "eagle-tui"
+    warn(inert(f"{where}: error: {message}"), file)
+
+
+__all__ = ["fail", "say", "warn"]

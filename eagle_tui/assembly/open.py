@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from eagle_tui.assembly.opener import spec_opener
 from eagle_tui.assembly.spec import DashboardSpec
 from eagle_tui.assembly.threaded import Opener, Subscriber, ThreadedSession
-from eagle_tui.console import warn
+from eagle_tui.console import fail
 from eagle_tui.errors import EagleError
-from eagle_tui.model.boundary.termtext import inert_lines
 
 if TYPE_CHECKING:  # the UI is imported only when a dashboard opens: headless never loads Textual
     from eagle_tui.assembly.control import LaunchControl
@@ -161,7 +160,7 @@ def open_dashboard(
         dashboard = prepare_dashboard(spec, opener=opener, subscribers=subscribers,
                                       control=control)
     except _refusals() as exc:  # (evaluated only when something was raised)
-        warn(inert_lines(f"eagle-tui {spec.command}: error: {exc}"), err)
+        fail(spec.command, exc, err)
         return EXIT_USAGE
     return dashboard.run()
 

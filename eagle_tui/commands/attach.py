@@ -23,7 +23,7 @@ from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, SshSpec, ssh_spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
-from eagle_tui.console import say, warn
+from eagle_tui.console import fail, say, warn
 from eagle_tui.model.boundary.termtext import Inert, inert_lines
 from eagle_tui.model.ingest.normalize import sanitize
 
@@ -216,7 +216,7 @@ def attach_discovered(args: argparse.Namespace, command: str = "attach") -> int:
         spec = watch_spec(args, ssh, log, chosen.url, chosen.launcher.pid,
                           f"{chosen.engine} pid {chosen.launcher.pid}", command)
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
-        warn(inert_lines(f"eagle-tui {command}: error: {sanitize(str(exc)) or 'timed out'}"))
+        fail(command, sanitize(str(exc)) or "timed out")
         return EXIT_USAGE
     from eagle_tui.assembly.open import open_dashboard
 
@@ -248,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
 
             spec = resolved(replace(spec, **handle_of(rec).follow()))
     except (ValueError, HistoryError, TransportError, TimeoutError) as exc:
-        warn(inert_lines(f"eagle-tui attach: error: {sanitize(str(exc)) or 'timed out'}"))
+        fail("attach", sanitize(str(exc)) or "timed out")
         return EXIT_USAGE
     from eagle_tui.assembly.open import open_dashboard
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from eagle_tui.assembly.spec import normalize_url
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.bench_result import BenchResult
-from eagle_tui.console import say, warn
+from eagle_tui.console import fail, say, warn
 from eagle_tui.errors import EagleError, UsageError
 from eagle_tui.model.boundary.loaders import LoadError, load_json
 from eagle_tui.model.boundary.sse import MAX_SSE_LINE, SseLines
@@ -197,7 +197,7 @@ async def detect_model(client: httpx.AsyncClient, timeout: float) -> str:
         return str(data[0]["id"])[:512]
     except (httpx.HTTPError, HttpBudgetError, ValueError, KeyError, IndexError, TypeError,
             RecursionError) as exc:
-        raise BenchError(f"could not read the model name from {client.base_url}v1/models "
+        raise BenchError(f"could not read the model name from {client.base_url.join('/v1/models')} "
                          f"({type(exc).__name__}: {exc}); pass --model NAME") from None
 
 
@@ -332,7 +332,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.timeout > 0:
-        warn(inert_lines("eagle-tui bench: error: --timeout must be > 0"))
+        fail("bench", "--timeout must be > 0")
         return 2
     try:
         result = asyncio.run(run_bench(
@@ -340,7 +340,7 @@ def run(args: argparse.Namespace) -> int:
             max_tokens=args.max_tokens, model=args.model, timeout=args.timeout,
             endpoint=args.endpoint, mark=not args.no_mark, log_path=args.log))
     except UsageError as exc:
-        warn(inert_lines(f"eagle-tui bench: error: {exc}"))
+        fail("bench", exc)
         return 2
     except BenchError as exc:
         warn(inert_lines(f"eagle-tui bench: {exc}"))

@@ -14,9 +14,8 @@ from typing import Any
 
 from eagle_tui.assembly.open import EXIT_USAGE
 from eagle_tui.commands import argtypes
-from eagle_tui.console import warn
+from eagle_tui.console import fail
 from eagle_tui.errors import UsageError
-from eagle_tui.model.boundary.termtext import inert_lines
 from eagle_tui.model.fleet.flags import FLAG_ORDER, SORT_KEYS, FleetFilter
 
 
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     url = str(args.prometheus)
     if not url.startswith(("http://", "https://")):
-        warn(inert_lines(f"eagle-tui fleet: error: --prometheus wants an http(s) URL, got {url!r}"))
+        fail("fleet", f"--prometheus wants an http(s) URL, got {url!r}")
         return EXIT_USAGE
     spec = FleetSpec(
         prometheus=url, selector=args.selector, ssh_map=args.ssh_map, ssh_config=args.ssh_config,
@@ -80,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return open_fleet(spec)
     except UsageError as exc:
-        warn(inert_lines(f"eagle-tui fleet: error: {exc}"))
+        fail("fleet", exc)
         return EXIT_USAGE
 
 

@@ -25,7 +25,7 @@ from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import DashboardSpec, ssh_spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
-from eagle_tui.console import warn
+from eagle_tui.console import fail, warn
 from eagle_tui.model.boundary.termtext import inert_lines
 
 if TYPE_CHECKING:
@@ -120,12 +120,12 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
         env = env_values(args.env)
         store = RunStore()
     except (ValueError, HistoryError) as exc:
-        warn(inert_lines(f"eagle-tui launch: error: {exc}"), err)
+        fail("launch", exc, err)
         return EXIT_USAGE, None
     try:
         transport = one_transport(ssh_spec_from_args(args))
     except ValueError as exc:
-        warn(inert_lines(f"eagle-tui launch: error: {exc}"), err)
+        fail("launch", exc, err)
         return EXIT_USAGE, None
     try:
         await connect_one(transport)
@@ -158,7 +158,7 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
 
             spec = await resolve_container(replace(spec, **launched.follow()), transport)
     except (CommandError, LaunchError, HistoryError, TransportError, TimeoutError) as exc:
-        warn(inert_lines(f"eagle-tui launch: error: {exc or 'timed out'}"), err)
+        fail("launch", exc or "timed out", err)
         return EXIT_USAGE, None
     finally:
         await transport.close()
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
             _rec, _note = refreshed(store, store.get(args.baseline_run))
             args.baseline = baseline_of(args.baseline_run, store)
     except (ValueError, CommandError, EagleError) as exc:
-        warn(inert_lines(f"eagle-tui launch: error: {exc}"))
+        fail("launch", exc)
         return EXIT_USAGE
     code, started = asyncio.run(launch_async(args, words, sys.stderr, sys.stdout))
     if started is None:

@@ -32,7 +32,7 @@ from eagle_tui.commands.lint_container import (
     read_words,
     relint_words,
 )
-from eagle_tui.console import say, warn
+from eagle_tui.console import fail, say, warn
 from eagle_tui.model.boundary.loaders import LoadError
 from eagle_tui.model.boundary.shellwords import join
 from eagle_tui.model.boundary.termtext import Inert, inert_lines
@@ -60,7 +60,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object (stable keys)")
     p.add_argument("--fix", action="store_true",
                    help="print the command with the lint's known fixes applied (one "
-                   "shell-quoted line; with --json the argv); exit 0 when none is left")
+                   "shell-quoted line; with --json the argv); exit 0 when no fixable finding "
+                   "is left (errors with no known fix are listed and counted all the same)")
     p.add_argument("--cwd", metavar="DIR", type=argtypes.path_text, default=None,
                    help="folder that relative model paths are relative to (default: the "
                    "current folder locally, the login folder over SSH)")
@@ -139,7 +140,7 @@ async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) ->
         reading = read_compose_service(args.compose, args.service, tables) if args.compose \
             else read_words(words, tables)
     except (CommandError, LoadError) as exc:
-        warn(inert_lines(f"eagle-tui lint: error: {exc}"))
+        fail("lint", exc)
         return EXIT_USAGE
     transport = one_transport(ssh_spec_from_args(args))
 
@@ -160,7 +161,7 @@ async def lint_async(args: argparse.Namespace, words: list[str], out: TextIO) ->
             after = again(reading, run, whole, tables)
             fixed = dataclasses.replace(done, words=whole), after, (await check(after))[0]
     except (TransportError, TimeoutError) as exc:
-        warn(inert_lines(f"eagle-tui lint: error: {transport.host}: {exc or 'timed out'}"))
+        fail("lint", f"{transport.host}: {exc or 'timed out'}")
         return EXIT_USAGE
     finally:
         await transport.close()
@@ -191,9 +192,10 @@ def print_fixed(done: Fixed, reading: Reading, res: LintResult, *, json_out: boo
         for f in done.applied:
             warn(inert_lines(f"eagle-tui lint: fixed {f.code}: {sanitize(f.remedy.describe())}"
                              if f.remedy else f.code))
-        for f in res.findings:
+        for f in res.findings:  # (an error without a fix is left too, but --fix did its part)
             if f.level == "error":
-                warn(inert_lines(f"eagle-tui lint: left ({f.code}): {sanitize(f.message)}"))
+                how = "left" if f.remedy is not None else "left without a known fix"
+                warn(inert_lines(f"eagle-tui lint: {how} ({f.code}): {sanitize(f.message)}"))
         say(sanitize(compose or join(done.words)), out)
     return EXIT_OK if not left else EXIT_ERRORS
 
@@ -203,19 +205,18 @@ def run(args: argparse.Namespace) -> int:
     if words and words[0] == "--":
         words = words[1:]
     if args.compose and words:
-        warn(inert_lines("eagle-tui lint: error: give a command or --compose FILE, not both"))
+        fail("lint", "give a command or --compose FILE, not both")
         return EXIT_USAGE
     if args.service and not args.compose:
-        warn(inert_lines("eagle-tui lint: error: --service needs --compose FILE"))
+        fail("lint", "--service needs --compose FILE")
         return EXIT_USAGE
     if not words and not args.compose:
-        warn(inert_lines("eagle-tui lint: error: no command given (eagle-tui lint -- CMD..., "
-                         "or --compose FILE)"))
+        fail("lint", "no command given (eagle-tui lint -- CMD..., or --compose FILE)")
         return EXIT_USAGE
     try:
         one_transport(ssh_spec_from_args(args))  # the SSH options are checked before parsing
     except ValueError as exc:
-        warn(inert_lines(f"eagle-tui lint: error: {exc}"))
+        fail("lint", exc)
         return EXIT_USAGE
     return asyncio.run(lint_async(args, words, sys.stdout))
 

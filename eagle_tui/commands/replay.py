@@ -22,10 +22,9 @@ from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import REPLAY_KINDS, SshSpec, spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_container_args, add_ssh_args, add_ui_args
-from eagle_tui.console import warn
+from eagle_tui.console import fail
 from eagle_tui.errors import EagleError
 from eagle_tui.headless.progress import EXIT_CRASHED, EXIT_READY
-from eagle_tui.model.boundary.termtext import inert_lines
 
 EXIT_OK = EXIT_READY
 
@@ -65,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             return open_dashboard(replace(spec, ssh=SshSpec(),
                                           label=f"replay container {args.container}"))
     except EagleError as exc:
-        warn(inert_lines(f"eagle-tui replay: error: {exc}"))
+        fail("replay", exc)
         return EXIT_USAGE
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_container_args, add_ssh_args
-from eagle_tui.console import say, warn
+from eagle_tui.console import fail, say, warn
 from eagle_tui.model.boundary.termtext import inert_lines
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         with fetched_log(args, seen) as path:
             return _run(args, str(path), f"container {args.container}", seen)
     except EagleError as exc:
-        warn(inert_lines(f"eagle-tui report: error: {exc}"))
+        fail("report", exc)
         return EXIT_USAGE
 
 
@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace, name: str, shown: str | None = None,
         try:
             runs = report_windows.load_results(args.bench_results)
         except ValueError as exc:
-            warn(inert_lines(f"eagle-tui report: {exc}"))
+            fail("report", exc)
             return EXIT_USAGE
     try:
         if name == "-":

@@ -16,7 +16,7 @@ import time
 from typing import Any, TextIO
 
 from eagle_tui.commands import argtypes
-from eagle_tui.console import say, warn
+from eagle_tui.console import fail, say
 from eagle_tui.model.boundary.termtext import Inert, inert_lines
 from eagle_tui.model.ingest.normalize import sanitize
 
@@ -306,7 +306,7 @@ def run(args: argparse.Namespace) -> int:
             say(inert_lines(f"{done} run {rec.label}"), out)
         return EXIT_OK
     except (HistoryError, ValueError) as exc:
-        warn(inert_lines(f"eagle-tui runs: error: {exc}"))
+        fail("runs", exc)
         return EXIT_USAGE
 
 

@@ -23,7 +23,7 @@ from eagle_tui.assembly.remote import connect_one, one_transport
 from eagle_tui.assembly.spec import ssh_spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_ssh_args
-from eagle_tui.console import say, warn
+from eagle_tui.console import fail, say, warn
 from eagle_tui.launch.members import GRACE_MAX_S
 from eagle_tui.model.boundary.termtext import inert
 from eagle_tui.model.ingest.normalize import sanitize
@@ -77,7 +77,7 @@ async def stop_async(args: argparse.Namespace) -> int:
         rec = store.get(args.run)
         handle = handle_of(rec)
     except (HistoryError, ValueError) as exc:
-        warn(inert(f"eagle-tui stop: error: {exc}"))
+        fail("stop", exc)
         return EXIT_REFUSED
     if rec.kind != "launched":
         warn(inert(f"eagle-tui stop: refused: run {sanitize(rec.label)} was not launched by "
@@ -97,7 +97,7 @@ async def stop_async(args: argparse.Namespace) -> int:
         # grammar gate and its SSH config lookup runs no ``Match exec`` (as a fleet label's)
         transport = one_transport(replace(spec, outside=True) if from_record else spec)
     except ValueError as exc:
-        warn(inert(f"eagle-tui stop: error: {exc}"))
+        fail("stop", exc)
         return EXIT_REFUSED
     what = f"its container {rec.container_text('name')}" if rec.container else \
         "every process that carries its token"
@@ -119,7 +119,7 @@ async def stop_async(args: argparse.Namespace) -> int:
         res = await handle.stop(transport, grace=args.grace, keep=bool(getattr(args, "keep",
                                                                                 False)))
     except (TransportError, TimeoutError) as exc:  # ScanError is one
-        warn(inert(f"eagle-tui stop: error: {exc or 'timed out'}"))
+        fail("stop", exc or "timed out")
         return EXIT_REFUSED
     finally:
         await transport.close()

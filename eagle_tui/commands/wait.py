@@ -29,7 +29,7 @@ from eagle_tui.assembly.remote import close_transports, open_transports
 from eagle_tui.assembly.spec import DashboardSpec, spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_source_args
-from eagle_tui.console import warn
+from eagle_tui.console import fail, warn
 from eagle_tui.errors import UsageError
 from eagle_tui.headless.progress import (
     EXIT_ALERTS,
@@ -85,7 +85,7 @@ async def wait_async(spec: DashboardSpec, timeout: float, out: TextIO,
             spec = await resolve_container(spec, transports[0])
     except (UsageError, TransportError) as exc:
         await close_transports(transports)
-        warn(inert_lines(f"eagle-tui wait: error: {exc}"))
+        fail("wait", exc)
         return EXIT_USAGE
     session: Session = build_session(spec, transports)
     progress = ProgressPrinter(out, as_json=spec.json,
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--timeout must be > 0")
         check_pid(spec)
     except UsageError as exc:
-        warn(inert_lines(f"eagle-tui wait: error: {exc}"))
+        fail("wait", exc)
         return EXIT_USAGE
     try:
         from eagle_tui.assembly.backstop import backstop
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         with backstop(args.timeout, "wait"):  # --timeout is kept even by a run that hangs
             return asyncio.run(wait_async(spec, args.timeout, sys.stdout, args.fail_on))
     except TransportError as exc:  # an SSH host key refused or authentication failed
-        warn(inert_lines(f"eagle-tui wait: error: {exc}"))
+        fail("wait", exc)
         return EXIT_USAGE
 
 

@@ -18,9 +18,8 @@ from eagle_tui.assembly.open import EXIT_USAGE, open_dashboard
 from eagle_tui.assembly.spec import spec_from_args
 from eagle_tui.commands import argtypes
 from eagle_tui.commands.common import add_source_args, add_ui_args
-from eagle_tui.console import warn
+from eagle_tui.console import fail
 from eagle_tui.errors import EagleError
-from eagle_tui.model.boundary.termtext import inert_lines
 
 
 def register(subparsers: Any) -> None:
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         refresh_baseline(args)
         spec = resolved(spec_from_args(args, "watch"))
     except EagleError as exc:
-        warn(inert_lines(f"eagle-tui watch: error: {exc}"))
+        fail("watch", exc)
         return EXIT_USAGE
     from eagle_tui.commands.attach import watched_run
 

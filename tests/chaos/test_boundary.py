@@ -67,6 +67,61 @@ def test_file_names_are_echoed_inert(tmp_path: Path) -> None:
     assert waited.returncode == 2 and b"\x1b" not in waited.stderr
 
 
+NL_NAME = "no\nsuch\x1b[31m.json"  # a newline and an escape in a file name
+
+
+@pytest.mark.parametrize("args", [
+    ["replay", "--headless", NL_NAME],
+    ["report", "--bench-results", NL_NAME, str(SAMPLE)],
+    ["replay", "--headless", "--config", NL_NAME, str(SAMPLE)],
+    ["lint", "--compose", NL_NAME],
+    ["fleet", "--prometheus", "http://127.0.0.1:9", "--ssh-map", NL_NAME, "--count", "1"],
+    ["watch", "--headless", "--duration", "1", "--log", str(SAMPLE), "--gpu", "none",
+     "--record", "/proc/1/x\n.rec"],
+], ids=["replay", "bench-results", "config", "compose", "ssh-map", "record"])
+def test_a_refusal_is_one_line_whatever_the_name_holds(args: list[str],
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Every command's refusal goes through ``console.fail``: a newline in a quoted file name
+    printed the refusal on two lines."""
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ": error: " in err, err
+    assert "\x1b" not in err
+
+
+def test_an_error_caused_by_ctrl_c_is_130_and_quiet(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C inside a class body being built at import (``__set_name__``) comes out as a
+    ``RuntimeError`` caused by the KeyboardInterrupt: it was a traceback and exit 1 (outside
+    the command) or "internal error", exit 70 (inside)."""
+    import argparse
+
+    from eagle_tui import cli
+
+    def boom(args: object) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__") from exc
+
+    real = argparse.ArgumentParser.parse_args
+
+    def parse(self: argparse.ArgumentParser, *a: object, **k: object) -> argparse.Namespace:
+        ns = real(self, *a, **k)  # type: ignore[arg-type]
+        ns.func = boom
+        return ns
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse)
+    hook = sys.unraisablehook
+    try:
+        assert main(["wait", "--log", "/nonexistent.log", "--timeout", "1"]) == 130
+        monkeypatch.setattr(cli, "build_parser", lambda first: boom(None))
+        assert main(["wait", "--log", "/nonexistent.log", "--timeout", "1"]) == 130
+    finally:
+        sys.unraisablehook = hook
+    assert capsys.readouterr().err == ""
+
+
 def test_an_internal_error_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """A bug of eagle-tui is never exit 1 (``wait``'s "crashed")."""

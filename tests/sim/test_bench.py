@@ -88,8 +88,9 @@ async def test_bench_counts_http_errors(slow_server: tuple[str, list[str]]) -> N
 
 
 async def test_bench_unreachable_server() -> None:
-    with pytest.raises(BenchError, match="pass --model"):
+    with pytest.raises(BenchError, match="pass --model") as err:
         await run_bench("http://127.0.0.1:9", requests=1, timeout=5)
+    assert "from http://127.0.0.1:9/v1/models " in str(err.value)  # (the slash was missing)
 
 
 def test_cli_bench_json_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:

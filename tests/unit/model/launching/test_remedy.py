@@ -314,7 +314,7 @@ def test_cli_lint_fix_prints_the_fixed_command_and_json_argv() -> None:
     p = subprocess.run([*base, "--", *nodraft], capture_output=True, text=True, timeout=60,
                        check=False)
     assert p.returncode == 0 and shlex.split(p.stdout) == nodraft
-    assert "left (spec-eagle3-no-draft)" in p.stderr
+    assert "left without a known fix (spec-eagle3-no-draft)" in p.stderr
     p = subprocess.run([*base, "--", "python", "train.py"], capture_output=True, text=True,
                        timeout=60, check=False)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
