@@ -188,38 +188,42 @@ def test_generated_reader_kind_and_swap(kinds: dict[str, Path], reader: str, kin
     assert time.monotonic() - t0 < FAST_S
 
 
-def _eagle(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _limited() -> None:  # (in the child: a whole read of a 1 GiB file would fail)
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def _eagle(tmp: Path, *args: str, limit: bool = False) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1",
            "EAGLE_TUI_DATA_DIR": str(tmp / "data")}
     return subprocess.run([sys.executable, "-m", "eagle_tui", *args], cwd=tmp, env=env,
-                          capture_output=True, text=True, timeout=30, check=False)
+                          capture_output=True, text=True, timeout=60, check=False,
+                          preexec_fn=_limited if limit else None)
+
+
+def _reader_args(tmp: Path, flag: str, path: Path) -> list[str]:
+    """A command that reads ``path`` whole for ``flag``."""
+    log = tmp / "server.log"
+    log.write_text("line\n")
+    fleet = ["fleet", "--prometheus", "http://127.0.0.1:9", "--headless", "--count", "1"]
+    return {"--bench-results": ["report", str(log), "--bench-results", str(path)],
+            "--ssh-map": [*fleet, "--ssh-map", str(path)],
+            "--ssh-config": [*fleet, "--ssh-config", str(path)],
+            "--config": ["replay", str(log), "--headless", "--config", str(path)]}[flag]
 
 
 @pytest.mark.parametrize("case", ["--bench-results", "--ssh-map", "--config", "history"])
 def test_commands_refuse_with_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    log = tmp_path / "server.log"
-    log.write_text("line\n")
-    args = {
-        "--bench-results": ["report", str(log), "--bench-results", str(fifo)],
-        "--ssh-map": ["fleet", "--prometheus", "http://127.0.0.1:9", "--ssh-map", str(fifo),
-                      "--headless", "--count", "1"],
-        "--config": ["replay", str(log), "--headless", "--config", str(fifo)],
-        "history": ["runs", "list"],
-    }[case]
+    args = ["runs", "list"] if case == "history" else _reader_args(tmp_path, case, fifo)
     if case == "history":
         (tmp_path / "data").mkdir()
         os.mkfifo(tmp_path / "data" / "runs.sqlite3")
     proc = _eagle(tmp_path, *args)
     assert proc.returncode == 2, proc.stderr
     assert "FIFO" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-
-
-def _limited() -> None:  # (in the child: a whole read of the 1 GiB file would fail)
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
 
 @pytest.mark.parametrize("case", ["--bench-results", "--ssh-map", "--ssh-config", "--config"])
@@ -229,21 +233,7 @@ def test_a_file_read_whole_is_read_within_its_limit(tmp_path: Path, case: str) -
     big = tmp_path / "big.json"
     with big.open("wb") as fh:
         fh.truncate(1 << 30)  # (sparse: no disk taken)
-    log = tmp_path / "server.log"
-    log.write_text("line\n")
-    args = {
-        "--bench-results": ["report", str(log), "--bench-results", str(big)],
-        "--ssh-map": ["fleet", "--prometheus", "http://127.0.0.1:9", "--ssh-map", str(big),
-                      "--headless", "--count", "1"],
-        "--ssh-config": ["fleet", "--prometheus", "http://127.0.0.1:9", "--ssh-config",
-                         str(big), "--headless", "--count", "1"],
-        "--config": ["replay", str(log), "--headless", "--config", str(big)],
-    }[case]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1",
-           "EAGLE_TUI_DATA_DIR": str(tmp_path / "data")}
-    proc = subprocess.run([sys.executable, "-m", "eagle_tui", *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60, check=False,
-                          preexec_fn=_limited)
+    proc = _eagle(tmp_path, *_reader_args(tmp_path, case, big), limit=True)
     if case == "--ssh-config":  # (a config that cannot be read names no hosts, as before)
         assert proc.returncode == 1 and "unreachable" in proc.stdout, proc.stderr
         return
