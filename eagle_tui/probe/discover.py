@@ -18,7 +18,10 @@ from eagle_tui.transport.base import Transport, TransportError
 
 # a word goes into the script's ``case`` pattern as is: only characters no shell gives a meaning
 _PLAIN = re.compile(r"[A-Za-z0-9_.:+-]+")
+# Each record: a head of numbers (the four text fields' byte lengths last, ``LC_ALL=C``: ``${#x}``
+# counts bytes), then the fields end to end: an argv's tab or newline cannot start a row.
 _SCAN = r"""
+export LC_ALL=C
 for d in /proc/[0-9]*; do
   c=$(tr '\0' '\037' 2>/dev/null < "$d/cmdline") || continue
   case $c in {pattern}) ;; *) continue ;; esac
@@ -27,7 +30,8 @@ for d in /proc/[0-9]*; do
   case $1 in Z|X|x) continue ;; esac
   o=$(readlink "$d/fd/1" 2>/dev/null); e=$(readlink "$d/fd/2" 2>/dev/null)
   w=$(readlink "$d/cwd" 2>/dev/null)
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${d#/proc/}" "$2" "$3" "${20}" "$o" "$e" "$w" "$c"
+  printf '%s %s %s %s %s %s %s %s\n%s%s%s%s\n' "${d#/proc/}" "$2" "$3" "${20}" \
+    "${#o}" "${#e}" "${#w}" "${#c}" "$o" "$e" "$w" "$c"
 done
 """
 
@@ -61,7 +65,7 @@ async def discover(transport: Transport, timeout: float = 15.0) -> list[Found]:
         err = res.stderr.decode("utf-8", "replace").strip()
         raise DiscoveryError(f"cannot list processes on {transport.host or 'this machine'}: "
                              f"{err or res.exit_code}")
-    rows = parse_scan(res.stdout.decode("utf-8", "replace"))
+    rows = parse_scan(res.stdout)
     return find_servers(rows, load_tables())
 
 

@@ -49,7 +49,9 @@ async def file_size(transport: Transport, path: str) -> int | None:
         except OSError:
             return None
     try:
-        res = await transport.run(["wc", "-c", "--", path], timeout=10.0)  # (a path may start "-")
+        # a regular file only: ``wc`` on a FIFO or /dev/zero never ends (its size is no figure)
+        res = await transport.run(["sh", "-c", 'test -f "$1" && exec wc -c < "$1"', "sh", path],
+                                  timeout=10.0)
     except TransportError:
         return None
     words = res.stdout.split()

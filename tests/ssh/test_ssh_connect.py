@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import os
 import socket
 import subprocess
 import threading
@@ -167,6 +168,21 @@ async def test_accept_new_adds_the_key_once_then_strict_checking_passes(
     async with strict:
         assert (await strict.run(["true"])).exit_code == 0
     assert len(kh.read_text().splitlines()) == 1
+
+
+async def test_accept_new_into_a_fifo_is_refused_at_once(sshd: Any, tmp_path: Path) -> None:
+    """Opening a FIFO to write the new key waited for a reader for ever (no timeout applied)."""
+    kh = tmp_path / "known_hosts"
+    os.mkfifo(kh)
+    t = SshTransport(sshd.target().dest,
+                     sshd.options(known_hosts_files=(kh,), accept_new_host_key=True),
+                     target=sshd.target())
+    t0 = time.monotonic()
+    with pytest.raises(TransportError, match=r"not a regular file|No such device"):
+        async with asyncio.timeout(20):
+            async with t:
+                await t.run(["true"])
+    assert time.monotonic() - t0 < 15
 
 
 async def test_hashed_known_hosts_entries_work(sshd: Any, tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ transport into the summary's child process: the merged state is a full parse's."
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,11 @@ async def test_a_remote_log_opened_at_its_end(sshd: Any, tmp_path: Path) -> None
     async with sshd.transport() as t:
         assert await file_size(t, str(log)) == log.stat().st_size
         assert await file_size(t, str(tmp_path / "missing.log")) is None
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        t0 = time.monotonic()  # (``wc`` on these never ended: a process left on the host)
+        assert await file_size(t, str(fifo)) is None and await file_size(t, "/dev/zero") is None
+        assert time.monotonic() - t0 < 5
         tail = LogTail(t, str(log), from_end=log.stat().st_size // 3)
         session = Session([tail], tick_interval=None, summarizer=PrefixSummarizer(t).summarize)
         runner = asyncio.create_task(session.run())

@@ -196,20 +196,56 @@ def find_servers(rows: list[ProcRow], tables: dict[Engine, FlagTable]) -> list[F
     return found
 
 
-def parse_scan(text: str) -> list[ProcRow]:
-    """The scan script's output: one tab-separated row a process, argv joined by ``\\x1f``."""
+MAX_ROWS = 100_000
+_HEAD_MAX = 120  # bytes of a record's head: eight numbers
+
+
+def scan_record(pid: int, ppid: int, pgid: int, start: str, stdout: str, stderr: str, cwd: str,
+                argv: tuple[str, ...]) -> bytes:
+    """One process as the scan script prints it (see :func:`parse_scan`)."""
+    fields = [f.encode() for f in (stdout, stderr, cwd, "\x1f".join(argv))]
+    head = f"{pid} {ppid} {pgid} {start} " + " ".join(str(len(f)) for f in fields)
+    return head.encode() + b"\n" + b"".join(fields) + b"\n"
+
+
+def parse_scan(data: bytes) -> list[ProcRow]:
+    """The scan script's output: for each process a head line (pid, parent, group, start time
+    and the byte lengths of its four text fields), then those fields end to end and a newline.
+
+    The text fields are the host's: a process's argv or folder may hold tabs and newlines (any
+    user can start one whose argv reads as a row of another process), so they are counted,
+    never split on. A line that is not such a head (a login banner) is skipped; a record cut
+    short ends the parse.
+    """
     rows: list[ProcRow] = []
-    for line in text.splitlines()[:100_000]:
-        parts = line.split("\t")
-        if len(parts) != 8 or not parts[0].isdigit():
+    pos, end = 0, len(data)
+    while pos < end and len(rows) < MAX_ROWS:
+        nl = data.find(b"\n", pos, pos + _HEAD_MAX)
+        if nl < 0:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            pos = nl + 1  # (too long for a head: not one)
             continue
-        try:
-            pid, ppid, pgid = int(parts[0]), int(parts[1]), int(parts[2])
-        except ValueError:
+        head = data[pos:nl].split(b" ")
+        pos = nl + 1
+        if len(head) != 8 or not all(h.isdigit() and len(h) <= 20 for h in head):
             continue
-        argv = tuple(a for a in parts[7].split("\x1f") if a)[:2000]
-        rows.append(ProcRow(pid, ppid, pgid, parts[3], parts[4], parts[5], parts[6], argv))
+        lengths = [int(h) for h in head[4:]]
+        stop = pos + sum(lengths)
+        if stop >= end or data[stop] != 0x0A:
+            continue  # (not a record's head after all: read on from the next line)
+        fields: list[str] = []
+        at = pos
+        for n in lengths:
+            fields.append(data[at : at + n].decode("utf-8", "replace"))
+            at += n
+        pos = stop + 1
+        argv = tuple(a for a in fields[3].split("\x1f") if a)[:2000]
+        rows.append(ProcRow(int(head[0]), int(head[1]), int(head[2]), head[3].decode(),
+                            fields[0], fields[1], fields[2], argv))
     return rows
 
 
-__all__ = ["Found", "LogKind", "ProcRow", "find_servers", "is_own", "log_target", "parse_scan"]
+__all__ = ["MAX_ROWS", "Found", "LogKind", "ProcRow", "find_servers", "is_own", "log_target",
+           "parse_scan", "scan_record"]

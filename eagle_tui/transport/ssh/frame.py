@@ -13,6 +13,7 @@ More in docs/architecture.md, "Module notes", ``transport/ssh/frame``.
 
 from __future__ import annotations
 
+import math
 import secrets
 import shlex
 from dataclasses import dataclass
@@ -21,8 +22,16 @@ from eagle_tui.transport.base import TransportError
 
 _MAX_NOISE = 1 << 20  # bytes of noise before the BEGIN marker that are tolerated
 _KEEP_NOISE = 4096  # the last noise kept to explain a command that never started
+# A command runs as a job that ends with its session: sshd (the shell's parent, one per
+# connection) neither hangs up a command without a terminal nor kills it when its channel or
+# connection closes, so a ``wc`` of a FIFO or a ``logs --follow`` of a quiet container ran on for
+# ever. A watcher ends the job (TERM) once that parent is gone or, given a limit, after it.
+_WATCH = ('(n=0; while kill -0 "$PPID" 2>/dev/null{until}; do sleep 1; n=$((n+1)); done; '
+          'kill -TERM "$p" 2>/dev/null) </dev/null >/dev/null 2>&1 & w=$!; '
+          'wait "$p"; e=$?; kill "$w" 2>/dev/null')
 _REPLACE = ('printf "EAGLE-%s-BEGIN\\n" "$1"; printf "EAGLE-%s-BEGIN\\n" "$1" >&2; '
-            'eval "exec $2"')
+            'exec 3<&0; eval "$2 <&3 3<&- &"; p=$!; exec 3<&-; '
+            + _WATCH.replace("{until}", "") + '; exit "$e"')
 
 
 class FrameError(TransportError):
@@ -38,8 +47,20 @@ class Framed:
     replaces_shell: bool  # ``exec COMMAND``: no END marker, the channel's status is the command's
 
 
-def frame(command: str, *, replaces_shell: bool = False, token: str | None = None) -> Framed:
-    """Wrap ``command`` (a shell command line, already quoted) between fresh markers."""
+def guarded(command: str, limit_s: float | None = None) -> str:
+    """``command`` as a job that ends with its session (see ``_WATCH``), or after ``limit_s``
+    seconds; the exit status stays the command's (``$e``). ``command`` is one simple command
+    (an argv joined, a ``sh -c`` script that execs its last step): the job is that very
+    process, which TERM ends (a shell without a terminal has no process groups to kill)."""
+    until = "" if limit_s is None else f' && [ "$n" -lt {math.ceil(limit_s)} ]'
+    return (f"exec 3<&0\n{command} <&3 3<&- & p=$!; exec 3<&-\n"
+            + _WATCH.replace("{until}", until))
+
+
+def frame(command: str, *, replaces_shell: bool = False, token: str | None = None,
+          limit_s: float | None = None) -> Framed:
+    """Wrap ``command`` (a shell command line, already quoted) between fresh markers; it runs as
+    a job that ends with its session, or after ``limit_s`` seconds."""
     hex_ = token or secrets.token_hex(16)
     if replaces_shell:
         # the markers come from a plain ``sh`` that has replaced the login shell, so an exit
@@ -48,9 +69,9 @@ def frame(command: str, *, replaces_shell: bool = False, token: str | None = Non
         return Framed(f"exec sh -c {shlex.quote(_REPLACE)} sh {hex_} {shlex.quote(command)}",
                       hex_, True)
     begin = f"printf 'EAGLE-%s-BEGIN\\n' {hex_}; printf 'EAGLE-%s-BEGIN\\n' {hex_} >&2\n"
-    end = (f"\ne=$?; printf '\\nEAGLE-%s-END %d\\n' {hex_} \"$e\"; "
+    end = (f"\nprintf '\\nEAGLE-%s-END %d\\n' {hex_} \"$e\"; "
            f"printf '\\nEAGLE-%s-END %d\\n' {hex_} \"$e\" >&2; exit \"$e\"")
-    return Framed(f"{begin}{command}{end}", hex_, False)
+    return Framed(f"{begin}{guarded(command, limit_s)}{end}", hex_, False)
 
 
 class _Side:

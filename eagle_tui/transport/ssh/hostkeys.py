@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eagle_tui.files import open_regular, read_text
+from eagle_tui.files import file_kind, open_regular, read_text
 from eagle_tui.transport.base import HostKeyError, TransportError
 
 _write_lock = threading.Lock()
@@ -129,8 +129,14 @@ class KnownHosts:
                     with open_regular(path) as fh:
                         fh.seek(-1, os.SEEK_END)
                         needs_newline = fh.read(1) != b"\n"
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                # non-blocking: opening a FIFO to write waited for a reader for ever
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK,
+                             0o600)
                 with os.fdopen(fd, "a", encoding="ascii") as fh:
+                    kind = file_kind(os.fstat(fd).st_mode)
+                    if kind:
+                        raise ValueError(f"not a regular file ({kind})")
+                    os.set_blocking(fd, True)
                     fh.write(("\n" if needs_newline else "") + line)
             except (OSError, ValueError) as exc:
                 raise TransportError(f"cannot add the host key to {path}: {exc}") from exc

@@ -103,7 +103,9 @@ class SshTransport:
         deadline = time.monotonic() + timeout
         link = await self._conn.live(timeout)
         stream = await ChannelStream.open(
-            link, frame(shlex.join(argv)), self._executor, self._conn.on_lost, timeout
+            # the remote command ends soon after this call gives up on it (a ``wc`` of a FIFO)
+            link, frame(shlex.join(argv), limit_s=timeout + 2), self._executor,
+            self._conn.on_lost, timeout,
         )
         if stdin is not None:  # small (a launch's --env values): written before reading
             data = stdin

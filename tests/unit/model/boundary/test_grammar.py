@@ -19,7 +19,7 @@ from eagle_tui.model.boundary import grammar
 from eagle_tui.model.boundary.grammar import GrammarError
 from eagle_tui.model.fleet.hosts import ssh_destination
 from eagle_tui.model.fleet.snapshot import FleetRow
-from eagle_tui.model.launching.discovery import find_servers, log_target, parse_scan
+from eagle_tui.model.launching.discovery import find_servers, log_target, parse_scan, scan_record
 from eagle_tui.probe.fleet_prober import FleetProber
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.base import Transport
@@ -113,13 +113,14 @@ def test_containers_and_paths() -> None:
 def test_discovery_gates_paths_ports_and_hosts() -> None:
     assert log_target("/data/a\x1b]0;x\x07.log", "/") == ("unknown", None)
     assert log_target("/data/run.log", "/") == ("file", "/data/run.log")
-    argv = "\x1f".join(["python", "-m", "sglang.launch_server", "--model-path", "m",
-                        "--port", "99999", "--host", "h;id"])
-    rows = parse_scan(f"10\t1\t10\t5\t/data/x.log\t/data/x.log\t/\t{argv}\n")
+    argv = ("python", "-m", "sglang.launch_server", "--model-path", "m", "--port", "99999",
+            "--host", "h;id")
+    rows = parse_scan(scan_record(10, 1, 10, "5", "/data/x.log", "/data/x.log", "/", argv))
     (found,) = find_servers(rows, load_tables())
     assert found.port == 30000 and found.url == "http://127.0.0.1:30000"
-    argv6 = argv.replace("99999", "31000").replace("h;id", "::1")
-    (found6,) = find_servers(parse_scan(f"10\t1\t10\t5\t/x\t/x\t/\t{argv6}\n"), load_tables())
+    argv6 = tuple({"99999": "31000", "h;id": "::1"}.get(a, a) for a in argv)
+    (found6,) = find_servers(parse_scan(scan_record(10, 1, 10, "5", "/x", "/x", "/", argv6)),
+                             load_tables())
     assert found6.url == "http://[::1]:31000"
 
 

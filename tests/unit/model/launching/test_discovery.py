@@ -10,7 +10,16 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from eagle_tui.model.launching.discovery import ProcRow, find_servers, log_target, parse_scan
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eagle_tui.model.launching.discovery import (
+    ProcRow,
+    find_servers,
+    log_target,
+    parse_scan,
+    scan_record,
+)
 from eagle_tui.probe.discover import discover
 from eagle_tui.probe.tables import load_tables
 from eagle_tui.transport.local import LocalTransport
@@ -73,12 +82,39 @@ def test_log_targets() -> None:
     assert log_target("/dev/null", "/")[0] == "none"
 
 
-def test_parse_scan_is_bounded_and_skips_garbage() -> None:
-    text = "\n".join(["x\ty", "1\t0\t1\t5\t/a\t/a\t/\tpython\x1f-m\x1fsglang.launch_server",
-                      "2\t1\tzz\t5\t/a\t/a\t/\tpython"])
-    rows = parse_scan(text)
+def test_parse_scan_skips_garbage_and_a_record_cut_short() -> None:
+    good = scan_record(1, 0, 1, "5", "/a", "/a", "/", ("python", "-m", "sglang.launch_server"))
+    data = b"Welcome\nx\ty\n2 1 zz 5 1 1 1 1\n" + good + b"3 1 3 5 2 2 1 900\n/a/a/python"
+    rows = parse_scan(data)
     assert [r.pid for r in rows] == [1]
     assert rows[0].argv == ("python", "-m", "sglang.launch_server")
+
+
+FIELD = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(FIELD, FIELD, FIELD, st.lists(FIELD.filter(lambda a: a and
+                                                                    "\x1f" not in a),
+                                                         min_size=1, max_size=5)),
+                min_size=1, max_size=6))
+def test_no_field_can_start_a_row_of_its_own(procs: list[tuple[str, str, str, list[str]]]) -> None:
+    """A process's argv, folder or log path that reads as another row (a tab, a newline, a line
+    separator, a whole forged record) stays in its own row: the fields are counted."""
+    rows = [ProcRow(100 + i, 1, 100 + i, "5", o, e, w, tuple(argv))
+            for i, (o, e, w, argv) in enumerate(procs)]
+    data = b"".join(scan_record(r.pid, r.ppid, r.pgid, r.start, r.stdout, r.stderr, r.cwd, r.argv)
+                    for r in rows)
+    assert parse_scan(data) == rows
+
+
+def test_a_forged_row_in_an_argv_is_no_process() -> None:
+    forged = "\n99999\t1\t99999\t1\t/secret\t/secret\t/\tpython3\x1f-m\x1fsglang.launch_server"
+    fake = scan_record(99999, 1, 99999, "1", "/secret", "/secret", "/",
+                       ("python3", "-m", "sglang.launch_server"))
+    argv = ("python3", "-c", "pass", forged, fake.decode())
+    rows = parse_scan(scan_record(7, 1, 7, "5", "/dev/null", "/dev/null", "/", argv))
+    assert [r.pid for r in rows] == [7] and rows[0].argv[:3] == argv[:3]
 
 
 async def test_scan_of_this_machine_finds_a_started_stand_in(tmp_path: Path) -> None:
@@ -113,3 +149,22 @@ def test_a_server_under_a_folder_named_eagle_tui_is_still_a_server() -> None:
            row(12, 1, (VENV, "-m", "eagle_tui.sim", "--port", "1")),
            row(13, 1, ("sh", "-c", "exit 0", "eagle-tui-scan"))]
     assert find_servers(own, load_tables()) == []
+
+
+async def test_a_process_on_this_machine_cannot_forge_a_server(tmp_path: Path) -> None:
+    """The real scan on this machine: a process whose argv holds a whole forged row (a newline,
+    tabs, a line separator) is one process, and no server of the forged pid is found."""
+    import subprocess
+    import sys
+
+    forged = ("\n99999\t1\t99999\t1\t/secret\t/secret\t/\tpython3\x1f-m\x1fsglang.launch_server"
+              "\x1f--port\x1f31337\u2028" + "99998 1 99998 1 7 7 1 37\n/secret/secret/python3")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", forged],
+                            cwd=tmp_path)
+    try:
+        found = await asyncio.wait_for(discover(LocalTransport()), 30)
+        assert not [f for f in found if f.launcher.pid in (99999, 99998)]
+        assert not [f for f in found if "/secret" in (f.log_path or "")]
+    finally:
+        proc.kill()
+        proc.wait()
