@@ -180,9 +180,12 @@ def check_ssh(ssh: SshSpec) -> None:
         return
     if len(set(ssh.dests)) != len(ssh.dests):
         raise UsageError(f"the same --ssh host is given twice: {', '.join(ssh.dests)}")
-    if ssh.config_path is not None and not ssh.config_path.is_file():
-        raise UsageError(f"--ssh-config {ssh.config_path}: no such file")
+    if ssh.config_path is not None:
+        _check_regular(str(ssh.config_path), "--ssh-config ")  # (a FIFO: not "no such file")
+        if not ssh.config_path.is_file():
+            raise UsageError(f"--ssh-config {ssh.config_path}: no such file")
     for path in ssh.identity_files:
+        _check_regular(str(Path(path).expanduser()), "--identity ")
         if not Path(path).expanduser().is_file():
             raise UsageError(f"--identity {path}: no such file")
     for kh in ssh.known_hosts_files:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,17 @@ def test_fleet_drill_down_and_prober_refuse_hostile_labels(tmp_path: Path) -> No
     asyncio.run(probe())
     assert list(tmp_path.iterdir()) == [config] and not marker.exists()
 
+
+
+def test_ssh_files_that_are_not_regular_are_named_so(tmp_path: Path) -> None:
+    """A FIFO or a device given as ``--identity``/``--ssh-config`` was "no such file"."""
+    from eagle_tui.assembly.spec import SshSpec
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for spec in (SshSpec(("h",), identity_files=("/dev/zero",)),
+                 SshSpec(("h",), config_path=fifo)):
+        with pytest.raises(UsageError, match="not a regular file"):
+            check_ssh(spec)
+    with pytest.raises(UsageError, match="no such file"):
+        check_ssh(SshSpec(("h",), identity_files=(str(tmp_path / "none"),)))
