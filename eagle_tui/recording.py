@@ -14,14 +14,12 @@ from pathlib import Path
 from typing import IO
 
 from eagle_tui.errors import UsageError
+from eagle_tui.files import os_error_message
 from eagle_tui.model.events import Event, SourceFailed
 from eagle_tui.model.events.codec import dumps, header_line
 
 RECORD_SOURCE = "record"
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or type(exc).__name__
+STOPPED = "; recording stopped"
 
 
 class RecordFile:
@@ -38,15 +36,11 @@ class RecordFile:
             path.parent.mkdir(parents=True, exist_ok=True)
             record_file = path.open("w", encoding="utf-8")
         except OSError as exc:
-            raise UsageError(f"--record {path}: {_reason(exc)}") from None
-        try:
-            record_file.write(header_line() + "\n")
-            record_file.flush()
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                record_file.close()
-            raise UsageError(f"--record {path}: {_reason(exc)}") from None
-        return cls(path, record_file)
+            raise UsageError(f"--record {os_error_message(str(path), exc)}") from None
+        record = cls(path, record_file)
+        if failed := record._write(header_line() + "\n", 0.0):  # (the header: refused, no event)
+            raise UsageError(failed[0].error.removesuffix(STOPPED))
+        return record
 
     def write(self, events: Sequence[Event], now: float) -> list[SourceFailed]:
         """Append ``events``; a failure stops the recording and comes back as an event."""
@@ -61,7 +55,7 @@ class RecordFile:
             record_file.flush()
         except OSError as exc:
             self.close()
-            error = f"--record {self.path}: {_reason(exc)}; recording stopped"
+            error = f"--record {os_error_message(str(self.path), exc)}{STOPPED}"
             return [SourceFailed(RECORD_SOURCE, error, now)]
         return []
 
