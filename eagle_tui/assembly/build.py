@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from eagle_tui.assembly.spec import DashboardSpec, is_local_host, url_port
 from eagle_tui.model.bench.windows import own_path
+from eagle_tui.model.buffers.limits import DEFAULT_MAX_LINES
 from eagle_tui.model.events import Baseline, SpecConfig
 from eagle_tui.model.views.ticks import QUIET_TICK_S
 
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # sources are imported by build_sources, for the sources aske
     from eagle_tui.sources.base import Source
     from eagle_tui.transport.base import Transport
 
-DEFAULT_MAX_LINES = 10_000  # the dashboard's own default (ui/config.py), for headless replays
 
 
 def build_sources(

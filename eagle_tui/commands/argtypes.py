@@ -18,6 +18,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from eagle_tui.model.buffers.limits import MAX_MAX_LINES, MIN_MAX_LINES
 from eagle_tui.model.numbers import strict_float, strict_int
 
 MAX_SECONDS = 30 * 86_400.0  # a month: longer than any wait, run or replay eagle-tui makes
@@ -64,6 +65,7 @@ seconds_or_zero = number(0.0, MAX_SECONDS, what="a number of seconds")
 rate = number(0.0, MAX_RATE, above=True, what="a rate")
 count = whole(1, MAX_COUNT)
 pid = whole(1, PID_MAX, "a process id")
+log_lines = whole(MIN_MAX_LINES, MAX_MAX_LINES, "a number of log lines")  # the config's range
 port = whole(1, 65_535, "a port")
 port_or_any = whole(0, 65_535, "a port (0: any free one)")
 seed = whole(0, 2**32 - 1, "a seed")
@@ -159,6 +161,7 @@ __all__ = [
     "count",
     "local_file",
     "local_file_text",
+    "log_lines",
     "number",
     "output_file",
     "path_text",

@@ -79,7 +79,7 @@ def add_ui_args(parser: argparse.ArgumentParser) -> None:
                    help="config file (default: $EAGLE_TUI_CONFIG or the platform config dir)")
     g.add_argument("--theme", metavar="NAME", default=None,
                    help="eagle-dark (default), eagle-light, eagle-high-contrast, or a user theme")
-    g.add_argument("--max-lines", metavar="N", type=argtypes.count, default=None,
+    g.add_argument("--max-lines", metavar="N", type=argtypes.log_lines, default=None,
                    help="log lines kept in memory (default 10,000)")
 
 

@@ -60,7 +60,7 @@ async def read_config(transport: Transport, given: str, cwd: str | None = None,
             errors.append(str(exc) or f"{cand}: timed out")
             continue
         try:
-            data: Any = load_json(raw, f"draft config.json at {cand}")
+            data: Any = load_json(raw, f"config.json at {cand}")  # the model's or the draft's
         except LoadError as exc:
             return ConfigFact(given, "unreadable", None, cand, str(exc))
         if not isinstance(data, dict):

@@ -25,14 +25,12 @@ from rich.style import Style
 from eagle_tui import errors
 from eagle_tui.files import NotRegularFileError, read_text
 from eagle_tui.model.boundary.loaders import TOML_MAX_BYTES, LoadError, load_toml
+from eagle_tui.model.buffers.limits import DEFAULT_MAX_LINES, MAX_MAX_LINES, MIN_MAX_LINES
 from eagle_tui.ui.highlight import HighlightRule
 from eagle_tui.ui.theme import DEFAULT_THEME
 
 APP_NAME = "eagle-tui"
 ENV_CONFIG = "EAGLE_TUI_CONFIG"
-DEFAULT_MAX_LINES = 10_000
-MIN_MAX_LINES = 100
-MAX_MAX_LINES = 1_000_000
 _UI_KEYS = {"theme", "max_lines", "output_dir", "notify_critical"}
 _RULE_KEYS = {"pattern", "style"}
 

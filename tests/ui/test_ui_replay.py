@@ -55,8 +55,10 @@ def test_cli_replay_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "no such file" in capsys.readouterr().err
     log = tmp_path / "server.log"
     log.write_text("hello\n", encoding="utf-8")
-    assert main(["replay", str(log), "--max-lines", "5"]) == 2
-    assert "--max-lines must be between" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # refused by argparse, in the config's range
+        main(["replay", str(log), "--max-lines", "5"])
+    assert exc.value.code == 2
+    assert "--max-lines: must be a number of log lines from 100" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
     bad.write_text("[ui]\nmax_lines = 1\n", encoding="utf-8")
     assert main(["replay", str(log), "--config", str(bad)]) == 2

@@ -15,6 +15,7 @@ import bisect
 from collections.abc import Callable, Sequence
 
 from eagle_tui.model.bench.windows import OWN_TAG, is_own_access
+from eagle_tui.model.buffers.limits import DEFAULT_MAX_LINES
 from eagle_tui.model.buffers.query import Matcher, QueryCompiler, literal_query
 from eagle_tui.model.events import LineKind, LogLine
 from eagle_tui.model.record import Record, record
@@ -22,7 +23,6 @@ from eagle_tui.model.record import Record, record
 Row = tuple[int, int, int]
 Cutter = Callable[[str, int], list[tuple[int, int]]]
 
-DEFAULT_MAX_LINES = 10_000
 # far more than DEFAULT_MAX_LINES of ordinary lines need; it bounds a newline-less file (a
 # character of non-ASCII text takes up to 4 bytes, so four times this at most in memory)
 DEFAULT_MAX_BYTES = 32 << 20

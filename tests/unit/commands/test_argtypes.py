@@ -102,6 +102,22 @@ def test_the_issue_examples_exit_2_with_one_line(argv: list[str],
     assert err[-1].startswith(f"eagle-tui {argv[0]}") and "error: argument" in err[-1]
 
 
+@pytest.mark.parametrize("command", [["watch", "--headless"], ["replay", "x.log"]])
+def test_max_lines_is_refused_by_argparse_in_the_configs_range(
+        command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``--max-lines`` takes what ``[ui] max_lines`` takes: a value the dashboard would refuse
+    is refused on the command line, with or without a dashboard (``1`` passed, then failed
+    only once a dashboard opened)."""
+    assert outcome(argtypes.log_lines, "100") == 100
+    assert outcome(argtypes.log_lines, "1000000") == 1_000_000
+    for text in ("1", "99", "1000001"):
+        with pytest.raises(SystemExit) as exc:
+            main([*command, "--max-lines", text])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert "--max-lines: must be a number of log lines from 100 to 1,000,000" in err[-1]
+
+
 def test_paths_too_long_or_with_nul_are_refused(tmp_path: object) -> None:
     for parse in (argtypes.path_text, argtypes.local_file_text):
         assert parse("x.log") == "x.log" and parse("-") == "-"

@@ -182,7 +182,9 @@ async def test_gather_reads_real_files_and_ports(tmp_path: Path) -> None:
     assert (await read_config(tr, "no-such-org/no-such-model")).status == "not-local"
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text("{nope")
-    assert (await read_config(tr, str(tmp_path / "bad"))).status == "unreadable"
+    bad = await read_config(tr, str(tmp_path / "bad"))
+    # the same reader reads the target model's config: its reason names no "draft"
+    assert bad.status == "unreadable" and bad.detail.startswith("config.json at ")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
