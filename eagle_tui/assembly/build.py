@@ -55,7 +55,7 @@ def build_sources(
 
         # the end first (the lines before it are the session's background summary's); the
         # other hosts' logs are read whole, as before
-        sources.append(LogTail(transport, spec.log, from_end=FROM_END))
+        sources.append(LogTail(transport, spec.log, offset=spec.log_offset, from_end=FROM_END))
         sources.extend(LogTail(tr, spec.log, name=f"log {tr.host}") for tr in other_hosts)
     if spec.container:
         from eagle_tui.sources.containers.logs import ContainerLog

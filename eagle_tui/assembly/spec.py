@@ -63,6 +63,7 @@ class DashboardSpec:
     """
 
     log: str | None = None
+    log_offset: int = 0  # where the watched run's lines begin in ``log`` (a launch's file)
     url: str | None = None
     pid: int | None = None
     # a docker/podman container (name or id) and the CLI that knows it ("auto": found)

@@ -240,9 +240,11 @@ def run(args: argparse.Namespace) -> int:
                           accept_new_host_key=ssh.accept_new_host_key,
                           config_path=ssh.config_path, outside=True)  # (a file's host)
         spec = watch_spec(args, ssh, args.log or rec.log_path, rec.url, rec.pid, rec.label)
-        if rec.container is not None:  # a launched container: watched as --container
-            from dataclasses import replace
+        from dataclasses import replace
 
+        if args.log is None and rec.log_offset:  # the run's own lines of a file it appended to
+            spec = replace(spec, log_offset=max(0, rec.log_offset))
+        if rec.container is not None:  # a launched container: watched as --container
             from eagle_tui.assembly.containers import resolved
             from eagle_tui.launch.plan import handle_of
 

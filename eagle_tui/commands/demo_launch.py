@@ -92,7 +92,8 @@ class DemoLaunch:
                                     log_path=str(self.tmp / "run-1.log"),
                                     baseline=BASELINE_TOK_S)
         spec = check_sources(DashboardSpec(
-            log=launched.log_path, url=prep.url, pid=launched.pid, record=a.record,
+            log=launched.log_path, log_offset=launched.log_offset, url=prep.url,
+            pid=launched.pid, record=a.record,
             baseline=BASELINE_TOK_S, draft_config=paths["draft"], gpu="smi",
             health_interval=0.5, label=f"demo {run.label}: {a.engine} {a.scenario}",
             command="demo"))

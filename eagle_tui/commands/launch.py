@@ -85,11 +85,13 @@ def register(subparsers: Any) -> None:
 
 
 def watch_spec(args: argparse.Namespace, log: str, url: str, pid: int,
-               label: str = "") -> DashboardSpec:
-    """What the dashboard (or ``wait``) follows for the launched run."""
+               label: str = "", log_offset: int = 0) -> DashboardSpec:
+    """What the dashboard (or ``wait``) follows for the launched run: its lines of ``log``,
+    from ``log_offset`` (a log file that held another run's lines before)."""
     from eagle_tui.assembly.spec import HEALTH_INTERVAL_S
 
-    return DashboardSpec(log=log, url=url, pid=pid, ssh=ssh_spec_from_args(args),
+    return DashboardSpec(log=log, log_offset=log_offset, url=url, pid=pid,
+                         ssh=ssh_spec_from_args(args),
                          baseline=args.baseline, headless=args.no_tui, json=args.json,
                          health_interval=HEALTH_INTERVAL_S, label=label, command="launch")
 
@@ -150,7 +152,8 @@ async def launch_async(args: argparse.Namespace, words: list[str], err: TextIO,
         run, launched = await start(store, transport, prep, name=args.name, log_path=args.log,
                                     baseline=args.baseline)
         spec = watch_spec(args, launched.log_path, prep.url, launched.pid,
-                          f"{run.name or run.id}: {launched.where}")
+                          f"{run.name or run.id}: {launched.where}",
+                          launched.log_offset)
         if prep.container is not None:  # followed as ``watch --container`` follows one
             from dataclasses import replace
 

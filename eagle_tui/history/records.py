@@ -31,6 +31,7 @@ FIELDS: tuple[tuple[str, str], ...] = (
     ("ended", "REAL"),
     ("state", "TEXT NOT NULL"),
     ("log_path", "TEXT"),
+    ("log_offset", "INTEGER"),  # where the run's lines begin in log_path (a file it appended to)
     ("url", "TEXT"),
     ("pid", "INTEGER"),
     ("pgid", "INTEGER"),
@@ -169,6 +170,7 @@ class RunRecord:
     cwd: str | None = None
     ended: float | None = None
     log_path: str | None = None
+    log_offset: int | None = None
     url: str | None = None
     pid: int | None = None
     pgid: int | None = None

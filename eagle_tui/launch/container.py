@@ -43,6 +43,10 @@ class ContainerLaunched:
         return ""  # (the container's log is the CLI's ``logs``)
 
     @property
+    def log_offset(self) -> int:
+        return 0
+
+    @property
     def pid(self) -> int:
         return 0
 
@@ -56,7 +60,8 @@ class ContainerLaunched:
 
     def follow(self) -> dict[str, Any]:
         """What the dashboard follows: the container, as ``watch --container`` does."""
-        return {"log": None, "pid": None, "container": self.id, "container_cli": self.cli}
+        return {"log": None, "log_offset": 0, "pid": None, "container": self.id,
+                "container_cli": self.cli}
 
     async def stop(self, transport: Transport, *, grace: float, keep: bool = False) -> Stopped:
         """``CLI stop -t GRACE``, then ``CLI rm`` unless ``keep``; a container already gone

@@ -177,8 +177,8 @@ async def start(store: RunStore, transport: Transport, prep: Prepared, *,
     except BaseException:
         store.update(run.id, state="failed", ended=time.time(), log_path=log)
         raise
-    store.update(run.id, log_path=log, pid=launched.pid, pgid=launched.pgid,
-                 proc_start=launched.proc_start, token=launched.token)
+    store.update(run.id, log_path=log, log_offset=launched.log_offset, pid=launched.pid,
+                 pgid=launched.pgid, proc_start=launched.proc_start, token=launched.token)
     return store.get(str(run.id)), launched
 
 
@@ -211,7 +211,7 @@ def handle_of(rec: RunRecord) -> Launched | ContainerLaunched:
         return ContainerLaunched(cli, cid, rec.container_text("name") or cid[:12],
                                  rec.container_text("image"), rec.token or "")
     return Launched(rec.pid or 0, rec.pgid or 0, rec.proc_start or "", rec.token or "",
-                    rec.log_path or "")
+                    rec.log_path or "", max(0, rec.log_offset or 0))
 
 
 __all__ = ["Prepared", "default_log", "env_values", "handle_of", "prepare", "run_argv", "start"]

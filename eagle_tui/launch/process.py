@@ -51,6 +51,9 @@ class RunHandle(Protocol):
     def log_path(self) -> str: ...
 
     @property
+    def log_offset(self) -> int: ...
+
+    @property
     def pid(self) -> int: ...
 
     @property
@@ -74,6 +77,9 @@ class Launched:
     proc_start: str
     token: str
     log_path: str
+    # where this run's lines begin in its log: a log that existed (``--log`` names a file a
+    # server wrote before) keeps its bytes, and what precedes this offset is another run's
+    log_offset: int = 0
 
     @property
     def where(self) -> str:
@@ -86,7 +92,8 @@ class Launched:
 
     def follow(self) -> dict[str, Any]:
         """What the dashboard follows: the log and the leader."""
-        return {"log": self.log_path, "pid": self.pid, "container": None}
+        return {"log": self.log_path, "log_offset": self.log_offset, "pid": self.pid,
+                "container": None}
 
     async def stop(self, transport: Transport, *, grace: float, keep: bool = False) -> Stopped:
         """TERM to every member, KILL after ``grace`` (``keep``: nothing is left to keep)."""
@@ -116,11 +123,15 @@ _START = _FRAME + r"""
 log=$2; token=$3; shift 3
 mkdir -p -- "$(dirname -- "$log")" || exit 98
 export EAGLE_TUI_RUN="$token"
+# the log's size before the server appends: where this run's lines begin (regular files only:
+# reading a FIFO's size would wait for a writer)
+size=0
+if [ -f "$log" ]; then size=$(wc -c < "$log") || size=0; fi
 # The leader prints its own stat from inside its new session, then becomes the server: its
 # pid and start time are known even if it exits at once (a server that daemonizes).
 stat=$(setsid sh -c 'cat "/proc/$$/stat" && exec "$@" </dev/null >>"$0" 2>&1' "$log" "$@" &)
 [ -n "$stat" ] || { echo "eagle-tui: the server did not start (setsid failed)" >&2; exit 96; }
-echo "started ${stat%% *} ${stat##*) }"
+echo "started $size ${stat%% *} ${stat##*) }"
 """
 
 
@@ -155,15 +166,16 @@ async def start_detached(transport: Transport, argv: list[str], *, cwd: str, log
     if res.exit_code != 0 or not out:
         err = res.stderr.decode("utf-8", "replace").strip()
         raise LaunchError(f"could not start the server: {err or f'exit {res.exit_code}'}")
-    if out[0] != "started" or len(out) < 22 or not out[1].isdigit():
+    if (out[0] != "started" or len(out) < 23
+            or not all(w.isdigit() and len(w) <= 19 for w in out[1:3])):
         raise LaunchError(f"could not start the server: unexpected answer {out[0][:40]!r}")
-    # out = ["started", pid, state, ppid, pgrp, session, ..., starttime (field 22), ...]
-    pid = int(out[1])
-    fields = out[2:]
+    # out = ["started", log size, pid, state, ppid, pgrp, session, ..., starttime (field 22)]
+    offset, pid = int(out[1]), int(out[2])
+    fields = out[3:]
     pgid = int(fields[2])
     if pgid != pid:
         raise LaunchError(f"pid {pid} is not the leader of its group ({pgid})")
-    return Launched(pid, pgid, fields[19], token, log_path)
+    return Launched(pid, pgid, fields[19], token, log_path, offset)
 
 
 def run_argv(argv: list[str]) -> list[str]:

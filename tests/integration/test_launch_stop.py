@@ -374,3 +374,37 @@ def test_a_start_whose_answer_is_lost_can_still_be_stopped(
     assert p.returncode == 0, p.stderr
     assert "stopped run" in p.stdout and str(worker) in p.stdout
     assert members(run.token) == []
+
+
+OLD_RUN = (
+    "[2026-11-30 09:00:00] server_args=ServerArgs(model_path='m')\n"
+    "Traceback (most recent call last):\n"
+    '  File "/x/model_runner.py", line 10, in init_memory_pool\n'
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total "
+    "capacity of 79.19 GiB of which 1.01 GiB is free.\n"
+)
+
+
+def test_a_log_that_held_another_run_is_followed_from_this_runs_first_byte(
+        tmp_path: Path, shim_env: dict[str, str]) -> None:
+    """``--log`` naming a file an earlier server wrote (it crashed with a CUDA OOM): the
+    launch appends, keeps the old bytes, and follows only its own run. The old crash was read
+    as this run's: ``launch --no-tui`` exited 1 ("crashed") at once while the new server was
+    starting, and the dashboard showed the old run's phases and figures."""
+    log = tmp_path / "server.log"
+    log.write_text(OLD_RUN)
+    port = free_port()
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "lint" / "target"
+    p = cli(["launch", "--no-tui", "--json", "--timeout", "30", "--log", str(log), "--",
+             "python", "-m", "sglang.launch_server", "--model-path", str(target),
+             "--port", str(port)], shim_env)
+    try:
+        assert p.returncode == 0, p.stdout + p.stderr
+        last = json.loads(p.stdout.strip().splitlines()[-1])
+        assert last["status"] == "ready" and "crash" not in json.dumps(last).lower(), last
+        run = RunStore(tmp_path / "data" / "runs.sqlite3").get("last")
+        assert run.log_offset == len(OLD_RUN.encode())
+        text = log.read_text()
+        assert text.startswith(OLD_RUN) and "fired up and ready" in text[len(OLD_RUN):]
+    finally:
+        assert cli(["stop", "last", "--yes"], shim_env).returncode == 0

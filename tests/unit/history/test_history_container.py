@@ -60,7 +60,7 @@ def test_stop_reads_the_container_back_through_the_grammar(tmp_path: Path) -> No
     ok = store.add(kind="launched", state="ready", token="tok", container=BOX)
     handle = handle_of(ok)
     assert handle == ContainerLaunched("podman", CID, BOX["name"], "img:1", "tok")
-    assert handle.follow() == {"log": None, "pid": None, "container": CID,
+    assert handle.follow() == {"log": None, "log_offset": 0, "pid": None, "container": CID,
                                "container_cli": "podman"}
     for bad in ({**BOX, "id": "--rm"}, {**BOX, "id": "x" * 64}, {**BOX, "cli": "sh"},
                 {**BOX, "id": 7}):
