@@ -220,6 +220,15 @@ def cmd_show(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def startup_order(keys: set[str]) -> list[str]:
+    """A run's phase keys in the order a launch passes through them (they were listed
+    alphabetically: ``http_server`` before ``init``); a key of another version's last."""
+    from eagle_tui.model.events import Phase
+
+    rank = {p.value: p.rank for p in Phase}
+    return sorted(keys, key=lambda k: (rank.get(k, len(rank)), k))
+
+
 def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     from eagle_tui.model.bench.compare import flag_changes, speedup
 
@@ -251,8 +260,7 @@ def cmd_compare(store: Any, args: argparse.Namespace, out: TextIO) -> int:
     rows = [head]
     rows.append(["engine", *[r.engine or "?" for r in recs]])
     rows.append(["state", *[sanitize(r.state_text) for r in recs]])
-    phases = sorted({p for r in recs for p in (r.phases or {})})
-    for ph in phases:
+    for ph in startup_order({p for r in recs for p in (r.phases or {})}):
         rows.append([f"  {ph}", *[_fmt((r.phases or {}).get(ph), ".1f", "s") for r in recs]])
     rows.append(["ready", *[_fmt(r.ready_s, ".1f", "s") for r in recs]])
     rows.append(["tok/s (median)", *[_fmt(d["tok_s"]) for d in runs]])

@@ -97,9 +97,11 @@ def test_runs_cli_compare_json(tmp_path: Path) -> None:
     env = {**os.environ, "EAGLE_TUI_DATA_DIR": str(tmp_path)}
     store = RunStore(tmp_path / "runs.sqlite3")
     store.add(engine="sglang", flags={"speculative_algorithm": "EAGLE"}, state="stopped",
-              metrics={"tok_s_median": 56.7, "accept_len": 1.0})
+              metrics={"tok_s_median": 56.7, "accept_len": 1.0},
+              phases={"http_server": 41.0, "init": 8.0, "kv_cache": 0.6, "a_new_one": 1.0})
     store.add(engine="sglang", flags={"speculative_algorithm": "EAGLE3"}, state="ready",
-              metrics={"tok_s_median": 150.0, "accept_len": 3.4})
+              metrics={"tok_s_median": 150.0, "accept_len": 3.4},
+              phases={"loading_weights": 2.0, "init": 7.0})
     base = [sys.executable, "-m", "eagle_tui", "runs"]
     p = subprocess.run([*base, "compare", "last~1", "last", "--json", "--baseline", "90"],
                        capture_output=True, text=True, env=env, timeout=60, check=True)
@@ -112,6 +114,10 @@ def test_runs_cli_compare_json(tmp_path: Path) -> None:
                           capture_output=True, text=True,
                           env=env, timeout=60, check=True).stdout
     assert "--speculative-algorithm: EAGLE → EAGLE3" in text and "0.63×" in text
+    # the phases in the order a launch passes them, one of another version's last
+    rows = [ln.split()[0] for ln in text.splitlines() if ln.startswith("  ") and ln.strip()
+            and not ln.startswith("   ")]
+    assert rows[:5] == ["init", "loading_weights", "kv_cache", "http_server", "a_new_one"], text
     listed = json.loads(subprocess.run([*base, "list", "--json"], capture_output=True,
                                        text=True, env=env, timeout=60, check=True).stdout)
     assert {"id", "name", "engine", "command", "started", "state"} <= set(listed[0])
