@@ -30,6 +30,7 @@ from eagle_tui.model.boundary.termtext import inert_lines
 
 if TYPE_CHECKING:
     from eagle_tui.history.records import RunRecord
+    from eagle_tui.history.store import RunStore
     from eagle_tui.launch.plan import Prepared
     from eagle_tui.launch.process import RunHandle
 
@@ -246,7 +247,25 @@ def run(args: argparse.Namespace) -> int:
     control = None if args.read_only else LaunchControl(
         store=store, spec=spec, prep=started.prep, run=started.run, launched=started.launched,
         keep=bool(getattr(args, "keep", False)))
-    return open_dashboard(spec, subscribers=[recorder.on_batch], control=control)
+    code = open_dashboard(spec, subscribers=[recorder.on_batch], control=control)
+    _left_as_it_is(store, (control.run if control is not None else started.run).id)
+    return code
+
+
+def _left_as_it_is(store: RunStore, run_id: int) -> None:
+    """After the dashboard closed: the run it showed last (a relaunch's, after F, R or E) is
+    left as it is, its server most likely running: say which, and how to stop or watch it."""
+    from eagle_tui.history.records import FINAL_STATES
+    from eagle_tui.history.store import HistoryError
+
+    try:
+        rec = store.get(str(run_id))
+    except HistoryError:
+        return
+    if rec.state not in FINAL_STATES:
+        warn(inert_lines(f"eagle-tui launch: run {rec.label} left as it is ({rec.state}): "
+                         f"`eagle-tui stop {rec.id}` stops it, `eagle-tui attach {rec.id}` "
+                         "watches it again"), sys.stderr)
 
 
 __all__ = ["Started", "launch_async", "register", "run", "watch_spec"]
