@@ -127,22 +127,37 @@ async def get_bounded(client: httpx.AsyncClient, url: str, *, deadline_s: float,
     The per-read ``timeout`` of the client still applies inside (a connect that is refused or a
     server that says nothing fails as fast as before).
     """
+    import httpx
+
     if deadline_s <= 0 or max_bytes < 0:
         raise ValueError("deadline_s must be positive and max_bytes >= 0")
     t0 = time.perf_counter()
     status: int | None = None
     headers = {"accept-encoding": "identity"}
+
+    async def once() -> BoundedResponse:
+        nonlocal status
+        async with client.stream(method, url, headers=headers, json=json_body) as resp:
+            status = resp.status_code
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and len(declared) < 20 and int(declared) > max_bytes:
+                raise BodyTooLarge(f"{url}: the answer declares {_size(int(declared))}, "
+                                   f"more than {_size(max_bytes)}; skipped", status)
+            body = await _read_body(resp, url, max_bytes)
+            return BoundedResponse(status, body, time.perf_counter() - t0,
+                                   {k.lower(): v for k, v in resp.headers.items()})
+
     try:
         async with asyncio.timeout(deadline_s):
-            async with client.stream(method, url, headers=headers, json=json_body) as resp:
-                status = resp.status_code
-                declared = resp.headers.get("content-length", "")
-                if declared.isdigit() and len(declared) < 20 and int(declared) > max_bytes:
-                    raise BodyTooLarge(f"{url}: the answer declares {_size(int(declared))}, "
-                                       f"more than {_size(max_bytes)}; skipped", status)
-                body = await _read_body(resp, url, max_bytes)
-                return BoundedResponse(status, body, time.perf_counter() - t0,
-                                       {k.lower(): v for k, v in resp.headers.items()})
+            try:
+                return await once()
+            except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+                # a kept-alive connection the server closed as the request went out (the
+                # engines' uvicorn closes one idle for 5 s) fails before any answer: a GET is
+                # asked once more, on a new connection
+                if status is not None or method != "GET":
+                    raise
+            return await once()
     except TimeoutError:
         what = "complete answer" if status is not None else "answer"
         raise DeadlineExceeded(f"{url}: no {what} within {deadline_s:g} s", status) from None

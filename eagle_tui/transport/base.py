@@ -27,6 +27,20 @@ if TYPE_CHECKING:
 MAX_RANGE_BYTES = 8 << 20  # the cap of one read_range: memory and one exec's output stay bounded
 
 
+# An idle kept-alive HTTP connection is dropped after this, before the server drops it (the
+# engines' uvicorn: 5 s; httpx's own default was 5 s too): a request sent on a connection the
+# server is closing fails before any answer (``sources/http_budget`` then asks once more).
+HTTP_KEEPALIVE_S = 3.0
+
+
+def http_limits() -> httpx.Limits:
+    """The connection limits of every HTTP client of a transport (httpx's, but the expiry)."""
+    import httpx
+
+    return httpx.Limits(max_connections=100, max_keepalive_connections=20,
+                        keepalive_expiry=HTTP_KEEPALIVE_S)
+
+
 def check_range(offset: int, length: int) -> None:
     """The one validation of a :meth:`Transport.read_range` request."""
     if offset < 0 or length < 0:

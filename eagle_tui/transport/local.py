@@ -29,6 +29,7 @@ from .base import (
     TailChunk,
     TransportError,
     check_range,
+    http_limits,
 )
 from .files import open_regular, pread_regular
 
@@ -332,7 +333,8 @@ class LocalTransport:
         # trust_env=False: an HTTP(S)_PROXY in the environment must not capture 127.0.0.1 traffic
         import httpx
 
-        return httpx.AsyncClient(base_url=base_url, timeout=timeout, trust_env=False)
+        return httpx.AsyncClient(base_url=base_url, timeout=timeout, trust_env=False,
+                                 limits=http_limits())
 
     async def close(self) -> None:
         for proc in list(self._procs):

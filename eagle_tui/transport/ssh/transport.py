@@ -27,6 +27,7 @@ from eagle_tui.transport.base import (
     TailChunk,
     TransportError,
     check_range,
+    http_limits,
     not_regular_message,
 )
 from eagle_tui.transport.ssh.config import SshTarget, resolve
@@ -292,6 +293,7 @@ class SshTransport:
             timeout=timeout,
             transport=SshHttpTransport(backend),
             trust_env=False,  # an HTTP(S)_PROXY of *this* machine must not capture remote URLs
+            limits=http_limits(),
         )
 
     async def close(self) -> None:
