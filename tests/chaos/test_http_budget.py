@@ -128,15 +128,14 @@ async def test_a_get_on_a_connection_the_server_closed_is_asked_again_once() -> 
     alert) when its kept-alive connection was closed by the server as the poll went out."""
     from eagle_tui.sources.health import probe
 
-    async with ClosingKeepAlive() as srv:
-        async with _client(srv.url) as client:
-            for _ in range(3):
-                resp = await get_bounded(client, "/health", deadline_s=2.0, max_bytes=1024)
-                assert resp.status_code == 200 and resp.content == b"ok"
-            sample = await probe(client, "/health", time.time, 2.0)
-            assert sample.state == "ready", sample
-            # a POST is not idempotent: it is never sent twice
-            with pytest.raises(httpx.HTTPError):
-                await get_bounded(client, "/generate", deadline_s=2.0, max_bytes=1024,
-                                  method="POST", json_body={})
+    async with ClosingKeepAlive() as srv, _client(srv.url) as client:
+        for _ in range(3):
+            resp = await get_bounded(client, "/health", deadline_s=2.0, max_bytes=1024)
+            assert resp.status_code == 200 and resp.content == b"ok"
+        sample = await probe(client, "/health", time.time, 2.0)
+        assert sample.state == "ready", sample
+        # a POST is not idempotent: it is never sent twice
+        with pytest.raises(httpx.HTTPError):
+            await get_bounded(client, "/generate", deadline_s=2.0, max_bytes=1024,
+                              method="POST", json_body={})
     assert srv.connections >= 4

@@ -124,6 +124,9 @@ def _liveness(state: DashboardState, now: float | None, restarted: float | None)
                             restarted)
         return Liveness("", restarted_ago_s=restarted)
     assert age is not None
+    if state.startup.phase is not Phase.NONE and not serving:
+        # still starting: a warm-up's /metrics say nothing runs, yet the server is not idle
+        return Liveness("", restarted_ago_s=restarted)
     if state.liveness.idle_t is not None:
         return Liveness("idle", state.liveness.idle_t, age, "no request running, nothing generated",
                         restarted)

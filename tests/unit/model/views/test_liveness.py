@@ -160,3 +160,17 @@ def test_waiting_requests_with_none_running_are_not_idle() -> None:
     state, _ = replay([*VLLM[: VLLM.index(next(x for x in VLLM if "Engine 000" in x)) + 1], line])
     assert liveness(state).activity == "active"
     assert state.stats.gen_tps.last == 0.0  # a real zero, not an idle interval
+
+
+
+def test_a_warm_up_is_not_idle() -> None:
+    """Before "ready" the engine's /metrics say nothing runs (its warm-up request comes through
+    /generate): the Metrics pane said "IDLE no request running, nothing generated" through a
+    minute of warm-up on the real SGLang CPU server. Not idle; once ready, idle it is."""
+    ready = next(i for i, line in enumerate(SGLANG) if "fired up and ready" in line)
+    for upto, activity in ((ready, ""), (ready + 1, "idle")):
+        state, t = replay(SGLANG[:upto])
+        assert state.startup.ready is (activity == "idle")
+        state = reduce(state, [*(MetricsSample(t + i, "sglang", gen_tps=0.0, running=0)
+                                 for i in range(1, 4)), Tick(t + 4)])
+        assert liveness(state).activity == activity
