@@ -94,6 +94,8 @@ def test_remote_stop_finds_a_setsid_daemon(tmp_path: Path, sshd: object) -> None
     from tests.integration.test_stop_membership import DAEMON, SLEEPER, alive, kill_carriers, until
 
     pidfile = tmp_path / "pids"
+    earlier = b"an earlier run's line\n" * 3  # the run's own lines begin after these
+    (tmp_path / "log").write_bytes(earlier)
     clean = {k: v for k, v in os.environ.items() if k != "EAGLE_TUI_RUN"}
     other = subprocess.Popen([sys.executable, "-c", SLEEPER, str(tmp_path / "o")], env=clean)
     tokens: list[str] = []
@@ -104,6 +106,7 @@ def test_remote_stop_finds_a_setsid_daemon(tmp_path: Path, sshd: object) -> None
             la = await start_detached(tr, [sys.executable, "-c", DAEMON, str(pidfile)],
                                       cwd=str(tmp_path), log_path=str(tmp_path / "log"),
                                       token=tokens[-1])
+            assert la.log_offset == len(earlier)
             await asyncio.to_thread(until, pidfile.exists, "the daemon")
             daemon = int(pidfile.read_text())
             await asyncio.to_thread(until, lambda: not alive(la.pid), "the leader to exit")
