@@ -47,6 +47,27 @@ def up_again(b: Batch, up: bool = True) -> None:
         b.put("startup", crash=None)
 
 
+# The lines a server prints once, first, at each start (their PhaseEvents' details): SGLang's
+# launcher's ``server_args=``, vLLM's API server's version line and its ``non-default args``.
+# Its workers' own INIT lines (a DP rank's engine, a TP rank's NCCL) may come after another
+# rank's crash, never these.
+RUN_FIRST = ("server args", "vLLM API server version", "non-default args:")
+
+
+def after_an_end(s: DashboardState, ev: PhaseEvent) -> bool:
+    """A server's first line after its log told the run ready or crashed: a server restarted
+    into the same log (``nohup ... >>``), the old run's crash or figures are not the new one's.
+    A live view only (its clock runs: ``report`` folds a file alone, without one, and keeps
+    its runs folded together) that watches no process (a process watch tells the old run's
+    end itself: :func:`rerun_in_log`)."""
+    if (s.clock.now is None or s.live.process is not None or s.live.process_exit is not None
+            or not any(ev.detail.startswith(t) for t in RUN_FIRST)):
+        return False
+    st = s.startup
+    return (st.crash is not None and st.crash.lineno < ev.lineno) or any(
+        m.phase.rank >= Phase.READY.rank and m.lineno < ev.lineno for m in st.phases)
+
+
 def rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
     """A server's first line again after the watched process exited: the server was restarted
     writing to the same log (``>>``), a new run. (Only a live process source can say the old
@@ -54,8 +75,11 @@ def rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
     old run's first line must have been read before the exit: a server that died before its
     log was read has all of its lines after the exit, and its own second INIT line is none."""
     first = s.startup.phase_mark(Phase.INIT)
-    if (first is None or ev.lineno <= first.lineno or not s.live.process_ended
-            or first.lineno > s.live.exit_line):
+    if first is None or ev.lineno <= first.lineno:
+        return False
+    if after_an_end(s, ev):
+        return True
+    if not s.live.process_ended or first.lineno > s.live.exit_line:
         return False
     # The old run had moved on (a later phase, or a crash its log told before the exit) before
     # this line: lines that one run wrote before its exit may be read after it (the log read

@@ -143,3 +143,48 @@ def test_the_run_appended_again_after_its_exit_is_a_new_run(name: str) -> None:
     assert s.startup.restarts == 1 and s.live.process_exit is None
     first_init = next(m for m in s.startup.phases if m.phase is Phase.INIT)
     assert first_init.lineno > len(one)
+
+
+# ------------------------------------------------------- a log that holds runs one after another
+APPENDED = [("samples/sglang-oom-cuda-graph.log", "sglang-cpu/eagle3.log"),
+            ("vllm-cpu/server-eagle3-enginecore-killed.log", "vllm-cpu/server-eagle3.log"),
+            ("vllm-cpu/server-eagle3.log", "vllm-cpu/server-ngram.log")]
+
+
+def fold_lines(names: tuple[str, ...], *, live: bool, process: bool = False) -> DashboardState:
+    """The logs one after another in one file (``nohup ... >>``), folded line by line: ``live``
+    as the dashboard folds them (its clock ticks), else as ``report`` does; ``process``: a
+    process source watches the (old) server, alive."""
+    parser = LogParser()
+    s = DashboardState()
+    if live:
+        s = reduce(s, [Tick(100.0)])
+    if process:
+        s = reduce(s, [ProcessSample(100.0, 11, "running")])
+    for name in names:
+        for line in (FIXTURES / name).read_bytes().splitlines():
+            s = reduce(s, parser.feed_line(line))
+    return s
+
+
+@pytest.mark.parametrize("names", APPENDED, ids=lambda n: f"{n[0]} then {n[1]}")
+def test_a_server_started_again_into_its_log_is_a_new_run_on_screen(names: tuple[str, str]) -> None:
+    """``watch --log nohup.out``: an earlier run that crashed (or served) before the server was
+    started again into the same file. Its crash was shown as the new run's, for as long as it
+    was watched; the new run's first line now starts a new run, the old one its ``previous``."""
+    one = fold_lines(names[:1], live=True)
+    assert one.startup.crash is not None or one.startup.ready
+    s = fold_lines(names, live=True)
+    assert s.startup.restarts == 1 and s.startup.crash is None, s.startup.crash
+    assert s.startup.ready and s.startup.previous is not None
+    first_init = next(m for m in s.startup.phases if m.phase is Phase.INIT)
+    assert first_init.lineno > sum(1 for _ in (FIXTURES / names[0]).open("rb"))
+
+
+@pytest.mark.parametrize("names", APPENDED[:2], ids=lambda n: n[0])
+def test_report_and_a_watched_live_process_keep_the_appended_runs_as_they_were(
+        names: tuple[str, str]) -> None:
+    """``report`` (no clock) folds a file's runs together, as it always has; a dashboard that
+    watches the server's process restarts on that process's exit instead (the rules above)."""
+    for s in (fold_lines(names, live=False), fold_lines(names, live=True, process=True)):
+        assert s.startup.restarts == 0 and s.startup.crash is not None
