@@ -63,6 +63,8 @@ def after_an_end(s: DashboardState, ev: PhaseEvent) -> bool:
     if (s.clock.now is None or s.live.process is not None or s.live.process_exit is not None
             or not any(ev.detail.startswith(t) for t in RUN_FIRST)):
         return False
+    # (by line number: another node's log, a multi-node watch's, counts its own lines, and its
+    # first line comes before the number of this log's ready or crash line)
     st = s.startup
     return (st.crash is not None and st.crash.lineno < ev.lineno) or any(
         m.phase.rank >= Phase.READY.rank and m.lineno < ev.lineno for m in st.phases)
