@@ -6,6 +6,7 @@ server restarted into the same log is told by its first line again (:func:`rerun
 from __future__ import annotations
 
 from eagle_tui.model.containers.states import LOOP_KIND, RESTARTED
+from eagle_tui.model.engines import profile_of, profiles
 from eagle_tui.model.events import CrashEvent, Phase, PhaseEvent
 from eagle_tui.model.fold.batch import Batch
 from eagle_tui.model.state import DashboardState, LiveSources, Startup
@@ -47,13 +48,6 @@ def up_again(b: Batch, up: bool = True) -> None:
         b.put("startup", crash=None)
 
 
-# The lines a server prints once, first, at each start (their PhaseEvents' details): SGLang's
-# launcher's ``server_args=``, vLLM's API server's version line and its ``non-default args``.
-# Its workers' own INIT lines (a DP rank's engine, a TP rank's NCCL) may come after another
-# rank's crash, never these.
-RUN_FIRST = ("server args", "vLLM API server version", "non-default args:")
-
-
 def after_an_end(s: DashboardState, ev: PhaseEvent) -> bool:
     """A server's first line after its log told the run ready or crashed: a server restarted
     into the same log (``nohup ... >>``), the old run's crash or figures are not the new one's.
@@ -61,13 +55,22 @@ def after_an_end(s: DashboardState, ev: PhaseEvent) -> bool:
     its runs folded together) that watches no process (a process watch tells the old run's
     end itself: :func:`rerun_in_log`)."""
     if (s.clock.now is None or s.live.process is not None or s.live.process_exit is not None
-            or not any(ev.detail.startswith(t) for t in RUN_FIRST)):
+            or not ev.detail.startswith(_run_first(s))):
         return False
     # (by line number: another node's log, a multi-node watch's, counts its own lines, and its
     # first line comes before the number of this log's ready or crash line)
     st = s.startup
     return (st.crash is not None and st.crash.lineno < ev.lineno) or any(
         m.phase.rank >= Phase.READY.rank and m.lineno < ev.lineno for m in st.phases)
+
+
+def _run_first(s: DashboardState) -> tuple[str, ...]:
+    """The details of the once-per-start line: the run's engine's (``LogFacet.run_first``),
+    or every engine's while it is unknown."""
+    profile = profile_of(s.startup.engine)
+    if profile is not None:
+        return profile.logs.run_first
+    return tuple(t for p in profiles() for t in p.logs.run_first)
 
 
 def rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:

@@ -158,6 +158,9 @@ class LogFacet(Record):
     # uvicorn's "Application startup complete" means ready (the engine was built before its
     # HTTP app starts) rather than only the HTTP server being up
     ready_at_app_startup: bool = False
+    # the details of the PhaseEvents of the line it prints once, first, at each start (its
+    # launcher's, never a worker's): seen again after a ready or a crash, a restart into the log
+    run_first: tuple[str, ...] = ()
     # --- rules
     crash_hint: CrashHint | None = None
     hint_templates: tuple[HintTemplate, ...] = ()  # every template its crash_hint fills

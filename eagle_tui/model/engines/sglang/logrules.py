@@ -11,7 +11,7 @@ from eagle_tui.model.engines.facets.logs import (
     LogPrefix,
     memory_stage,
 )
-from eagle_tui.model.engines.sglang.logs import SglangParser
+from eagle_tui.model.engines.sglang.logs import SERVER_ARGS, SglangParser
 from eagle_tui.model.engines.sglang.phases import PHASE_FRAMES
 from eagle_tui.model.events import Phase
 
@@ -147,6 +147,7 @@ LOGS = LogFacet(
     bulk_stats=True,  # the Decode batch / Prefill batch lines are its scheduler's
     access_opener="[",  # it logs uvicorn's access lines behind its own stamp
     parser=SglangParser,
+    run_first=(SERVER_ARGS,),  # the launcher's ``server_args=`` line
     crash_hint=crash_hint,
     hint_templates=TEMPLATES,
     dead=_DEAD,

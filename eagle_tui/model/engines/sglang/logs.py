@@ -118,6 +118,7 @@ _CLI_KEYS = {
     "draft-model": "draft_model", "draft": "draft_model", "num-steps": "num_steps",
     "eagle-topk": "eagle_topk", "num-draft-tokens": "num_draft_tokens",
 }
+SERVER_ARGS = "server args"  # the detail of the launcher's ``server_args=`` line's INIT
 _INIT_TEXT = (  # "Init parallel" is 0.5.x's name for "Init torch distributed"
     "server_args=", "Init torch distributed", "Init parallel", "Max running requests is reset",
     "Mixed chunked prefill is disabled", "speculative_num_draft_tokens is adjusted",
@@ -311,7 +312,7 @@ class SglangParser:
             return [prefill_stats(msg, lineno, time)], LineKind.STATS
         if "server_args=" in msg:
             self._args_open = not msg.rstrip().endswith(_ARGS_CLOSE)
-            events: list[Event] = [PhaseEvent(Phase.INIT, lineno, time, "server args")]
+            events: list[Event] = [PhaseEvent(Phase.INIT, lineno, time, SERVER_ARGS)]
             spec = self.spec.merge(server_args_spec(msg))
             if spec:
                 events.append(spec)
@@ -402,6 +403,19 @@ class SglangParser:
         return events
 
 
-__all__ = ["DECODE_FIELDS", "DECODE_FIELDS_SRC", "PREFILL_FIELDS", "PREFILL_FIELDS_SRC",
-           "SglangParser", "cli_spec", "decode_stats", "decode_stats_generic", "fields",
-           "prefill_stats", "prefill_stats_generic", "server_args_spec", "weighted_accept_len"]
+__all__ = [
+    "DECODE_FIELDS",
+    "DECODE_FIELDS_SRC",
+    "PREFILL_FIELDS",
+    "PREFILL_FIELDS_SRC",
+    "SERVER_ARGS",
+    "SglangParser",
+    "cli_spec",
+    "decode_stats",
+    "decode_stats_generic",
+    "fields",
+    "prefill_stats",
+    "prefill_stats_generic",
+    "server_args_spec",
+    "weighted_accept_len",
+]

@@ -182,6 +182,7 @@ LOGS = LogFacet(
     phase_frames=PHASE_FRAMES,
     access_opener="(",  # its API server's "(APIServer pid=N) " before uvicorn's access lines
     parser=VllmParser,
+    run_first=("vLLM API server version", "non-default args:"),  # the API server's, once
     ready_at_app_startup=True,  # the engine core is built before the API server's app starts
     crash_hint=crash_hint,
     hint_templates=TEMPLATES,
