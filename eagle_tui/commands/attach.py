@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         if args.log is None and rec.log_offset:  # the run's own lines of a file it appended to
-            spec = replace(spec, log_offset=max(0, rec.log_offset))
+            spec = replace(spec, log_offset=rec.log_offset)
         if rec.container is not None:  # a launched container: watched as --container
             from eagle_tui.assembly.containers import resolved
             from eagle_tui.launch.plan import handle_of

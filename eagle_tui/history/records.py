@@ -75,8 +75,8 @@ def typed(name: str, value: Any) -> Any:
     kind = _KINDS.get(name)
     if kind == "TEXT":
         return value if isinstance(value, str) else _text(value)
-    if kind == "INTEGER":
-        ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) < _INT_MAX
+    if kind == "INTEGER":  # ids, pids, groups, offsets, flags: none is negative
+        ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _INT_MAX
         return value if ok else None
     if kind == "REAL":
         low, high = _TIMES if name in ("started", "ended") else (-1e18, 1e18)

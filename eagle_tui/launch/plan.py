@@ -211,7 +211,7 @@ def handle_of(rec: RunRecord) -> Launched | ContainerLaunched:
         return ContainerLaunched(cli, cid, rec.container_text("name") or cid[:12],
                                  rec.container_text("image"), rec.token or "")
     return Launched(rec.pid or 0, rec.pgid or 0, rec.proc_start or "", rec.token or "",
-                    rec.log_path or "", max(0, rec.log_offset or 0))
+                    rec.log_path or "", rec.log_offset or 0)
 
 
 __all__ = ["Prepared", "default_log", "env_values", "handle_of", "prepare", "run_argv", "start"]

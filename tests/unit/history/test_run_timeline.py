@@ -154,3 +154,10 @@ def test_one_meaning_of_ready_the_pane_and_the_record_agree() -> None:
     ready_step = [e for s, st, e in step_states(state) if s.label == "ready" and st == "done"]
     assert ready_step == [ready_seconds(state)] == [43.0]
     assert summarize(state)["ready_s"] == 43.0
+
+
+@pytest.mark.parametrize("name", ["pid", "pgid", "parent", "log_offset", "id"])
+def test_typed_integers_are_never_negative(name: str) -> None:
+    """An edited history's ``-1`` pid or log offset reads as NULL (its default), as any value
+    of the wrong type does: none of these columns has a negative meaning."""
+    assert typed(name, -1) is None and typed(name, 0) == 0 and typed(name, 7) == 7
