@@ -16,7 +16,8 @@ import json
 import threading
 import time
 
-MODES = ("ok", "refused", "503", "500", "garbage", "hang", "drip", "huge", "endless", "numbers")
+MODES = ("ok", "refused", "503", "500", "garbage", "hang", "drip", "huge", "endless", "numbers",
+         "keepalive-drop")
 BIG = "9" * 400
 
 _HEAD = ("HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\n{length}connection: close\r\n\r\n")
@@ -129,6 +130,12 @@ class HostileServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 self.requests += 1
                 path = head.split(b" ", 2)[1].decode("latin-1") if b" " in head else "/"
+                if self.mode == "keepalive-drop":  # kept alive, then closed as the next comes
+                    await self._send(writer, _HEAD.replace("close", "keep-alive").format(
+                        status="200 OK", ctype="text/plain", length="content-length: 2\r\n")
+                        .encode() + b"ok")
+                    await reader.readuntil(b"\r\n\r\n")
+                    return
                 await self._answer(path.split("?", 1)[0], writer)
         except (TimeoutError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
                 IndexError):

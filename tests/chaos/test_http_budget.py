@@ -3,7 +3,6 @@ server of :mod:`eagle_tui.sim.hostile`."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import time
 from collections.abc import Iterator
@@ -85,50 +84,14 @@ async def test_hang_and_refused_fail_within_the_deadline(hostile: HostileServer)
             await get_bounded(client, "/health", deadline_s=1.0, max_bytes=1024)
 
 
-class ClosingKeepAlive:
-    """A loopback server that answers a connection's first request with keep-alive and closes
-    the connection when its second request comes, without an answer: what a client meets when
-    it reuses a connection the server is closing (uvicorn closes one idle for 5 s)."""
-
-    def __init__(self) -> None:
-        self.connections = 0
-        self.url = ""
-        self._server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> ClosingKeepAlive:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            for n in range(2):
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next((int(ln.split(b":")[1]) for ln in head.split(b"\r\n")
-                               if ln.lower().startswith(b"content-length:")), 0)
-                await reader.readexactly(length)
-                if n:
-                    break  # the second request: closed unanswered
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n"
-                             b"connection: keep-alive\r\n\r\nok")
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-
-async def test_a_get_on_a_connection_the_server_closed_is_asked_again_once() -> None:
+async def test_a_get_on_a_connection_the_server_closed_is_asked_again_once(
+        hostile: HostileServer) -> None:
     """The ready poll of a healthy engine said "error: ReadError" (a critical ``health_lost``
     alert) when its kept-alive connection was closed by the server as the poll went out."""
     from eagle_tui.sources.health import probe
 
-    async with ClosingKeepAlive() as srv, _client(srv.url) as client:
+    hostile.set_mode("keepalive-drop")  # each connection's second request: closed unanswered
+    async with _client(hostile.url) as client:
         for _ in range(3):
             resp = await get_bounded(client, "/health", deadline_s=2.0, max_bytes=1024)
             assert resp.status_code == 200 and resp.content == b"ok"
@@ -138,4 +101,4 @@ async def test_a_get_on_a_connection_the_server_closed_is_asked_again_once() -> 
         with pytest.raises(httpx.HTTPError):
             await get_bounded(client, "/generate", deadline_s=2.0, max_bytes=1024,
                               method="POST", json_body={})
-    assert srv.connections >= 4
+    assert hostile.requests >= 4  # connections: the first request of each is counted
