@@ -25,6 +25,7 @@ from eagle_tui.model.events import (
     Event,
     HiddenStateDims,
     LogLine,
+    LogOpened,
     Phase,
     PrefillStats,
     SpecStats,
@@ -63,12 +64,17 @@ from .spool import NumberSpool
 class ReportBuilder:
     """Folds parser events into the report's state and spools."""
 
-    def __init__(self, name: str, baseline: float | None = None) -> None:
+    def __init__(self, name: str, baseline: float | None = None,
+                 opened: LogOpened | None = None) -> None:
+        """``opened``: the fold is the background summary of a dashboard that opened the log
+        at its end (``report.prefix``), which shows the log's last run, as the dashboard does."""
         self.name = name
         self.parser = LogParser()
         self.state = DashboardState()
         if baseline:
             self.state = reduce(self.state, [Baseline(baseline, "report")])
+        if opened is not None:
+            self.state = reduce(self.state, [opened])
         self.lines = 0
         self.accept = NumberSpool()
         self.gen = NumberSpool(median=True)

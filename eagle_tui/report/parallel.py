@@ -37,6 +37,8 @@ from .reader import (
 from .workfiles import memory_path, private_kib, read_int, summary_path
 
 if TYPE_CHECKING:
+    from eagle_tui.model.events import LogOpened
+
     from .builder import ReportBuilder
 
 THRESHOLD = 16 << 20  # smaller files: the serial path (forking would not pay)
@@ -334,13 +336,15 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
                   workers: int | None = None, threshold: int = THRESHOLD,
                   min_bytes: int = MIN_BYTES, chunk: int = PAR_CHUNK,
                   rss: list[tuple[int, int]] | None = None, size: int | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> ReportBuilder:
+                  progress: Callable[[int, int], None] | None = None,
+                  opened: LogOpened | None = None) -> ReportBuilder:
     """The builder of :func:`build_report_parallel`, not finished yet, over the first ``size``
     bytes of the regular file ``f`` (all of it by default; ``size`` must be a line start).
 
     What the dashboard's background summary of a log opened at its end needs (``.prefix``):
     the folded state and the spools of the lines before the in-memory tail. ``progress(bytes,
-    lines)`` is called after each chunk applied in file order.
+    lines)`` is called after each chunk applied in file order; ``opened`` goes to the
+    builder (``ReportBuilder``).
     """
     fd = f.fileno()
     st = os.fstat(fd)
@@ -351,7 +355,7 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
         and hasattr(os, "preadv")  # POSIX (Linux, BSD); elsewhere the serial path
     layout = plan(fd, total, chunk) if usable else None
     if layout is None or not 2 <= len(layout[0]) <= MAX_CHUNKS:
-        return _fold_serial(f, name, baseline, size, progress)
+        return _fold_serial(f, name, baseline, size, progress, opened)
     import signal  # these two only for a big file: each import counts in a short command
     import tempfile
 
@@ -380,7 +384,7 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
             # workers, which only summarize, start that much sooner
             from .builder import ReportBuilder
 
-            b = ReportBuilder(name, baseline)
+            b = ReportBuilder(name, baseline, opened)
             merge = _Merge(b, fd, chunks, done_r, tmp)
             merge.progress = progress
             buf = bytearray(length)
@@ -411,11 +415,12 @@ def fold_parallel(f: BinaryIO, name: str, *, baseline: float | None = None,
 
 
 def _fold_serial(f: BinaryIO, name: str, baseline: float | None, size: int | None,
-                 progress: Callable[[int, int], None] | None) -> ReportBuilder:
+                 progress: Callable[[int, int], None] | None,
+                 opened: LogOpened | None) -> ReportBuilder:
     """``build_report``'s fold (its reader and chunks), of the first ``size`` bytes (all)."""
     from .builder import ReportBuilder
 
-    b = ReportBuilder(name, baseline)
+    b = ReportBuilder(name, baseline, opened)
     done = 0
     for buf, end, last in read_chunks(f if size is None else _limited(f, size), CHUNK):
         b.chunk(buf, end, last)

@@ -28,7 +28,14 @@ from typing import BinaryIO
 from eagle_tui.console import say, warn
 from eagle_tui.files import open_regular
 from eagle_tui.model.boundary.termtext import Inert, inert
-from eagle_tui.model.events import CrashEvent, DecodeStats, Event, SpecStats
+from eagle_tui.model.events import (
+    CrashEvent,
+    DecodeStats,
+    Event,
+    LogOpened,
+    Phase,
+    SpecStats,
+)
 from eagle_tui.model.fold.prefix import PrefixSummary
 from eagle_tui.model.fold.reducer import reduce
 from eagle_tui.model.ingest.crash import CANDIDATE_WINDOW
@@ -88,10 +95,18 @@ def last_stats(data: bytes, first_lineno: int, b: ReportBuilder) -> tuple[list[E
 def fold_prefix(f: BinaryIO, start: int, *, workers: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> PrefixSummary:
     """The summary of the regular file ``f``'s lines before byte ``start`` (a line start)."""
-    b = fold_parallel(f, getattr(f, "name", "log"), workers=workers, size=start,
-                      progress=progress)
+    name = getattr(f, "name", "log")
     fd = f.fileno()
+    b = fold_parallel(f, name, workers=workers, size=start, progress=progress,
+                      opened=_opened(name, start, os.fstat(fd).st_size))
     return _finish(b, lambda at, n: os.pread(fd, n, at), start)
+
+
+def _opened(name: str, start: int, size: int) -> LogOpened:
+    """What the dashboard said when it opened the log at ``start``: the summary folds the lines
+    before it as that view does (a server started again into the log begins a new run there,
+    ``fold.restarts.after_an_end``), not as ``report`` folds a file's runs together."""
+    return LogOpened(str(name), "", start, max(size, start))
 
 
 def _crash_context(b: ReportBuilder, after: bytes,
@@ -140,9 +155,12 @@ def _finish(b: ReportBuilder, read: Callable[[int, int], bytes], start: int,
         if enough or a <= floor or size >= STATS_MAX:
             break
         size *= 2
-    # the fold reduced a first stats line itself (when serving began): not twice
-    stats = b.state.stats
-    done = max((ev.lineno for ev in (stats.last_decode, stats.last_spec) if ev is not None),
+    # the fold reduced a first stats line itself (when serving began): not twice; and a run
+    # started again into the log (``restarts``) shows only its own lines' stats
+    st = b.state
+    stats = st.stats
+    first = st.startup.phase_mark(Phase.INIT) if st.startup.restarts else None
+    done = max([ev.lineno for ev in (stats.last_decode, stats.last_spec, first) if ev is not None],
                default=0)
     events = [ev for ev in events if getattr(ev, "lineno", 0) > done]
     state = reduce(b.state, events) if events else b.state
@@ -180,7 +198,7 @@ def fold_stream(stream: BinaryIO, start: int,
                 progress: Callable[[int, int], None] | None = None) -> PrefixSummary:
     """:func:`fold_prefix` of the first ``start`` bytes of a stream (one process, serial)."""
     src = _Recent(stream, start)
-    b = ReportBuilder("log")
+    b = ReportBuilder("log", opened=_opened("log", start, start))
     done = 0
     for buf, end, last in read_chunks(src, 4 << 20):  # type: ignore[arg-type]
         b.chunk(buf, end, last)

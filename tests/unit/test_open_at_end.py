@@ -278,3 +278,40 @@ def test_split_keeps_the_prefix_s_hold_lines_with_the_file_s_numbers(tmp_path: P
     split = asyncio.run(_split(log, len("\n".join(real[half:])) // 2))
     assert split.log.summary is not None and split.log.summary.finished
     assert shown(split) == shown(full)
+
+
+# ------------------------------------------------ a log a server was started into again (>>)
+APPENDED = [("samples/sglang-oom-cuda-graph.log", "sglang-cpu/eagle3.log"),
+            ("vllm-cpu/server-eagle3-enginecore-killed.log", "vllm-cpu/server-eagle3.log"),
+            ("vllm-cpu/server-eagle3.log", "vllm-cpu/server-ngram.log")]
+
+
+async def _live(path: Path) -> DashboardState:
+    """The whole file read by a live view (its clock ticks: ``fold.restarts.after_an_end``)."""
+    return await Session([ReplaySource(path, kind="log")], tick_interval=0.01).run()
+
+
+@pytest.mark.parametrize("names", APPENDED, ids=lambda n: f"{n[0]} then {n[1]}")
+def test_a_log_opened_at_its_end_shows_its_last_run(names: tuple[str, str],
+                                                    tmp_path: Path) -> None:
+    """``watch --log nohup.out`` of a big file that holds an earlier run (a crash, or a run
+    that served) before the server was started into it again: the background summary of the
+    lines before the tail folded them as ``report`` does, runs together, and the earlier run's
+    CUDA OOM was shown as the serving run's crash. Wherever the tail begins (in the old run,
+    at the new run's first lines, before or after its first stats line, deep in it), the
+    dashboard shows what a live read of the whole file shows: the last run, one restart."""
+    old, new = ((FIXTURES / n).read_bytes() for n in names)
+    # the new run goes on with lines the tail alone holds (its own last stats lines again)
+    log = tmp_path / "nohup.out"
+    log.write_bytes(old + new + b"".join(new.splitlines(keepends=True)[-40:]) * 20)
+    full = asyncio.run(_live(log))
+    assert full.startup.restarts == 1 and full.startup.crash is None and full.startup.ready
+    size = log.stat().st_size
+    first = len(old) + new.index(b"\n") + 1  # the new run's second line
+    stats = len(old) + new.index(b"Decode batch" if b"Decode batch" in new else b"throughput")
+    for start in sorted({len(old) // 2, first, stats - 1, stats + 300, size // 2, size - 4096}):
+        split = asyncio.run(_split(log, size - start))
+        assert split.log.log_start > 0, start
+        assert shown(split) == shown(full), start
+        assert split.startup.restarts == 1, start
+        assert split.startup.previous is not None, start

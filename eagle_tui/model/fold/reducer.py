@@ -195,9 +195,12 @@ def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool 
 
     s = b.s
     st, log, live = s.startup, s.log, s.live
-    b.swap("startup", Startup(restarts=st.restarts + 1, restart_t=s.clock.now, usual=st.usual,
-                              previous=previous_run(s, "") or st.previous,
-                              restart_reason=reason, crash=carried(st)) if count else st)
+    fresh = Startup(restarts=st.restarts + 1, restart_t=s.clock.now, usual=st.usual,
+                    previous=previous_run(s, "") or st.previous, restart_reason=reason,
+                    crash=carried(st))
+    if not truncated:  # the same file goes on: the same log parser, which tells its engine once
+        fresh = replace(fresh, engine=st.engine, engine_inferred=st.engine_inferred)
+    b.swap("startup", fresh if count else st)
     b.swap("config", ServedConfig(draft_config=s.config.draft_config))
     b.swap("stats", LogStats())
     b.swap("metrics", ServerMetrics(baseline_tok_s=s.metrics.baseline_tok_s))
@@ -214,9 +217,12 @@ def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool 
         b.max_lineno = 0
         b.swap("log", LogCounters())
         return
-    # the same file goes on: its line numbers too
+    # the same file goes on: its line numbers too, and where the view opened it (the tail's
+    # start, the count of the lines before it, their summary)
     b.swap("log", LogCounters(lines=log.lines, recent_lines=log.recent_lines,
-                              markers=log.markers))
+                              markers=log.markers, log_start=log.log_start,
+                              log_size=log.log_size, lineno_base=log.lineno_base,
+                              summary=log.summary))
 
 
 def _new_process(b: Batch, ev: ProcessSample) -> None:
@@ -308,8 +314,9 @@ def _apply(b: Batch, ev: Event) -> None:  # a flat dispatch, one branch per even
             # bounded: a log of thousands of distinct dims made every event cost O(dims)
             kept = dims if len(dims) < MAX_HIDDEN_DIMS else dims[:-1]
             b.put("config", hidden_dims=(*kept, ev.dim))
-    elif isinstance(ev, ModelInfo):
-        b.put("config", models=(*s.config.models, ev))
+    elif isinstance(ev, ModelInfo):  # (runs a ``report`` folds together: each model once)
+        if not any((m.role, m.architecture) == (ev.role, ev.architecture) for m in s.config.models):
+            b.put("config", models=(*s.config.models, ev))
     elif isinstance(ev, CrashEvent):
         _with_crash(b, ev)
     elif isinstance(ev, LogRestarted):

@@ -51,11 +51,12 @@ def up_again(b: Batch, up: bool = True) -> None:
 def after_an_end(s: DashboardState, ev: PhaseEvent) -> bool:
     """A server's first line after its log told the run ready or crashed: a server restarted
     into the same log (``nohup ... >>``), the old run's crash or figures are not the new one's.
-    A live view only (its clock runs: ``report`` folds a file alone, without one, and keeps
-    its runs folded together) that watches no process (a process watch tells the old run's
-    end itself: :func:`rerun_in_log`)."""
-    if (s.clock.now is None or s.live.process is not None or s.live.process_exit is not None
-            or not ev.detail.startswith(_run_first(s))):
+    A live view only (its clock runs, or it opened the log at its end: the background summary
+    of the lines before its tail folds them without a clock; ``report`` folds a file alone and
+    keeps its runs folded together) that watches no process (a process watch tells the old
+    run's end itself: :func:`rerun_in_log`)."""
+    if ((s.clock.now is None and s.log.log_start <= 0) or s.live.process is not None
+            or s.live.process_exit is not None or not ev.detail.startswith(_run_first(s))):
         return False
     # (by line number: another node's log, a multi-node watch's, counts its own lines, and its
     # first line comes before the number of this log's ready or crash line)

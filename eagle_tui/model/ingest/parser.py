@@ -292,6 +292,12 @@ class LogParser:
         kind: LineKind | None = None
         if not source:
             events, kind = self._engine_events(pre, msg, lineno, time)
+            first = self._run_first(events)
+            if first >= 0:
+                if self._new_run():
+                    events, kind = self._engine_events(pre, msg, lineno, time)
+                    first = self._run_first(events)
+                events.insert(0, events.pop(first))  # the line's other events are its run's
             if long:
                 for parser in self._parsers.values():
                     parser.line_cut()
@@ -313,6 +319,32 @@ class LogParser:
                                    was_tb or self.crash.in_traceback)
             out.insert(line_at, LogLine(lineno, norm.text, line_kind, self.host))
         return out
+
+    def _run_first(self, events: list[Event]) -> int:
+        """The index in ``events`` of the INIT of the server's once-per-start line
+        (``LogFacet.run_first``), -1 if they hold none."""
+        own = profile_of(self.engine)
+        first = own.logs.run_first if own is not None else ()
+        if first:
+            for i, ev in enumerate(events):
+                if type(ev) is PhaseEvent and ev.phase is Phase.INIT \
+                        and ev.detail.startswith(first):
+                    return i
+        return -1
+
+    def _new_run(self) -> bool:
+        """At the server's once-per-start line: whether a run of this log moved on before it
+        (a later phase, or a crash), i.e. the server was started again into the log (``nohup
+        ... >>``). What the engine parser knew of the old run (the roles of its loads, its
+        models and settings) and the last hidden-state dim are then forgotten, for the line to
+        be read again by a fresh engine parser. The furthest phase and the crash stay the
+        log's (what ``report`` decides its bulk paths by, which a parallel report's workers
+        assume for their whole chunk)."""
+        if not self.crashed and self.phase.rank <= Phase.INIT.rank:
+            return False
+        self.last_dim = None
+        self._parsers = {}
+        return True
 
     def _engine_events(self, pre: Prefixed, msg: str, lineno: int,
                        time: str | None) -> tuple[list[Event], LineKind | None]:

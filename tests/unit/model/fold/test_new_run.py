@@ -188,3 +188,23 @@ def test_report_and_a_watched_live_process_keep_the_appended_runs_as_they_were(
     watches the server's process restarts on that process's exit instead (the rules above)."""
     for s in (fold_lines(names, live=False), fold_lines(names, live=True, process=True)):
         assert s.startup.restarts == 0 and s.startup.crash is not None
+
+
+RELAUNCHED = [*APPENDED, ("sglang-cpu/misconf.log", "sglang-cpu/eagle3.log"),
+              ("vllm-cpu/server-ngram.log", "vllm-cpu/server-eagle3.log")]
+
+
+@pytest.mark.parametrize("names", RELAUNCHED, ids=lambda n: f"{n[0]} then {n[1]}")
+def test_the_new_run_is_read_as_if_its_log_were_alone(names: tuple[str, str]) -> None:
+    """A server started again into its log after a misconfigured run (the fix's relaunch by
+    hand, ``nohup ... >>``): the new run's engine, settings and models are its own. The
+    engine parser kept the old run's roles (the new target's load read as the draft's, its
+    model dropped as seen), the state lost the engine, and vLLM's settings, said on the same
+    line as its run's start, went to the old run."""
+    alone, both = fold_lines(names[1:], live=True), fold_lines(names, live=True)
+    assert both.startup.restarts == 1
+    assert both.startup.engine == alone.startup.engine != "unknown"
+    assert both.config.spec == alone.config.spec
+    assert [(m.role, m.architecture) for m in both.config.models] == \
+        [(m.role, m.architecture) for m in alone.config.models]
+    assert [a.kind for a in both.alerts] == [a.kind for a in alone.alerts]
