@@ -205,3 +205,24 @@ def test_each_mask_goes_back_to_its_own_flag_when_lines_move() -> None:
     assert words[words.index("--admin-api-key") + 1] == "admin-secret-7"
     renamed = restore_secrets(["--key", "***", "--admin-key", "***"], real)
     assert renamed[1] == "admin-secret-7" and renamed[3] == "sk-secret-value-123456"  # in order
+
+
+async def test_a_toast_shown_before_does_not_cover_the_hint() -> None:
+    """F pressed while an alert's toast is up (10 s): on an 80×24 terminal the toast covered
+    the box's hint line, where what Enter does is said."""
+    from textual.widgets._toast import Toast
+
+    screen, _ = editor([*SG, "--mem-fraction-static", "0.8", "--tp", "8", "--cuda-graph-max-bs",
+                        "64", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens",
+                        "4", "--speculative-draft-model-path", "/models/draft"])
+    app = Host(screen)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await pilot.pause()
+        app.pop_screen()
+        app.notify("x" * 150, title="eagle_mismatch", severity="error", timeout=10)
+        await pilot.pause()
+        app.push_screen(screen)
+        await pilot.pause(0.3)
+        hint = screen.query_one("#edit-hint", Static).region
+        assert hint.height > 0
+        assert not [t for t in app.screen.query(Toast) if t.region.overlaps(hint)]

@@ -132,6 +132,9 @@ class EditScreen(ModalScreen[None]):
             yield static(Content(HINT), classes="control-hint", id="edit-hint")
 
     def on_mount(self) -> None:
+        # the toasts shown (an alert's, which the fix being edited answers) covered the
+        # box's hint line, where Enter's meaning is, on a small terminal
+        self.app.clear_notifications()
         area = self.area
         row = first_difference(self.original_lines, self.start_lines)
         if row is None:
