@@ -1,10 +1,12 @@
-"""How often the local watcher samples a live process tree (``sources/process``).
+"""How often a quiet server is sampled: its local process tree (``sources/process``), its
+``/metrics`` and load endpoint (``sources/metrics``, ``sources/loads``).
 
-At the full rate while anything a reader of the samples sees moves (:func:`moved`), less often
-while nothing does (:func:`next_interval`): a quiet server left on screen for hours cost a
-wake-up, a state and a pass over the panes a second. Its exit never waits for a sample (the
-pidfd, or the watcher's liveness poll). The remote watcher's ``ps`` is its liveness check too,
-so it keeps its pace.
+At the full rate while anything a reader of the samples sees moves (:func:`moved`; a scrape
+that is not an idle reading), less often while nothing does (:func:`backoff`): a quiet server
+left on screen for hours cost a wake-up, a state and a pass over the panes a second, and each
+poll of its endpoints wrote an access line to its log, which the dashboard then read. Its exit
+never waits for a sample (the pidfd, or the watcher's liveness poll). The remote watcher's
+``ps`` is its liveness check too, so it keeps its pace.
 """
 
 from __future__ import annotations
@@ -48,9 +50,16 @@ def next_interval(prev: ProcessSample | None, new: ProcessSample, current: float
     """The wait before the sample after ``new``: ``base`` when it :func:`moved` from ``prev``,
     else twice ``current``, at most ``base`` × :data:`STEADY_BACKOFF` and :data:`STEADY_MAX_S`
     (never less than ``base``)."""
-    if moved(prev, new):
+    return backoff(moved(prev, new), current, base)
+
+
+def backoff(moved: bool, current: float, base: float) -> float:
+    """The wait before the next sample: ``base`` after one that ``moved``, else twice
+    ``current``, at most ``base`` × :data:`STEADY_BACKOFF` and :data:`STEADY_MAX_S` (never less
+    than ``base``)."""
+    if moved:
         return base
     return min(max(current, base) * 2, max(base, min(base * STEADY_BACKOFF, STEADY_MAX_S)))
 
 
-__all__ = ["STEADY_BACKOFF", "STEADY_MAX_S", "moved", "next_interval"]
+__all__ = ["STEADY_BACKOFF", "STEADY_MAX_S", "backoff", "moved", "next_interval"]

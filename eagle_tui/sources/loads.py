@@ -21,6 +21,7 @@ from eagle_tui.model.boundary.loaders import LoadError
 from eagle_tui.model.engines import profile_of, profiles
 from eagle_tui.model.events import Event, RankLoads
 from eagle_tui.sources.base import paced, under_limit
+from eagle_tui.sources.cadence import backoff
 from eagle_tui.sources.http_budget import (
     INFO_MAX_BYTES,
     BodyTooLarge,
@@ -63,6 +64,7 @@ class LoadsSource:
         self.transport = transport
         self.base_url = base_url
         self.interval = interval
+        self.every = interval  # the wait before the next poll (longer while nothing moves)
         self.timeout = timeout
         self.max_polls = max_polls
         self.forget_after = forget_after
@@ -111,13 +113,16 @@ class LoadsSource:
 
     async def events(self) -> AsyncIterator[Event]:
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            async for _ in paced(self.interval, under_limit(self)):
+            async for _ in paced(lambda: self.every, under_limit(self)):
                 self.polls += 1
                 got = await self.fetch(client)
                 if got is not None and (self._last is None or (got.accept, got.running) != (
                         self._last.accept, self._last.running)):
                     self._last = got
+                    self.every = self.interval
                     yield got
+                else:  # an answer that stands still (an idle server's) is asked less often
+                    self.every = backoff(got is None, self.every, self.interval)
 
 
 __all__ = ["LoadsSource", "load_paths"]

@@ -25,7 +25,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from eagle_tui.model.engines import UNKNOWN, EngineProfile, profile_of, profiles
 from eagle_tui.model.engines.facets.metrics import Scrape
 from eagle_tui.model.events import Engine, Event, MetricsSample
+from eagle_tui.model.events.live import idle_reading
 from eagle_tui.sources.base import paced, under_limit
+from eagle_tui.sources.cadence import backoff
 from eagle_tui.sources.exposition import (
     base_name,
     filter_exposition,
@@ -310,6 +312,7 @@ class MetricsScraper:
         self.base_url = base_url
         self.path = path
         self.interval = interval
+        self.every = interval  # the wait before the next scrape (longer while the server idles)
         self.timeout = timeout
         self.max_polls = max_polls
         self.rates = RateWindow(window)
@@ -346,11 +349,17 @@ class MetricsScraper:
 
     async def events(self) -> AsyncIterator[Event]:
         async with self.transport.http_client(self.base_url, self.timeout) as client:
-            async for _ in paced(self.interval, under_limit(self)):
+            async for _ in paced(lambda: self.every, under_limit(self)):
                 self.polls += 1
                 text = await self._scrape(client)
-                if text is not None:
-                    yield self.sample(text, self._clock())
+                if text is None:
+                    self.every = self.interval
+                    continue
+                sample = self.sample(text, self._clock())
+                # an idle server's figures stand still: scraped less often (sources/cadence)
+                self.every = backoff(sample.counter_reset or not idle_reading(
+                    sample.running, sample.gen_tps, sample.queued), self.every, self.interval)
+                yield sample
 
 
 __all__ = [

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 
 import httpx
 
@@ -102,6 +103,7 @@ class ServerInfoSource:
         self.path: str | None = None  # the endpoint that answered, once known
         self.models_path = False  # whether it is a model list (re-read less often)
         self.polls = 0
+        self._said: ServerInfo | None = None  # the last answer given, its time left out
 
     async def _get_json(self, client: httpx.AsyncClient, path: str) -> object | None:
         """JSON body, ``None`` for 404; raises httpx errors for "not up yet".
@@ -164,7 +166,11 @@ class ServerInfoSource:
                 if info is None:
                     await asyncio.sleep(self.retry_interval)
                     continue
-                yield info
+                # an answer that says nothing new is no event: an idle server's every 10 s
+                # held the session's ticks at one a second (``views/ticks``)
+                if (said := replace(info, t=0.0)) != self._said:
+                    self._said = said
+                    yield info
                 await asyncio.sleep(self.models_interval if self.models_path
                                     else self.interval)
 

@@ -54,6 +54,10 @@ IDLE_AFTER_S = 2.0
 QUIET_AFTER_S = 10.0
 SILENT_AFTER_S = 60.0
 SILENT_STEPS = 2
+# A read of fewer bytes than this into a file quiet for IDLE_AFTER_S leaves it quiet: an idle
+# server's log grows by the access lines of the dashboard's own polls every few seconds, and
+# each began the fast polls again (a poll every 50-100 ms for seconds, for a line or two)
+TRICKLE_BYTES = 4096
 DEFAULT_CHUNK = 1 << 20
 _STDERR_KEEP = 20  # lines of a streamed command's stderr kept for its error message
 
@@ -246,7 +250,9 @@ class LocalTransport:
                     fh.seek(offset)
                 data = fh.read(self.chunk_size)
                 if data:
-                    quiet_since = None
+                    if quiet_since is not None and (len(data) >= TRICKLE_BYTES or
+                                                    time.monotonic() - quiet_since < IDLE_AFTER_S):
+                        quiet_since = None
                     offset += len(data)
                     burst += len(data)
                     at_eof = len(data) < self.chunk_size

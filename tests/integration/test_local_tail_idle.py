@@ -180,3 +180,45 @@ def test_the_dashboard_reads_on_its_grid_and_a_headless_command_at_the_poll() ->
     assert isinstance(screen, LocalTransport) and isinstance(headless, LocalTransport)
     assert screen.stream_interval == local.STREAM_POLL_S
     assert headless.stream_interval == headless.poll_interval == local.DEFAULT_POLL_S
+
+
+async def test_a_trickle_into_a_quiet_file_leaves_it_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle server's log grows by the access lines of the dashboard's own polls every few
+    seconds: each such line began the fast polls again (every 50 ms, then 100 ms, for
+    seconds). A read of a few lines into a quiet file now leaves it on its quiet cadence (the
+    log's repaint grid), and every line still comes."""
+    monkeypatch.setattr(local, "IDLE_AFTER_S", 0.1)
+    monkeypatch.setattr(local, "QUIET_AFTER_S", 0.3)
+    path = tmp_path / "server.log"
+    path.write_bytes(b"first\n")
+    waits: list[float] = []
+
+    class Clock:  # the tail's asyncio, its sleeps counted
+        def __getattr__(self, name: str) -> object:
+            return getattr(asyncio, name)
+
+        async def sleep(self, delay: float) -> None:
+            waits.append(delay)
+            await asyncio.sleep(delay)
+
+    transport = paced()
+    got: list[bytes] = []
+
+    async def follow() -> None:
+        async for chunk in transport.tail(str(path)):
+            got.append(chunk.data)
+
+    task = asyncio.create_task(follow())
+    await asyncio.sleep(0.8)  # quiet past QUIET_AFTER_S: on the grid
+    monkeypatch.setattr(local, "asyncio", Clock())
+    for i in range(4):  # a poll's access line every 0.8 s
+        with path.open("ab") as fh:
+            fh.write(b'INFO: 127.0.0.1:1 - "GET /metrics?eagle-tui HTTP/1.1" 200 OK %d\n' % i)
+        await asyncio.sleep(0.8)
+    task.cancel()
+    await transport.close()
+    assert b"".join(got).count(b"eagle-tui") == 4
+    # on the grid: no wait shorter than the idle poll's (after each line, ~4 were)
+    assert not [w for w in waits if w < local.IDLE_POLL_S], waits

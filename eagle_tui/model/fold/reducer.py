@@ -86,8 +86,8 @@ _MILESTONE = LineKind.MILESTONE
 
 
 def _with_phase(b: Batch, ev: PhaseEvent) -> None:
-    if ev.phase is Phase.INIT and ev.role == "target" and rerun_in_log(b.s, ev):
-        _restart(b, truncated=False)
+    if (why := rerun_in_log(b.s, ev)) is not None:
+        _restart(b, truncated=False, reason=why)
     st = b.s.startup
     # a crash freezes the phase (and its marks): the report's phase is the furthest reached
     # *before* the crash

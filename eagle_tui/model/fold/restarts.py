@@ -12,6 +12,8 @@ from eagle_tui.model.fold.batch import Batch
 from eagle_tui.model.state import DashboardState, LiveSources, Startup
 
 MESSAGE_MAX = 240
+# the restart reason of a run begun by the server's once-per-start line after an end
+STARTED_AGAIN = "started again into its log"
 
 
 def carried(st: Startup) -> CrashEvent | None:
@@ -36,9 +38,10 @@ def log_restart_counts(st: Startup) -> bool:
 
 
 def drawn_by_log(live: LiveSources, st: Startup) -> bool:
-    """Whether the container's log already drew this run's boundary after the old process was
-    last seen (a new process then begins no run of its own)."""
-    return (live.process is not None and st.restart_reason == RESTARTED
+    """Whether the log already drew this run's boundary after the old process was last seen
+    (a container's restart, or the server's first line after an end): a new process then
+    begins no run of its own."""
+    return (live.process is not None and st.restart_reason in (RESTARTED, STARTED_AGAIN)
             and (st.restart_t or 0) >= live.process.t)
 
 
@@ -53,10 +56,11 @@ def after_an_end(s: DashboardState, ev: PhaseEvent) -> bool:
     into the same log (``nohup ... >>``), the old run's crash or figures are not the new one's.
     A live view only (its clock runs, or it opened the log at its end: the background summary
     of the lines before its tail folds them without a clock; ``report`` folds a file alone and
-    keeps its runs folded together) that watches no process (a process watch tells the old
-    run's end itself: :func:`rerun_in_log`)."""
-    if ((s.clock.now is None and s.log.log_start <= 0) or s.live.process is not None
-            or s.live.process_exit is not None or not ev.detail.startswith(_run_first(s))):
+    keeps its runs folded together) that has seen no process exit (an exit's own rules are
+    :func:`rerun_in_log`'s). A process watched and alive does not print its first line twice:
+    the end was an earlier server's (a watch begun after the relaunch finds the new server)."""
+    if ((s.clock.now is None and s.log.log_start <= 0) or s.live.process_exit is not None
+            or not ev.detail.startswith(_run_first(s))):
         return False
     # (by line number: another node's log, a multi-node watch's, counts its own lines, and its
     # first line comes before the number of this log's ready or crash line)
@@ -74,23 +78,27 @@ def _run_first(s: DashboardState) -> tuple[str, ...]:
     return tuple(t for p in profiles() for t in p.logs.run_first)
 
 
-def rerun_in_log(s: DashboardState, ev: PhaseEvent) -> bool:
-    """A server's first line again after the watched process exited: the server was restarted
-    writing to the same log (``>>``), a new run. (Only a live process source can say the old
-    run ended: a log read alone, as ``report`` reads it, keeps its runs folded together.) The
-    old run's first line must have been read before the exit: a server that died before its
-    log was read has all of its lines after the exit, and its own second INIT line is none."""
+def rerun_in_log(s: DashboardState, ev: PhaseEvent) -> str | None:
+    """The restart reason when ``ev`` begins a new run in the same log (``None``: it does
+    not): the server's first line after an end (:data:`STARTED_AGAIN`), or again after the
+    watched process exited (``""``): the server was restarted writing to the same log
+    (``>>``). (Only a live view can say the old run ended: a log read alone, as ``report``
+    reads it, keeps its runs folded together.) After an exit the old run's first line must
+    have been read before it: a server that died before its log was read has all of its lines
+    after the exit, and its own second INIT line is none."""
     first = s.startup.phase_mark(Phase.INIT)
-    if first is None or ev.lineno <= first.lineno:
-        return False
+    if ev.phase is not Phase.INIT or ev.role != "target" or first is None \
+            or ev.lineno <= first.lineno:
+        return None
     if after_an_end(s, ev):
-        return True
+        return STARTED_AGAIN
     if not s.live.process_ended or first.lineno > s.live.exit_line:
-        return False
+        return None
     # The old run had moved on (a later phase, or a crash its log told before the exit) before
     # this line: lines that one run wrote before its exit may be read after it (the log read
     # lags the process watch), and every recorded log has all of a run's INIT lines before its
     # later phases. (A crash the exit itself says, SIGKILL's, sits at ``exit_line``.)
     st = s.startup
-    return (any(m.phase is not Phase.INIT and m.lineno < ev.lineno for m in st.phases)
-            or (st.crash is not None and st.crash.lineno < s.live.exit_line))
+    moved = (any(m.phase is not Phase.INIT and m.lineno < ev.lineno for m in st.phases)
+             or (st.crash is not None and st.crash.lineno < s.live.exit_line))
+    return "" if moved else None

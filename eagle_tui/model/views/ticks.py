@@ -8,8 +8,9 @@ without any other event, longer than every liveness threshold that a tick can cr
 ``views/liveness``), the ticks fall on a ``quiet`` grid of the session's clock (from its start,
 so an uptime's 5 s steps still change on time); any other event brings the 1 s ticks back,
 except a :func:`routine` sample, which starts no age: a live, quiet server's process, GPU and
-health samples must not keep a tick a second going for as long as it is watched; while quiet,
-they wait for the next tick (:func:`can_wait`). A server that is still starting keeps the 1 s
+health samples, and the access lines its log writes for eagle-tui's own polls, must not keep a
+tick a second going for as long as it is watched; while quiet, they wait for the next tick
+(:func:`can_wait`). A server that is still starting keeps the 1 s
 ticks: its steps' times move by the second.
 """
 
@@ -19,11 +20,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from eagle_tui.model.bench.windows import is_own_access
 from eagle_tui.model.buffers.gpuhistory import memory_moved
 from eagle_tui.model.events import (
     Event,
     GpuSample,
     HealthSample,
+    LogLine,
     MetricsSample,
     ProcessSample,
     Tick,
@@ -54,6 +57,8 @@ def routine(ev: Event) -> bool:
         return ev.state == "ready"
     if isinstance(ev, MetricsSample):  # an idle server's scrape (a busy one's figures move)
         return not ev.counter_reset and idle_reading(ev.running, ev.gen_tps, ev.queued)
+    if type(ev) is LogLine:  # the access line of one of our own polls: its echo, no news
+        return is_own_access(ev.text)
     return isinstance(ev, Tick)
 
 

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+import pytest
 
 from eagle_tui.assembly.build import build_sources
 from eagle_tui.assembly.spec import DashboardSpec
@@ -87,6 +88,8 @@ async def test_the_same_answer_is_not_repeated() -> None:
     src = LoadsSource(transport, "http://h", interval=0.001, max_polls=4)
     got = [ev async for ev in src.events()]
     assert len(got) == 1 and isinstance(got[0], RankLoads)
+    # an answer that stands still is asked less often: 2, 4, then 5 intervals apart
+    assert src.every == pytest.approx(0.005)
 
 
 async def test_an_engine_without_the_endpoint_is_never_asked() -> None:

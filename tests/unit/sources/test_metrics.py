@@ -246,6 +246,22 @@ async def test_scraper_skips_refused_connections_but_raises_on_404() -> None:
         [s async for s in missing.events()]
 
 
+async def test_an_idle_servers_scrapes_come_less_often_until_it_works() -> None:
+    """Each scrape of an idle server wrote an access line to its log every 2 s, which the
+    dashboard then read: its figures stand still, so the wait doubles up to the quiet grid's
+    5 s (here 5 intervals), and a scrape with work brings the interval back."""
+    waiting = 'vllm:num_requests_waiting{engine="0",model_name="m"} '
+    idle = vllm_text(0, 0, 0, [0], 0, running=0).replace(waiting + "2", waiting + "0")
+    answers = iter([idle] * 4 + [vllm_text(10, 30, 24, [10], 200)])
+    scraper = MetricsScraper(
+        _mock_transport(httpx.MockTransport(lambda r: httpx.Response(200, text=next(answers)))),
+        "http://h", interval=0.01, max_polls=5)
+    waits = []
+    async for _ in scraper.events():
+        waits.append(round(scraper.every, 3))
+    assert waits == [0.02, 0.04, 0.05, 0.05, 0.01]
+
+
 # ------------------------------------------------------------------ /server_info, config.json
 # (the other things read from the server and its host: same fakes as the scraper above)
 
@@ -296,7 +312,8 @@ async def test_server_info_source_falls_back_to_v1_models_and_remembers() -> Non
                            interval=0.01, max_polls=2, models_interval=0.01)
     infos = [e async for e in src.events()]
     assert paths == ["/server_info", "/get_server_info", "/v1/models", "/v1/models"]
-    assert [i.model_name for i in infos if isinstance(i, ServerInfo)] == ["tiny-llama"] * 2
+    # the same answer again is no event (an idle server's held the 1 s ticks going)
+    assert [i.model_name for i in infos if isinstance(i, ServerInfo)] == ["tiny-llama"]
 
 
 async def test_server_info_source_waits_quietly_while_the_server_is_down() -> None:

@@ -25,6 +25,7 @@ from eagle_tui.model.events import (
     Tick,
 )
 from eagle_tui.model.fold.reducer import reduce
+from eagle_tui.model.fold.restarts import STARTED_AGAIN
 from eagle_tui.model.ingest.parser import LogParser
 from eagle_tui.model.state import DashboardState
 from eagle_tui.model.views.runsummary import previous_line, ready_seconds
@@ -182,12 +183,41 @@ def test_a_server_started_again_into_its_log_is_a_new_run_on_screen(names: tuple
 
 
 @pytest.mark.parametrize("names", APPENDED[:2], ids=lambda n: n[0])
-def test_report_and_a_watched_live_process_keep_the_appended_runs_as_they_were(
-        names: tuple[str, str]) -> None:
-    """``report`` (no clock) folds a file's runs together, as it always has; a dashboard that
-    watches the server's process restarts on that process's exit instead (the rules above)."""
-    for s in (fold_lines(names, live=False), fold_lines(names, live=True, process=True)):
-        assert s.startup.restarts == 0 and s.startup.crash is not None
+def test_report_keeps_the_appended_runs_as_they_were(names: tuple[str, str]) -> None:
+    """``report`` (no clock) folds a file's runs together, as it always has."""
+    s = fold_lines(names, live=False)
+    assert s.startup.restarts == 0 and s.startup.crash is not None
+
+
+@pytest.mark.parametrize("names", APPENDED, ids=lambda n: f"{n[0]} then {n[1]}")
+def test_a_watch_of_the_new_server_shows_its_run(names: tuple[str, str]) -> None:
+    """``watch --log nohup.out`` begun after the relaunch: the process it finds writing the log
+    is the new server, alive, and no exit of the old one will ever come. The old run's crash
+    stayed on screen for good (it waited for that exit); the new server's first line after
+    the end now begins its run."""
+    s = fold_lines(names, live=True, process=True)
+    assert s.startup.restarts == 1 and s.startup.crash is None and s.startup.ready
+    assert s.startup.restart_reason == STARTED_AGAIN
+    assert s.live.process is not None and s.live.process.pid == 11
+
+
+def test_the_new_process_found_after_the_log_began_its_run_begins_no_other() -> None:
+    """The old server's process still thought up when the new server's first line is read (the
+    watcher samples every few seconds): the line begins the run, and the new process's first
+    sample then joins it instead of beginning another (which dropped the phases just read)."""
+    old, new = (FIXTURES / n for n in APPENDED[0])
+    parser = LogParser()
+    s = reduce(DashboardState(), [Tick(100.0), ProcessSample(100.0, 11, "running")])
+    for line in old.read_bytes().splitlines():
+        s = reduce(s, parser.feed_line(line))
+    s = reduce(s, [Tick(110.0)])
+    for line in new.read_bytes().splitlines()[:60]:
+        s = reduce(s, parser.feed_line(line))
+    assert s.startup.restarts == 1 and s.startup.phase_mark(Phase.INIT) is not None
+    phases = s.startup.phases
+    s = reduce(s, [Tick(111.0), ProcessSample(111.0, 22, "running", started=109.0)])
+    assert s.startup.restarts == 1 and s.startup.phases == phases
+    assert s.live.process is not None and s.live.process.pid == 22
 
 
 RELAUNCHED = [*APPENDED, ("sglang-cpu/misconf.log", "sglang-cpu/eagle3.log"),

@@ -18,6 +18,7 @@ from eagle_tui.model.events import (
     GpuInfo,
     GpuSample,
     HealthSample,
+    LogLine,
     MetricsSample,
     Phase,
     PhaseEvent,
@@ -101,6 +102,12 @@ async def test_the_session_slows_its_ticks_when_quiet_and_resumes_at_an_event(
     (HealthSample("ready", START, 200), True),
     (HealthSample("error", START, 503), False),
     (PhaseEvent(Phase.SERVING, 1), False),
+    # the access line of one of our own polls is its echo; any other line is news
+    (LogLine(3, '[2026-12-05 13:26:04] INFO:     127.0.0.1:5 - "GET /metrics?eagle-tui '
+                'HTTP/1.1" 200 OK'), True),
+    (LogLine(3, '[2026-12-05 13:26:04] INFO:     127.0.0.1:5 - "POST /generate HTTP/1.1" '
+                '200 OK'), False),
+    (LogLine(4, "[2026-12-05 13:26:05] Decode batch, #running-req: 1"), False),
 ])
 def test_only_samples_saying_all_is_well_are_routine(event: Event, is_routine: bool) -> None:
     assert ticks.routine(event) is is_routine
