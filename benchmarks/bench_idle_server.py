@@ -49,8 +49,10 @@ def one(repo: Path, url: str, log: str, warm: float, seconds: float) -> list[int
         cmd = [sys.executable, "-m", "eagle_tui", "watch", "--log", log, "--url", url,
                "--gpu", "none"]
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True, check=False)
+        # (run from the temporary folder: ``python -m`` puts its working directory first on
+        # the path, ahead of PYTHONPATH, and a checkout there would be the one measured)
         subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-x", "160", "-y", "48",
-                        *cmd], env=env, check=True)
+                        "-c", tmp, *cmd], env=env, cwd=tmp, check=True)
         try:
             time.sleep(warm)
             pid = int(subprocess.run(["tmux", "-L", SOCKET, "list-panes", "-F",
