@@ -28,6 +28,7 @@ from eagle_tui.sources.logtail import LogTail
 from eagle_tui.sources.replay import ReplaySource
 from eagle_tui.transport.local import LocalTransport
 from tests.support.bench import bench_module
+from tests.unit.model.fold.test_new_run import APPENDED  # the recorded runs, appended
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LOGS = sorted([*FIXTURES.glob("samples/*.log"), *FIXTURES.glob("sglang-cpu/*.log"),
@@ -281,11 +282,6 @@ def test_split_keeps_the_prefix_s_hold_lines_with_the_file_s_numbers(tmp_path: P
 
 
 # ------------------------------------------------ a log a server was started into again (>>)
-APPENDED = [("samples/sglang-oom-cuda-graph.log", "sglang-cpu/eagle3.log"),
-            ("vllm-cpu/server-eagle3-enginecore-killed.log", "vllm-cpu/server-eagle3.log"),
-            ("vllm-cpu/server-eagle3.log", "vllm-cpu/server-ngram.log")]
-
-
 async def _live(path: Path) -> DashboardState:
     """The whole file read by a live view (its clock ticks: ``fold.restarts.after_an_end``)."""
     return await Session([ReplaySource(path, kind="log")], tick_interval=0.01).run()
