@@ -11,8 +11,9 @@ from eagle_tui.model.engines.registry import (
     profile_of,
     profiles,
     register,
+    run_first,
     unregister,
 )
 
 __all__ = ["UNKNOWN", "EngineProfile", "generation", "names", "profile_of", "profiles",
-           "register", "unregister"]
+           "register", "run_first", "unregister"]

@@ -37,6 +37,15 @@ def profiles() -> Iterator[EngineProfile]:
     return iter(tuple(_PROFILES.values()))
 
 
+def run_first(name: str | None) -> tuple[str, ...]:
+    """The details of the INIT events of the line an engine prints once, first, at each start
+    (``LogFacet.run_first``); every engine's while the engine is unknown."""
+    profile = profile_of(name)
+    if profile is not None:
+        return profile.logs.run_first
+    return tuple(t for p in _PROFILES.values() for t in p.logs.run_first)
+
+
 def generation() -> int:
     """A number that changes whenever an engine is registered or forgotten (a cache's key)."""
     return _generation
@@ -49,4 +58,5 @@ def names() -> tuple[str, ...]:
 register(sglang.PROFILE)
 register(vllm.PROFILE)
 
-__all__ = ["generation", "names", "profile_of", "profiles", "register", "unregister"]
+__all__ = ["generation", "names", "profile_of", "profiles", "register", "run_first",
+           "unregister"]

@@ -219,10 +219,7 @@ def _restart(b: Batch, *, truncated: bool = True, reason: str = "", count: bool 
         return
     # the same file goes on: its line numbers too, and where the view opened it (the tail's
     # start, the count of the lines before it, their summary)
-    b.swap("log", LogCounters(lines=log.lines, recent_lines=log.recent_lines,
-                              markers=log.markers, log_start=log.log_start,
-                              log_size=log.log_size, lineno_base=log.lineno_base,
-                              summary=log.summary))
+    b.swap("log", replace(log, first_error_line=None))
 
 
 def _new_process(b: Batch, ev: ProcessSample) -> None:

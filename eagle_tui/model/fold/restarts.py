@@ -6,7 +6,7 @@ server restarted into the same log is told by its first line again (:func:`rerun
 from __future__ import annotations
 
 from eagle_tui.model.containers.states import LOOP_KIND, RESTARTED
-from eagle_tui.model.engines import profile_of, profiles
+from eagle_tui.model.engines import run_first
 from eagle_tui.model.events import CrashEvent, Phase, PhaseEvent
 from eagle_tui.model.fold.batch import Batch
 from eagle_tui.model.state import DashboardState, LiveSources, Startup
@@ -60,22 +60,13 @@ def after_an_end(s: DashboardState, ev: PhaseEvent) -> bool:
     :func:`rerun_in_log`'s). A process watched and alive does not print its first line twice:
     the end was an earlier server's (a watch begun after the relaunch finds the new server)."""
     if ((s.clock.now is None and s.log.log_start <= 0) or s.live.process_exit is not None
-            or not ev.detail.startswith(_run_first(s))):
+            or not ev.detail.startswith(run_first(s.startup.engine))):
         return False
     # (by line number: another node's log, a multi-node watch's, counts its own lines, and its
     # first line comes before the number of this log's ready or crash line)
     st = s.startup
     return (st.crash is not None and st.crash.lineno < ev.lineno) or any(
         m.phase.rank >= Phase.READY.rank and m.lineno < ev.lineno for m in st.phases)
-
-
-def _run_first(s: DashboardState) -> tuple[str, ...]:
-    """The details of the once-per-start line: the run's engine's (``LogFacet.run_first``),
-    or every engine's while it is unknown."""
-    profile = profile_of(s.startup.engine)
-    if profile is not None:
-        return profile.logs.run_first
-    return tuple(t for p in profiles() for t in p.logs.run_first)
 
 
 def rerun_in_log(s: DashboardState, ev: PhaseEvent) -> str | None:

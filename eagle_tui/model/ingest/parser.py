@@ -21,7 +21,7 @@ import re
 from itertools import chain
 from typing import TYPE_CHECKING, cast
 
-from eagle_tui.model.engines import UNKNOWN, EngineProfile, profile_of, profiles
+from eagle_tui.model.engines import UNKNOWN, EngineProfile, profile_of, profiles, run_first
 
 # The bulk stats shapes (``classify.CLASS_B``) are SGLang's scheduler lines: their readers live
 # with SGLang's parser, and the fast path reads them whichever engine is detected.
@@ -322,14 +322,11 @@ class LogParser:
 
     def _run_first(self, events: list[Event]) -> int:
         """The index in ``events`` of the INIT of the server's once-per-start line
-        (``LogFacet.run_first``), -1 if they hold none."""
-        own = profile_of(self.engine)
-        first = own.logs.run_first if own is not None else ()
-        if first:
-            for i, ev in enumerate(events):
-                if type(ev) is PhaseEvent and ev.phase is Phase.INIT \
-                        and ev.detail.startswith(first):
-                    return i
+        (``engines.run_first``), -1 if they hold none."""
+        for i, ev in enumerate(events):
+            if type(ev) is PhaseEvent and ev.phase is Phase.INIT \
+                    and ev.detail.startswith(run_first(self.engine)):
+                return i
         return -1
 
     def _new_run(self) -> bool:
